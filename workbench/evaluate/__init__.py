@@ -1,0 +1,1 @@
+"""The Context Graph Workbench core package."""

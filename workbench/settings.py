@@ -1,0 +1,197 @@
+"""The one settings model, loaded from ``settings.yaml``.
+
+Every field has its default stated once, here, with a description; ``settings.yaml`` at the
+project root repeats the defaults for reading. Unknown keys and wrong types stop with a
+:class:`SettingsError` that names the key.
+
+Examples
+--------
+>>> s = Settings()
+>>> s.chunking.max_chars
+1000
+>>> s.graphrag.ppr_damping
+0.85
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["Settings", "SettingsError", "load_settings", "DEFAULT_SETTINGS_PATH"]
+
+DEFAULT_SETTINGS_PATH = Path(__file__).resolve().parent.parent / "settings.yaml"
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be used; the message names the file and the key."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ChunkingSettings(_Section):
+    max_chars: int = Field(1000, gt=50, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries.")
+    min_chars: int = Field(0, ge=0, description="Chunks shorter than this are joined to the next one when they fit.")
+
+
+class RelationPattern(_Section):
+    relation: str = Field(description="Label of the edges this pattern gives, e.g. depends_on.")
+    phrases: list[str] = Field(default_factory=list, description="Verb phrases that state it: 'X <phrase> Y, Z and W'.")
+    regex: str | None = Field(None, description="Or a raw regular expression with named groups 'subject' and 'object'.")
+    reverse: bool = Field(False, description="True when the phrase states the relation from object to subject.")
+
+
+class EntityPattern(_Section):
+    type: str = Field(description="Entity type this pattern finds: technology, person, service, concept...")
+    terms: list[str] = Field(default_factory=list, description="Literal names of this type, matched case-insensitively on word boundaries.")
+    regex: str | None = Field(None, description="Or a regular expression whose whole match is the name.")
+
+
+DEFAULT_RELATIONS: list[dict] = [
+    {"relation": "depends_on", "phrases": ["depends on", "depend on", "depends upon", "relies on", "rely on", "requires", "require", "needs"]},
+    {"relation": "backed_by", "phrases": ["is backed by", "are backed by", "is stored in", "are stored in", "stores its data in", "store their data in", "persists to", "persist to", "caches in", "cache in"]},
+    {"relation": "runs_on", "phrases": ["runs on", "run on", "is hosted on", "are hosted on", "is deployed on", "are deployed on", "is deployed to", "are deployed to"]},
+    {"relation": "owned_by", "phrases": ["is owned by", "are owned by", "is maintained by", "are maintained by"]},
+    {"relation": "owned_by", "phrases": ["owns", "own", "maintains", "maintain"], "reverse": True},
+    {"relation": "uses", "phrases": ["uses", "use", "is using", "are using"]},
+    {"relation": "calls", "phrases": ["calls", "call", "invokes", "invoke", "talks to", "talk to", "sends requests to", "send requests to"]},
+    {"relation": "reads_from", "phrases": ["reads from", "read from", "consumes from", "consume from", "subscribes to", "subscribe to"]},
+    {"relation": "writes_to", "phrases": ["writes to", "write to", "publishes to", "publish to", "produces to", "produce to"]},
+    {"relation": "part_of", "phrases": ["is part of", "are part of", "belongs to", "belong to", "is a component of"]},
+    {"relation": "replaces", "phrases": ["replaces", "replace", "supersedes", "supersede", "replaced"]},
+    {"relation": "connects_to", "phrases": ["connects to", "connect to", "is connected to"]},
+    {"relation": "authenticates_with", "phrases": ["authenticates with", "authenticate with", "authenticates against"]},
+    {"relation": "routes_to", "phrases": ["routes to", "route to", "forwards to", "forward to", "proxies to"]},
+    {"relation": "caused_by", "phrases": ["was caused by", "is caused by", "were caused by"]},
+    {"relation": "caused_by", "phrases": ["caused", "causes"], "reverse": True},
+    {"relation": "resolved_by", "phrases": ["was resolved by", "is resolved by", "was fixed by", "is fixed by"]},
+]
+
+DEFAULT_ENTITY_PATTERNS: list[dict] = [
+    {"type": "technology", "terms": [
+        "Redis", "PostgreSQL", "Postgres", "MySQL", "MongoDB", "Kafka", "RabbitMQ", "Elasticsearch",
+        "Kubernetes", "Docker", "Nginx", "Envoy", "Memcached", "S3", "DynamoDB", "Cassandra",
+        "Terraform", "Prometheus", "Grafana", "Vault", "Consul", "etcd", "gRPC", "GraphQL",
+        "Python", "Go", "Java", "Rust", "TypeScript", "Node.js", "React", "Chroma", "SQLite",
+        "Linux", "AWS", "GCP", "Azure", "OAuth", "JWT", "TLS", "DNS", "CDN", "HAProxy", "Celery",
+        "Airflow", "Spark", "Snowflake", "BigQuery", "ClickHouse", "Sentry", "Datadog", "PagerDuty",
+    ]},
+    {"type": "service", "regex": r"\b(?:[A-Z][A-Za-z0-9]*[ -])*[A-Z]?[A-Za-z0-9]+[ -](?:[Ss]ervice|API|[Gg]ateway|[Cc]ache|[Qq]ueue|[Ww]orker|[Cc]luster|[Dd]atabase|[Pp]ipeline|[Ff]low)\b"},
+    {"type": "service", "regex": r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*(?:Service|Api|API|Gateway|Cache|Queue|Worker)\b"},
+    {"type": "person", "regex": r"@[A-Za-z][\w.-]*"},
+]
+
+
+class ExtractionSettings(_Section):
+    relations: list[RelationPattern] = Field(
+        default_factory=lambda: [RelationPattern(**r) for r in DEFAULT_RELATIONS],
+        description="Relation patterns, held as data: 'X depends on Y and Z' gives two edges.",
+    )
+    entity_patterns: list[EntityPattern] = Field(
+        default_factory=lambda: [EntityPattern(**p) for p in DEFAULT_ENTITY_PATTERNS],
+        description="Typed entity patterns and term lists for mentions and co-mention edges.",
+    )
+    pattern_timeout_seconds: float = Field(1.0, gt=0, description="A pattern that runs longer than this on one chunk is stopped and reported.")
+    comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
+    similar_notes_threshold: float = Field(0.8, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
+
+
+class CanonicalizationSettings(_Section):
+    articles: list[str] = Field(default_factory=lambda: ["the", "a", "an"], description="Leading words dropped from names.")
+    aliases: dict[str, str] = Field(default_factory=dict, description="Alias -> canonical name, merged before the graph is built.")
+    suggest_threshold: float = Field(0.85, ge=0, le=1, description="Similarity above which two names are suggested for merging.")
+
+
+class GraphSettings(_Section):
+    impact_relations: list[str] = Field(
+        default_factory=lambda: ["depends_on", "backed_by", "runs_on", "uses", "calls", "reads_from", "writes_to",
+                                 "connects_to", "authenticates_with", "routes_to", "part_of", "DEPENDS_ON"],
+        description="Relations along which a failure spreads: if A depends_on B and B fails, A breaks.",
+    )
+    max_path_hops: int = Field(5, gt=0, description="Longest path searched between two entities.")
+    max_paths: int = Field(5, gt=0, description="Paths returned between two entities, best corroborated first.")
+
+
+class EmbeddingSettings(_Section):
+    model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model) or a local model directory.")
+    batch_size: int = Field(64, gt=0, description="Texts embedded per model call.")
+
+
+class VectorStoreSettings(_Section):
+    backend: Literal["embedded", "server"] = Field("embedded", description="'embedded': Chroma in the workspace folder; 'server': a `chroma run` server.")
+    host: str = Field("127.0.0.1", description="Chroma server host, for backend 'server'.")
+    port: int = Field(8000, gt=0, lt=65536, description="Chroma server port, for backend 'server'.")
+    collection_prefix: str = Field("wb", min_length=1, description="Prefix of the collection names, so several workspaces can share a server.")
+
+
+class RetrievalSettings(_Section):
+    k: int = Field(10, gt=0, description="Hits returned by default.")
+    min_vector_score: float = Field(0.0, ge=-1, le=1, description="Vector hits below this cosine similarity are dropped.")
+    dedupe_by_document: bool = Field(False, description="Vector search keeps only the best chunk per document.")
+    rrf_k: int = Field(60, gt=0, description="Reciprocal Rank Fusion constant.")
+    expand_discount: float = Field(0.7, gt=0, le=1, description="Score of a one-hop expansion: parent x discount x confidence.")
+    expand_min_confidence: float = Field(0.5, ge=0, le=1, description="Edges below this confidence are not followed by expansion.")
+
+
+class GraphRAGSettings(_Section):
+    seed_similarity_threshold: float = Field(0.3, ge=-1, le=1, description="Entities whose name embedding is at least this similar to the query become seeds.")
+    vector_overfetch_multiplier: int = Field(20, gt=0, description="Entity candidates fetched per seed wanted, before the threshold.")
+    ppr_damping: float = Field(0.85, gt=0, lt=1, description="Personalized PageRank damping factor.")
+    max_triples: int = Field(200, gt=0, description="Most triples given as graph context.")
+    max_seeds: int = Field(3, gt=0, description="Seed entities wanted.")
+    ppr_top_k: int = Field(20, gt=0, description="Entities with the most PageRank mass that give the context and the provenance chunks.")
+    max_graph_nodes: int = Field(50000, gt=0, description="Above this many nodes graphrag falls back to vector retrieval.")
+
+
+class LLMSettings(_Section):
+    base_url_env: str = Field("WORKBENCH_LLM_BASE_URL", description="Environment variable holding an OpenAI-compatible base URL.")
+    model_env: str = Field("WORKBENCH_LLM_MODEL", description="Environment variable holding the chat model name.")
+    api_key_env: str = Field("WORKBENCH_LLM_API_KEY", description="Environment variable holding the API key.")
+    timeout_seconds: float = Field(60, gt=0, description="Timeout of one chat request.")
+
+
+class Settings(_Section):
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
+    canonicalization: CanonicalizationSettings = Field(default_factory=CanonicalizationSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    vector_store: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    graphrag: GraphRAGSettings = Field(default_factory=GraphRAGSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Load settings from a YAML file; defaults for anything it leaves out.
+
+    ``path=None`` reads the project's ``settings.yaml`` if present. A missing explicit path, bad
+    YAML, an unknown key or a wrong type raises :class:`SettingsError` naming the file and key.
+    """
+    if path is None:
+        if not DEFAULT_SETTINGS_PATH.exists():
+            return Settings()
+        path = DEFAULT_SETTINGS_PATH
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise SettingsError(f"{path}: settings file not found") from None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SettingsError(f"{path}: cannot read settings: {exc}") from None
+    if not isinstance(raw, dict):
+        raise SettingsError(f"{path}: settings must be a mapping of sections, got {type(raw).__name__}")
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{key}: {msg}")
+        raise SettingsError(f"{path}: " + "; ".join(problems)) from None
