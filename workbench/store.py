@@ -1,0 +1,294 @@
+"""The SQLite system of record of a workspace.
+
+Documents, chunks, mentions, triples, user aliases and splits, the merge log and the
+embedding cache live in ``workspace.sqlite``. A document is replaced in one transaction, so a
+crash never leaves half of one. Every change bumps ``version``, which tells readers when a
+derived structure (the graph, the keyword index) must be rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .model import Chunk, DeclaredRelation, Document, Mention, Triple
+
+__all__ = ["Store", "DocumentRecord"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id TEXT PRIMARY KEY, source_path TEXT NOT NULL, title TEXT NOT NULL, kind TEXT NOT NULL,
+    content_hash TEXT NOT NULL, date TEXT, tags TEXT NOT NULL, relations TEXT NOT NULL,
+    ingested_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS documents_source ON documents(source_path);
+CREATE TABLE IF NOT EXISTS chunks (
+    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL, text TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL,
+    timestamp TEXT, speaker TEXT, text_hash TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id, ordinal);
+CREATE TABLE IF NOT EXISTS mentions (
+    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, surface TEXT NOT NULL,
+    entity_type TEXT NOT NULL, start INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS mentions_chunk ON mentions(chunk_id);
+CREATE TABLE IF NOT EXISTS triples (
+    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, subject TEXT NOT NULL,
+    relation TEXT NOT NULL, object TEXT NOT NULL, confidence REAL NOT NULL, origin TEXT NOT NULL,
+    subject_type TEXT NOT NULL, object_type TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS triples_chunk ON triples(chunk_id);
+CREATE TABLE IF NOT EXISTS aliases (alias TEXT PRIMARY KEY, canonical TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS splits (form TEXT PRIMARY KEY, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS rejected_suggestions (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b));
+CREATE TABLE IF NOT EXISTS merge_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS embeddings (
+    hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
+"""
+
+
+def _triple_row(t: Triple) -> tuple:
+    return (t.chunk_id, t.subject, t.relation, t.object, t.confidence, t.origin, t.subject_type, t.object_type)
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    """A stored document's metadata (its text lives in its chunks)."""
+
+    id: str
+    source_path: str
+    title: str
+    kind: str
+    content_hash: str
+    date: str | None
+    tags: tuple[str, ...]
+    relations: tuple[DeclaredRelation, ...]
+    chunks: int = 0
+
+
+class Store:
+    """SQLite access for one workspace; safe to share between threads."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._local = threading.local()
+        with self.transaction() as db:
+            db.executescript(SCHEMA)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
+
+    # -- connections -------------------------------------------------------------------
+    @property
+    def db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic write: committed on success, rolled back on any error."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- meta --------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    @property
+    def workspace_id(self) -> str:
+        return self.meta("workspace_id")
+
+    @property
+    def version(self) -> int:
+        return int(self.meta("version"))
+
+    @staticmethod
+    def _bump(db: sqlite3.Connection) -> None:
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+
+    # -- documents ---------------------------------------------------------------------
+    def document_hashes(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT id, content_hash FROM documents"))
+
+    def replace_documents(self, batch: Sequence[tuple[Document, Sequence[Chunk], Iterable[Mention],
+                                                      Iterable[Triple], Sequence[str]]]) -> None:
+        """Write documents with everything extracted from them, replacing old versions.
+
+        ``batch`` holds ``(document, chunks, mentions, triples, chunk text hashes)``; the whole
+        batch is one transaction, so each document is stored completely or not at all.
+        """
+        with self.transaction() as db:
+            for doc, chunks, mentions, triples, text_hashes in batch:
+                db.execute("DELETE FROM documents WHERE id=?", (doc.id,))
+                db.execute(
+                    "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?)",
+                    (doc.id, doc.source_path, doc.title, doc.kind, doc.content_hash, doc.date,
+                     json.dumps(list(doc.tags)), json.dumps([[r.relation, r.target] for r in doc.relations]),
+                     time.time()),
+                )
+                db.executemany(
+                    "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
+                    [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
+                     for c, h in zip(chunks, text_hashes)],
+                )
+                db.executemany("INSERT INTO mentions VALUES (?,?,?,?)",
+                               [(m.chunk_id, m.surface, m.entity_type, m.start) for m in mentions])
+                db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
+            self._bump(db)
+
+    def delete_documents(self, ids: Sequence[str]) -> None:
+        with self.transaction() as db:
+            db.executemany("DELETE FROM documents WHERE id=?", [(i,) for i in ids])
+            self._bump(db)
+
+    def documents(self) -> list[DocumentRecord]:
+        rows = self.db.execute(
+            "SELECT d.id, source_path, title, kind, content_hash, date, tags, relations, "
+            "(SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d ORDER BY d.id"
+        ).fetchall()
+        return [
+            DocumentRecord(r[0], r[1], r[2], r[3], r[4], r[5], tuple(json.loads(r[6])),
+                           tuple(DeclaredRelation(a, b) for a, b in json.loads(r[7])), r[8])
+            for r in rows
+        ]
+
+    def documents_under(self, source_path: str) -> list[str]:
+        """Ids of documents whose source file is ``source_path`` or lies below it."""
+        prefix = source_path.rstrip("/") + "/"
+        rows = self.db.execute(
+            "SELECT id FROM documents WHERE source_path = ? OR substr(source_path, 1, ?) = ?",
+            (source_path, len(prefix), prefix),
+        )
+        return [r[0] for r in rows]
+
+    # -- chunks ------------------------------------------------------------------------
+    _CHUNK_COLS = 'id, document_id, ordinal, text, start, "end", timestamp, speaker'
+
+    def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:
+        """Chunks by id (in the order asked, unknown ids left out) or all of them."""
+        if ids is None:
+            rows = self.db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks ORDER BY document_id, ordinal")
+            return [Chunk(*r) for r in rows]
+        found: dict[str, Chunk] = {}
+        ids = list(ids)
+        for lo in range(0, len(ids), 500):
+            part = ids[lo:lo + 500]
+            q = f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({','.join('?' * len(part))})"
+            found.update((r[0], Chunk(*r)) for r in self.db.execute(q, part))
+        return [found[i] for i in ids if i in found]
+
+    def chunk_ids(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT id FROM chunks")}
+
+    def chunk_text_hashes(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT id, text_hash FROM chunks"))
+
+    def chunk_ids_of(self, document_ids: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for lo in range(0, len(document_ids), 500):
+            part = list(document_ids[lo:lo + 500])
+            q = f"SELECT id FROM chunks WHERE document_id IN ({','.join('?' * len(part))})"
+            out.extend(r[0] for r in self.db.execute(q, part))
+        return out
+
+    def count(self, table: str) -> int:
+        assert table in {"documents", "chunks", "mentions", "triples", "aliases", "splits", "embeddings"}
+        return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+    # -- mentions and triples ------------------------------------------------------------
+    def mentions(self) -> list[Mention]:
+        rows = self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions")
+        return [Mention(*r) for r in rows]
+
+    def triples(self) -> list[Triple]:
+        rows = self.db.execute(
+            "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples")
+        return [Triple(*r) for r in rows]
+
+    def chunk_context(self) -> dict[str, tuple[str, str | None]]:
+        """``chunk id -> (document id, timestamp)`` for building edges' provenance."""
+        return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT id, document_id, timestamp FROM chunks")}
+
+    def replace_candidates(self, triples: Sequence[Triple]) -> None:
+        """Replace every automatically discovered candidate relation."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM triples WHERE origin='candidate'")
+            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
+            self._bump(db)
+
+    # -- aliases, splits, merge log -----------------------------------------------------
+    def aliases(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT alias, canonical FROM aliases ORDER BY alias"))
+
+    def splits(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT form FROM splits")}
+
+    def rejected_suggestions(self) -> set[tuple[str, str]]:
+        return {(a, b) for a, b in self.db.execute("SELECT a, b FROM rejected_suggestions")}
+
+    def record(self, action: str, detail: dict, *, alias: tuple[str, str] | None = None,
+               unalias: str | None = None, split: str | None = None, unsplit: str | None = None,
+               reject: tuple[str, str] | None = None) -> None:
+        """Apply one user canonicalization action and log it, atomically."""
+        with self.transaction() as db:
+            if alias:
+                db.execute("INSERT OR REPLACE INTO aliases VALUES (?,?,?)", (*alias, time.time()))
+            if unalias:
+                db.execute("DELETE FROM aliases WHERE alias=?", (unalias,))
+            if split:
+                db.execute("INSERT OR REPLACE INTO splits VALUES (?,?)", (split, time.time()))
+            if unsplit:
+                db.execute("DELETE FROM splits WHERE form=?", (unsplit,))
+            if reject:
+                db.execute("INSERT OR IGNORE INTO rejected_suggestions VALUES (?,?)", reject)
+            db.execute("INSERT INTO merge_log (at, action, detail) VALUES (?,?,?)",
+                       (time.time(), action, json.dumps(detail)))
+            self._bump(db)
+
+    def merge_log(self) -> list[dict]:
+        rows = self.db.execute("SELECT id, at, action, detail FROM merge_log ORDER BY id")
+        return [{"id": r[0], "at": r[1], "action": r[2], **json.loads(r[3])} for r in rows]
+
+    # -- embedding cache ------------------------------------------------------------------
+    def cached_embeddings(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        hashes = list(hashes)
+        for lo in range(0, len(hashes), 500):
+            part = hashes[lo:lo + 500]
+            q = f"SELECT hash, vector FROM embeddings WHERE model=? AND hash IN ({','.join('?' * len(part))})"
+            out.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in self.db.execute(q, [model, *part]))
+        return out
+
+    def cache_embeddings(self, hashes: Sequence[str], vectors: np.ndarray, model: str) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
+                           [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)])
+
+    def integrity_ok(self) -> bool:
+        return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

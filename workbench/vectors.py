@@ -1,0 +1,122 @@
+"""Chroma collections of chunk vectors and entity-name vectors.
+
+The store is embedded in the workspace folder by default, or a shared ``chroma run`` server
+(``vector_store.backend: server``). Collections are named
+``<prefix>_<workspace id>_<kind>`` so several workspaces can share one server. Vectors are
+always passed in: Chroma never embeds anything itself (its default embedder would try to
+download a model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["VectorIndex", "VectorMatch", "VectorStoreUnavailable", "chroma_client"]
+
+CHUNKS = "chunks"
+ENTITIES = "entities"
+
+
+class VectorStoreUnavailable(RuntimeError):
+    """The Chroma store cannot be opened or reached; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class VectorMatch:
+    """One nearest neighbour: an id and its cosine similarity to the query."""
+
+    id: str
+    similarity: float
+    metadata: dict[str, Any] | None = None
+
+
+def chroma_client(settings, workspace_dir: Path):
+    """A Chroma client for the configured backend, with telemetry off."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    vs = settings.vector_store
+    try:
+        if vs.backend == "server":
+            client = chromadb.HttpClient(host=vs.host, port=vs.port, settings=chroma_settings)
+            client.heartbeat()
+            return client
+        return chromadb.PersistentClient(path=str(workspace_dir / "chroma"), settings=chroma_settings)
+    except Exception as exc:
+        where = f"server {vs.host}:{vs.port}" if vs.backend == "server" else f"{workspace_dir / 'chroma'}"
+        raise VectorStoreUnavailable(f"cannot open the Chroma store at {where}: {exc}") from exc
+
+
+class VectorIndex:
+    """The workspace's two Chroma collections: chunk vectors and entity-name vectors."""
+
+    def __init__(self, client, prefix: str, workspace_id: str):
+        self.client = client
+        self._names = {kind: f"{prefix}_{workspace_id}_{kind}" for kind in (CHUNKS, ENTITIES)}
+        self._collections: dict[str, Any] = {}
+        self._batch = max(1, min(int(client.get_max_batch_size()), 4000))
+
+    def collection(self, kind: str):
+        if kind not in self._collections:
+            self._collections[kind] = self.client.get_or_create_collection(
+                self._names[kind], configuration={"hnsw": {"space": "cosine"}}, embedding_function=None,
+            )
+        return self._collections[kind]
+
+    def upsert(self, kind: str, ids: Sequence[str], vectors: np.ndarray,
+               metadatas: Sequence[dict] | None = None) -> None:
+        """Insert or replace vectors by id, in batches Chroma accepts."""
+        for lo in range(0, len(ids), self._batch):
+            hi = lo + self._batch
+            self.collection(kind).upsert(
+                ids=list(ids[lo:hi]),
+                embeddings=np.asarray(vectors[lo:hi], dtype=np.float32),
+                metadatas=list(metadatas[lo:hi]) if metadatas is not None else None,
+            )
+
+    def delete(self, kind: str, ids: Sequence[str]) -> None:
+        for lo in range(0, len(ids), self._batch):
+            self.collection(kind).delete(ids=list(ids[lo:lo + self._batch]))
+
+    def ids(self, kind: str) -> set[str]:
+        """Every id stored in a collection."""
+        out: set[str] = set()
+        col = self.collection(kind)
+        total = col.count()
+        for offset in range(0, total, self._batch):
+            out.update(col.get(limit=self._batch, offset=offset, include=[])["ids"])
+        return out
+
+    def count(self, kind: str) -> int:
+        return self.collection(kind).count()
+
+    def query(self, kind: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorMatch]:
+        """The ``k`` nearest ids by cosine similarity, best first."""
+        col = self.collection(kind)
+        n = col.count()
+        if n == 0 or k <= 0:
+            return []
+        res = col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=min(k, n),
+                        where=where, include=["distances", "metadatas"])
+        ids, dists, metas = res["ids"][0], res["distances"][0], (res.get("metadatas") or [[None] * len(res["ids"][0])])[0]
+        return [VectorMatch(i, 1.0 - float(d), m) for i, d, m in zip(ids, dists, metas)]
+
+    def get_vectors(self, kind: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        res = self.collection(kind).get(ids=list(ids), include=["embeddings"])
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(res["ids"], res["embeddings"])}
+
+    def drop(self) -> None:
+        """Delete both collections (used when a workspace is cleared)."""
+        for kind, name in self._names.items():
+            try:
+                self.client.delete_collection(name)
+            except Exception:  # already absent
+                pass
+        self._collections.clear()
