@@ -1,0 +1,183 @@
+"""Personalized PageRank: the sparse index against networkx and the dict-based reference."""
+
+from __future__ import annotations
+
+import random
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.ppr import PageRankIndex, PageRankNotConverged, pagerank_reference
+
+
+def random_graph(seed: int, directed: bool, n: int = 60, m: int = 150, multi: bool = False) -> nx.Graph:
+    """A seeded random weighted graph with isolated nodes (and, directed, dangling ones)."""
+    rng = random.Random(seed)
+    base = nx.gnm_random_graph(n, m, seed=seed, directed=directed)
+    graph_type = {
+        (False, False): nx.Graph, (True, False): nx.DiGraph,
+        (False, True): nx.MultiGraph, (True, True): nx.MultiDiGraph,
+    }[(directed, multi)]
+    graph = graph_type()
+    graph.add_nodes_from(base)
+    graph.add_nodes_from(range(n, n + 5))  # isolated nodes
+    for u, v in base.edges():
+        graph.add_edge(u, v, weight=rng.randint(1, 5))
+        if multi and rng.random() < 0.3:
+            graph.add_edge(u, v, weight=rng.randint(1, 5))
+    return graph
+
+
+def personalizations(graph: nx.Graph, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    nodes = list(graph)
+    return [
+        {nodes[0]: 1.0},
+        {node: rng.random() for node in rng.sample(nodes, 5)},
+        {node: 1.0 for node in nodes},
+        {nodes[-1]: 2.0},  # an isolated node alone
+    ]
+
+
+def assert_scores_close(actual: dict, expected: dict, tol: float = 1e-6) -> None:
+    assert actual.keys() == expected.keys()
+    worst = max(abs(actual[n] - expected[n]) for n in expected)
+    assert worst < tol, f"largest difference {worst}"
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("multi", [False, True])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_index_matches_networkx_pagerank(seed, directed, multi):
+    graph = random_graph(seed, directed, multi=multi)
+    if directed:
+        assert any(graph.out_degree(n) == 0 and graph.in_degree(n) > 0 for n in graph), "want a dangling node"
+    index = PageRankIndex(graph)
+    for p in personalizations(graph, seed):
+        for alpha in (0.5, 0.85):
+            expected = nx.pagerank(graph, alpha=alpha, personalization=p, dangling=None)
+            assert_scores_close(index.run(p, alpha=alpha), expected)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_unweighted_index_matches_networkx_pagerank(directed):
+    graph = random_graph(7, directed)
+    p = {0: 1.0, 3: 1.0}
+    expected = nx.pagerank(graph, personalization=p, weight=None)
+    assert_scores_close(PageRankIndex(graph, weight=None).run(p), expected)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("seed", [4, 5])
+def test_reference_matches_index(seed, directed):
+    graph = random_graph(seed, directed, n=40, m=90)
+    index = PageRankIndex(graph)
+    for p in personalizations(graph, seed):
+        assert_scores_close(pagerank_reference(graph, p), index.run(p), tol=1e-9)
+
+
+def test_reference_matches_networkx_on_multigraph_with_self_loop():
+    graph = random_graph(8, directed=False, n=30, m=60, multi=True)
+    graph.add_edge(2, 2, weight=3)
+    p = {2: 1.0, 5: 0.5}
+    assert_scores_close(pagerank_reference(graph, p), nx.pagerank(graph, personalization=p))
+    assert_scores_close(PageRankIndex(graph).run(p), nx.pagerank(graph, personalization=p))
+
+
+def test_known_answer_on_a_three_cycle():
+    # Solving x = 0.85 * shift(x) + 0.15 * e_a on a->b->c->a gives x_a = 0.15 / (1 - 0.85**3).
+    graph = nx.DiGraph([("a", "b"), ("b", "c"), ("c", "a")])
+    scores = PageRankIndex(graph).run({"a": 1.0}, tol=1e-12, max_iter=1000)
+    x_a = 0.15 / (1 - 0.85**3)
+    assert scores["a"] == pytest.approx(x_a, abs=1e-9)
+    assert scores["b"] == pytest.approx(0.85 * x_a, abs=1e-9)
+    assert scores["c"] == pytest.approx(0.85**2 * x_a, abs=1e-9)
+
+
+def test_dangling_node_returns_its_mass_to_the_personalization():
+    # b is dangling: everything it holds goes back to a, the only personalized node.
+    graph = nx.DiGraph([("a", "b")])
+    scores = PageRankIndex(graph).run({"a": 1.0}, tol=1e-12, max_iter=1000)
+    # x_a = 0.15 + 0.85 * x_b, x_b = 0.85 * x_a  ->  x_a = 0.15 / (1 - 0.85**2)
+    assert scores["a"] == pytest.approx(0.15 / (1 - 0.85**2), abs=1e-9)
+    assert scores["a"] + scores["b"] == pytest.approx(1.0)
+
+
+def test_personalization_is_normalised_and_unknown_nodes_ignored():
+    graph = nx.path_graph(5)
+    index = PageRankIndex(graph)
+    assert_scores_close(index.run({1: 10.0, "not a node": 5.0}), index.run({1: 1.0}), tol=1e-12)
+
+
+def test_all_zero_personalization_is_an_error_that_says_so():
+    index = PageRankIndex(nx.path_graph(3))
+    with pytest.raises(ValueError, match="no positive weight"):
+        index.run({0: 0.0})
+    with pytest.raises(ValueError, match="no positive weight"):
+        index.run({"elsewhere": 1.0})
+    with pytest.raises(ValueError, match="no positive weight"):
+        pagerank_reference(nx.path_graph(3), {})
+
+
+def test_negative_personalization_is_rejected():
+    with pytest.raises(ValueError, match="non-negative"):
+        PageRankIndex(nx.path_graph(3)).run({0: 1.0, 1: -0.5})
+
+
+def test_not_converging_raises_named_error_that_networkx_callers_catch():
+    graph = random_graph(1, directed=True)
+    with pytest.raises(PageRankNotConverged, match="within 2 iterations"):
+        PageRankIndex(graph).run({0: 1.0}, tol=1e-15, max_iter=2)
+    with pytest.raises(nx.PowerIterationFailedConvergence):
+        pagerank_reference(graph, {0: 1.0}, tol=1e-15, max_iter=2)
+
+
+def test_run_vector_agrees_with_run_and_checks_its_shape():
+    graph = random_graph(2, directed=False)
+    index = PageRankIndex(graph)
+    p = {0: 1.0, 10: 3.0}
+    by_node = index.run(p)
+    by_index = index.run_vector(index.vector(p))
+    assert by_index.tolist() == [by_node[n] for n in index.nodelist]
+    with pytest.raises(ValueError, match="shape"):
+        index.run_vector(np.ones(3))
+
+
+def test_nodelist_fixes_the_index_order():
+    graph = nx.path_graph(4)
+    index = PageRankIndex(graph, nodelist=[3, 2, 1, 0])
+    assert index.index == {3: 0, 2: 1, 1: 2, 0: 3}
+    assert_scores_close(index.run({0: 1.0}), nx.pagerank(graph, personalization={0: 1.0}))
+
+
+def test_transition_matrix_is_kept_as_float64_csr():
+    index = PageRankIndex(random_graph(3, directed=True))
+    assert index.transition_t.format == "csr"
+    assert index.transition_t.dtype == np.float64
+    column_sums = np.asarray(index.transition_t.sum(axis=0)).ravel()
+    # Each node's outgoing probabilities sum to 1, or 0 for a dangling node.
+    assert np.all(np.isclose(column_sums, 1.0) | np.isclose(column_sums, 0.0))
+
+
+def test_empty_graph_gives_empty_scores():
+    assert PageRankIndex(nx.Graph()).run({"a": 1.0}) == {}
+    assert pagerank_reference(nx.Graph(), {"a": 1.0}) == {}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    directed=st.booleans(),
+    alpha=st.floats(0.05, 0.95),
+    seeds=st.lists(st.integers(0, 29), min_size=1, max_size=4),
+)
+def test_scores_are_a_distribution_matching_the_reference(seed, directed, alpha, seeds):
+    graph = random_graph(seed, directed, n=30, m=50)
+    p = {node: 1.0 for node in seeds}
+    scores = PageRankIndex(graph).run(p, alpha=alpha)
+    assert sum(scores.values()) == pytest.approx(1.0, abs=1e-9)
+    assert min(scores.values()) >= 0
+    assert_scores_close(scores, pagerank_reference(graph, p, alpha=alpha), tol=1e-9)
