@@ -1,0 +1,128 @@
+"""BM25 keyword search over passages, with the script-aware tokens of :mod:`.tokenize`.
+
+bm25s scores; we tokenize. Its own tokenizer does not segment Chinese, so the index is built
+from token lists. bm25s returns ``k`` results even when every score is zero: those are
+dropped here, and ties are broken by id so results never depend on hash order.
+
+Examples
+--------
+>>> index = KeywordIndex.build(
+...     ["c1", "c2", "c3"],
+...     ["Redis refused connections: ECONNREFUSED", "Postgres is the primary store", "发生缓存雪崩时数据库被打满"],
+... )
+>>> [m.id for m in index.search("econnrefused redis", k=5)]
+['c1']
+>>> index.search("缓存雪崩", k=5)[0].id
+'c3'
+>>> index.search("kafka", k=5)
+[]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.retrieve.tokenize import tokenize
+
+__all__ = ["KeywordIndex", "KeywordMatch", "KeywordIndexError"]
+
+
+class KeywordIndexError(ValueError):
+    """Passages that cannot be indexed: ids and texts of different lengths, or a repeated id."""
+
+
+@dataclass(frozen=True)
+class KeywordMatch:
+    """One passage that shares terms with the query."""
+
+    id: str
+    """The passage id given to :meth:`KeywordIndex.build`."""
+    score: float
+    """BM25 score, > 0."""
+    matched_terms: tuple[str, ...]
+    """Query tokens found in the passage, in query order."""
+
+
+class KeywordIndex:
+    """A BM25 index over passages; build with :meth:`KeywordIndex.build`."""
+
+    def __init__(self, ids: tuple[str, ...], token_sets: tuple[frozenset[str], ...], bm25) -> None:
+        self._ids = ids
+        self._token_sets = token_sets
+        self._bm25 = bm25  # None when no passage has a token: every search is empty
+        # Position of each passage in id order, the tie-break between equal scores.
+        self._id_order = np.argsort(np.argsort(np.array(ids, dtype=object))) if ids else np.empty(0, dtype=np.int64)
+
+    @classmethod
+    def build(cls, ids: Sequence[str], texts: Sequence[str]) -> KeywordIndex:
+        """Tokenize and index passages.
+
+        Parameters
+        ----------
+        ids : sequence of str
+            Unique passage ids (chunk ids), one per text.
+        texts : sequence of str
+            Passage texts, Chinese, English or mixed.
+
+        Raises
+        ------
+        KeywordIndexError
+            If ``ids`` and ``texts`` differ in length or an id repeats.
+        """
+        if len(ids) != len(texts):
+            raise KeywordIndexError(f"KeywordIndex.build got {len(ids)} ids but {len(texts)} texts; pass one id per text")
+        ids = tuple(ids)
+        if len(set(ids)) != len(ids):
+            repeated = sorted(i for i, n in Counter(ids).items() if n > 1)[:5]
+            raise KeywordIndexError(f"KeywordIndex.build got repeated ids {repeated}; ids must be unique")
+        token_lists = [tokenize(text) for text in texts]
+        bm25 = None
+        if any(token_lists):
+            import bm25s  # imported here: it pulls in scipy, which callers without keyword search never need
+
+            bm25 = bm25s.BM25()
+            bm25.index(token_lists, show_progress=False)
+        return cls(ids, tuple(frozenset(tokens) for tokens in token_lists), bm25)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def search(self, query: str, k: int) -> list[KeywordMatch]:
+        """The ``k`` best passages for ``query`` with a positive BM25 score.
+
+        Parameters
+        ----------
+        query : str
+            Free text, tokenized like the passages.
+        k : int
+            Most matches returned; capped at the number of passages.
+
+        Returns
+        -------
+        list of KeywordMatch
+            Best first; equal scores in id order. Empty when the query has no token the
+            passages share, or the index is empty.
+        """
+        if self._bm25 is None or k <= 0:
+            return []
+        # A repeated query word adds nothing: each distinct term is scored once.
+        terms = list(dict.fromkeys(tokenize(query)))
+        vocabulary = self._bm25.vocab_dict
+        known = [t for t in terms if t in vocabulary]
+        if not known:
+            return []
+        scores = self._bm25.get_scores_from_ids([vocabulary[t] for t in known])
+        positive = np.flatnonzero(scores > 0)
+        best = positive[np.lexsort((self._id_order[positive], -scores[positive]))][:k]
+        return [
+            KeywordMatch(
+                id=self._ids[i],
+                score=float(scores[i]),
+                matched_terms=tuple(t for t in known if t in self._token_sets[i]),
+            )
+            for i in best
+        ]
