@@ -1,0 +1,171 @@
+"""Name keys, the canonicalizer (aliases, splits), merge records and merge suggestions."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.canon import (
+    Canonicalizer,
+    build_merges,
+    display_form,
+    display_names,
+    name_key,
+    suggest_merges,
+)
+from workbench.model import Mention
+
+
+@pytest.mark.parametrize(
+    "variant", ["The Auth Service", "auth-service", "auth_service", "AuthService", "auth service.", "AUTH SERVICE", "the auth service's"]
+)
+def test_name_variants_share_one_key(variant):
+    assert name_key(variant) == "authservice"
+
+
+def test_article_is_dropped_only_as_a_whole_word():
+    assert name_key("theater") == "theater"
+    assert name_key("Another Service") == "anotherservice"
+    assert name_key("An API") == "api"
+
+
+def test_a_lone_article_keeps_its_key():
+    assert name_key("The") == "the"
+
+
+def test_marks_that_belong_to_names_are_kept():
+    assert name_key("C++") == "c++"
+    assert name_key("C#") != name_key("C")
+
+
+def test_dots_inside_names_are_folded():
+    assert name_key("Node.js") == name_key("NodeJS") == "nodejs"
+
+
+def test_cjk_names_pass_through_without_spaces():
+    assert name_key("认证 服务") == "认证服务"
+
+
+def test_display_form_keeps_case_and_drops_article_and_trailing_marks():
+    assert display_form("  The  Auth   Service; ") == "Auth Service"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text())
+def test_name_key_is_idempotent_and_total(name):
+    key = name_key(name)
+    assert name_key(key) == key
+    assert (key == "") == (not any(ch.isalnum() for ch in name))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["the", "a", "Auth", "service", "-", "_", ".", "X", "'s", "Redis", " "]), max_size=8))
+def test_name_key_is_idempotent_on_name_like_text(parts):
+    name = " ".join(parts)
+    assert name_key(name_key(name)) == name_key(name)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_display_form_never_raises_and_is_stable(text):
+    once = display_form(text)
+    assert display_form(once) == once
+
+
+def test_aliases_apply_transitively():
+    canon = Canonicalizer(aliases={"pg": "postgres", "postgres": "PostgreSQL"})
+    assert canon.key("PG") == canon.key("Postgres") == "postgresql"
+
+
+def test_user_alias_overrides_settings_alias():
+    canon = Canonicalizer(aliases={"cache": "Redis"}, user_aliases={"cache": "Memcached"})
+    assert canon.key("the cache") == "memcached"
+    assert canon.explain("cache") == ("alias (user)",)
+
+
+def test_alias_cycle_does_not_hang_and_merges_the_cycle():
+    canon = Canonicalizer(aliases={"a1": "b1", "b1": "c1", "c1": "a1", "d1": "b1"})
+    assert {canon.key(n) for n in ["a1", "b1", "c1", "d1"]} == {"a1"}
+
+
+def test_split_form_gets_a_key_of_its_own():
+    canon = Canonicalizer(splits={"auth-service"})
+    assert canon.key("Auth Service") == "authservice"
+    assert canon.key("auth-service") != canon.key("Auth Service")
+    assert canon.key("auth-service.") == canon.key("auth-service")
+
+
+def test_split_form_is_not_aliased():
+    canon = Canonicalizer(aliases={"auth service": "Identity"}, splits={"auth-service"})
+    assert canon.key("Auth Service") == "identity"
+    assert canon.key("auth-service").startswith("authservice~")
+
+
+def test_merges_record_counts_and_chunks_most_frequent_first():
+    mentions = [
+        Mention("auth-service", "c1"),
+        Mention("Auth Service", "c2"),
+        Mention("The Auth Service", "c3"),
+        Mention("Redis", "c1"),
+    ]
+    [merge] = build_merges(mentions, Canonicalizer())
+    assert merge.key == "authservice"
+    assert merge.canonical == "Auth Service"
+    assert [(f.form, f.count, f.chunk_ids) for f in merge.surface_forms] == [
+        ("Auth Service", 2, ("c2", "c3")),
+        ("auth-service", 1, ("c1",)),
+    ]
+    assert merge.reasons == ["name key"]
+
+
+def test_merge_canonical_ties_break_by_length_then_alphabet():
+    mentions = [Mention("PG", "c1"), Mention("Postgres", "c2")]
+    [merge] = build_merges(mentions, Canonicalizer(aliases={"pg": "postgres"}))
+    assert merge.canonical == "Postgres"
+    assert merge.reasons == ["alias (settings)"]
+
+
+def test_merge_reasons_name_user_alias():
+    mentions = [Mention("k8s", "c1"), Mention("Kubernetes", "c2"), Mention("kubernetes", "c3")]
+    [merge] = build_merges(mentions, Canonicalizer(user_aliases={"k8s": "Kubernetes"}))
+    assert merge.reasons == ["name key", "alias (user)"]
+
+
+def test_split_undoes_a_merge():
+    mentions = [Mention("auth-service", "c1"), Mention("Auth Service", "c2")]
+    assert build_merges(mentions, Canonicalizer(splits={"auth-service"})) == []
+
+
+def test_display_names_cover_unmerged_keys():
+    mentions = [Mention("Redis", "c1"), Mention("redis", "c2"), Mention("Redis", "c3"), Mention("Kafka", "c1")]
+    assert display_names(mentions, Canonicalizer()) == {"redis": "Redis", "kafka": "Kafka"}
+
+
+def test_suggestions_find_near_duplicates_and_skip_shared_keys():
+    suggestions = suggest_merges(["Payment Service", "Payments Service", "payment-service", "Kafka"])
+    assert [(s.a, s.b) for s in suggestions] == [("Payment Service", "Payments Service")]
+    assert suggestions[0].score >= 0.85
+
+
+class _PairEmbedder:
+    """Puts 'Postgres' and 'PostgreSQL' on one direction, everything else orthogonal."""
+
+    def embed(self, texts):
+        rows = []
+        for i, text in enumerate(texts):
+            row = np.zeros(len(texts) + 1)
+            row[0 if text.lower().startswith("postgres") else i + 1] = 1.0
+            rows.append(row)
+        return np.array(rows)
+
+
+def test_suggestions_use_embedding_similarity_when_given():
+    suggestions = suggest_merges(["Postgres", "PostgreSQL", "Kafka"], embedder=_PairEmbedder(), threshold=0.9)
+    assert [(s.a, s.b, s.reason) for s in suggestions] == [("Postgres", "PostgreSQL", "embedding similarity")]
+    assert suggestions[0].score == pytest.approx(1.0)
+
+
+def test_suggestions_block_large_name_lists_by_first_letter():
+    names = [f"{chr(97 + i % 26)}{i * 7919 % 100003:06d}" for i in range(2100)] + ["zookeeper", "zookeepr"]
+    suggestions = suggest_merges(names, threshold=0.9)
+    assert ("zookeeper", "zookeepr") in {(s.a, s.b) for s in suggestions}

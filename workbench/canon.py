@@ -1,0 +1,381 @@
+"""Canonical names: name keys, aliases, splits, the merge record and merge suggestions.
+
+Every merge is derived from the mentions and the alias table, so it can be inspected and
+undone: two surface forms are one entity when their :func:`name_key` is equal, or when an
+alias (settings or user) maps one key onto the other. A *split* gives one written form a key
+of its own, ``"<name key>~<form>"`` (``<form>`` is the display form in lower case), so it
+leaves the entity it would otherwise join and no alias applies to it.
+
+Examples
+--------
+>>> name_key("The Auth Service")
+'authservice'
+>>> canon = Canonicalizer(aliases={"authsvc": "Auth Service"}, splits={"auth-service"})
+>>> canon.key("AuthSvc"), canon.key("auth service"), canon.key("auth-service")
+('authservice', 'authservice', 'authservice~auth-service')
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.model import Merge, Mention, SurfaceForm
+
+__all__ = [
+    "DEFAULT_ARTICLES",
+    "MergeSuggestion",
+    "Canonicalizer",
+    "name_key",
+    "display_form",
+    "split_camel",
+    "build_merges",
+    "display_names",
+    "suggest_merges",
+]
+
+DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
+
+# Trailing/leading punctuation that is never part of a name. Explicit sets rather than
+# "anything not alphanumeric" so that "C++", "C#" and "F#" keep their marks.
+_TRAILING = ".,;:!?\"'`)]}>»”’…。，；：！？、）】》」』"
+_LEADING = "\"'`([{<«“‘（【《「『"
+# Separators that do not distinguish names: "auth-service", "auth_service", "auth service".
+_SEPARATORS_RE = re.compile(r"[\s\-_.\u2010-\u2015\u00b7]+")
+_POSSESSIVE_RE = re.compile(r"(?<=[^\W_])['’]s$")
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_WHITESPACE_RE = re.compile(r"\s+")
+
+
+def _has_alnum(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
+
+
+def _drop_leading_articles(words: list[str], articles: Iterable[str]) -> list[str]:
+    """Drop leading article words while a word with letters or digits remains after them."""
+    folded = {a.lower() for a in articles}
+    while len(words) > 1 and words[0].lower() in folded and _has_alnum(" ".join(words[1:])):
+        words = words[1:]
+    return words
+
+
+def split_camel(name: str) -> str:
+    """Split camelCase and acronym boundaries with spaces.
+
+    Examples
+    --------
+    >>> split_camel("AuthService"), split_camel("HTTPServer"), split_camel("redisCache2")
+    ('Auth Service', 'HTTP Server', 'redis Cache2')
+    """
+    return _CAMEL_RE.sub(" ", name)
+
+
+def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
+    """The key that folds the ways one name is written.
+
+    Folds case, camelCase, spaces, hyphens, underscores and dots, drops leading articles
+    (whole words only) and trailing punctuation and a possessive ``'s``. The key is
+    idempotent (``name_key(name_key(x)) == name_key(x)``), never raises, and is empty exactly
+    for names with no letter or digit. Because separators are removed, a camelCase split
+    never changes the key: "AuthService" and "Auth Service" both give ``authservice``.
+    Articles are dropped only when written as separate words ("TheAuth" keeps its "the").
+
+    Examples
+    --------
+    >>> [name_key(n) for n in ["The Auth Service", "auth-service", "auth_service",
+    ...                        "AuthService", "auth service."]]
+    ['authservice', 'authservice', 'authservice', 'authservice', 'authservice']
+    >>> name_key("theater"), name_key("Redis's"), name_key("Node.js"), name_key("认证 服务")
+    ('theater', 'redis', 'nodejs', '认证服务')
+    """
+    if not isinstance(name, str):
+        name = str(name)
+    words = _drop_leading_articles(name.split(), articles)
+    key = _SEPARATORS_RE.sub("", " ".join(words).lower())
+    previous = None
+    while key != previous:
+        previous = key
+        key = key.rstrip(_TRAILING).lstrip(_LEADING)
+        key = _POSSESSIVE_RE.sub("", key)
+    # Marks alone ("--", "@", "+") name nothing.
+    return key if _has_alnum(key) else ""
+
+
+def display_form(surface: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
+    """A surface form tidied for display: case kept, article and trailing marks dropped.
+
+    Examples
+    --------
+    >>> display_form("  the   Auth  Service. ")
+    'Auth Service'
+    >>> display_form("The")
+    'The'
+    """
+    words = _drop_leading_articles(surface.split(), articles)
+    text = " ".join(words)
+    stripped = text.rstrip(_TRAILING).strip()
+    return stripped if _has_alnum(stripped) or not _has_alnum(text) else text
+
+
+@dataclass(frozen=True)
+class MergeSuggestion:
+    """Two names that look like one entity; a suggestion for a person to accept, never applied."""
+
+    a: str
+    """First name (as given)."""
+    b: str
+    """Second name."""
+    score: float
+    """Similarity in [0, 1]: the higher of string and embedding similarity."""
+    reason: str
+    """``name similarity``, ``embedding similarity`` or both, joined by ``" + "``."""
+
+
+class Canonicalizer:
+    """Maps a surface form to its canonical key: name key, then split, then aliases.
+
+    Parameters
+    ----------
+    aliases : mapping of str to str
+        Alias name -> canonical name from the settings. Both sides go through
+        :func:`name_key`.
+    user_aliases : mapping of str to str
+        The same, set by the user; these override settings aliases for the same alias key.
+    splits : set of str
+        Surface forms that keep a key of their own, compared by lower-cased
+        :func:`display_form`. Their key is ``"<name key>~<lower display form>"``.
+    articles : iterable of str
+        Leading words dropped from names.
+
+    Notes
+    -----
+    Aliases are applied transitively (``a -> b -> c`` gives ``c``). A cycle does not hang:
+    every key on the cycle resolves to the smallest key of the cycle, so the names on it
+    still become one entity.
+
+    Examples
+    --------
+    >>> c = Canonicalizer(aliases={"pg": "Postgres"}, user_aliases={"postgres": "PostgreSQL"})
+    >>> c.key("PG"), c.explain("PG")
+    ('postgresql', ('alias (settings)', 'alias (user)'))
+    >>> Canonicalizer(aliases={"a1": "b1", "b1": "a1"}).key("b1")
+    'a1'
+    """
+
+    def __init__(
+        self,
+        aliases: Mapping[str, str] | None = None,
+        user_aliases: Mapping[str, str] | None = None,
+        splits: Iterable[str] | None = None,
+        articles: Iterable[str] = DEFAULT_ARTICLES,
+    ) -> None:
+        self.articles = tuple(articles)
+        # alias key -> (target key, origin); user entries replace settings entries.
+        edges: dict[str, tuple[str, str]] = {}
+        for mapping, origin in ((aliases or {}, "alias (settings)"), (user_aliases or {}, "alias (user)")):
+            for alias, canonical in mapping.items():
+                source, target = self._name_key(alias), self._name_key(canonical)
+                if source and target and source != target:
+                    edges[source] = (target, origin)
+        self._alias_edges = edges
+        self._resolved: dict[str, tuple[str, tuple[str, ...]]] = {
+            source: self._follow(source) for source in edges
+        }
+        self.splits = frozenset(display_form(s, self.articles).lower() for s in (splits or ()))
+        self._cache: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+    def _name_key(self, name: str) -> str:
+        return name_key(name, self.articles)
+
+    def _follow(self, start: str) -> tuple[str, tuple[str, ...]]:
+        """Resolve an alias chain; on a cycle, the smallest key on the cycle wins."""
+        path = [start]
+        reasons: list[str] = []
+        seen = {start: 0}
+        current = start
+        while current in self._alias_edges:
+            target, origin = self._alias_edges[current]
+            if origin not in reasons:
+                reasons.append(origin)
+            if target in seen:
+                return min(path[seen[target]:]), tuple(reasons)
+            seen[target] = len(path)
+            path.append(target)
+            current = target
+        return current, tuple(reasons)
+
+    def explain(self, surface: str) -> tuple[str, ...]:
+        """Which alias tables were used to reach the key of ``surface`` (empty if none)."""
+        return self._lookup(surface)[1]
+
+    def key(self, surface: str) -> str:
+        """The canonical key of a surface form."""
+        return self._lookup(surface)[0]
+
+    def is_split(self, surface: str) -> bool:
+        """Whether ``surface`` is one of the split forms."""
+        return display_form(surface, self.articles).lower() in self.splits
+
+    def _lookup(self, surface: str) -> tuple[str, tuple[str, ...]]:
+        cached = self._cache.get(surface)
+        if cached is not None:
+            return cached
+        if self.splits and self.is_split(surface):
+            result = (f"{self._name_key(surface)}~{display_form(surface, self.articles).lower()}", ())
+        else:
+            base = self._name_key(surface)
+            result = self._resolved.get(base, (base, ()))
+        if len(self._cache) > 200_000:  # bound memory on huge corpora
+            self._cache.clear()
+        self._cache[surface] = result
+        return result
+
+
+def _form_order(item: tuple[str, int]) -> tuple[int, int, str]:
+    """Most frequent first; ties: the longest, then alphabetical."""
+    form, count = item
+    return (-count, -len(form), form)
+
+
+def _group_forms(
+    mentions: Iterable[Mention], canonicalizer: Canonicalizer
+) -> dict[str, dict[str, list]]:
+    """key -> display form -> [count, chunk ids in first-seen order]."""
+    groups: dict[str, dict[str, list]] = defaultdict(dict)
+    for mention in mentions:
+        form = display_form(mention.surface, canonicalizer.articles)
+        key = canonicalizer.key(mention.surface)
+        if not key:
+            continue
+        entry = groups[key].setdefault(form, [0, {}])
+        entry[0] += 1
+        entry[1].setdefault(mention.chunk_id, None)
+    return groups
+
+
+def build_merges(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> list[Merge]:
+    """The merge record: every canonical key written in two or more distinct forms.
+
+    Surface forms are compared by :func:`display_form` and listed most frequent first with
+    their counts and chunk ids. ``Merge.canonical`` is the first of them.
+
+    Examples
+    --------
+    >>> ms = [Mention("Auth Service", "c1"), Mention("auth-service", "c2"),
+    ...       Mention("Auth Service", "c3"), Mention("Redis", "c1")]
+    >>> [(m.canonical, m.key, [(f.form, f.count) for f in m.surface_forms], m.reasons)
+    ...  for m in build_merges(ms, Canonicalizer())]
+    [('Auth Service', 'authservice', [('Auth Service', 2), ('auth-service', 1)], ['name key'])]
+    """
+    merges = []
+    for key, forms in _group_forms(mentions, canonicalizer).items():
+        if len(forms) < 2:
+            continue
+        ordered = sorted(((f, e[0]) for f, e in forms.items()), key=_form_order)
+        surface_forms = [SurfaceForm(f, c, tuple(forms[f][1])) for f, c in ordered]
+        reasons: list[str] = []
+        base_keys = {name_key(f, canonicalizer.articles) for f in forms}
+        if len(forms) > len(base_keys):  # two forms share a name key
+            reasons.append("name key")
+        for form in forms:
+            for reason in canonicalizer.explain(form):
+                if reason not in reasons:
+                    reasons.append(reason)
+        merges.append(Merge(canonical=ordered[0][0], key=key, surface_forms=surface_forms, reasons=reasons))
+    merges.sort(key=lambda m: (-sum(f.count for f in m.surface_forms), m.key))
+    return merges
+
+
+def display_names(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> dict[str, str]:
+    """Display name of every canonical key: its most frequent surface form.
+
+    Examples
+    --------
+    >>> display_names([Mention("redis", "c1"), Mention("Redis", "c2"), Mention("Redis", "c3")],
+    ...               Canonicalizer())
+    {'redis': 'Redis'}
+    """
+    names = {}
+    for key, forms in _group_forms(mentions, canonicalizer).items():
+        names[key] = min(((f, e[0]) for f, e in forms.items()), key=_form_order)[0]
+    return names
+
+
+# Above this many names, string similarity compares only names whose keys share a first
+# character, to keep the pair count bounded.
+_ALL_PAIRS_LIMIT = 2000
+
+
+def _string_pairs(keys: Sequence[str], threshold: float) -> dict[tuple[int, int], float]:
+    blocks: dict[str, list[int]] = defaultdict(list)
+    if len(keys) <= _ALL_PAIRS_LIMIT:
+        blocks[""] = list(range(len(keys)))
+    else:
+        for i, k in enumerate(keys):
+            blocks[k[:1]].append(i)
+    scores = {}
+    for members in blocks.values():
+        for pos, i in enumerate(members):
+            matcher = difflib.SequenceMatcher(None, autojunk=False)
+            matcher.set_seq2(keys[i])
+            len_i = len(keys[i])
+            for j in members[pos + 1:]:
+                len_j = len(keys[j])
+                # Cheap upper bound on the ratio before the quadratic comparison.
+                if 2.0 * min(len_i, len_j) / (len_i + len_j) < threshold:
+                    continue
+                matcher.set_seq1(keys[j])
+                if matcher.quick_ratio() < threshold:
+                    continue
+                ratio = matcher.ratio()
+                if ratio >= threshold:
+                    scores[(min(i, j), max(i, j))] = ratio
+    return scores
+
+
+def suggest_merges(
+    names: Sequence[str],
+    embedder=None,
+    threshold: float = 0.85,
+    articles: Iterable[str] = DEFAULT_ARTICLES,
+) -> list[MergeSuggestion]:
+    """Pairs of names that look like one entity, best first.
+
+    String similarity is the :class:`difflib.SequenceMatcher` ratio of the name keys. With an
+    ``embedder`` (``.embed(list[str]) -> ndarray`` of normalised rows) the cosine similarity
+    of the names' embeddings counts too. Names that already share a key are not suggested.
+
+    Examples
+    --------
+    >>> [(s.a, s.b, s.reason) for s in suggest_merges(["Auth Service", "Auth Services", "Redis"])]
+    [('Auth Service', 'Auth Services', 'name similarity')]
+    """
+    unique: dict[str, str] = {}
+    for name in names:
+        key = name_key(name, articles)
+        if key and key not in unique:
+            unique[key] = name
+    keys = list(unique)
+    shown = [unique[k] for k in keys]
+    found: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
+    for pair, score in _string_pairs(keys, threshold).items():
+        found[pair]["name similarity"] = score
+    if embedder is not None and len(shown) > 1:
+        vectors = np.asarray(embedder.embed(shown), dtype=float)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = vectors / np.where(norms == 0, 1.0, norms)
+        similarity = vectors @ vectors.T
+        rows, cols = np.nonzero(np.triu(similarity >= threshold, k=1))
+        for i, j in zip(rows.tolist(), cols.tolist()):
+            found[(i, j)]["embedding similarity"] = float(similarity[i, j])
+    suggestions = [
+        MergeSuggestion(shown[i], shown[j], round(min(1.0, max(reasons.values())), 6), " + ".join(reasons))
+        for (i, j), reasons in found.items()
+    ]
+    suggestions.sort(key=lambda s: (-s.score, s.a, s.b))
+    return suggestions
