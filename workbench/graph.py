@@ -1,0 +1,570 @@
+"""The context graph: canonical entities joined by cited relation edges.
+
+:class:`ContextGraph` keeps a :class:`networkx.MultiDiGraph` whose nodes are entity keys and
+whose edges are keyed by relation, each carrying its :class:`~workbench.model.Edge` and so its
+citations. On top of it: name resolution with suggestions, k-hop neighbourhoods, failure
+impact (reverse reachability over dependency-like relations, with the survivors), ranked
+cited paths between two entities, and Personalized PageRank over the whole graph.
+
+Co-mention edges (relation ``co_mentioned``) stay in the graph for PageRank and the
+co-mention view; traversal, impact and paths ignore them unless asked.
+
+Examples
+--------
+>>> from workbench.model import Edge, Entity
+>>> graph = ContextGraph(
+...     [Entity("loginflow", "login flow"), Entity("authservice", "auth service"),
+...      Entity("redis", "Redis")],
+...     [Edge("loginflow", "depends_on", "authservice", chunk_ids=("c1",)),
+...      Edge("authservice", "backed_by", "redis", chunk_ids=("c2", "c3"))])
+>>> impact = graph.impacted_by("redis")
+>>> [(name, path.nodes) for name, path in impact.impacted]
+[('auth service', ['Redis', 'auth service']), ('login flow', ['Redis', 'auth service', 'login flow'])]
+>>> graph.paths("login flow", "redis")[0].corroboration
+1
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import networkx as nx
+
+from .model import Edge, Entity, GraphPath, Hop, Impact
+from .ppr import PageRankIndex
+
+__all__ = [
+    "COMENTION_RELATION",
+    "DEFAULT_IMPACT_RELATIONS",
+    "ContextGraph",
+    "EntityNotFound",
+    "Neighborhood",
+    "hop_to_json",
+    "impact_to_json",
+    "path_to_json",
+]
+
+#: Relation label of the edges between entities named in the same chunk.
+COMENTION_RELATION = "co_mentioned"
+
+#: Relations along which a failure spreads (the default of ``settings.graph.impact_relations``).
+DEFAULT_IMPACT_RELATIONS = (
+    "depends_on", "backed_by", "runs_on", "uses", "calls", "reads_from", "writes_to",
+    "connects_to", "authenticates_with", "routes_to", "part_of", "DEPENDS_ON",
+)
+
+# Enumerating simple paths is exponential on dense graphs; rank at most this many.
+_MAX_PATHS_ENUMERATED = 10_000
+
+Direction = Literal["out", "in", "both"]
+
+
+def _name_order(name: str) -> tuple[str, str]:
+    """Sort key for display names: case-insensitive, then exact, for stability."""
+    return (name.casefold(), name)
+
+
+class EntityNotFound(KeyError):
+    """No entity of the graph answers to a name; :attr:`suggestions` lists near names.
+
+    Examples
+    --------
+    >>> str(EntityNotFound("redsi", ["Redis"]))
+    "no entity named 'redsi' in the graph; did you mean: Redis?"
+    """
+
+    def __init__(self, name: str, suggestions: Iterable[str] = ()) -> None:
+        super().__init__(name)
+        self.name = name
+        self.suggestions = list(suggestions)
+
+    def __str__(self) -> str:
+        message = f"no entity named {self.name!r} in the graph"
+        if self.suggestions:
+            return f"{message}; did you mean: {', '.join(self.suggestions)}?"
+        return f"{message}; list the entities to see the names it knows"
+
+
+@dataclass
+class Neighborhood:
+    """The entities within a number of hops of a center, and the edges walked to reach them."""
+
+    center: str
+    """Display name of the center."""
+    entities: list[tuple[str, int]]
+    """``(display name, distance)`` of every entity reached (not the center), by distance
+    then name."""
+    edges: list[Edge]
+    """The edges walked inside the neighbourhood, in stored direction."""
+    keys: list[str] = field(default_factory=list)
+    """Keys of the center and of every entity reached, for :meth:`ContextGraph.subgraph`."""
+
+
+def hop_to_json(hop: Hop) -> dict[str, Any]:
+    """One cited hop as a JSON-ready dict."""
+    return {
+        "source": hop.source,
+        "relation": hop.relation,
+        "target": hop.target,
+        "weight": hop.weight,
+        "chunks": list(hop.chunks),
+        "documents": list(hop.documents),
+    }
+
+
+def path_to_json(path: GraphPath) -> dict[str, Any]:
+    """A cited path as ``{"nodes": [...], "hops": [...], "corroboration": n}``."""
+    return {
+        "nodes": list(path.nodes),
+        "hops": [hop_to_json(hop) for hop in path.hops],
+        "corroboration": path.corroboration,
+    }
+
+
+def impact_to_json(impact: Impact) -> dict[str, Any]:
+    """An impact as ``{"failed", "impacted": [{"entity", "path", "hops"}], "survivors"}``."""
+    return {
+        "failed": impact.failed,
+        "impacted": [
+            {"entity": entity, "path": list(path.nodes), "hops": [hop_to_json(h) for h in path.hops]}
+            for entity, path in impact.impacted
+        ],
+        "survivors": list(impact.survivors),
+    }
+
+
+class ContextGraph:
+    """Canonical entities and cited relation edges, with traversal, impact and paths.
+
+    The graph is immutable once built: derived structures (the PageRank index, path
+    projections) are computed once and cached.
+
+    Parameters
+    ----------
+    entities : iterable of Entity
+        The nodes; keys must be unique.
+    edges : iterable of Edge
+        The relations; both ends must be entity keys, one edge per (source, relation, target).
+    impact_relations : collection of str
+        Relations along which a failure spreads (:meth:`impacted_by`).
+    key_of : callable, optional
+        The canonicalizer's name -> key function (aliases, splits), tried first by
+        :meth:`resolve`; :func:`workbench.canon.name_key` is always tried after it.
+
+    Attributes
+    ----------
+    nx : networkx.MultiDiGraph
+        Nodes are entity keys with attribute ``entity``; edges are keyed by relation and
+        carry ``edge`` (the Edge) and ``weight`` (its corroboration).
+
+    Raises
+    ------
+    ValueError
+        On a duplicate entity key, a duplicate edge, or an edge to an unknown entity.
+    """
+
+    def __init__(
+        self,
+        entities: Iterable[Entity],
+        edges: Iterable[Edge],
+        impact_relations: Collection[str] = DEFAULT_IMPACT_RELATIONS,
+        *,
+        key_of: Callable[[str], str] | None = None,
+    ) -> None:
+        self.impact_relations = tuple(impact_relations)
+        self._key_of = key_of
+        graph = nx.MultiDiGraph()
+        for entity in entities:
+            if entity.key in graph:
+                raise ValueError(f"entity key {entity.key!r} given twice ({entity.name!r})")
+            graph.add_node(entity.key, entity=entity)
+        for edge in edges:
+            for end in (edge.source, edge.target):
+                if end not in graph:
+                    raise ValueError(
+                        f"edge {edge.source} -{edge.relation}-> {edge.target} names {end!r}, "
+                        "which is not an entity of the graph"
+                    )
+            if graph.has_edge(edge.source, edge.target, key=edge.relation):
+                raise ValueError(f"edge {edge.source} -{edge.relation}-> {edge.target} given twice")
+            graph.add_edge(edge.source, edge.target, key=edge.relation, edge=edge, weight=edge.weight)
+        self.nx = graph
+        self._by_display = {}
+        for key in graph:
+            self._by_display.setdefault(graph.nodes[key]["entity"].name.casefold(), key)
+        self._pagerank: PageRankIndex | None = None
+        self._projections: dict[tuple, nx.Graph] = {}
+
+    # -- lookup -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self.nx.number_of_nodes()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.nx
+
+    def number_of_edges(self) -> int:
+        """Every edge, co-mention included."""
+        return self.nx.number_of_edges()
+
+    def entity(self, key: str) -> Entity:
+        """The entity with this key; :class:`EntityNotFound` if there is none."""
+        try:
+            return self.nx.nodes[key]["entity"]
+        except KeyError:
+            raise EntityNotFound(key, self._suggestions(key)) from None
+
+    def name(self, key: str) -> str:
+        """Display name of the entity with this key."""
+        return self.entity(key).name
+
+    def entities(self) -> list[Entity]:
+        """Every entity, in graph order."""
+        return [data for _, data in self.nx.nodes(data="entity")]
+
+    def edges(self, relation: str | None = None, include_comention: bool = False) -> list[Edge]:
+        """Edges in graph order, optionally of one relation; co-mention only when asked.
+
+        Asking for ``relation="co_mentioned"`` gives the co-mention edges.
+        """
+        return [
+            edge
+            for _, _, rel, edge in self.nx.edges(keys=True, data="edge")
+            if (rel == relation if relation is not None else include_comention or rel != COMENTION_RELATION)
+        ]
+
+    def resolve(self, name: str) -> str:
+        """The key of the entity a display name, a surface form or a key refers to.
+
+        Tries the key itself, the canonicalizer's key (if given), the name key, then the
+        display name ignoring case.
+
+        Raises
+        ------
+        EntityNotFound
+            With up to ten suggestions: near names, then names containing the query.
+
+        Examples
+        --------
+        >>> graph = ContextGraph([Entity("authservice", "Auth Service")], [])
+        >>> graph.resolve("the auth-service")
+        'authservice'
+        """
+        from .canon import name_key  # imported late: canon is the newer module
+
+        if name in self.nx:
+            return name
+        candidates = [self._key_of(name)] if self._key_of is not None else []
+        candidates.append(name_key(name))
+        for key in candidates:
+            if key and key in self.nx:
+                return key
+        key = self._by_display.get(name.casefold())
+        if key is not None:
+            return key
+        raise EntityNotFound(name, self._suggestions(name))
+
+    def _suggestions(self, name: str) -> list[str]:
+        """Up to five near names (difflib on names and keys), then up to five containing it."""
+        from .canon import name_key
+
+        by_form: dict[str, str] = {}
+        for key, entity in self.nx.nodes(data="entity"):
+            by_form.setdefault(entity.name.casefold(), entity.name)
+            by_form.setdefault(key, entity.name)
+        close = difflib.get_close_matches(name.casefold(), list(by_form), n=10, cutoff=0.6)
+        close += difflib.get_close_matches(name_key(name), list(by_form), n=10, cutoff=0.6)
+        near = list(dict.fromkeys(by_form[form] for form in close))[:5]
+        query, folded = name_key(name), name.casefold().strip()
+        containing = sorted(
+            (
+                entity.name
+                for key, entity in self.nx.nodes(data="entity")
+                if (query and query in key) or (folded and folded in entity.name.casefold())
+            ),
+            key=_name_order,
+        )
+        containing = [n for n in dict.fromkeys(containing) if n not in near][:5]
+        return near + containing
+
+    # -- traversal ----------------------------------------------------------------------
+
+    @staticmethod
+    def _allowed(relation: str, relations: Collection[str] | None, include_comention: bool) -> bool:
+        if relations is not None:
+            return relation in relations
+        return include_comention or relation != COMENTION_RELATION
+
+    def _incident(self, key: str, direction: Direction) -> Iterable[tuple[Edge, str]]:
+        """``(edge, other end)`` for the edges at ``key`` in the given direction."""
+        if direction in ("out", "both"):
+            for _, other, edge in self.nx.out_edges(key, data="edge"):
+                yield edge, other
+        if direction in ("in", "both"):
+            for other, _, edge in self.nx.in_edges(key, data="edge"):
+                yield edge, other
+
+    def neighbors(
+        self,
+        name: str,
+        hops: int = 1,
+        direction: Direction = "out",
+        relations: Collection[str] | None = None,
+        include_comention: bool = False,
+    ) -> Neighborhood:
+        """The entities within ``hops`` edges of ``name``, walking edges in ``direction``.
+
+        ``"out"`` follows edges source -> target, ``"in"`` target -> source, ``"both"``
+        either way. ``relations`` limits the walk to those relations (co-mention included
+        only if listed or ``include_comention``).
+
+        Examples
+        --------
+        >>> graph = ContextGraph(
+        ...     [Entity("a", "A"), Entity("b", "B"), Entity("c", "C")],
+        ...     [Edge("a", "uses", "b"), Edge("b", "uses", "c")])
+        >>> graph.neighbors("A", hops=2).entities
+        [('B', 1), ('C', 2)]
+        >>> graph.neighbors("C", direction="in").entities
+        [('B', 1)]
+        """
+        if direction not in ("out", "in", "both"):
+            raise ValueError(f"direction must be 'out', 'in' or 'both', got {direction!r}")
+        if hops < 0:
+            raise ValueError(f"hops must be 0 or more, got {hops}")
+        center = self.resolve(name)
+        distance = {center: 0}
+        walked: dict[tuple[str, str, str], Edge] = {}
+        frontier = [center]
+        for step in range(1, hops + 1):
+            reached = []
+            for key in frontier:
+                for edge, other in self._incident(key, direction):
+                    if not self._allowed(edge.relation, relations, include_comention):
+                        continue
+                    walked[(edge.source, edge.relation, edge.target)] = edge
+                    if other not in distance:
+                        distance[other] = step
+                        reached.append(other)
+            frontier = reached
+        entities = sorted(
+            ((self.name(key), d) for key, d in distance.items() if key != center),
+            key=lambda item: (item[1], _name_order(item[0])),
+        )
+        edges = sorted(walked.values(), key=self._edge_order)
+        return Neighborhood(self.name(center), entities, edges, keys=list(distance))
+
+    def _edge_order(self, edge: Edge) -> tuple:
+        return (_name_order(self.name(edge.source)), edge.relation, _name_order(self.name(edge.target)))
+
+    def _hop(self, edge: Edge) -> Hop:
+        return Hop(
+            source=self.name(edge.source),
+            relation=edge.relation,
+            target=self.name(edge.target),
+            weight=edge.weight,
+            chunks=tuple(edge.chunk_ids),
+            documents=tuple(edge.documents),
+        )
+
+    # -- impact -------------------------------------------------------------------------
+
+    def impacted_by(self, name: str, relations: Collection[str] | None = None) -> Impact:
+        """What breaks when ``name`` fails: every entity that depends on it, with a path.
+
+        If A depends_on B and B fails, A breaks: a breadth-first search from the failed
+        entity over incoming impact edges. Each impacted entity gets its shortest path (ties
+        go to the better corroborated path, then by names), running from the failed entity
+        to the impacted one with each hop in stored direction. Impacted entities come by hop
+        count, then name; survivors are the other entities that take part in an impact
+        edge, by name.
+
+        Parameters
+        ----------
+        name : str
+            The failed entity.
+        relations : collection of str, optional
+            Relations along which failure spreads; defaults to :attr:`impact_relations`.
+        """
+        failed = self.resolve(name)
+        spread = set(self.impact_relations if relations is None else relations)
+        # key -> (corroboration, names along the path, hops along the path)
+        best: dict[str, tuple[float, tuple[str, ...], list[Hop]]] = {failed: (math.inf, (self.name(failed),), [])}
+        frontier = [failed]
+        while frontier:
+            candidates: dict[str, tuple[tuple, tuple[float, tuple[str, ...], list[Hop]]]] = {}
+            for broken in frontier:
+                corroboration, names, hops = best[broken]
+                for dependent, _, relation, edge in self.nx.in_edges(broken, keys=True, data="edge"):
+                    if relation not in spread or dependent in best:
+                        continue
+                    path_corroboration = min(corroboration, edge.weight)
+                    path_names = names + (self.name(dependent),)
+                    rank = (-path_corroboration, tuple(map(_name_order, path_names)), relation)
+                    if dependent not in candidates or rank < candidates[dependent][0]:
+                        candidates[dependent] = (rank, (path_corroboration, path_names, hops + [self._hop(edge)]))
+            for dependent, (_, entry) in candidates.items():
+                best[dependent] = entry
+            frontier = list(candidates)
+
+        impacted = sorted(
+            (
+                (names[-1], GraphPath(nodes=list(names), hops=hops))
+                for key, (_, names, hops) in best.items()
+                if key != failed
+            ),
+            key=lambda item: (len(item[1].hops), _name_order(item[0])),
+        )
+        taking_part = {
+            end
+            for source, target, relation in self.nx.edges(keys=True)
+            if relation in spread
+            for end in (source, target)
+        }
+        survivors = sorted((self.name(key) for key in taking_part - best.keys()), key=_name_order)
+        return Impact(failed=self.name(failed), impacted=impacted, survivors=survivors)
+
+    # -- paths --------------------------------------------------------------------------
+
+    def _projection(self, relations: Collection[str] | None, undirected: bool) -> nx.Graph:
+        """A simple (Di)Graph over the non-co-mention edges, the best corroborated per pair."""
+        cache_key = (None if relations is None else tuple(sorted(relations)), undirected)
+        if cache_key in self._projections:
+            return self._projections[cache_key]
+        projection = nx.Graph() if undirected else nx.DiGraph()
+        projection.add_nodes_from(self.nx)
+        for source, target, relation, edge in self.nx.edges(keys=True, data="edge"):
+            if not self._allowed(relation, relations, include_comention=False):
+                continue
+            current = projection.get_edge_data(source, target)
+            # Higher weight wins; on a tie the alphabetically first relation, for stability.
+            if current is None or (-edge.weight, edge.relation) < (-current["edge"].weight, current["edge"].relation):
+                projection.add_edge(source, target, edge=edge)
+        self._projections[cache_key] = projection
+        return projection
+
+    def paths(
+        self, a: str, b: str, max_hops: int = 5, k: int = 5, relations: Collection[str] | None = None
+    ) -> list[GraphPath]:
+        """Up to ``k`` cited simple paths from ``a`` to ``b``, best corroborated first.
+
+        Paths follow stored direction; when there is none, edges may also be walked
+        backwards (each hop still shows its stored direction). Ranked by corroboration
+        (the weakest hop's weight) descending, then hop count, then total weight
+        descending. Co-mention edges are never walked; at most 10,000 candidate paths
+        are ranked.
+
+        Raises
+        ------
+        EntityNotFound
+            If ``a`` or ``b`` names no entity.
+        """
+        if max_hops < 1 or k < 1:
+            raise ValueError(f"max_hops and k must be at least 1, got {max_hops} and {k}")
+        source, target = self.resolve(a), self.resolve(b)
+        if source == target:
+            return []
+        for undirected in (False, True):
+            projection = self._projection(relations, undirected)
+            found = [
+                self._cited_path(projection, nodes)
+                for nodes in itertools.islice(
+                    nx.all_simple_paths(projection, source, target, cutoff=max_hops), _MAX_PATHS_ENUMERATED
+                )
+            ]
+            if found:
+                found.sort(key=lambda p: (
+                    -p.corroboration, len(p.hops), -sum(h.weight for h in p.hops),
+                    tuple(map(_name_order, p.nodes)),
+                ))
+                return found[:k]
+        return []
+
+    def _cited_path(self, projection: nx.Graph, nodes: list[str]) -> GraphPath:
+        hops = [self._hop(projection.edges[u, v]["edge"]) for u, v in itertools.pairwise(nodes)]
+        return GraphPath(nodes=[self.name(key) for key in nodes], hops=hops)
+
+    # -- PageRank -----------------------------------------------------------------------
+
+    def pagerank_index(self) -> PageRankIndex:
+        """The PageRank index over an undirected projection of the whole graph, built once.
+
+        Co-mention edges take part; the weight between two entities is the sum of the
+        corroboration of every edge between them, in either direction.
+        """
+        if self._pagerank is None:
+            projection = nx.Graph()
+            projection.add_nodes_from(self.nx)
+            for source, target, weight in self.nx.edges(data="weight"):
+                previous = projection.get_edge_data(source, target, default={"weight": 0})["weight"]
+                projection.add_edge(source, target, weight=previous + weight)
+            self._pagerank = PageRankIndex(projection, weight="weight", nodelist=list(self.nx))
+        return self._pagerank
+
+    def personalized_pagerank(
+        self, seeds: Mapping[str, float], damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100
+    ) -> dict[str, float]:
+        """Personalized PageRank from seed entity keys: key -> score, summing to 1.
+
+        Seeds not in the graph are ignored; a ``ValueError`` says so if none is left.
+
+        Examples
+        --------
+        >>> graph = ContextGraph([Entity("a", "A"), Entity("b", "B"), Entity("c", "C")],
+        ...                      [Edge("a", "uses", "b", chunk_ids=("c1",))])
+        >>> scores = graph.personalized_pagerank({"a": 1.0})
+        >>> scores["b"] > scores["c"]
+        True
+        """
+        return self.pagerank_index().run(seeds, alpha=damping, tol=tol, max_iter=max_iter)
+
+    # -- views --------------------------------------------------------------------------
+
+    def subgraph(self, keys: Iterable[str]) -> ContextGraph:
+        """The entities with these keys and every edge between them, as a new graph."""
+        wanted = set()
+        for key in keys:
+            if key not in self.nx:
+                raise EntityNotFound(key, self._suggestions(key))
+            wanted.add(key)
+        return ContextGraph(
+            (entity for key, entity in self.nx.nodes(data="entity") if key in wanted),
+            (edge for s, t, edge in self.nx.edges(data="edge") if s in wanted and t in wanted),
+            self.impact_relations,
+            key_of=self._key_of,
+        )
+
+    def to_json(self) -> dict[str, list[dict[str, Any]]]:
+        """Nodes and edges as JSON-ready dicts; edge ends are display names."""
+        nodes = [
+            {
+                "key": entity.key,
+                "name": entity.name,
+                "type": entity.type,
+                "mentions": entity.mentions,
+                "first_seen": entity.first_seen,
+                "last_seen": entity.last_seen,
+            }
+            for entity in self.entities()
+        ]
+        edges = [
+            {
+                "source": self.name(edge.source),
+                "relation": edge.relation,
+                "target": self.name(edge.target),
+                "weight": edge.weight,
+                "chunks": list(edge.chunk_ids),
+                "documents": list(edge.documents),
+                "confidence": edge.confidence,
+                "first_seen": edge.first_seen,
+                "last_seen": edge.last_seen,
+                "origin": edge.origin,
+            }
+            for edge in self.edges(include_comention=True)
+        ]
+        return {"nodes": nodes, "edges": edges}
