@@ -1,0 +1,169 @@
+"""BM25 keyword search: literal identifiers, Chinese among English, zero scores, edge cases."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import Counter
+
+import pytest
+
+from workbench.retrieve.keyword_index import KeywordIndex, KeywordIndexError, KeywordMatch
+from workbench.retrieve.tokenize import tokenize
+
+PASSAGES = {
+    "redis-down": "The checkout service failed with ECONNREFUSED when Redis restarted.",
+    "token-cache": "Tokens are cached in src/auth/token_cache.py for five minutes.",
+    "postgres": "Postgres is the primary store; replicas serve read traffic.",
+    "stampede": "发生缓存雪崩时，大量请求直接打到数据库，导致数据库过载。",
+    "kafka": "Kafka consumers lag when the broker disk is full.",
+}
+
+
+@pytest.fixture()
+def index():
+    return KeywordIndex.build(list(PASSAGES), list(PASSAGES.values()))
+
+
+def _reference_bm25(query: str, texts: dict[str, str], k1: float = 1.5, b: float = 0.75) -> dict[str, float]:
+    """Lucene BM25 written out by hand, the formula bm25s implements by default."""
+    docs = {i: tokenize(t) for i, t in texts.items()}
+    n = len(docs)
+    avg_len = sum(map(len, docs.values())) / n
+    df = Counter(term for tokens in docs.values() for term in set(tokens))
+    scores = {}
+    for doc_id, tokens in docs.items():
+        tf = Counter(tokens)
+        score = 0.0
+        for term in dict.fromkeys(tokenize(query)):
+            if tf[term]:
+                idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+                score += idf * tf[term] / (k1 * ((1 - b) + b * len(tokens) / avg_len) + tf[term])
+        if score > 0:
+            scores[doc_id] = score
+    return scores
+
+
+def test_error_code_query_finds_the_chunk_that_contains_it(index):
+    hits = index.search("ECONNREFUSED", k=3)
+    assert [h.id for h in hits] == ["redis-down"]
+    assert hits[0].matched_terms == ("econnrefused",)
+
+
+def test_file_name_query_finds_the_chunk_with_its_full_path(index):
+    hits = index.search("token_cache.py", k=3)
+    assert hits[0].id == "token-cache"
+    assert "token_cache.py" in hits[0].matched_terms
+
+
+def test_words_of_an_identifier_find_it(index):
+    assert index.search("token cache", k=1)[0].id == "token-cache"
+
+
+def test_chinese_query_finds_the_chinese_chunk_among_english_ones(index):
+    hits = index.search("缓存雪崩", k=5)
+    assert [h.id for h in hits] == ["stampede"]
+    assert set(hits[0].matched_terms) == set(tokenize("缓存雪崩"))
+
+
+def test_stopword_only_query_returns_nothing(index):
+    assert index.search("the is of when", k=5) == []
+
+
+def test_documents_sharing_no_term_are_not_returned(index):
+    hits = index.search("Redis replicas", k=5)
+    assert {h.id for h in hits} == {"redis-down", "postgres"}
+    assert all(h.score > 0 for h in hits)
+
+
+def test_unknown_and_empty_queries_return_nothing(index):
+    assert index.search("zookeeper", k=5) == []
+    assert index.search("", k=5) == []
+    assert index.search("   ", k=5) == []
+
+
+def test_k_caps_the_results_and_zero_k_gives_none(index):
+    assert len(index.search("Redis replicas", k=1)) == 1
+    assert len(index.search("Redis replicas", k=100)) == 2
+    assert index.search("Redis", k=0) == []
+
+
+def test_matched_terms_are_the_query_terms_in_the_hit(index):
+    hit = index.search("Kafka broker Postgres", k=5)
+    by_id = {h.id: h.matched_terms for h in hit}
+    assert by_id == {"kafka": ("kafka", "broker"), "postgres": ("postgres",)}
+
+
+def test_scores_agree_with_hand_written_bm25(index):
+    query = "Redis ECONNREFUSED Postgres replicas 数据库 Kafka"
+    expected = _reference_bm25(query, PASSAGES)
+    hits = index.search(query, k=10)
+    assert {h.id for h in hits} == set(expected)
+    for hit in hits:
+        assert hit.score == pytest.approx(expected[hit.id], rel=1e-5)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_equal_scores_are_ordered_by_id():
+    index = KeywordIndex.build(["c", "a", "b"], ["redis cache", "redis cache", "redis cache"])
+    assert [h.id for h in index.search("redis", k=3)] == ["a", "b", "c"]
+
+
+def test_repeated_query_word_scores_like_a_single_one(index):
+    assert index.search("redis redis redis", k=1) == index.search("redis", k=1)
+
+
+def test_single_document_index():
+    index = KeywordIndex.build(["only"], ["Redis holds the sessions"])
+    assert [h.id for h in index.search("sessions", k=5)] == ["only"]
+    assert index.search("kafka", k=5) == []
+
+
+def test_empty_index_returns_nothing():
+    index = KeywordIndex.build([], [])
+    assert len(index) == 0
+    assert index.search("redis", k=5) == []
+
+
+def test_index_of_stopword_only_texts_returns_nothing():
+    index = KeywordIndex.build(["a", "b"], ["the of and", ""])
+    assert index.search("the", k=5) == []
+
+
+def test_empty_text_among_others_is_never_a_hit():
+    index = KeywordIndex.build(["empty", "full"], ["", "redis"])
+    assert [h.id for h in index.search("redis", k=5)] == ["full"]
+
+
+def test_mismatched_ids_and_texts_are_rejected():
+    with pytest.raises(KeywordIndexError, match="2 ids but 1 texts"):
+        KeywordIndex.build(["a", "b"], ["text"])
+
+
+def test_repeated_ids_are_rejected():
+    with pytest.raises(KeywordIndexError, match="repeated ids \\['a'\\]"):
+        KeywordIndex.build(["a", "b", "a"], ["x", "y", "z"])
+
+
+def test_match_is_a_frozen_record(index):
+    hit = index.search("Kafka", k=1)[0]
+    assert isinstance(hit, KeywordMatch)
+    with pytest.raises(AttributeError):
+        hit.score = 0.0  # type: ignore[misc]
+
+
+def test_six_thousand_passages_build_and_query_fast():
+    rng = random.Random(0)
+    words = ("redis postgres kafka cache token auth service gateway timeout retry queue worker "
+             "database index shard replica leader follower deploy rollback").split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(60, 150))) + f" ERR{i} file_{i}.py" for i in range(6000)]
+    ids = [f"c{i:05d}" for i in range(6000)]
+    started = time.perf_counter()
+    index = KeywordIndex.build(ids, texts)
+    assert time.perf_counter() - started < 2.0
+    assert index.search("ERR4242", k=5)[0].id == "c04242"
+    started = time.perf_counter()
+    for _ in range(20):
+        index.search("redis timeout retry file_7.py", k=10)
+    assert (time.perf_counter() - started) / 20 < 0.005
