@@ -19,6 +19,8 @@ __all__ = ["Embedder", "EmbeddingUnavailable", "SentenceTransformerEmbedder", "e
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 BUNDLED = "bundled:all-MiniLM-L6-v2"
 
@@ -78,8 +80,10 @@ class SentenceTransformerEmbedder:
                         path = str(get_model_path())
                     else:
                         path = self.model_ref
-                    self._model = SentenceTransformer(path, device="cpu")
-                    self.dimension = int(self._model.get_sentence_embedding_dimension())
+                    model = SentenceTransformer(path, device="cpu")
+                    dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+                    self.dimension = int(dimension())
+                    self._model = model
                 except Exception as exc:  # any failure to load means: no embeddings here
                     raise EmbeddingUnavailable(f"cannot load embedding model {self.model_ref!r}: {exc}") from exc
         return self._model

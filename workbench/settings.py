@@ -36,7 +36,6 @@ class _Section(BaseModel):
 
 class ChunkingSettings(_Section):
     max_chars: int = Field(1000, gt=50, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries.")
-    min_chars: int = Field(0, ge=0, description="Chunks shorter than this are joined to the next one when they fit.")
 
 
 class RelationPattern(_Section):
@@ -195,3 +194,28 @@ def load_settings(path: str | Path | None = None) -> Settings:
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
             problems.append(f"{key}: {msg}")
         raise SettingsError(f"{path}: " + "; ".join(problems)) from None
+
+
+def render_defaults_yaml() -> str:
+    """The default settings as commented YAML: the text of the project's ``settings.yaml``."""
+    lines = [
+        "# Context Graph Workbench settings. Every key is shown with its default and what it does.",
+        "# Unknown keys and wrong types stop the workbench with a message naming the key.",
+        "# Regenerate after changing workbench/settings.py: python -m workbench settings --defaults > settings.yaml",
+    ]
+    defaults = Settings()
+    for section_name, section_field in Settings.model_fields.items():
+        section = getattr(defaults, section_name)
+        lines.append("")
+        lines.append(f"{section_name}:")
+        for name, field_info in type(section).model_fields.items():
+            lines.append(f"  # {field_info.description}")
+            value = section.model_dump(mode="json")[name]
+            if isinstance(value, (list, dict)) and any(isinstance(v, (list, dict)) for v in value):
+                dumped = yaml.safe_dump({name: value}, sort_keys=False, allow_unicode=True, width=100,
+                                        default_flow_style=None).rstrip()
+                lines.extend("  " + line for line in dumped.splitlines())
+            else:
+                flat = yaml.safe_dump(value, allow_unicode=True, width=10_000, default_flow_style=True)
+                lines.append(f"  {name}: " + flat.replace("\n...\n", "").strip())
+    return "\n".join(lines) + "\n"

@@ -81,7 +81,9 @@ class Store:
         self.path = Path(path)
         self._local = threading.local()
         with self.transaction() as db:
-            db.executescript(SCHEMA)
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
             db.execute("INSERT OR IGNORE INTO meta VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
             db.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
 

@@ -1,0 +1,132 @@
+"""Shared fixtures: the real bundled model, real Chroma, a workspace built from the sample corpus."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_corpus"
+BENCH = ROOT.parent / "shared" / "bench"
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The bundled all-MiniLM-L6-v2, loaded once per test run."""
+    from workbench.embedding import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="session")
+def settings():
+    from workbench.settings import load_settings
+
+    return load_settings()
+
+
+@pytest.fixture
+def make_workspace(tmp_path, embedder, settings):
+    """Open a fresh workspace in a temporary folder (real SQLite, real Chroma, real model)."""
+    from workbench.workspace import Workspace
+
+    opened = []
+
+    def make(name: str = "ws", **kwargs):
+        ws = Workspace(tmp_path / name, settings=kwargs.pop("settings", settings), embedder=embedder, **kwargs)
+        opened.append(ws)
+        return ws
+
+    yield make
+    for ws in opened:
+        ws.close()
+
+
+@pytest.fixture(scope="session")
+def sample_workspace(tmp_path_factory, embedder, settings):
+    """A workspace holding the ingested sample corpus, shared read-only by many tests."""
+    from workbench.workspace import Workspace
+
+    corpus = tmp_path_factory.mktemp("corpus") / "sample_corpus"
+    shutil.copytree(SAMPLE, corpus)
+    ws = Workspace(tmp_path_factory.mktemp("sample") / "ws", settings=settings, embedder=embedder)
+    ws.ingest([corpus])
+    yield ws
+    ws.close()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_http(url: str, proc, timeout: float = 60.0) -> None:
+    """Poll ``url`` until it answers 200, failing early if ``proc`` exits."""
+    import time
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with status {proc.returncode} before {url} answered")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real ``chroma run`` server on a free loopback port: yields ``(host, port)``."""
+    import subprocess
+    import sys
+
+    port = free_port()
+    data = tmp_path_factory.mktemp("chroma-server")
+    exe = Path(sys.executable).parent / "chroma"
+    log = open(data / "server.log", "wb")
+    proc = subprocess.Popen([str(exe), "run", "--path", str(data / "db"), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    try:
+        wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc)
+        yield "127.0.0.1", port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session", params=["embedded", "server"])
+def backend_workspace(request, tmp_path_factory, embedder, settings):
+    """The sample corpus ingested into a workspace on each vector-store backend.
+
+    The retrieval contract runs against both: Chroma embedded in the workspace folder, and a
+    real ``chroma run`` server.
+    """
+    from workbench.workspace import Workspace
+
+    if request.param == "server":
+        host, port = request.getfixturevalue("chroma_server")
+        settings = settings.model_copy(deep=True)
+        settings.vector_store.backend = "server"
+        settings.vector_store.host, settings.vector_store.port = host, port
+    ws = Workspace(tmp_path_factory.mktemp(f"backend-{request.param}") / "ws", settings=settings, embedder=embedder)
+    ws.ingest([SAMPLE])
+    yield ws
+    ws.close()

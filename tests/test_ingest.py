@@ -1,0 +1,146 @@
+"""The ingest pipeline against the real model and a real Chroma store."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import ROOT, SAMPLE
+
+from workbench.vectors import CHUNKS
+
+
+def write_corpus(folder: Path, n: int, offset: int = 0) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(offset, offset + n):
+        (folder / f"svc{i:04d}.txt").write_text(
+            f"The service number {i} depends on the queue number {i % 7}.\n\n"
+            f"Service {i} was reviewed by the team in week {i % 52}.\n",
+            encoding="utf-8",
+        )
+    return folder
+
+
+def snapshot(ws) -> dict:
+    """What must equal between two workspaces holding the same corpus."""
+    stats = ws.stats()
+    stats.pop("workspace")
+    chunk_ids = sorted(c.id for c in ws.chunks())
+    return {"stats": stats, "chunks": chunk_ids, "vectors": sorted(ws.vectors.ids(CHUNKS)),
+            "edges": sorted((e.source, e.relation, e.target, e.chunk_ids) for e in ws.graph.edges(include_comention=True))}
+
+
+def test_second_ingest_of_unchanged_corpus_embeds_nothing(make_workspace, tmp_path):
+    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
+    ws = make_workspace()
+    first = ws.ingest([corpus])
+    second = ws.ingest([corpus])
+    assert first.chunks_embedded > 0 and first.documents_added == first.documents_seen
+    assert second.chunks_embedded == 0
+    assert second.documents_unchanged == first.documents_seen
+    assert second.chunks_written == 0
+
+
+def test_changed_file_replaces_its_chunks(make_workspace, tmp_path):
+    corpus = write_corpus(tmp_path / "c", 3)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    before = {c.id for c in ws.chunks()}
+    (corpus / "svc0001.txt").write_text("The billing service is backed by PostgreSQL.\n", encoding="utf-8")
+    report = ws.ingest([corpus])
+    after = ws.chunks()
+    assert report.documents_updated == 1 and report.documents_unchanged == 2
+    texts = [c.text for c in after if c.document_id.endswith("svc0001.txt")]
+    assert texts == ["The billing service is backed by PostgreSQL."]
+    assert {c.id for c in after} != before
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in after}
+    assert ("billingservice", "backed_by", "postgresql") in {(e.source, e.relation, e.target) for e in ws.graph.edges()}
+
+
+def test_removing_a_file_drops_edges_only_it_supported_and_lowers_shared_weight(make_workspace, tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The login flow depends on the auth service.\n\nThe auth service depends on the token cache.\n")
+    (corpus / "b.md").write_text("AuthService depends on the token cache.\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    edges = {(e.source, e.target): e for e in ws.graph.edges()}
+    assert edges[("authservice", "tokencache")].weight == 2
+
+    (corpus / "a.md").unlink()
+    report = ws.ingest([corpus])
+    edges = {(e.source, e.target): e for e in ws.graph.edges()}
+    assert report.documents_removed == 1
+    assert ("loginflow", "authservice") not in edges
+    assert edges[("authservice", "tokencache")].weight == 1
+    assert edges[("authservice", "tokencache")].documents == ("corpus/b.md",)
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+
+
+def test_remove_command_path_removes_documents_and_vectors(make_workspace, tmp_path):
+    corpus = write_corpus(tmp_path / "c", 4)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    removed = ws.remove(corpus / "svc0002.txt")
+    assert removed == ["c/svc0002.txt"]
+    assert ws.stats()["documents"] == 3
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+
+
+def test_bad_files_are_reported_and_good_ones_ingested(make_workspace, tmp_path):
+    corpus = tmp_path / "mixed"
+    corpus.mkdir()
+    (corpus / "good.md").write_text("The search service depends on Elasticsearch.\n")
+    (corpus / "empty.txt").write_text("")
+    (corpus / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (corpus / "chat.jsonl").write_text('{"speaker": "@ana", "text": "redis is down"}\n{broken\n')
+    report = make_workspace().ingest([corpus])
+    problems = [str(p) for p in report.problems]
+    assert report.documents_added == 2
+    assert any("empty.txt" in p for p in problems)
+    assert any("logo.png" in p for p in problems)
+    assert any("chat.jsonl" in p and "line 2" in p for p in problems)
+
+
+def _ingest_process(workspace: Path, corpus: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "workbench", "--workspace", str(workspace), "ingest", str(corpus)],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+
+
+def _documents_in(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_kill_during_ingest_then_ingest_again_equals_clean_ingest(make_workspace, tmp_path):
+    corpus = write_corpus(tmp_path / "big", 900)
+    target = tmp_path / "killed"
+    proc = _ingest_process(target, corpus)
+    deadline = time.monotonic() + 240
+    # Kill once the first batch is committed, so the kill lands mid-ingest.
+    while _documents_in(target / "workspace.sqlite") == 0 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the ingest finished before it could be killed; make the corpus larger"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = _documents_in(target / "workspace.sqlite")
+    assert 0 < partial < 900
+
+    resumed = make_workspace("killed")
+    report = resumed.ingest([corpus])
+    assert report.documents_unchanged == partial
+    clean = make_workspace("clean")
+    clean.ingest([corpus])
+    assert snapshot(resumed) == snapshot(clean)
+    assert resumed.store.integrity_ok()

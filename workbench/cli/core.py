@@ -1,0 +1,256 @@
+"""Core commands: ingest, remove, stats, entities, merges, alias, neighbors, impact, path."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+
+from . import CommandError, emit
+from .render import table
+
+__all__ = ["register", "open_workspace"]
+
+
+def open_workspace(args):
+    """The workspace named by ``--workspace`` with the settings named by ``--settings``."""
+    from ..settings import load_settings
+    from ..workspace import Workspace
+
+    return Workspace(args.workspace, settings=load_settings(args.settings))
+
+
+def _progress_bar():
+    from tqdm import tqdm
+
+    bar = None
+
+    def progress(stage: str, done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit="doc", desc=stage, file=sys.stderr, disable=None)
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+
+    return progress
+
+
+def cmd_ingest(args):
+    ws = open_workspace(args)
+    report = ws.ingest(args.paths, progress=_progress_bar())
+    payload = {**report.to_json(), "stats": ws.stats()}
+
+    def render(p):
+        lines = [
+            f"ingested {p['documents_seen']} documents in {p['seconds']:.1f} s: {p['documents_added']} added, "
+            f"{p['documents_updated']} updated, {p['documents_unchanged']} unchanged, {p['documents_removed']} removed",
+            f"{p['chunks_written']} chunks written, {p['chunks_embedded']} embedded"
+            + (f", {p['vectors_repaired']} vectors repaired" if p["vectors_repaired"] else ""),
+        ]
+        lines += [f"  {problem}" for problem in p["problems"] + p["extraction_problems"]]
+        s = p["stats"]
+        lines.append(f"workspace: {s['documents']} documents, {s['chunks']} chunks, {s['entities']} entities, {s['edges']} edges")
+        return "\n".join(lines)
+
+    emit(args, payload, render)
+
+
+def cmd_remove(args):
+    ws = open_workspace(args)
+    removed = ws.remove(args.path)
+    if not removed:
+        raise CommandError(f"nothing stored under {args.path}", code=2)
+    emit(args, {"removed": removed, "stats": ws.stats()},
+         lambda p: f"removed {len(p['removed'])} documents:\n" + "\n".join(f"  {d}" for d in p["removed"]))
+
+
+def cmd_stats(args):
+    emit(args, open_workspace(args).stats(),
+         lambda p: "\n".join(f"{k:>16}: {v}" for k, v in p.items()))
+
+
+def cmd_entities(args):
+    ents = open_workspace(args).entities()
+    if args.type:
+        ents = [e for e in ents if e.type == args.type]
+    ents = ents[: args.limit]
+    emit(args, [asdict(e) for e in ents],
+         lambda p: table(p, ["name", "type", "mentions", "first_seen", "last_seen"]))
+
+
+def cmd_merges(args):
+    merges = open_workspace(args).merges()
+    payload = [
+        {"canonical": m.canonical, "key": m.key, "reasons": m.reasons,
+         "surface_forms": [{"form": f.form, "count": f.count, "chunks": list(f.chunk_ids)} for f in m.surface_forms]}
+        for m in merges
+    ]
+
+    def render(p):
+        if not p:
+            return "no merges: every entity is written one way"
+        return "\n".join(
+            f"{m['canonical']}  <=  " + ", ".join(f"{f['form']} ({f['count']})" for f in m["surface_forms"])
+            for m in p
+        )
+
+    emit(args, payload, render)
+
+
+def cmd_alias(args):
+    ws = open_workspace(args)
+    try:
+        if args.action == "add":
+            if not args.canonical:
+                raise CommandError("usage: alias add ALIAS CANONICAL", code=2)
+            ws.add_alias(args.name, args.canonical)
+            msg = f"{args.name!r} is now an alias of {args.canonical!r}"
+        elif args.action == "remove":
+            ws.remove_alias(args.name)
+            msg = f"alias {args.name!r} removed"
+        elif args.action == "split":
+            ws.split(args.name)
+            msg = f"{args.name!r} split out into an entity of its own"
+        else:
+            ws.unsplit(args.name)
+            msg = f"{args.name!r} merged back"
+    except (KeyError, ValueError) as exc:
+        raise CommandError(str(exc).strip('"'), code=2) from None
+    emit(args, {"ok": True, "message": msg, "stats": ws.stats()}, lambda p: p["message"])
+
+
+def cmd_neighbors(args):
+    ws = open_workspace(args)
+    hood = ws.graph.neighbors(args.entity, hops=args.hops, direction=args.direction)
+    graph = ws.graph
+    payload = {
+        "center": hood.center,
+        "entities": [{"entity": name, "distance": d} for name, d in hood.entities],
+        "edges": [_edge_json(graph, e) for e in hood.edges],
+    }
+    emit(args, payload, lambda p: table(p["entities"], ["entity", "distance"]) + "\n\n" + table(
+        p["edges"], ["source", "relation", "target", "weight", "chunks"]))
+
+
+def _edge_json(graph, e) -> dict:
+    return {"source": graph.name(e.source), "relation": e.relation, "target": graph.name(e.target),
+            "weight": e.weight, "chunks": list(e.chunk_ids), "documents": list(e.documents)}
+
+
+def cmd_impact(args):
+    from ..graph import impact_to_json
+
+    ws = open_workspace(args)
+    payload = impact_to_json(ws.graph.impacted_by(args.entity))
+
+    def render(p):
+        lines = [f"if {p['failed']} fails, {len(p['impacted'])} entities break:"]
+        for item in p["impacted"]:
+            lines.append(f"  {item['entity']}  ({len(item['hops'])} hops)")
+            for h in item["hops"]:
+                lines.append(f"      {h['source']} -{h['relation']}-> {h['target']}  "
+                             f"[weight {h['weight']}; chunks {', '.join(h['chunks'])}; {', '.join(h['documents'])}]")
+        lines.append(f"survivors ({len(p['survivors'])}): {', '.join(p['survivors']) or 'none'}")
+        return "\n".join(lines)
+
+    emit(args, payload, render)
+
+
+def cmd_path(args):
+    from ..graph import path_to_json
+
+    ws = open_workspace(args)
+    found = ws.graph.paths(args.source, args.target, max_hops=args.max_hops, k=args.k)
+    payload = {"from": ws.graph.name(ws.graph.resolve(args.source)), "to": ws.graph.name(ws.graph.resolve(args.target)),
+               "paths": [path_to_json(p) for p in found]}
+
+    def render(p):
+        if not p["paths"]:
+            return f"no path from {p['from']} to {p['to']} within {args.max_hops} hops"
+        lines = []
+        for i, path in enumerate(p["paths"], 1):
+            lines.append(f"{i}. {' -> '.join(path['nodes'])}  (corroboration {path['corroboration']})")
+            for h in path["hops"]:
+                lines.append(f"      {h['source']} -{h['relation']}-> {h['target']}  [chunks {', '.join(h['chunks'])}]")
+        return "\n".join(lines)
+
+    emit(args, payload, render)
+
+
+def cmd_chunk(args):
+    ws = open_workspace(args)
+    c = ws.chunk(args.chunk_id)
+    emit(args, asdict(c), lambda p: f"[{p['id']}] {p['document_id']} #{p['ordinal']}\n{p['text']}")
+
+
+def cmd_repair(args):
+    ws = open_workspace(args)
+    changed = ws.repair()
+    emit(args, {"vectors_changed": changed, "integrity_ok": ws.store.integrity_ok(), **ws.vector_counts()},
+         lambda p: f"{p['vectors_changed']} vectors repaired; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
+
+
+def cmd_settings(args):
+    from ..settings import load_settings, render_defaults_yaml
+
+    if args.defaults:
+        print(render_defaults_yaml(), end="")
+        return
+    settings = load_settings(args.settings)
+    emit(args, settings.model_dump(mode="json"), lambda p: f"settings OK ({args.settings or 'settings.yaml'})")
+
+
+def register(subparsers, common) -> None:
+    p = subparsers.add_parser("settings", parents=[common], help="check the settings file, or print the defaults")
+    p.add_argument("--defaults", action="store_true", help="print the default settings as commented YAML")
+    p.set_defaults(handler=cmd_settings)
+
+    p = subparsers.add_parser("ingest", parents=[common], help="ingest files or folders")
+    p.add_argument("paths", nargs="+")
+    p.set_defaults(handler=cmd_ingest)
+
+    p = subparsers.add_parser("remove", parents=[common], help="remove a file's or folder's documents")
+    p.add_argument("path")
+    p.set_defaults(handler=cmd_remove)
+
+    p = subparsers.add_parser("stats", parents=[common], help="counts of documents, chunks, entities, edges")
+    p.set_defaults(handler=cmd_stats)
+
+    p = subparsers.add_parser("entities", parents=[common], help="entities, most mentioned first")
+    p.add_argument("--type", help="only this entity type")
+    p.add_argument("--limit", type=int, default=50)
+    p.set_defaults(handler=cmd_entities)
+
+    p = subparsers.add_parser("merges", parents=[common], help="names merged into one entity, with counts")
+    p.set_defaults(handler=cmd_merges)
+
+    p = subparsers.add_parser("alias", parents=[common], help="add or remove an alias; split a form out or back")
+    p.add_argument("action", type=str.lower, choices=["add", "remove", "split", "unsplit"])
+    p.add_argument("name")
+    p.add_argument("canonical", nargs="?")
+    p.set_defaults(handler=cmd_alias)
+
+    p = subparsers.add_parser("neighbors", parents=[common], help="the k-hop neighbourhood of an entity")
+    p.add_argument("entity")
+    p.add_argument("--hops", type=int, default=1)
+    p.add_argument("--direction", choices=["out", "in", "both"], default="both")
+    p.set_defaults(handler=cmd_neighbors)
+
+    p = subparsers.add_parser("impact", parents=[common], help="what breaks if ENTITY fails, and what survives")
+    p.add_argument("entity")
+    p.set_defaults(handler=cmd_impact)
+
+    p = subparsers.add_parser("path", parents=[common], help="cited paths from A to B, best corroborated first")
+    p.add_argument("source")
+    p.add_argument("target")
+    p.add_argument("--max-hops", type=int, default=5)
+    p.add_argument("-k", type=int, default=5)
+    p.set_defaults(handler=cmd_path)
+
+    p = subparsers.add_parser("chunk", parents=[common], help="show one chunk by id")
+    p.add_argument("chunk_id")
+    p.set_defaults(handler=cmd_chunk)
+
+    p = subparsers.add_parser("repair", parents=[common], help="make the vector store agree with the SQLite record")
+    p.set_defaults(handler=cmd_repair)

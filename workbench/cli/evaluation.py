@@ -1,0 +1,109 @@
+"""The ``eval`` command: run strategies over a task set, export, save and compare runs."""
+
+from __future__ import annotations
+
+import sys
+
+from . import CommandError, emit
+from .core import open_workspace
+
+__all__ = ["register"]
+
+
+def _modes(text: str | None) -> list[str]:
+    return [m.strip() for m in (text or "").split(",") if m.strip()]
+
+
+def _print_run(run) -> str:
+    from ..evaluate.report import cases_frame, highlights, summary_frame
+    from .render import table
+
+    cases = cases_frame(run)
+    case_cols = ["task", "strategy", "recall", "precision", "mrr", "ndcg", "all_found", "found_beyond_direct",
+                 "added_irrelevant", "outdated", "tokens", "latency_ms"]
+    summary = summary_frame(run)
+    summary_rows = []
+    for row in summary.to_dict("records"):
+        out = {"strategy": row["strategy"], "tasks": row["tasks"]}
+        for m in ("recall", "precision", "mrr", "ndcg", "all_found"):
+            out[m] = f"{row[m]:.3f}"
+        for m in ("recall", "ndcg", "mrr"):
+            out[f"Δ{m} [95% CI]"] = f"{row[f'd_{m}']:+.3f} [{row[f'd_{m}_low']:+.3f}, {row[f'd_{m}_high']:+.3f}]"
+            out[f"{m} w/t/l"] = row[f"{m}_w/t/l"]
+        out["irrelevant added"] = int(row["added_irrelevant"])
+        out["outdated cases"] = int(row["outdated_cases"])
+        out["tokens"] = f"{row['tokens']:.0f}"
+        out["ms"] = f"{row['latency_ms']:.0f}"
+        summary_rows.append(out)
+    case_rows = [{c: (f"{v:.2f}" if isinstance(v, float) and c not in ("latency_ms",) else
+                      f"{v:.0f}" if isinstance(v, float) else v) for c, v in r.items()}
+                 for r in cases[case_cols].to_dict("records")]
+    lines = [f"run {run.run_id}: {len(run.task_ids)} tasks x {len(run.strategies)} strategies, k = {run.k}, "
+             f"direct = {run.direct} (tokens ~ chars / 4)", "", "Per case:", table(case_rows, case_cols), "",
+             f"Summary (Δ = strategy - {run.direct}, paired, 95% bootstrap CI over tasks):",
+             table(summary_rows, list(summary_rows[0])), ""]
+    lines += highlights(run) or ["(no highlight cases in this run)"]
+    return "\n".join(lines)
+
+
+def cmd_eval(args):
+    from ..evaluate import report
+    from ..evaluate.runner import StrategyFailed, run_evaluation
+    from ..evaluate.tasks import TaskError, load_resolved_tasks
+
+    if args.compare:
+        a, b = args.compare
+        try:
+            run_a, run_b = report.load_run(a, args.workspace), report.load_run(b, args.workspace)
+        except report.RunNotFound as exc:
+            raise CommandError(str(exc), code=2) from None
+        frame = report.compare_runs(run_a, run_b)
+        payload = {"a": run_a.run_id, "b": run_b.run_id, "strategies": frame.to_dict("records")}
+        emit(args, payload, lambda p: f"B = {p['b']} minus A = {p['a']}, paired over shared tasks:\n"
+             + report.markdown_table(frame))
+        return
+    if not args.tasks:
+        raise CommandError("usage: eval TASKS [--modes ...] or eval --compare RUN_A RUN_B", code=2)
+    ws = open_workspace(args)
+    try:
+        tasks = load_resolved_tasks(ws, args.tasks)
+    except TaskError as exc:
+        raise CommandError(str(exc), code=2) from None
+    from ..retrieve import MODES
+
+    modes = _modes(args.modes) or ["vector", "expand", "graphrag"]
+    unknown = [m for m in modes + [args.direct] if m not in MODES]
+    if unknown:
+        raise CommandError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}", code=2)
+    try:
+        run = run_evaluation(ws, tasks, strategies=modes, direct=args.direct, k=args.k, task_file=str(args.tasks))
+    except StrategyFailed as exc:
+        raise CommandError(str(exc)) from None
+    written = []
+    if args.save:
+        written.append(str(report.save_run(run, ws.path)))
+    if args.csv:
+        written.append(str(report.export_csv(run, args.csv)))
+    if args.md:
+        written.append(str(report.export_markdown(run, args.md)))
+    payload = {**run.to_json(), "summary": report.summary_frame(run).to_dict("records"),
+               "highlights": report.highlights(run), "written": written}
+    payload.pop("settings")
+    emit(args, payload, lambda p: _print_run(run) + "".join(f"\nwrote {w}" for w in written))
+    if written and getattr(args, "json", False):
+        print("\n".join(f"wrote {w}" for w in written), file=sys.stderr)
+
+
+def register(subparsers, common) -> None:
+    p = subparsers.add_parser("eval", parents=[common],
+                              help="compare retrieval strategies on a task set (or compare two saved runs)")
+    p.add_argument("tasks", nargs="?", help="task file (.yaml or .jsonl)")
+    p.add_argument("--modes", help="comma-separated strategies (default: vector,expand,graphrag)")
+    p.add_argument("--direct", default="vector", help="the strategy the others are compared with (default: vector)")
+    p.add_argument("--k", type=int, default=None, help="hits per query (default: retrieval.k of the settings)")
+    p.add_argument("--csv", metavar="FILE", help="write the per-case table as CSV")
+    p.add_argument("--md", metavar="FILE", help="write summary, highlights and cases as Markdown")
+    p.add_argument("--save", action=__import__("argparse").BooleanOptionalAction, default=True,
+                   help="save the run under <workspace>/runs/ (default: on)")
+    p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="compare two saved runs (ids or files)")
+    p.set_defaults(handler=cmd_eval)

@@ -1,0 +1,195 @@
+"""The ingest pipeline: load -> chunk -> extract -> embed -> store, crash-safe.
+
+Documents are processed in batches: the batch's chunks are embedded in one model call (with
+an embedding cache keyed by text hash, so nothing is embedded twice), their vectors upserted
+into Chroma by chunk id, and then the batch is written to SQLite in one transaction. A kill at
+any point leaves whole documents or none; :func:`reconcile_vectors` at the start of the next
+ingest makes Chroma agree with SQLite again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .chunking import chunk_document
+from .embedding import Embedder, text_hash
+from .extract import extract_all, extractors_from_settings
+from .loaders import LoadProblem, load_paths
+from .model import Chunk, Document
+from .store import Store
+from .vectors import CHUNKS, VectorIndex
+
+__all__ = ["IngestReport", "Progress", "ingest_paths", "reconcile_vectors", "embed_cached", "remove_documents"]
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``, called as work advances."""
+
+BATCH_CHUNKS = 256
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did, with figures a person can check."""
+
+    documents_seen: int = 0
+    documents_added: int = 0
+    documents_updated: int = 0
+    documents_unchanged: int = 0
+    documents_removed: int = 0
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    """Chunks whose vectors had to be computed by the model (not found in the cache)."""
+    vectors_repaired: int = 0
+    """Vectors added or deleted to make Chroma agree with SQLite (after a crash)."""
+    problems: list[LoadProblem] = field(default_factory=list)
+    extraction_problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    stage_seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def to_json(self) -> dict:
+        return {
+            "documents_seen": self.documents_seen, "documents_added": self.documents_added,
+            "documents_updated": self.documents_updated, "documents_unchanged": self.documents_unchanged,
+            "documents_removed": self.documents_removed, "chunks_written": self.chunks_written,
+            "chunks_embedded": self.chunks_embedded, "vectors_repaired": self.vectors_repaired,
+            "problems": [str(p) for p in self.problems], "extraction_problems": list(self.extraction_problems),
+            "seconds": round(self.seconds, 3), "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
+        }
+
+
+def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder) -> tuple[np.ndarray, int]:
+    """Vectors for ``texts``, computing only those not in the cache. Returns (vectors, computed)."""
+    hashes = [text_hash(t) for t in texts]
+    cached = store.cached_embeddings(sorted(set(hashes)), embedder.name)
+    missing = sorted({h for h in hashes if h not in cached})
+    if missing:
+        first = {h: t for h, t in zip(hashes, texts)}
+        new = embedder.embed([first[h] for h in missing])
+        store.cache_embeddings(missing, new, embedder.name)
+        cached.update(zip(missing, new))
+    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    for i, h in enumerate(hashes):
+        out[i] = cached[h]
+    return out, len(missing)
+
+
+def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
+    """Make the chunk collection hold exactly the chunks SQLite has. Returns the vectors changed."""
+    wanted = store.chunk_text_hashes()
+    have = vectors.ids(CHUNKS)
+    extra = sorted(have - wanted.keys())
+    missing = sorted(wanted.keys() - have)
+    if extra:
+        vectors.delete(CHUNKS, extra)
+    if missing:
+        chunks = store.chunks(missing)
+        vecs, _ = embed_cached([c.text for c in chunks], store, embedder)
+        vectors.upsert(CHUNKS, [c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks])
+    return len(extra) + len(missing)
+
+
+def remove_documents(ids: Sequence[str], store: Store, vectors: VectorIndex) -> int:
+    """Delete documents, their chunks, mentions, triples and vectors."""
+    if not ids:
+        return 0
+    chunk_ids = store.chunk_ids_of(ids)
+    store.delete_documents(ids)
+    vectors.delete(CHUNKS, chunk_ids)
+    return len(ids)
+
+
+def _removed_sources(paths: Sequence[Path], store: Store) -> list[str]:
+    """Stored documents under the given paths whose file no longer exists."""
+    gone = []
+    for p in paths:
+        for doc_id in store.documents_under(str(p.resolve())):
+            gone.append(doc_id)
+    by_id = {d.id: d for d in store.documents()}
+    return sorted({d for d in gone if not Path(by_id[d].source_path).exists()})
+
+
+def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex, embedder: Embedder,
+                 settings, progress: Progress | None = None) -> IngestReport:
+    """Bring the workspace up to date with the files under ``paths``."""
+    started = time.perf_counter()
+    report = IngestReport()
+    progress = progress or (lambda stage, done, total: None)
+    stage = report.stage_seconds
+
+    t = time.perf_counter()
+    report.vectors_repaired = reconcile_vectors(store, vectors, embedder)
+    stage["reconcile"] += time.perf_counter() - t
+
+    t = time.perf_counter()
+    loaded = load_paths([Path(p) for p in paths])
+    report.problems.extend(loaded.problems)
+    stage["load"] += time.perf_counter() - t
+
+    report.documents_removed = remove_documents(_removed_sources([Path(p) for p in paths], store), store, vectors)
+
+    known = store.document_hashes()
+    todo: list[Document] = []
+    for doc in loaded.documents:
+        report.documents_seen += 1
+        if known.get(doc.id) == doc.content_hash:
+            report.documents_unchanged += 1
+        else:
+            todo.append(doc)
+    extractors = extractors_from_settings(settings.extraction)
+    total = len(todo)
+    progress("ingest", 0, total)
+    batch: list[tuple[Document, list[Chunk], object]] = []
+    batch_chunks = 0
+    done = 0
+    for doc in todo:
+        t = time.perf_counter()
+        chunks = chunk_document(doc, settings.chunking.max_chars)
+        stage["chunk"] += time.perf_counter() - t
+        t = time.perf_counter()
+        extraction = extract_all(doc, chunks, extractors)
+        stage["extract"] += time.perf_counter() - t
+        report.extraction_problems.extend(f"{doc.id}: {p}" for p in extraction.problems)
+        batch.append((doc, chunks, extraction))
+        batch_chunks += len(chunks)
+        if batch_chunks >= BATCH_CHUNKS:
+            done += _write_batch(batch, known, store, vectors, embedder, report)
+            progress("ingest", done, total)
+            batch, batch_chunks = [], 0
+    if batch:
+        done += _write_batch(batch, known, store, vectors, embedder, report)
+        progress("ingest", done, total)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_batch(batch, known: dict[str, str], store: Store, vectors: VectorIndex, embedder: Embedder,
+                 report: IngestReport) -> int:
+    stage = report.stage_seconds
+    all_chunks = [c for _, chunks, _ in batch for c in chunks]
+    t = time.perf_counter()
+    vecs, computed = embed_cached([c.text for c in all_chunks], store, embedder)
+    report.chunks_embedded += computed
+    stage["embed"] += time.perf_counter() - t
+    t = time.perf_counter()
+    old_ids = set(store.chunk_ids_of([doc.id for doc, _, _ in batch if doc.id in known]))
+    # Vectors go in before the SQLite commit; reconcile_vectors removes them if we die in between.
+    vectors.upsert(CHUNKS, [c.id for c in all_chunks], vecs, [{"document": c.document_id} for c in all_chunks])
+    store.replace_documents([(doc, chunks, ex.mentions, ex.triples, [text_hash(c.text) for c in chunks])
+                             for doc, chunks, ex in batch])
+    stale = sorted(old_ids - {c.id for c in all_chunks})
+    if stale:
+        vectors.delete(CHUNKS, stale)
+    stage["store"] += time.perf_counter() - t
+    for doc, chunks, _ in batch:
+        if doc.id in known:
+            report.documents_updated += 1
+        else:
+            report.documents_added += 1
+        report.chunks_written += len(chunks)
+    return len(batch)

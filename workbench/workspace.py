@@ -1,0 +1,251 @@
+"""The workspace: one folder holding the SQLite record, the Chroma store and saved runs.
+
+:class:`Workspace` is the facade every surface (CLI, app, notebooks, MCP server) uses. Writers
+take a file lock on the folder, so two processes never write at once; a second writer waits
+up to ``lock_timeout`` seconds and then gets :class:`WorkspaceBusy`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from filelock import FileLock, Timeout
+
+from .assemble import GraphParts, assemble_graph, note_resolver
+from .canon import Canonicalizer, MergeSuggestion, build_merges, display_form, name_key, suggest_merges
+from .embedding import Embedder, embedder_from_settings
+from .graph import ContextGraph
+from .ingest import IngestReport, Progress, embed_cached, ingest_paths, reconcile_vectors, remove_documents
+from .model import Chunk, Entity, Merge
+from .settings import Settings, load_settings
+from .store import DocumentRecord, Store
+from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
+
+__all__ = ["Workspace", "WorkspaceBusy", "ChunkNotFound", "DEFAULT_WORKSPACE"]
+
+DEFAULT_WORKSPACE = Path("workspace")
+
+
+class WorkspaceBusy(RuntimeError):
+    """Another process is writing to the workspace."""
+
+
+class ChunkNotFound(KeyError):
+    """No chunk has that id."""
+
+    def __str__(self) -> str:
+        return f"no chunk with id {self.args[0]!r}"
+
+
+@dataclass
+class _Derived:
+    version: int
+    graph: ContextGraph
+    parts: GraphParts
+
+
+class Workspace:
+    """A workspace folder, opened. Backends are passed in or made from settings.
+
+    Examples
+    --------
+    >>> ws = Workspace(tmp / "ws")          # doctest: +SKIP
+    >>> ws.ingest(["sample_corpus"])        # doctest: +SKIP
+    >>> ws.graph.impacted_by("redis")       # doctest: +SKIP
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_WORKSPACE, settings: Settings | None = None,
+                 embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0):
+        self.path = Path(path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.settings = settings if settings is not None else load_settings()
+        self.store = Store(self.path / "workspace.sqlite")
+        self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
+        self._chroma = chroma
+        self._vectors: VectorIndex | None = None
+        self._lock = FileLock(str(self.path / "workspace.lock"))
+        self.lock_timeout = lock_timeout
+        self._derived: _Derived | None = None
+        self._derive_lock = threading.Lock()
+
+    # -- backends ----------------------------------------------------------------------
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            client = self._chroma if self._chroma is not None else chroma_client(self.settings, self.path)
+            self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id)
+        return self._vectors
+
+    def _write_lock(self):
+        try:
+            self._lock.acquire(timeout=self.lock_timeout)
+        except Timeout:
+            raise WorkspaceBusy(
+                f"workspace {self.path} is busy: another process is writing to it; try again when it finishes"
+            ) from None
+        return self._lock
+
+    # -- writing -------------------------------------------------------------------------
+    def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
+        """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest`)."""
+        with self._write_lock():
+            report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
+            self.sync_entity_vectors()
+        return report
+
+    def remove(self, path: str | Path) -> list[str]:
+        """Remove the documents of a file, a folder or a document id. Returns the ids removed."""
+        p = Path(path)
+        ids = self.store.documents_under(str(p.resolve())) if p.exists() or p.is_absolute() else []
+        known = {d.id for d in self.store.documents()}
+        if not ids:
+            key = str(path).rstrip("/")
+            ids = sorted(i for i in known if i == key or i.startswith(key + "/") or i.startswith(key + "#"))
+        with self._write_lock():
+            remove_documents(ids, self.store, self.vectors)
+            self.sync_entity_vectors()
+        return ids
+
+    def repair(self) -> int:
+        """Make Chroma agree with SQLite (after a crash). Returns the vectors changed."""
+        with self._write_lock():
+            changed = reconcile_vectors(self.store, self.vectors, self.embedder)
+            self.sync_entity_vectors()
+        return changed
+
+    def add_alias(self, alias: str, canonical: str) -> None:
+        """Merge ``alias`` into ``canonical``: from now on both are one entity."""
+        if not name_key(alias) or not name_key(canonical):
+            raise ValueError("an alias and its canonical name must both contain letters or digits")
+        if name_key(alias) == name_key(canonical):
+            raise ValueError(f"{alias!r} and {canonical!r} are already one name")
+        self._canon_action("alias", {"alias": alias, "canonical": canonical}, alias=(alias, canonical))
+
+    def remove_alias(self, alias: str) -> None:
+        """Undo an alias the user added."""
+        if alias not in self.store.aliases():
+            raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(self.store.aliases()) or 'none'}")
+        self._canon_action("unalias", {"alias": alias}, unalias=alias)
+
+    def split(self, form: str) -> None:
+        """Give a surface form an entity of its own, undoing the merge that folded it in."""
+        self._canon_action("split", {"form": display_form(form)}, split=display_form(form).lower())
+
+    def unsplit(self, form: str) -> None:
+        self._canon_action("unsplit", {"form": display_form(form)}, unsplit=display_form(form).lower())
+
+    def reject_suggestion(self, a: str, b: str) -> None:
+        self._canon_action("reject", {"a": a, "b": b}, reject=tuple(sorted((name_key(a), name_key(b)))))
+
+    def _canon_action(self, action: str, detail: dict, **change) -> None:
+        with self._write_lock():
+            self.store.record(action, detail, **change)
+            self.sync_entity_vectors()
+
+    def sync_entity_vectors(self) -> int:
+        """Keep the entity-name collection equal to the graph's entities. Returns vectors changed."""
+        graph = self.graph
+        wanted = {key: graph.entity(key).name for key in graph.nx.nodes}
+        col = self.vectors.collection(ENTITIES)
+        have: dict[str, str] = {}
+        total = col.count()
+        for offset in range(0, total, 4000):
+            got = col.get(limit=4000, offset=offset, include=["metadatas"])
+            have.update((i, (m or {}).get("name", "")) for i, m in zip(got["ids"], got["metadatas"]))
+        stale = sorted(k for k in have if k not in wanted)
+        changed = sorted(k for k, name in wanted.items() if have.get(k) != name)
+        if stale:
+            self.vectors.delete(ENTITIES, stale)
+        if changed:
+            vecs, _ = embed_cached([wanted[k] for k in changed], self.store, self.embedder)
+            self.vectors.upsert(ENTITIES, changed, vecs, [{"name": wanted[k]} for k in changed])
+        return len(stale) + len(changed)
+
+    # -- reading -------------------------------------------------------------------------
+    def canonicalizer(self) -> Canonicalizer:
+        c = self.settings.canonicalization
+        return Canonicalizer(aliases=c.aliases, user_aliases=self.store.aliases(), splits=self.store.splits(),
+                             articles=tuple(c.articles))
+
+    def _derive(self) -> _Derived:
+        version = self.store.version
+        with self._derive_lock:
+            if self._derived is None or self._derived.version != version:
+                graph, parts = assemble_graph(
+                    self.store.mentions(), self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
+                    notes=note_resolver(self.store.documents()),
+                    impact_relations=self.settings.graph.impact_relations,
+                )
+                self._derived = _Derived(version, graph, parts)
+            return self._derived
+
+    @property
+    def graph(self) -> ContextGraph:
+        """The context graph, rebuilt when the workspace has changed since the last call."""
+        return self._derive().graph
+
+    @property
+    def parts(self) -> GraphParts:
+        return self._derive().parts
+
+    @property
+    def version(self) -> int:
+        return self.store.version
+
+    def documents(self) -> list[DocumentRecord]:
+        return self.store.documents()
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        found = self.store.chunks([chunk_id])
+        if not found:
+            raise ChunkNotFound(chunk_id)
+        return found[0]
+
+    def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:
+        return self.store.chunks(ids)
+
+    def entities(self) -> list[Entity]:
+        """Entities, most mentioned first."""
+        graph = self.graph
+        return sorted((graph.entity(k) for k in graph.nx.nodes), key=lambda e: (-e.mentions, e.name))
+
+    def merges(self) -> list[Merge]:
+        """Every canonical entity that folds two or more surface forms, with counts and chunks."""
+        return build_merges(self.store.mentions(), self.canonicalizer())
+
+    def merge_log(self) -> list[dict]:
+        return self.store.merge_log()
+
+    def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
+        """Near-duplicate names that are not yet one entity, minus those the user rejected."""
+        names = [e.name for e in self.entities()]
+        rejected = self.store.rejected_suggestions()
+        found = suggest_merges(names, self.embedder if use_embeddings else None,
+                               self.settings.canonicalization.suggest_threshold)
+        return [s for s in found if tuple(sorted((name_key(s.a), name_key(s.b)))) not in rejected]
+
+    def stats(self) -> dict:
+        graph = self.graph
+        relation_edges = [e for e in graph.edges()]
+        return {
+            "documents": self.store.count("documents"),
+            "chunks": self.store.count("chunks"),
+            "entities": len(graph),
+            "edges": len(relation_edges),
+            "comention_edges": graph.number_of_edges() - len(relation_edges),
+            "mentions": self.store.count("mentions"),
+            "triples": self.store.count("triples"),
+            "merges": len(self.merges()),
+            "user_aliases": self.store.count("aliases"),
+            "workspace": str(self.path),
+        }
+
+    def vector_counts(self) -> dict[str, int]:
+        return {"chunks": self.vectors.count(CHUNKS), "entities": self.vectors.count(ENTITIES)}
+
+    def close(self) -> None:
+        self.store.close()
+
