@@ -1,0 +1,139 @@
+"""Typed entity mentions, co-mention triples and extract_all's endpoint mentions."""
+
+import time
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.canon import name_key
+from workbench.extract import EntityExtractor, extract_all, extractors_from_settings
+from workbench.extract.entities import MAX_COMENTION_ENTITIES
+from workbench.model import Chunk, Document
+from workbench.settings import EntityPattern, ExtractionSettings
+
+
+def _doc_and_chunks(*texts):
+    text = "\n".join(texts)
+    document = Document("doc.md", "/tmp/doc.md", "Doc", "text", text, "hash")
+    chunks, offset = [], 0
+    for i, part in enumerate(texts):
+        chunks.append(Chunk(f"c{i}", "doc.md", i, part, offset, offset + len(part)))
+        offset += len(part) + 1
+    return document, chunks
+
+
+@pytest.fixture(scope="module")
+def default_entities():
+    s = ExtractionSettings()
+    return EntityExtractor(s.entity_patterns, s.pattern_timeout_seconds, comention=True)
+
+
+def test_terms_match_case_insensitively_on_whole_words(default_entities):
+    doc, chunks = _doc_and_chunks("We moved redis and POSTGRESQL off the Rediscover box.")
+    found = default_entities.extract(doc, chunks)
+    assert [(m.surface, m.entity_type, m.start) for m in found.mentions] == [
+        ("redis", "technology", 9),
+        ("POSTGRESQL", "technology", 19),
+    ]
+
+
+def test_common_word_terms_need_a_capital(default_entities):
+    doc, chunks = _doc_and_chunks("We go live on Friday; the Go service is ready.")
+    surfaces = [m.surface for m in default_entities.extract(doc, chunks).mentions]
+    assert "go" not in surfaces and "Go service" in surfaces
+
+
+def test_regex_types_services_and_people(default_entities):
+    doc, chunks = _doc_and_chunks("@dana restarted the Payment Gateway.")
+    found = default_entities.extract(doc, chunks)
+    assert [(m.surface, m.entity_type) for m in found.mentions] == [("@dana", "person"), ("Payment Gateway", "service")]
+
+
+def test_overlapping_matches_keep_the_longest():
+    extractor = EntityExtractor(
+        [EntityPattern(type="technology", terms=["Redis"]), EntityPattern(type="service", regex=r"Redis Cluster")], 1.0, False
+    )
+    doc, chunks = _doc_and_chunks("The Redis Cluster failed over.")
+    assert [(m.surface, m.entity_type) for m in extractor.extract(doc, chunks).mentions] == [("Redis Cluster", "service")]
+
+
+def test_type_of_uses_terms_then_regexes(default_entities):
+    assert default_entities.type_of("the Kafka") == "technology"
+    assert default_entities.type_of("Billing Service") == "service"
+    assert default_entities.type_of("token budget") == "concept"
+
+
+def test_comention_gives_one_pair_per_entity_pair_ordered_by_key(default_entities):
+    doc, chunks = _doc_and_chunks("Redis, Kafka and PostgreSQL sit behind the Billing API. Redis again.")
+    found = default_entities.extract(doc, chunks)
+    pairs = [(t.subject, t.object) for t in found.triples]
+    assert len(pairs) == 6  # 4 distinct entities: C(4, 2)
+    assert all(name_key(a) < name_key(b) for a, b in pairs)
+    assert {t.origin for t in found.triples} == {"comention"}
+    assert {t.relation for t in found.triples} == {"co_mentioned"}
+
+
+def test_comention_stays_within_a_chunk(default_entities):
+    doc, chunks = _doc_and_chunks("Redis is fast.", "Kafka is durable.")
+    assert default_entities.extract(doc, chunks).triples == []
+
+
+def test_comention_is_capped_per_chunk():
+    terms = [f"Tool{i:02d}" for i in range(MAX_COMENTION_ENTITIES + 10)]
+    extractor = EntityExtractor([EntityPattern(type="technology", terms=terms)], 1.0, True)
+    doc, chunks = _doc_and_chunks(" ".join(terms))
+    cap = MAX_COMENTION_ENTITIES
+    assert len(extractor.extract(doc, chunks).triples) == cap * (cap - 1) // 2
+
+
+def test_comention_can_be_switched_off():
+    extractor = EntityExtractor([EntityPattern(type="technology", terms=["Redis", "Kafka"])], 1.0, comention=False)
+    doc, chunks = _doc_and_chunks("Redis and Kafka.")
+    assert extractor.extract(doc, chunks).triples == []
+
+
+def test_slow_entity_regex_is_reported_not_fatal():
+    extractor = EntityExtractor(
+        [EntityPattern(type="technology", terms=["Redis"]), EntityPattern(type="slow", regex=r"(?:a|aa)+$")], 0.2, False
+    )
+    doc, chunks = _doc_and_chunks("Redis " + "a" * 60 + "b")
+    started = time.monotonic()
+    found = extractor.extract(doc, chunks)
+    assert time.monotonic() - started < 5
+    assert [m.surface for m in found.mentions] == ["Redis"]
+    assert len(found.problems) == 1 and "timed out on chunk c0" in found.problems[0]
+
+
+def test_invalid_entity_regex_is_a_value_error():
+    with pytest.raises(ValueError, match="entity_patterns"):
+        EntityExtractor([EntityPattern(type="x", regex="[unclosed")], 1.0, False)
+
+
+def test_extract_all_mentions_every_triple_endpoint():
+    extractors = extractors_from_settings(ExtractionSettings())
+    doc, chunks = _doc_and_chunks("The ledger depends on the token budget.")
+    found = extract_all(doc, chunks, extractors)
+    mentioned = {(name_key(m.surface), m.chunk_id) for m in found.mentions}
+    for triple in found.triples:
+        assert (name_key(triple.subject), triple.chunk_id) in mentioned
+        assert (name_key(triple.object), triple.chunk_id) in mentioned
+    ledger = next(m for m in found.mentions if m.surface == "ledger")
+    assert (ledger.entity_type, ledger.start) == ("concept", 4)
+
+
+def test_extract_all_does_not_duplicate_typed_mentions():
+    extractors = extractors_from_settings(ExtractionSettings())
+    doc, chunks = _doc_and_chunks("Kafka depends on ZooKeeper.")
+    found = extract_all(doc, chunks, extractors)
+    assert sum(1 for m in found.mentions if name_key(m.surface) == "kafka") == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["Redis", "Kafka", "Docker", "Nginx", "Vault", "Consul", "etcd"]), max_size=12))
+def test_comention_count_is_pairs_of_distinct_entities(names):
+    extractor = EntityExtractor([EntityPattern(type="technology", terms=["Redis", "Kafka", "Docker", "Nginx", "Vault", "Consul", "etcd"])], 1.0, True)
+    doc, chunks = _doc_and_chunks(" and ".join(names) + ".")
+    triples = extractor.extract(doc, chunks).triples
+    assert len(triples) == len(list(combinations(set(names), 2)))

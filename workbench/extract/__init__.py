@@ -1,0 +1,81 @@
+"""Extractors: mentions and triples from chunks, one module per extractor behind one protocol.
+
+:func:`extractors_from_settings` builds the standard set once (patterns compiled once, reused
+over every chunk); :func:`extract_all` runs them over a document and gives every triple
+endpoint a mention, so every graph node has mentions.
+
+Examples
+--------
+>>> from workbench.model import Chunk, Document
+>>> from workbench.settings import ExtractionSettings
+>>> extractors = extractors_from_settings(ExtractionSettings())
+>>> text = "The checkout service depends on Redis and the token cache."
+>>> doc = Document("d", "/d", "d", "text", text, "h")
+>>> found = extract_all(doc, [Chunk("c1", "d", 0, text, 0, len(text))], extractors)
+>>> sorted((t.subject, t.relation, t.object) for t in found.triples if t.origin == "pattern")
+[('checkout service', 'depends_on', 'Redis'), ('checkout service', 'depends_on', 'token cache')]
+>>> sorted({(m.surface, m.entity_type) for m in found.mentions})
+[('Redis', 'technology'), ('The checkout service', 'service'), ('token cache', 'service')]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.canon import name_key
+from workbench.extract.base import Extraction, Extractor, PatternTimeout
+from workbench.extract.entities import EntityExtractor
+from workbench.extract.notes import DeclaredRelationExtractor, similar_note_candidates
+from workbench.extract.patterns import RelationPatternExtractor
+from workbench.model import Chunk, Document, Mention
+from workbench.settings import ExtractionSettings
+
+__all__ = [
+    "Extraction",
+    "Extractor",
+    "PatternTimeout",
+    "EntityExtractor",
+    "RelationPatternExtractor",
+    "DeclaredRelationExtractor",
+    "similar_note_candidates",
+    "extractors_from_settings",
+    "extract_all",
+]
+
+
+def extractors_from_settings(settings: ExtractionSettings) -> list[Extractor]:
+    """The standard extractors: relation phrases, typed entities, declared relations.
+
+    Build them once and reuse them: construction compiles every pattern (and raises a
+    ``ValueError`` naming a pattern that does not compile).
+    """
+    entities = EntityExtractor(settings.entity_patterns, settings.pattern_timeout_seconds, settings.comention)
+    relations = RelationPatternExtractor(settings.relations, settings.pattern_timeout_seconds, type_of=entities.type_of)
+    return [relations, entities, DeclaredRelationExtractor()]
+
+
+def extract_all(document: Document, chunks: Sequence[Chunk], extractors: Sequence[Extractor]) -> Extraction:
+    """Run every extractor over the document, then mention every triple endpoint.
+
+    A triple's subject or object that no mention in its chunk names (by
+    :func:`~workbench.canon.name_key`) gets a mention typed from the triple, at its offset
+    in the chunk text when found there (else -1).
+    """
+    result = Extraction()
+    for extractor in extractors:
+        result.merge(extractor.extract(document, chunks))
+    text_of = {chunk.id: chunk.text for chunk in chunks}
+    mentioned = {(m.chunk_id, name_key(m.surface)) for m in result.mentions}
+    for triple in result.triples:
+        for surface, entity_type in ((triple.subject, triple.subject_type), (triple.object, triple.object_type)):
+            key = name_key(surface)
+            if not key or (triple.chunk_id, key) in mentioned:
+                continue
+            mentioned.add((triple.chunk_id, key))
+            result.mentions.append(Mention(surface, triple.chunk_id, entity_type, _offset(text_of.get(triple.chunk_id, ""), surface)))
+    return result
+
+
+def _offset(text: str, surface: str) -> int:
+    found = text.find(surface)
+    return found if found >= 0 else text.lower().find(surface.lower())
