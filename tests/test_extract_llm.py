@@ -1,0 +1,115 @@
+"""LLM extraction: lenient parsing, the OpenAI-compatible client against a local canned server."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from workbench.extract.llm import LLMError, LLMExtractor, OpenAICompatibleClient, client_from_settings, parse_triples
+from workbench.model import Chunk, Document
+from workbench.settings import LLMSettings
+
+
+def _doc_chunk(text="Cart uses Redis."):
+    return Document("d", "/d", "d", "text", text, "h"), [Chunk("c1", "d", 0, text, 0, len(text))]
+
+
+class _Canned:
+    def __init__(self, reply):
+        self.reply = reply
+        self.sent = []
+
+    def chat(self, messages):
+        self.sent.append(messages)
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def test_fenced_json_list_becomes_llm_triples():
+    reply = '```json\n[{"subject": "Cart", "relation": "Depends On", "object": "Redis", "object_type": "Technology"}]\n```'
+    [triple] = LLMExtractor(_Canned(reply)).extract(*_doc_chunk()).triples
+    assert (triple.subject, triple.relation, triple.object) == ("Cart", "depends_on", "Redis")
+    assert (triple.origin, triple.confidence, triple.chunk_id) == ("llm", 0.8, "c1")
+    assert (triple.subject_type, triple.object_type) == ("concept", "technology")
+
+
+def test_object_with_triples_key_is_accepted():
+    triples, problems = parse_triples('{"triples": [{"subject": "A", "relation": "uses", "object": "B"}]}', "c1")
+    assert [(t.subject, t.object) for t in triples] == [("A", "B")] and problems == []
+
+
+def test_invalid_json_is_a_problem_not_an_exception():
+    found = LLMExtractor(_Canned("I think Cart uses Redis [maybe")).extract(*_doc_chunk())
+    assert found.triples == [] and found.problems == ["chunk c1: LLM answer is not JSON; skipped"]
+
+
+def test_incomplete_items_are_skipped_and_reported():
+    reply = '[{"subject": "A", "relation": "uses", "object": "B"}, {"subject": "A", "object": ""}, "junk"]'
+    triples, problems = parse_triples(reply, "c1")
+    assert len(triples) == 1 and len(problems) == 2
+
+
+def test_failed_request_is_a_problem():
+    found = LLMExtractor(_Canned(LLMError("down"))).extract(*_doc_chunk())
+    assert found.triples == [] and "LLM request failed: down" in found.problems[0]
+
+
+def test_prompt_carries_the_chunk_text():
+    client = _Canned("[]")
+    LLMExtractor(client).extract(*_doc_chunk("Ledger writes to Kafka."))
+    assert client.sent[0][-1] == {"role": "user", "content": "Ledger writes to Kafka."}
+
+
+def test_client_from_settings_reads_the_named_variables():
+    settings = LLMSettings(base_url_env="MY_URL", model_env="MY_MODEL", api_key_env="MY_KEY", timeout_seconds=5)
+    assert client_from_settings(settings, {"MY_URL": "http://x/v1"}) is None
+    client = client_from_settings(settings, {"MY_URL": "http://x/v1/", "MY_MODEL": "tiny", "MY_KEY": "k"})
+    assert (client.url, client.model, client.api_key, client.timeout) == ("http://x/v1/chat/completions", "tiny", "k", 5)
+
+
+@pytest.fixture
+def canned_server():
+    received = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            received.append((self.path, self.headers.get("Authorization"), body))
+            if body["model"] == "broken":
+                self.send_response(500)
+                self.end_headers()
+                return
+            content = json.dumps([{"subject": "Cart", "relation": "uses", "object": "Redis"}])
+            payload = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", received
+    server.shutdown()
+    server.server_close()
+
+
+def test_openai_compatible_client_posts_chat_completions(canned_server):
+    base_url, received = canned_server
+    client = OpenAICompatibleClient(base_url, "tiny", api_key="secret", timeout=5)
+    found = LLMExtractor(client).extract(*_doc_chunk())
+    assert [(t.subject, t.relation, t.object) for t in found.triples] == [("Cart", "uses", "Redis")]
+    path, auth, body = received[0]
+    assert (path, auth, body["model"]) == ("/v1/chat/completions", "Bearer secret", "tiny")
+
+
+def test_http_error_becomes_llm_error(canned_server):
+    base_url, _ = canned_server
+    with pytest.raises(LLMError, match="HTTP 500"):
+        OpenAICompatibleClient(base_url, "broken", timeout=5).chat([{"role": "user", "content": "x"}])
