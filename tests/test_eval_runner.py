@@ -1,0 +1,115 @@
+"""The runner: hand-computed metrics per case, expansion bookkeeping, outdated notes, real modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import SAMPLE
+from workbench.evaluate.runner import StrategyFailed, outdated_documents, reading_cost, run_evaluation
+from workbench.evaluate.tasks import EvalTask, load_resolved_tasks
+from workbench.model import DeclaredRelation, Hit, RetrievalResult
+from workbench.store import DocumentRecord
+
+OLD = "sample_corpus/decisions/2023-11-session-store.md"
+NEW = "sample_corpus/decisions/2024-06-session-store-redis.md"
+
+
+def fake_retrieve(answers: dict[str, list[tuple[str, str]]]):
+    """A retriever returning fixed ``(document, text)`` hits per mode."""
+
+    def retrieve(ws, query, mode, k):
+        hits = [Hit(f"{mode}-{i}", doc, text, 1.0 / (i + 1), i + 1) for i, (doc, text) in enumerate(answers[mode])]
+        return RetrievalResult(query, mode, mode, hits[:k])
+
+    return retrieve
+
+
+def record(doc_id, date=None, relations=()):
+    return DocumentRecord(doc_id, "/" + doc_id, doc_id.rsplit("/", 1)[-1], "markdown", "h", date, (), tuple(relations))
+
+
+def test_metrics_of_one_case_match_hand_computation(sample_workspace):
+    task = EvalTask("t", "q", gold_documents=("g1", "g2"))
+    answers = {"vector": [("x", "aaaa"), ("g1", "bb"), ("g1", "cc"), ("y", "d")],
+               "expand": [("g1", "aaaa"), ("z", "bbbb"), ("g2", "cccc")]}
+    run = run_evaluation(sample_workspace, [task], ["vector", "expand"], k=3, retrieve=fake_retrieve(answers))
+    direct, expand = run.case("t", "vector"), run.case("t", "expand")
+    # vector's k=3 hits are x, g1, g1: the second g1 chunk counts once -> one of two gold at rank 2.
+    assert direct.ranked == ["x", "g1"]
+    assert (direct.recall, direct.precision, direct.mrr) == (0.5, 1 / 3, 0.5)
+    assert direct.ndcg == pytest.approx((1 / 1.5849625) / (1 + 1 / 1.5849625), rel=1e-6)
+    assert not direct.all_found and direct.missed == ["g2"]
+    assert expand.recall == 1.0 and expand.all_found and expand.mrr == 1.0
+    assert expand.found_beyond_direct == ["g2"]
+    assert expand.added_irrelevant == ["z"]
+    assert direct.found_beyond_direct == [] and direct.added_irrelevant == []
+    assert (direct.reading_chars, direct.reading_tokens) == (8, 2)
+    assert (expand.reading_chars, expand.reading_tokens) == (12, 3)
+
+
+def test_direct_strategy_runs_first_even_when_listed_later(sample_workspace):
+    task = EvalTask("t", "q", gold_documents=("g",))
+    answers = {"vector": [("g", "t")], "keyword": [("g", "t")]}
+    run = run_evaluation(sample_workspace, [task], ["keyword"], direct="vector", k=2, retrieve=fake_retrieve(answers))
+    assert run.strategies == ["vector", "keyword"]
+    assert [c.strategy for c in run.cases] == ["vector", "keyword"]
+
+
+def test_chunk_level_task_is_scored_on_chunk_ids(sample_workspace):
+    task = EvalTask("c", "q", gold_chunks=("vector-1",))
+    run = run_evaluation(sample_workspace, [task], ["vector"], k=2,
+                         retrieve=fake_retrieve({"vector": [("d", "a"), ("d", "b")]}))
+    case = run.case("c", "vector")
+    assert case.level == "chunk" and case.ranked == ["vector-0", "vector-1"] and case.mrr == 0.5
+
+
+def test_later_contradicting_note_outdates_the_earlier_one():
+    old = record("n/old.md", "2023-01-01")
+    new = record("n/new.md", "2024-01-01", [DeclaredRelation("CONTRADICTS", "old.md")])
+    assert outdated_documents([old, new]) == {"n/old.md": ("n/new.md",)}
+
+
+def test_contradicts_declared_by_the_older_note_outdates_the_declaring_note():
+    old = record("n/old.md", "2023-01-01", [DeclaredRelation("CONTRADICTS", "new")])
+    new = record("n/new.md", "2024-01-01")
+    assert outdated_documents([old, new]) == {"n/old.md": ("n/new.md",)}
+
+
+def test_references_do_not_outdate_anything():
+    a = record("n/a.md", "2023-01-01")
+    b = record("n/b.md", "2024-01-01", [DeclaredRelation("REFERENCES", "a.md")])
+    assert outdated_documents([a, b]) == {}
+
+
+def test_sample_session_note_is_outdated_and_surfaced(sample_workspace):
+    assert outdated_documents(sample_workspace.store.documents()) == {OLD: (NEW,)}
+    task = EvalTask("s", "q", gold_documents=(NEW,))
+    run = run_evaluation(sample_workspace, [task], ["expand"], k=5,
+                         retrieve=fake_retrieve({"vector": [(NEW, "a")], "expand": [(NEW, "a"), (OLD, "b")]}))
+    assert run.case("s", "vector").surfaced_outdated == []
+    assert run.case("s", "expand").surfaced_outdated == [OLD]
+
+
+def test_strategy_failure_names_strategy_and_task(sample_workspace):
+    def broken(ws, query, mode, k):
+        raise RuntimeError("boom")
+
+    with pytest.raises(StrategyFailed, match="strategy 'vector' failed on task 't1': boom"):
+        run_evaluation(sample_workspace, [EvalTask("t1", "q", ("g",))], ["vector"], retrieve=broken)
+
+
+def test_reading_cost_estimates_four_characters_per_token():
+    assert reading_cost(["x" * 9]) == (9, 3)
+
+
+def test_real_modes_score_every_sample_task(sample_workspace):
+    tasks = load_resolved_tasks(sample_workspace, SAMPLE / "tasks.yaml")
+    run = run_evaluation(sample_workspace, tasks, ["vector", "expand", "keyword"], k=5)
+    assert len(run.cases) == 3 * len(tasks)
+    assert run.settings["retrieval"]["k"] == sample_workspace.settings.retrieval.k
+    for case in run.cases:
+        assert 0 <= case.recall <= 1 and 0 <= case.ndcg <= 1 + 1e-9
+        assert len(case.ranked) <= 5 and case.latency_ms >= 0
+        assert case.reading_tokens * 4 >= case.reading_chars
+    # The single-hop billing lookup is in reach of direct vector retrieval.
+    assert run.case("billing-database", "vector").recall == 1.0

@@ -1,0 +1,271 @@
+"""Run retrieval strategies over a task set and score every task x strategy.
+
+Scoring is at document level: a strategy's hits are mapped to their documents, de-duplicated
+in rank order, and compared with the task's gold documents (at chunk level when the task gives
+gold chunks). Beside the ranking metrics, each case records what expansion is for and what it
+costs: the gold documents it found that the direct strategy missed, the non-gold documents it
+added, the reading cost of its hits, and whether it surfaced a note that a later note
+CONTRADICTS or supersedes.
+
+Examples
+--------
+>>> from workbench.store import DocumentRecord
+>>> from workbench.model import DeclaredRelation
+>>> old = DocumentRecord("d/old.md", "/d/old.md", "Old", "markdown", "h", "2023-01-01", (), ())
+>>> new = DocumentRecord("d/new.md", "/d/new.md", "New", "markdown", "h", "2024-01-01", (),
+...                      (DeclaredRelation("CONTRADICTS", "old.md"),))
+>>> outdated_documents([old, new])
+{'d/old.md': ('d/new.md',)}
+>>> reading_cost(["abcd", "efgh1"])
+(9, 3)
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import PurePosixPath
+from typing import Any, Callable, Iterable, Sequence
+
+from ..canon import name_key
+from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank
+from .tasks import EvalTask
+
+__all__ = [
+    "DEFAULT_STRATEGIES",
+    "DEFAULT_DIRECT",
+    "OUTDATING_RELATIONS",
+    "CHARS_PER_TOKEN",
+    "CaseResult",
+    "EvalRun",
+    "StrategyFailed",
+    "outdated_documents",
+    "reading_cost",
+    "ranked_units",
+    "run_evaluation",
+]
+
+DEFAULT_DIRECT = "vector"
+DEFAULT_STRATEGIES = ("vector", "expand", "graphrag")
+#: Declared relations by which the declaring note makes its target outdated.
+OUTDATING_RELATIONS = frozenset({"CONTRADICTS", "SUPERSEDES", "REPLACES", "OVERRIDES"})
+#: Tokens are estimated as characters / 4 (the usual rule of thumb for English BPE tokenizers).
+CHARS_PER_TOKEN = 4
+
+Retrieve = Callable[..., Any]
+
+
+class StrategyFailed(RuntimeError):
+    """A strategy raised on a task; the message names the strategy and the task."""
+
+
+@dataclass
+class CaseResult:
+    """One task scored for one strategy."""
+
+    task_id: str
+    strategy: str
+    mode_used: str
+    k: int
+    level: str
+    """``document`` or ``chunk``: what was compared with the gold."""
+    recall: float
+    precision: float
+    mrr: float
+    ndcg: float
+    all_found: bool
+    """Every gold prerequisite was in the top k."""
+    ranked: list[str]
+    """Documents (or chunks) returned, de-duplicated in rank order, top k."""
+    gold: list[str]
+    missed: list[str]
+    """Gold ids not in the top k."""
+    found_beyond_direct: list[str]
+    """Gold ids this strategy found in its top k that the direct strategy did not."""
+    added_irrelevant: list[str]
+    """Non-gold ids this strategy returned that the direct strategy did not."""
+    reading_chars: int
+    reading_tokens: int
+    """Estimated as ``ceil(chars / 4)``."""
+    surfaced_outdated: list[str]
+    """Returned documents that a later note contradicts or supersedes."""
+    latency_ms: float
+    tags: list[str] = field(default_factory=list)
+    question: str = ""
+
+
+@dataclass
+class EvalRun:
+    """A whole evaluation: every case, with what is needed to reproduce and compare it."""
+
+    run_id: str
+    created: str
+    """UTC timestamp, ISO 8601."""
+    task_file: str
+    strategies: list[str]
+    direct: str
+    k: int
+    settings: dict
+    cases: list[CaseResult]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "EvalRun":
+        cases = [CaseResult(**c) for c in data.get("cases", [])]
+        return cls(**{**data, "cases": cases})
+
+    def case(self, task_id: str, strategy: str) -> CaseResult:
+        for c in self.cases:
+            if c.task_id == task_id and c.strategy == strategy:
+                return c
+        raise KeyError(f"run {self.run_id} has no case {task_id!r} for strategy {strategy!r}")
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(dict.fromkeys(c.task_id for c in self.cases))
+
+
+def reading_cost(texts: Iterable[str]) -> tuple[int, int]:
+    """Characters of the returned texts and the token estimate ``ceil(chars / 4)``.
+
+    >>> reading_cost([])
+    (0, 0)
+    """
+    chars = sum(len(t) for t in texts)
+    return chars, math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def _later(a_date: str | None, b_date: str | None) -> bool | None:
+    """True if a is later than b, False if earlier, None if unknown or equal."""
+    if not a_date or not b_date or a_date == b_date:
+        return None
+    return a_date > b_date
+
+
+def outdated_documents(documents: Sequence[Any]) -> dict[str, tuple[str, ...]]:
+    """Document id -> ids of the notes that make it outdated.
+
+    A note that SUPERSEDES / REPLACES / OVERRIDES another outdates it. With CONTRADICTS, the
+    earlier of the two notes (by front-matter date) is the outdated one; without dates the
+    declaring note counts as the later one. Targets are matched by id, file name, stem or title.
+    """
+    names: dict[str, str] = {}
+    for doc in documents:
+        path = PurePosixPath(doc.id.split("#", 1)[0])
+        for alias in (doc.id, path.name, path.stem, doc.title):
+            key = name_key(alias or "")
+            if key:
+                names.setdefault(key, doc.id)
+    by_id = {d.id: d for d in documents}
+    outdated: dict[str, set[str]] = {}
+    for doc in documents:
+        for rel in doc.relations:
+            kind = rel.relation.upper()
+            if kind not in OUTDATING_RELATIONS:
+                continue
+            target_id = names.get(name_key(rel.target))
+            if target_id is None or target_id == doc.id:
+                continue
+            old, new = target_id, doc.id
+            if kind == "CONTRADICTS" and _later(doc.date, by_id[target_id].date) is False:
+                old, new = doc.id, target_id
+            outdated.setdefault(old, set()).add(new)
+    return {k: tuple(sorted(v)) for k, v in sorted(outdated.items())}
+
+
+def ranked_units(hits: Sequence[Any], level: str = "document") -> list[str]:
+    """Hit documents (or chunk ids) de-duplicated in rank order."""
+    key = (lambda h: h.chunk_id) if level == "chunk" else (lambda h: h.document)
+    return list(dict.fromkeys(key(h) for h in hits))
+
+
+def _default_retrieve() -> Retrieve:
+    from ..retrieve import retrieve
+
+    return retrieve
+
+
+def _score(task: EvalTask, strategy: str, result: Any, k: int, latency_ms: float,
+           outdated: dict[str, tuple[str, ...]]) -> CaseResult:
+    hits = list(result.hits)
+    ranked = ranked_units(hits, task.level)[:k]
+    gold = list(task.gold)
+    chars, tokens = reading_cost(h.text for h in hits)
+    surfaced = sorted({h.document for h in hits if h.document in outdated})
+    return CaseResult(
+        task_id=task.id, strategy=strategy, mode_used=getattr(result, "mode_used", strategy), k=k, level=task.level,
+        recall=recall_at_k(ranked, gold, k), precision=precision_at_k(ranked, gold, k),
+        mrr=reciprocal_rank(ranked, gold, k), ndcg=ndcg_at_k(ranked, gold, k), all_found=all_found(ranked, gold, k),
+        ranked=ranked, gold=gold, missed=[g for g in gold if g not in ranked],
+        found_beyond_direct=[], added_irrelevant=[], reading_chars=chars, reading_tokens=tokens,
+        surfaced_outdated=surfaced, latency_ms=round(latency_ms, 2), tags=list(task.tags), question=task.question,
+    )
+
+
+def run_evaluation(
+    ws,
+    tasks: Sequence[EvalTask],
+    strategies: Sequence[str] = DEFAULT_STRATEGIES,
+    direct: str = DEFAULT_DIRECT,
+    k: int | None = None,
+    task_file: str = "",
+    retrieve: Retrieve | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalRun:
+    """Run every strategy (the direct one first) on every task and score the cases.
+
+    Parameters
+    ----------
+    ws : Workspace
+        The workspace the tasks were resolved against.
+    tasks : resolved tasks (see :func:`workbench.evaluate.tasks.load_resolved_tasks`).
+    strategies : retrieval mode names; ``direct`` is added first if missing.
+    direct : the strategy every other one is compared with.
+    k : hits per query (default: ``ws.settings.retrieval.k``); metrics are at ``k``.
+    retrieve : ``retrieve(ws, query, mode=..., k=...) -> RetrievalResult``; default
+        :func:`workbench.retrieve.retrieve`.
+
+    Raises
+    ------
+    StrategyFailed
+        When a strategy raises on a task.
+    """
+    if not tasks:
+        raise ValueError("run_evaluation needs at least one task")
+    retrieve = retrieve or _default_retrieve()
+    k = k or ws.settings.retrieval.k
+    order = [direct] + [s for s in dict.fromkeys(strategies) if s != direct]
+    outdated = outdated_documents(ws.store.documents())
+    cases: list[CaseResult] = []
+    total, done = len(tasks) * len(order), 0
+    for task in tasks:
+        by_strategy: dict[str, CaseResult] = {}
+        for strategy in order:
+            started = time.perf_counter()
+            try:
+                result = retrieve(ws, task.question, mode=strategy, k=k)
+            except Exception as exc:  # a strategy's failure is reported with where it happened
+                raise StrategyFailed(f"strategy {strategy!r} failed on task {task.id!r}: {exc}") from exc
+            elapsed = (time.perf_counter() - started) * 1000
+            by_strategy[strategy] = _score(task, strategy, result, k, elapsed, outdated)
+            done += 1
+            if progress:
+                progress(done, total)
+        base = by_strategy[direct]
+        for strategy, case in by_strategy.items():
+            if strategy == direct:
+                continue
+            case.found_beyond_direct = [g for g in case.ranked if g in case.gold and g not in base.ranked]
+            case.added_irrelevant = [d for d in case.ranked if d not in case.gold and d not in base.ranked]
+        cases.extend(by_strategy.values())
+    return EvalRun(
+        run_id=datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6],
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        task_file=str(task_file), strategies=order, direct=direct, k=k,
+        settings=ws.settings.model_dump(mode="json"), cases=cases,
+    )
