@@ -1,0 +1,124 @@
+"""Retrieval commands: query, compare, context, answer."""
+
+from __future__ import annotations
+
+from . import CommandError, emit
+from .core import open_workspace
+from .render import table
+
+__all__ = ["register", "result_json"]
+
+
+def result_json(result) -> dict:
+    """A :class:`~workbench.model.RetrievalResult` as the ``query --json`` document."""
+    return {
+        "mode_requested": result.mode_requested,
+        "mode_used": result.mode_used,
+        "reason": result.reason,
+        "hits": [{"rank": h.rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score,
+                  "text": h.text, "why": h.why} for h in result.hits],
+        "stats": result.stats,
+        "graph_context": result.graph_context,
+    }
+
+
+def _run(ws, text: str, mode: str, k: int | None):
+    from ..retrieve import retrieve
+
+    try:
+        return retrieve(ws, text, mode=mode, k=k)
+    except ValueError as exc:
+        raise CommandError(str(exc), code=2) from None
+
+
+def _why_line(why: dict) -> str:
+    return "; ".join(f"{key}={value}" for key, value in why.items() if not isinstance(value, (dict, list)) or key in
+                     ("matched_terms", "entities", "path"))
+
+
+def _render_result(p: dict) -> str:
+    head = f"mode {p['mode_requested']} (used: {p['mode_used']})" + (f" - {p['reason']}" if p["reason"] else "")
+    rows = [{"rank": h["rank"], "score": round(h["score"], 4), "document": h["document"], "chunk": h["chunk_id"],
+             "text": h["text"], "why": _why_line(h["why"])} for h in p["hits"]]
+    return head + "\n" + table(rows, ["rank", "score", "document", "chunk", "text", "why"], max_width=50)
+
+
+def cmd_query(args):
+    ws = open_workspace(args)
+    emit(args, result_json(_run(ws, args.text, args.mode, args.k)), _render_result)
+
+
+def cmd_compare(args):
+    from ..retrieve import MODES
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else list(MODES)
+    ws = open_workspace(args)
+    results = {mode: result_json(_run(ws, args.text, mode, args.k)) for mode in modes}
+    seen: dict[str, int] = {}
+    for payload in results.values():
+        for chunk_id in {h["chunk_id"] for h in payload["hits"]}:
+            seen[chunk_id] = seen.get(chunk_id, 0) + 1
+    shared = sorted(chunk_id for chunk_id, n in seen.items() if n >= 2)
+    payload = {"query": args.text, "results": results, "shared": shared}
+
+    def render(p):
+        shared_ids = set(p["shared"])
+        depth = max((len(r["hits"]) for r in p["results"].values()), default=0)
+        rows = []
+        for i in range(depth):
+            row = {"rank": i + 1}
+            for mode, r in p["results"].items():
+                if i < len(r["hits"]):
+                    h = r["hits"][i]
+                    row[mode] = ("* " if h["chunk_id"] in shared_ids else "") + f"{h['document']} [{h['chunk_id']}]"
+            rows.append(row)
+        used = ", ".join(f"{m}: {r['mode_used']}" for m, r in p["results"].items())
+        return (f"{p['query']}\nmodes used - {used}\n"
+                + table(rows, ["rank", *p["results"]], max_width=45)
+                + "\n* = returned by two or more modes")
+
+    emit(args, payload, render)
+
+
+def cmd_context(args):
+    from ..context import build_context
+
+    ws = open_workspace(args)
+    context = build_context(ws, _run(ws, args.text, args.mode, args.k), max_chunks=args.max_chunks)
+    emit(args, context.data, lambda _: context.markdown)
+
+
+def cmd_answer(args):
+    from ..context import answer, build_context
+
+    ws = open_workspace(args)
+    context = build_context(ws, _run(ws, args.text, args.mode, args.k), max_chunks=args.max_chunks)
+    reply = answer(ws, context)
+    payload = {"question": args.text, "answer": reply.text, "model": reply.model, "configured": reply.configured,
+               "context": context.data}
+    emit(args, payload, lambda p: p["answer"])
+
+
+def register(subparsers, common) -> None:
+    from ..retrieve import MODES
+
+    p = subparsers.add_parser("query", parents=[common], help="retrieve chunks for a question with one mode")
+    p.add_argument("text")
+    p.add_argument("--mode", default="hybrid", help=f"one of: {', '.join(MODES)} (default hybrid)")
+    p.add_argument("--k", "-k", type=int, default=None, help="hits wanted (default: settings retrieval.k)")
+    p.set_defaults(handler=cmd_query)
+
+    p = subparsers.add_parser("compare", parents=[common], help="several modes side by side, shared hits marked")
+    p.add_argument("text")
+    p.add_argument("--modes", default=None, help="comma-separated modes (default: all)")
+    p.add_argument("--k", "-k", type=int, default=None)
+    p.set_defaults(handler=cmd_compare)
+
+    for name, handler, help_text in (("context", cmd_context, "the cited material for an answer (Markdown; --json the data)"),
+                                     ("answer", cmd_answer, "answer with the configured language model, if any")):
+        p = subparsers.add_parser(name, parents=[common], help=help_text)
+        p.add_argument("text")
+        p.add_argument("--mode", default="graphrag", help=f"one of: {', '.join(MODES)} (default graphrag)")
+        p.add_argument("--k", "-k", type=int, default=None)
+        p.add_argument("--max-chunks", type=int, default=10)
+        p.set_defaults(handler=handler)

@@ -1,0 +1,116 @@
+"""Indexes derived from a workspace for retrieval, built once per ``ws.version``.
+
+Every retriever asks :func:`indexes_for` for what it needs: the BM25 index over all chunks,
+the chunk -> document map, entity -> chunks, each entity's relation edges, and the entity
+names used to spot entities in a query. Each is built on first use and kept until the
+workspace changes (its ``version`` moves), so a query never rebuilds anything.
+
+Examples
+--------
+>>> class FakeStore:
+...     version = 1
+>>> class FakeWorkspace:
+...     store = FakeStore()
+...     version = 1
+>>> ws = FakeWorkspace()
+>>> indexes_for(ws) is indexes_for(ws)
+True
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import defaultdict
+from functools import cached_property
+
+from ..model import Edge
+from .keyword_index import KeywordIndex
+
+__all__ = ["RetrievalIndexes", "indexes_for"]
+
+# The co-mention label, repeated here so this module does not import the graph at load time.
+_COMENTION = "co_mentioned"
+
+
+class RetrievalIndexes:
+    """The derived indexes of one workspace version; each built lazily, once."""
+
+    def __init__(self, ws, version: int) -> None:
+        self._ws = weakref.ref(ws)
+        self.version = version
+        self._lock = threading.RLock()
+
+    @property
+    def ws(self):
+        ws = self._ws()
+        if ws is None:  # pragma: no cover - the workspace outlives its queries
+            raise RuntimeError("the workspace these indexes belong to was closed")
+        return ws
+
+    @cached_property
+    def keyword(self) -> KeywordIndex:
+        """BM25 over every chunk of the workspace."""
+        # cached_property alone is not thread-safe: the lock keeps two builds from racing.
+        with self._lock:
+            chunks = self.ws.store.chunks()
+            return KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
+
+    @cached_property
+    def chunk_documents(self) -> dict[str, str]:
+        """Chunk id -> document id."""
+        with self._lock:
+            return {chunk_id: doc for chunk_id, (doc, _) in self.ws.store.chunk_context().items()}
+
+    @cached_property
+    def entity_chunks(self) -> dict[str, tuple[str, ...]]:
+        """Entity key -> the chunks that mention it, sorted."""
+        with self._lock:
+            out: dict[str, list[str]] = defaultdict(list)
+            for chunk_id, keys in self.ws.parts.chunk_entities.items():
+                for key in keys:
+                    out[key].append(chunk_id)
+            return {key: tuple(sorted(ids)) for key, ids in out.items()}
+
+    @cached_property
+    def relation_edges(self) -> dict[str, tuple[Edge, ...]]:
+        """Entity key -> its relation edges in either direction (co-mention left out)."""
+        with self._lock:
+            out: dict[str, list[Edge]] = defaultdict(list)
+            for _, _, relation, edge in self.ws.graph.nx.edges(keys=True, data="edge"):
+                if relation == _COMENTION:
+                    continue
+                out[edge.source].append(edge)
+                if edge.target != edge.source:
+                    out[edge.target].append(edge)
+            return {key: tuple(sorted(edges, key=lambda e: (e.source, e.relation, e.target)))
+                    for key, edges in out.items()}
+
+    @cached_property
+    def key_of(self):
+        """The canonicalizer's name -> key function (aliases and splits applied)."""
+        with self._lock:
+            return self.ws.canonicalizer().key
+
+    @cached_property
+    def entity_names(self) -> tuple[tuple[str, str], ...]:
+        """``(casefolded display name, key)`` for every entity, longest name first."""
+        with self._lock:
+            graph = self.ws.graph
+            pairs = {(entity.name.casefold(), key) for key, entity in graph.nx.nodes(data="entity")}
+            return tuple(sorted(pairs, key=lambda p: (-len(p[0]), p[0], p[1])))
+
+
+_cache: "weakref.WeakKeyDictionary[object, RetrievalIndexes]" = weakref.WeakKeyDictionary()
+_cache_lock = threading.Lock()
+
+
+def indexes_for(ws) -> RetrievalIndexes:
+    """The retrieval indexes of ``ws`` at its current version (new ones after any change)."""
+    version = ws.version
+    with _cache_lock:
+        current = _cache.get(ws)
+        if current is None or current.version != version:
+            current = RetrievalIndexes(ws, version)
+            _cache[ws] = current
+        return current

@@ -1,0 +1,92 @@
+"""Hybrid retrieval: Reciprocal Rank Fusion of the keyword and the vector rankings.
+
+Each ranking is fetched deeper than ``k`` (three times) so a chunk ranked modestly by both can
+still win. Without embeddings the mode falls back to keywords and says so.
+
+Examples
+--------
+>>> [(c, round(s, 4), w["keyword_rank"], w["vector_rank"]) for c, s, w in fuse_rankings(
+...     [("a", 3.0, {}), ("b", 1.0, {})], [("b", 0.9, {}), ("c", 0.5, {})], rrf_k=60)]
+[('b', 0.0325, 2, 1), ('a', 0.0164, 1, None), ('c', 0.0161, None, 2)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..embedding import EmbeddingUnavailable
+from ..model import RetrievalResult
+from ..vectors import VectorStoreUnavailable
+from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .fusion import rrf
+from .keyword import keyword_ranking
+from .vector import embed_query, vector_ranking
+
+__all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "OVERFETCH"]
+
+#: Each ranking fused is this many times deeper than the hits wanted.
+OVERFETCH = 3
+
+
+def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked], rrf_k: int = 60) -> list[Ranked]:
+    """RRF of a keyword and a vector ranking; ``why`` gives the fused score and both ranks."""
+    keyword_rank = {chunk_id: rank for rank, (chunk_id, _, _) in enumerate(keyword, 1)}
+    vector_rank = {chunk_id: rank for rank, (chunk_id, _, _) in enumerate(vector, 1)}
+    keyword_why = {chunk_id: why for chunk_id, _, why in keyword}
+    vector_why = {chunk_id: why for chunk_id, _, why in vector}
+    fused = rrf([list(keyword_rank), list(vector_rank)], k=rrf_k)
+    out: list[Ranked] = []
+    for chunk_id, score in sorted(fused, key=lambda pair: (-pair[1], pair[0])):
+        why = {"rrf": round(score, 6), "keyword_rank": keyword_rank.get(chunk_id),
+               "vector_rank": vector_rank.get(chunk_id)}
+        if chunk_id in keyword_why:
+            why["matched_terms"] = keyword_why[chunk_id].get("matched_terms", [])
+        if chunk_id in vector_why:
+            why["similarity"] = vector_why[chunk_id].get("similarity")
+        out.append((chunk_id, score, why))
+    return out
+
+
+def hybrid_ranking(ws, query: str, vector: np.ndarray | None, n: int) -> list[Ranked]:
+    """The ``n`` best chunks by RRF of keyword and vector search (keywords alone if ``vector`` is None)."""
+    depth = n * OVERFETCH
+    keyword = keyword_ranking(ws, query, depth)
+    by_vector = vector_ranking(ws, vector, depth) if vector is not None else []
+    return fuse_rankings(keyword, by_vector, ws.settings.retrieval.rrf_k)[:n]
+
+
+class HybridRetriever:
+    """Keyword and vector rankings fused by Reciprocal Rank Fusion."""
+
+    name = "hybrid"
+    description = "Reciprocal Rank Fusion (k=rrf_k) of the keyword and the vector rankings"
+
+    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+        if is_empty_query(query):
+            return empty_result(query, self.name)
+        timer = StageTimer()
+        mode_used, reason = self.name, ""
+        try:
+            with timer("embed"):
+                vector = embed_query(ws, query)
+        except EmbeddingUnavailable as exc:
+            vector, mode_used, reason = None, "keyword_only", f"embeddings unavailable ({exc}); keyword ranking alone"
+        with timer("search"):
+            try:
+                ranked = hybrid_ranking(ws, query, vector, k)
+            except VectorStoreUnavailable as exc:
+                mode_used, reason = "keyword_only", f"vector store unavailable ({exc}); keyword ranking alone"
+                ranked = hybrid_ranking(ws, query, None, k)
+        with timer("fetch"):
+            hits = make_hits(ws, ranked)
+        stats = {
+            "keyword_hits": sum(1 for h in hits if h.why.get("keyword_rank") is not None),
+            "vector_hits": sum(1 for h in hits if h.why.get("vector_rank") is not None),
+            "seconds": timer.total(),
+        }
+        if not hits and not reason:
+            reason = "neither keyword nor vector search found a chunk"
+        return RetrievalResult(query=query, mode_requested=self.name, mode_used=mode_used, hits=hits,
+                               stats=stats, reason=reason)

@@ -1,0 +1,119 @@
+"""Vector retrieval: cosine search over the Chroma chunk collection.
+
+Hits below ``retrieval.min_vector_score`` are dropped; with ``retrieval.dedupe_by_document``
+only the best chunk of each document is kept. Query embeddings are remembered per embedder
+(a small LRU), so comparing modes embeds a question once.
+
+Examples
+--------
+>>> best_per_document([("c1", 0.9, {}), ("c2", 0.8, {}), ("c3", 0.7, {})], {"c1": "a", "c2": "a", "c3": "b"})
+[('c1', 0.9, {}), ('c3', 0.7, {})]
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..embedding import EmbeddingUnavailable
+from ..model import RetrievalResult
+from ..vectors import CHUNKS, VectorMatch, VectorStoreUnavailable
+from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
+from .cache import indexes_for
+
+__all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document"]
+
+_QUERY_CACHE_SIZE = 256
+_query_vectors: "weakref.WeakKeyDictionary[object, OrderedDict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
+_query_lock = threading.Lock()
+
+
+def embed_query(ws, query: str) -> np.ndarray:
+    """The query's unit vector; :class:`EmbeddingUnavailable` if the model cannot run."""
+    embedder = ws.embedder
+    with _query_lock:
+        try:
+            seen = _query_vectors.setdefault(embedder, OrderedDict())
+        except TypeError:  # an embedder that cannot be weakly referenced: no cache
+            seen = OrderedDict()
+        if query in seen:
+            seen.move_to_end(query)
+            return seen[query]
+    vector = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
+    with _query_lock:
+        seen[query] = vector
+        while len(seen) > _QUERY_CACHE_SIZE:
+            seen.popitem(last=False)
+    return vector
+
+
+def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]:
+    """Nearest ids in a collection; any failure of the store becomes :class:`VectorStoreUnavailable`."""
+    try:
+        return ws.vectors.query(kind, vector, n)
+    except VectorStoreUnavailable:
+        raise
+    except Exception as exc:  # a server gone away, a broken collection: the store is unusable
+        raise VectorStoreUnavailable(f"vector search in the {kind} collection failed: {exc}") from exc
+
+
+def best_per_document(ranked: Sequence[Ranked], chunk_documents: Mapping[str, str]) -> list[Ranked]:
+    """Keep the first (best) chunk of each document, in order."""
+    seen: set[str] = set()
+    out: list[Ranked] = []
+    for item in ranked:
+        document = chunk_documents.get(item[0], item[0])
+        if document not in seen:
+            seen.add(document)
+            out.append(item)
+    return out
+
+
+def vector_ranking(ws, vector: np.ndarray, n: int, min_score: float | None = None,
+                   dedupe: bool | None = None) -> list[Ranked]:
+    """The ``n`` most similar chunks at or above ``min_score``: ``(chunk id, similarity, why)``.
+
+    ``min_score`` and ``dedupe`` default to the workspace's retrieval settings.
+    """
+    settings = ws.settings.retrieval
+    min_score = settings.min_vector_score if min_score is None else min_score
+    dedupe = settings.dedupe_by_document if dedupe is None else dedupe
+    # De-duplication throws chunks away, so ask for more than we keep.
+    matches = vector_query(ws, CHUNKS, vector, n * 3 if dedupe else n)
+    ranked = sort_ranked([(m.id, m.similarity, {"similarity": round(m.similarity, 6)})
+                          for m in matches if m.similarity >= min_score])
+    if dedupe:
+        ranked = best_per_document(ranked, indexes_for(ws).chunk_documents)
+    return ranked[:n]
+
+
+class VectorRetriever:
+    """Cosine similarity between the query and chunk embeddings (Chroma)."""
+
+    name = "vector"
+    description = "Chroma cosine search over chunk embeddings, with a minimum score and optional best chunk per document"
+
+    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+        if is_empty_query(query):
+            return empty_result(query, self.name)
+        timer = StageTimer()
+        try:
+            with timer("embed"):
+                vector = embed_query(ws, query)
+            with timer("search"):
+                ranked = vector_ranking(ws, vector, k)
+        except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
+            result = empty_result(query, self.name, reason=f"vector search unavailable: {exc}")
+            result.stats["seconds"] = timer.total()
+            return result
+        with timer("fetch"):
+            hits = make_hits(ws, ranked)
+        return RetrievalResult(
+            query=query, mode_requested=self.name, mode_used=self.name, hits=hits,
+            stats={"vector_hits": len(hits), "seconds": timer.total()},
+            reason="" if hits else f"no chunk reaches min_vector_score={ws.settings.retrieval.min_vector_score}",
+        )
