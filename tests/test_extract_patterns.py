@@ -164,3 +164,12 @@ def test_every_listed_object_gets_one_edge(objects):
 def test_any_text_extracts_without_error(text):
     result = _run(RelationPatternExtractor(ExtractionSettings().relations, 1.0), text)
     assert all(t.subject and t.object for t in result.triples)
+
+
+def test_chinese_phrase_inside_a_longer_word_is_not_a_relation():
+    from workbench.settings import Settings
+
+    text = "内存使用率超过 80% 时告警。认证服务使用令牌缓存。"
+    doc = Document(id="d", source_path="/d", title="t", kind="text", text=text, content_hash="h")
+    found = RelationPatternExtractor(Settings().extraction.relations).extract(doc, [Chunk("c", "d", 0, text, 0, len(text))])
+    assert [(t.subject, t.relation, t.object) for t in found.triples] == [("认证服务", "uses", "令牌缓存")]

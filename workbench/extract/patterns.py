@@ -178,6 +178,8 @@ class RelationPatternExtractor:
             previous_end = matches[i - 1].end() if i else 0
             next_start = matches[i + 1].start() if i + 1 < len(matches) else len(text)
             if _CJK_RE.search(match.group()):
+                if not _is_cjk_word(text, match.start(), match.end()):
+                    continue  # "使用率" (usage rate) holds "使用" (uses) but is not that verb
                 subjects, objects = self._cjk_sides(text, match, previous_end, next_start)
             else:
                 subjects = self._subjects(text, match.start(), previous_end)
@@ -250,6 +252,21 @@ class RelationPatternExtractor:
         if _CJK_RE.search(name):
             name = name[-MAX_CJK_NAME_CHARS:] if keep_last else name[:MAX_CJK_NAME_CHARS]
         return name
+
+
+def _is_cjk_word(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` starts and ends on jieba word boundaries of its clause."""
+    lo = max([m.end() for m in _CJK_BOUNDARY_RE.finditer(text, max(0, start - _WINDOW), start)] or [max(0, start - _WINDOW)])
+    hi_match = _CJK_BOUNDARY_RE.search(text, end, min(len(text), end + _WINDOW))
+    hi = hi_match.start() if hi_match else min(len(text), end + _WINDOW)
+    import jieba  # only Chinese text pays for loading the segmenter
+
+    jieba.setLogLevel(60)
+    boundaries, pos = {lo}, lo
+    for token in jieba.lcut(text[lo:hi]):
+        pos += len(token)
+        boundaries.add(pos)
+    return start in boundaries and end in boundaries
 
 
 def _normalise(phrase: str) -> str:
