@@ -113,3 +113,31 @@ def test_real_modes_score_every_sample_task(sample_workspace):
         assert case.reading_tokens * 4 >= case.reading_chars
     # The single-hop billing lookup is in reach of direct vector retrieval.
     assert run.case("billing-database", "vector").recall == 1.0
+
+
+def test_eval_command_prints_cases_summary_and_highlights(sample_workspace, tmp_path, capsys):
+    from workbench.cli import main
+
+    code = main(["--workspace", str(sample_workspace.path), "eval", str(SAMPLE / "tasks.yaml"),
+                 "--modes", "vector,expand", "--k", "5", "--md", str(tmp_path / "run.md")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Per case:" in out and "Summary (Δ = strategy - vector, paired, 95% bootstrap CI over tasks)" in out
+    assert "redis-impact-login" in out and "[95% CI]" in out
+    assert "Expansion found a prerequisite:" in out
+    assert (tmp_path / "run.md").read_text(encoding="utf-8").startswith("# Evaluation run ")
+    saved = sorted((sample_workspace.path / "runs").glob("*.json"), key=lambda p: p.stat().st_mtime)
+    assert saved and saved[-1].stem in out
+    saved = saved[-1:]
+    code = main(["--workspace", str(sample_workspace.path), "eval", "--compare", saved[0].stem, saved[0].stem, "--json"])
+    assert code == 0 and '"d_recall": 0.0' in capsys.readouterr().out
+
+
+def test_eval_command_reports_an_unknown_gold_document(sample_workspace, tmp_path, capsys):
+    from workbench.cli import main
+
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text("tasks:\n  - {id: lost, question: q, gold_documents: [nowhere.md]}\n", encoding="utf-8")
+    code = main(["--workspace", str(sample_workspace.path), "eval", str(tasks), "--no-save"])
+    err = capsys.readouterr().err
+    assert code == 2 and "task 'lost': unknown gold document 'nowhere.md'" in err
