@@ -1,0 +1,72 @@
+"""The retrieval commands: query, compare, context and answer, through workbench.cli.main."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.cli import main
+
+QUESTION = "If Redis goes down, what breaks?"
+
+
+def run(capsys, ws, *argv):
+    code = main(["--workspace", str(ws.path), *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_query_json_has_the_documented_shape(sample_workspace, capsys):
+    code, out, _ = run(capsys, sample_workspace, "query", QUESTION, "--mode", "graphrag", "--k", "4", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert set(payload) == {"mode_requested", "mode_used", "reason", "hits", "stats", "graph_context"}
+    assert payload["mode_requested"] == "graphrag" and payload["mode_used"] == "full_graphrag"
+    assert 0 < len(payload["hits"]) <= 4
+    for rank, hit in enumerate(payload["hits"], 1):
+        assert set(hit) == {"rank", "chunk_id", "document", "score", "text", "why"}
+        assert hit["rank"] == rank and hit["why"]
+    assert payload["graph_context"]["triples"]
+
+
+def test_query_table_names_the_mode_used(sample_workspace, capsys):
+    code, out, _ = run(capsys, sample_workspace, "query", QUESTION, "--mode", "keyword", "--k", "3")
+    assert code == 0 and out.startswith("mode keyword (used: keyword)") and "redis" in out.lower()
+
+
+def test_unknown_mode_is_an_error_naming_the_modes(sample_workspace, capsys):
+    code, _, err = run(capsys, sample_workspace, "query", QUESTION, "--mode", "bm42")
+    assert code == 2 and "keyword, vector, hybrid, expand, graphrag, paths" in err
+
+
+def test_compare_marks_hits_shared_by_two_modes(sample_workspace, capsys):
+    code, out, _ = run(capsys, sample_workspace, "compare", QUESTION, "--modes", "keyword,vector,paths", "--k", "5", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["query"] == QUESTION and list(payload["results"]) == ["keyword", "vector", "paths"]
+    ids = {mode: {h["chunk_id"] for h in r["hits"]} for mode, r in payload["results"].items()}
+    expected = sorted(c for c in set().union(*ids.values()) if sum(c in s for s in ids.values()) >= 2)
+    assert payload["shared"] == expected and expected
+    code, out, _ = run(capsys, sample_workspace, "compare", QUESTION, "--modes", "keyword,vector", "--k", "5")
+    assert "* " in out and "keyword" in out.splitlines()[2]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+def test_context_prints_the_cited_material(sample_workspace, capsys, fmt):
+    extra = ["--json"] if fmt == "json" else []
+    code, out, _ = run(capsys, sample_workspace, "context", QUESTION, "--mode", "paths", *extra)
+    assert code == 0
+    if fmt == "json":
+        data = json.loads(out)
+        assert set(data) >= {"question", "subgraph", "chunks"} and data["subgraph"]["edges"]
+    else:
+        assert out.startswith("# Question") and "## Sources (paths)" in out
+
+
+def test_answer_says_no_model_is_configured(sample_workspace, capsys, monkeypatch):
+    for name in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "WORKBENCH_LLM_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    code, out, _ = run(capsys, sample_workspace, "answer", QUESTION, "--json")
+    payload = json.loads(out)
+    assert code == 0 and payload["configured"] is False and "No language model is configured" in payload["answer"]

@@ -1,0 +1,60 @@
+"""Answer material: the cited subgraph and chunks, and the LLM step that is off by default."""
+
+from __future__ import annotations
+
+from workbench.context import Answer, build_context, answer
+from workbench.retrieve import retrieve
+
+REDIS_QUESTION = "If Redis goes down, what breaks?"
+
+
+class RecordingClient:
+    model = "test-model"
+
+    def __init__(self):
+        self.sent = []
+
+    def chat(self, messages):
+        self.sent.append(messages)
+        return "The login flow breaks [b2c]."
+
+
+def test_paths_context_holds_the_chain_edges_with_their_chunks(sample_workspace):
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode="paths", k=10)
+    context = build_context(sample_workspace, result, max_chunks=4)
+    edges = {(e["source"], e["relation"], e["target"]): e["chunks"] for e in context.data["subgraph"]["edges"]}
+    assert ("login flow", "depends_on", "Auth Service") in edges
+    assert {"login flow", "Auth Service", "token cache", "Redis"} <= set(context.data["subgraph"]["nodes"])
+    assert len(context.data["chunks"]) == 4
+    assert set(context.data["chunks"][0]) == {"id", "document", "text"}
+    assert context.data["question"] == REDIS_QUESTION
+    for chunk in context.data["chunks"]:
+        assert f"[{chunk['id']}]" in context.markdown
+    assert "login flow -depends_on-> Auth Service" in context.markdown
+
+
+def test_keyword_context_keeps_only_edges_stated_by_the_hits(sample_workspace):
+    result = retrieve(sample_workspace, "token cache backed by Redis", mode="keyword", k=3)
+    context = build_context(sample_workspace, result)
+    hit_ids = {h.chunk_id for h in result.hits}
+    assert context.data["subgraph"]["edges"]
+    for edge in context.data["subgraph"]["edges"]:
+        assert edge["chunks"] and set(edge["chunks"]) <= hit_ids
+
+
+def test_answer_without_a_configured_model_sends_nothing(sample_workspace, monkeypatch):
+    llm = sample_workspace.settings.llm
+    for name in (llm.base_url_env, llm.model_env, llm.api_key_env):
+        monkeypatch.delenv(name, raising=False)
+    context = build_context(sample_workspace, retrieve(sample_workspace, REDIS_QUESTION, mode="paths"))
+    reply = answer(sample_workspace, context)
+    assert isinstance(reply, Answer) and reply.configured is False
+    assert reply.text.startswith("No language model is configured: set WORKBENCH_LLM_BASE_URL and WORKBENCH_LLM_MODEL")
+
+
+def test_answer_sends_the_context_to_the_given_client(sample_workspace):
+    context = build_context(sample_workspace, retrieve(sample_workspace, REDIS_QUESTION, mode="paths"))
+    client = RecordingClient()
+    reply = answer(sample_workspace, context, client=client)
+    assert reply.configured and reply.model == "test-model" and reply.text.startswith("The login flow breaks")
+    assert client.sent[0][-1]["content"] == context.markdown

@@ -1,0 +1,55 @@
+"""The contract every registered retrieval mode keeps, on both vector-store backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.retrieve import MODES, RETRIEVERS, get_retriever, retrieve
+
+QUERIES = ["If Redis goes down, what breaks?", "How does the login flow relate to Redis?", "缓存雪崩"]
+
+
+def test_modes_are_registered_in_a_stable_order():
+    assert MODES == ("keyword", "vector", "hybrid", "expand", "graphrag", "paths")
+    assert tuple(RETRIEVERS) == MODES
+    assert all(RETRIEVERS[m].name == m and RETRIEVERS[m].description for m in MODES)
+
+
+def test_unknown_mode_names_the_modes():
+    with pytest.raises(ValueError, match="keyword, vector, hybrid"):
+        get_retriever("bm42")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_mode_keeps_the_retrieval_contract(backend_workspace, mode):
+    ws = backend_workspace
+    for query in QUERIES:
+        for k in (3, 8):
+            result = retrieve(ws, query, mode=mode, k=k)
+            assert result.mode_requested == mode
+            assert result.mode_used
+            assert len(result.hits) <= k
+            assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
+            scores = [h.score for h in result.hits]
+            assert scores == sorted(scores, reverse=True), (mode, query, scores)
+            assert all(h.why and h.text and h.document and h.chunk_id for h in result.hits)
+            assert "seconds" in result.stats
+            again = retrieve(ws, query, mode=mode, k=k)
+            assert [(h.chunk_id, h.score, h.why) for h in again.hits] == [(h.chunk_id, h.score, h.why) for h in result.hits]
+            assert again.mode_used == result.mode_used
+    assert any(retrieve(ws, q, mode=mode, k=8).hits for q in QUERIES), f"{mode} found nothing for any query"
+
+    for empty in ("", "   \n\t"):
+        result = retrieve(ws, empty, mode=mode)
+        assert result.hits == [] and result.reason == "empty query"
+
+    no_hit = retrieve(ws, "zzzxqv qqqwv", mode=mode, k=5)
+    assert len(no_hit.hits) <= 5
+    if mode == "keyword":
+        assert no_hit.hits == [] and no_hit.reason
+
+
+def test_k_defaults_to_the_settings(backend_workspace):
+    result = retrieve(backend_workspace, "Redis", mode="keyword")
+    assert len(result.hits) == backend_workspace.settings.retrieval.k  # Redis is named in many more chunks
+    assert len(retrieve(backend_workspace, "Redis", mode="keyword", k=2).hits) == 2

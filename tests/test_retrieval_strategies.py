@@ -1,0 +1,143 @@
+"""Known answers of the strategies on the sample corpus, and their explanations."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.retrieve import retrieve
+from workbench.retrieve.expand import expansion_score
+from workbench.retrieve.hybrid import fuse_rankings
+
+REDIS_QUESTION = "If Redis goes down, what breaks?"
+
+
+def _chunk_id(ws, document_suffix: str, contains: str) -> str:
+    found = [c.id for c in ws.chunks() if c.document_id.endswith(document_suffix) and contains in c.text]
+    assert len(found) == 1, (document_suffix, contains, found)
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def chain(sample_workspace):
+    ws = sample_workspace
+    return {
+        "login": _chunk_id(ws, "architecture/login-flow.md", "The login flow depends on the auth service."),
+        "auth": _chunk_id(ws, "architecture/auth-service.md", "The Auth Service relies on the token cache."),
+        "cache": _chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis."),
+    }
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector"])
+def test_chunk_retrieval_finds_the_sentences_that_mention_redis_not_the_chain(sample_workspace, chain, mode):
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode=mode, k=10)
+    texts = [h.text for h in result.hits]
+    assert sum("Redis" in t for t in texts) >= len(texts) - 1
+    assert "Redis" in texts[0] or "Redis" in texts[1]
+    assert chain["login"] not in {h.chunk_id for h in result.hits}
+    assert chain["auth"] not in {h.chunk_id for h in result.hits}
+
+
+def test_keyword_hits_name_the_matched_terms(sample_workspace):
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode="keyword", k=5)
+    for hit in result.hits:
+        assert hit.why["bm25"] > 0
+        assert set(hit.why["matched_terms"]) <= {"redis", "goes", "breaks"}
+        assert any(term in hit.text.lower() for term in hit.why["matched_terms"])
+
+
+def test_paths_returns_the_chain_with_citations(sample_workspace, chain):
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode="paths", k=10)
+    ids = [h.chunk_id for h in result.hits]
+    assert {chain["login"], chain["auth"], chain["cache"]} <= set(ids)
+    # Path order: the token cache hop comes before the auth service hop, then the login flow.
+    assert ids.index(chain["cache"]) < ids.index(chain["auth"]) < ids.index(chain["login"])
+    login_hit = result.hits[ids.index(chain["login"])]
+    assert login_hit.why["path"] == ["Redis", "token cache", "Auth Service", "login flow"]
+    assert chain["login"] in login_hit.why["hop"]["chunks"]
+    impacted = {item["entity"] for item in result.graph_context["impact"]["impacted"]}
+    assert {"token cache", "Auth Service", "login flow"} <= impacted
+    assert "search service" in result.graph_context["survivors"]
+
+
+def test_paths_answers_a_relation_question_with_cited_paths(sample_workspace, chain):
+    result = retrieve(sample_workspace, "How is the login flow related to Redis?", mode="paths", k=10)
+    assert result.graph_context["kind"] == "paths"
+    assert result.graph_context["paths"][0]["nodes"] == ["login flow", "Auth Service", "token cache", "Redis"]
+    assert [h.chunk_id for h in result.hits][:2] == [chain["login"], chain["auth"]]
+
+
+def test_paths_without_an_entity_says_so(sample_workspace):
+    result = retrieve(sample_workspace, "what breaks if the xylophone fails?", mode="paths", k=5)
+    assert result.mode_used == "paths" and result.hits == []
+    assert "no entity" in result.reason
+
+
+def test_chinese_query_finds_the_chinese_document_by_keyword(sample_workspace):
+    result = retrieve(sample_workspace, "缓存雪崩", mode="keyword", k=5)
+    assert result.hits[0].document.endswith("zh/缓存说明.md")
+    assert "缓存雪崩" in result.hits[0].text
+    assert result.hits[0].why["matched_terms"] == ["缓存", "雪崩"]
+
+
+def test_identifiers_match_literally(sample_workspace):
+    result = retrieve(sample_workspace, "volatile-lru", mode="keyword", k=3)
+    assert "volatile-lru" in result.hits[0].text
+
+
+def reopened(ws, **changes):
+    """The same workspace folder opened again with changed settings: ``section__field=value``."""
+    from workbench.workspace import Workspace
+
+    settings = ws.settings.model_copy(deep=True)
+    for name, value in changes.items():
+        section, field = name.split("__")
+        setattr(getattr(settings, section), field, value)
+    return Workspace(ws.path, settings=settings, embedder=ws.embedder)
+
+
+def test_vector_min_score_and_dedupe_come_from_settings(sample_workspace):
+    ws = reopened(sample_workspace, retrieval__dedupe_by_document=True, retrieval__min_vector_score=0.45)
+    try:
+        result = retrieve(ws, REDIS_QUESTION, mode="vector", k=10)
+    finally:
+        ws.close()
+    documents = [h.document for h in result.hits]
+    assert len(documents) == len(set(documents))
+    assert all(h.why["similarity"] >= 0.45 for h in result.hits)
+    plain = retrieve(sample_workspace, REDIS_QUESTION, mode="vector", k=10)
+    assert len({h.document for h in plain.hits}) < len(plain.hits)  # the setting made the difference
+
+
+def test_hybrid_fuses_both_rankings(sample_workspace):
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode="hybrid", k=10)
+    keyword = [h.chunk_id for h in retrieve(sample_workspace, REDIS_QUESTION, mode="keyword", k=30).hits]
+    vector = [h.chunk_id for h in retrieve(sample_workspace, REDIS_QUESTION, mode="vector", k=30).hits]
+    for hit in result.hits:
+        expected = sum(1 / (60 + rank) for rank in (hit.why["keyword_rank"], hit.why["vector_rank"]) if rank)
+        assert hit.score == pytest.approx(expected)
+        if hit.why["keyword_rank"]:
+            assert keyword[hit.why["keyword_rank"] - 1] == hit.chunk_id
+        if hit.why["vector_rank"]:
+            assert vector[hit.why["vector_rank"] - 1] == hit.chunk_id
+
+
+def test_fusion_never_drops_a_candidate():
+    fused = fuse_rankings([("a", 2.0, {}), ("b", 1.0, {})], [("c", 0.9, {}), ("a", 0.5, {})])
+    assert {c for c, _, _ in fused} == {"a", "b", "c"} and fused[0][0] == "a"
+
+
+def test_expand_reaches_the_auth_service_from_the_login_flow(sample_workspace, chain):
+    result = retrieve(sample_workspace, "How does the login flow work?", mode="expand", k=10)
+    by_id = {h.chunk_id: h for h in result.hits}
+    direct = [h for h in result.hits if h.why["via"] == "direct"]
+    assert len({h.document for h in direct}) == len(direct)
+    expanded = [h for h in result.hits if h.why["via"] == "expansion"]
+    assert expanded, "no one-hop expansion"
+    for hit in expanded:
+        parent = by_id.get(hit.why["parent"])
+        edge = hit.why["edge"]
+        assert hit.chunk_id in edge["chunks"] and edge["confidence"] >= 0.5
+        assert set(edge) == {"source", "relation", "target", "confidence", "chunks"}
+        if parent is not None:
+            assert hit.score == pytest.approx(expansion_score(parent.score, 0.7, edge["confidence"]))
+    assert chain["auth"] in by_id or any(chain["auth"] in h.why["edge"]["chunks"] for h in expanded)
