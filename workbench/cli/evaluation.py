@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from . import CommandError, emit
@@ -103,7 +104,7 @@ def register(subparsers, common) -> None:
     p.add_argument("--k", type=int, default=None, help="hits per query (default: retrieval.k of the settings)")
     p.add_argument("--csv", metavar="FILE", help="write the per-case table as CSV")
     p.add_argument("--md", metavar="FILE", help="write summary, highlights and cases as Markdown")
-    p.add_argument("--save", action=__import__("argparse").BooleanOptionalAction, default=True,
+    p.add_argument("--save", action=argparse.BooleanOptionalAction, default=True,
                    help="save the run under <workspace>/runs/ (default: on)")
     p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="compare two saved runs (ids or files)")
     p.set_defaults(handler=cmd_eval)
