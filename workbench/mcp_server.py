@@ -1,0 +1,265 @@
+"""The MCP server: the workbench's search, graph walks and impact, served to AI assistants.
+
+Six read-only tools over one workspace opened once at start (with its embedding model):
+``graphrag_search``, ``search_chunks``, ``impact``, ``neighbors``, ``get_chunk`` and ``path``.
+Every answer carries its citations (chunk ids and documents). Expected failures (an unknown
+entity, an unknown chunk id, an argument out of range) come back as tool errors with a message
+saying what was wrong and what to do; the schema bounds are checked by the SDK before a tool
+runs. The server speaks over stdio, so it logs to stderr only.
+
+Built on the official ``mcp`` SDK (2.x, where ``FastMCP`` became
+:class:`mcp.server.mcpserver.MCPServer`).
+
+Examples
+--------
+>>> document_matches("architecture/login-flow.md", ["architecture"])
+True
+>>> document_matches("architecture-old/x.md", ["architecture"])
+False
+>>> document_matches("glossary.json#redis", ["glossary.json"])
+True
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any, Literal, Sequence
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from .graph import EntityNotFound, impact_to_json, path_to_json
+from .retrieve import MODES, retrieve
+from .settings import Settings
+from .workspace import ChunkNotFound, Workspace
+
+__all__ = [
+    "SERVER_NAME",
+    "TOOL_NAMES",
+    "WorkspaceMissing",
+    "build_server",
+    "document_matches",
+    "open_read_only",
+    "serve",
+]
+
+SERVER_NAME = "context-graph-workbench"
+
+#: The tools the server offers, in the order they are registered.
+TOOL_NAMES = ("graphrag_search", "search_chunks", "impact", "neighbors", "get_chunk", "path")
+
+#: Most hits a search tool returns.
+MAX_LIMIT = 100
+#: Most hops a neighbourhood walk takes.
+MAX_HOPS = 5
+# A document filter is applied after retrieval: fetch this many times the limit so a narrow
+# filter still fills its page.
+_FILTER_OVERFETCH = 10
+
+log = logging.getLogger("workbench.mcp")
+
+Limit = Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Hits wanted, 1 to {MAX_LIMIT}.")]
+EntityName = Annotated[str, Field(min_length=1, description="An entity name as written anywhere in the corpus "
+                                                            "('Redis', 'auth service', 'AuthService').")]
+Query = Annotated[str, Field(min_length=1, description="The question or keywords to search for.")]
+Mode = Literal[MODES]  # type: ignore[valid-type]  # the registry's names, so the schema lists them
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                             open_world_hint=False)
+
+
+class WorkspaceMissing(FileNotFoundError):
+    """The folder holds no ingested workspace (no ``workspace.sqlite``)."""
+
+
+def open_read_only(path: str | Path, settings: Settings | None = None, **backends) -> Workspace:
+    """Open an existing workspace for reading; never create one.
+
+    Opening a :class:`~workbench.workspace.Workspace` creates the folder and an empty
+    database when they are missing, which is wrong for a server that only reads: an assistant
+    would search an empty corpus and find nothing, silently.
+
+    Raises
+    ------
+    WorkspaceMissing
+        If ``path/workspace.sqlite`` does not exist.
+    """
+    path = Path(path)
+    if not (path / "workspace.sqlite").is_file():
+        raise WorkspaceMissing(
+            f"no workspace at {path} (no workspace.sqlite there): ingest a corpus first with "
+            f"`python -m workbench --workspace {path} ingest <folder>`, or pass --workspace DIR"
+        )
+    return Workspace(path, settings=settings, **backends)
+
+
+def document_matches(document_id: str, filters: Sequence[str]) -> bool:
+    """Whether a document id is one of ``filters`` or lies under one of them (a folder or file)."""
+    for wanted in filters:
+        wanted = wanted.strip()
+        if not wanted:
+            continue
+        folder = wanted.rstrip("/")
+        if document_id == wanted or document_id.startswith(folder + "/") or document_id.startswith(wanted + "#"):
+            return True
+    return False
+
+
+def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str] | None:
+    """The filters if at least one matches a stored document; a tool error otherwise."""
+    if not documents:
+        return None
+    known = [d.id for d in ws.documents()]
+    unmatched = [f for f in documents if not any(document_matches(d, [f]) for d in known)]
+    if unmatched:
+        examples = ", ".join(sorted(known)[:5])
+        raise ToolError(f"no stored document matches {', '.join(map(repr, unmatched))}; give document ids or "
+                        f"folder prefixes such as: {examples}")
+    return list(documents)
+
+
+def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequence[str] | None) -> dict[str, Any]:
+    filters = _resolve_filters(ws, documents)
+    k = limit if filters is None else min(limit * _FILTER_OVERFETCH, max(limit, ws.store.count("chunks")))
+    try:
+        result = retrieve(ws, query, mode=mode, k=k)
+    except ValueError as exc:
+        raise ToolError(str(exc)) from None
+    hits = [h for h in result.hits if filters is None or document_matches(h.document, filters)][:limit]
+    return {
+        "query": query,
+        "mode_requested": result.mode_requested,
+        "mode_used": result.mode_used,
+        "reason": result.reason,
+        "document_filter": filters or [],
+        "hits": [
+            {"rank": rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score, "text": h.text,
+             "why": h.why}
+            for rank, h in enumerate(hits, 1)
+        ],
+        "stats": result.stats,
+        "graph_context": result.graph_context,
+    }
+
+
+def _entity_error(exc: EntityNotFound) -> ToolError:
+    return ToolError(str(exc))
+
+
+def build_server(ws: Workspace) -> MCPServer:
+    """An :class:`MCPServer` whose six tools read ``ws``.
+
+    Tool calls run on worker threads; one lock makes them take turns, since the graph and
+    the retrieval indexes are built lazily on first use.
+    """
+    server = MCPServer(
+        SERVER_NAME,
+        instructions=(
+            "Search a corpus and walk its context graph. Entities are nodes; every relation edge cites the "
+            "chunks that state it. Use graphrag_search or search_chunks to find passages, impact to ask what "
+            "breaks if something fails, neighbors and path to walk the graph, get_chunk to read a cited chunk."
+        ),
+    )
+    turn = threading.Lock()
+
+    def graphrag_search(
+        query: Query,
+        limit: Limit = 10,
+        documents: Annotated[list[str] | None, Field(
+            description="Only hits from these documents: document ids ('architecture/login-flow.md') or "
+                        "folder prefixes ('incidents/'). Omit for the whole corpus.")] = None,
+    ) -> dict[str, Any]:
+        """Graph-aware search: ranked chunks with citations (chunk id, document, score, why), the
+        retrieval stats, the mode used (graphrag falls back to vector search when it must, and says
+        why) and the graph context (entities and cited triples)."""
+        with turn:
+            return _search(ws, query, "graphrag", limit, documents)
+
+    def search_chunks(
+        query: Query,
+        mode: Annotated[Mode, Field(description="Retrieval strategy: " + ", ".join(MODES) + ".")] = "hybrid",
+        limit: Limit = 10,
+    ) -> dict[str, Any]:
+        """Ranked chunks for a query with one retrieval strategy, each with its citation and why it
+        came back, plus the retrieval stats and the mode used."""
+        with turn:
+            return _search(ws, query, mode, limit, None)
+
+    def impact(entity: EntityName) -> dict[str, Any]:
+        """What breaks if an entity fails: every entity that depends on it, with the cited path of
+        hops (relation, chunk ids, documents) from the failed entity, and the survivors."""
+        with turn:
+            try:
+                return impact_to_json(ws.graph.impacted_by(entity))
+            except EntityNotFound as exc:
+                raise _entity_error(exc) from None
+
+    def neighbors(
+        entity: EntityName,
+        hops: Annotated[int, Field(ge=1, le=MAX_HOPS, description=f"Edges to walk, 1 to {MAX_HOPS}.")] = 1,
+        direction: Annotated[Literal["out", "in", "both"], Field(
+            description="'out' follows edges from the entity, 'in' towards it, 'both' either way.")] = "both",
+    ) -> dict[str, Any]:
+        """The entities within a number of hops of an entity, and the cited edges walked."""
+        with turn:
+            graph = ws.graph
+            try:
+                hood = graph.neighbors(entity, hops=hops, direction=direction)
+            except EntityNotFound as exc:
+                raise _entity_error(exc) from None
+            return {
+                "center": hood.center,
+                "entities": [{"entity": name, "distance": d} for name, d in hood.entities],
+                "edges": [{"source": graph.name(e.source), "relation": e.relation, "target": graph.name(e.target),
+                           "weight": e.weight, "chunks": list(e.chunk_ids), "documents": list(e.documents)}
+                          for e in hood.edges],
+            }
+
+    def get_chunk(id: Annotated[str, Field(min_length=1, description="A chunk id, as cited by the other tools.")]
+                  ) -> dict[str, Any]:
+        """The full text of one chunk, with its document, position and offsets."""
+        with turn:
+            try:
+                return asdict(ws.chunk(id))
+            except ChunkNotFound as exc:
+                raise ToolError(f"{exc}; use chunk ids cited by graphrag_search, search_chunks, impact, "
+                                f"neighbors or path") from None
+
+    def path(
+        a: Annotated[str, Field(min_length=1, description="The entity to start from.")],
+        b: Annotated[str, Field(min_length=1, description="The entity to reach.")],
+    ) -> dict[str, Any]:
+        """Cited paths from entity a to entity b, best corroborated first (each hop cites its chunks)."""
+        with turn:
+            graph = ws.graph
+            settings = ws.settings.graph
+            try:
+                found = graph.paths(a, b, max_hops=settings.max_path_hops, k=settings.max_paths)
+                return {"from": graph.name(graph.resolve(a)), "to": graph.name(graph.resolve(b)),
+                        "paths": [path_to_json(p) for p in found]}
+            except EntityNotFound as exc:
+                raise _entity_error(exc) from None
+
+    for tool in (graphrag_search, search_chunks, impact, neighbors, get_chunk, path):
+        server.add_tool(tool, annotations=_READ_ONLY, structured_output=True)
+    return server
+
+
+def serve(workspace: str | Path, settings: Settings | None = None) -> None:
+    """Open the workspace and its model once, then answer MCP requests on stdio until EOF."""
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
+    ws = open_read_only(workspace, settings)
+    log.info("opening %s", ws.path)
+    graph = ws.graph
+    ws.embedder.embed(["warm up"])  # load the model now, not on the first question
+    log.info("serving %d entities from %s on stdio", len(graph), ws.path)
+    try:
+        build_server(ws).run("stdio")
+    finally:
+        ws.close()
