@@ -1,17 +1,17 @@
 """Retrieval strategies side by side: one protocol, a registry by name, one entry point.
 
-Modes, in their stable order: ``keyword``, ``vector``, ``hybrid``, ``expand``, ``graphrag``,
-``paths``. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
+Built-in modes, in their stable order: ``keyword``, ``vector``, ``hybrid``, ``expand``,
+``graphrag``, ``paths``; modes registered later follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
 came back.
 
 Examples
 --------
->>> MODES
+>>> MODES[:6]
 ('keyword', 'vector', 'hybrid', 'expand', 'graphrag', 'paths')
->>> get_retriever("bm42")
+>>> get_retriever("bm42")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: unknown retrieval mode 'bm42'; modes: keyword, vector, hybrid, expand, graphrag, paths
+ValueError: unknown retrieval mode 'bm42'; modes: keyword, vector, hybrid, expand, graphrag, paths...
 """
 
 from __future__ import annotations
