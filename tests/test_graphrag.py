@@ -158,3 +158,15 @@ def test_provenance_sums_the_mass_of_the_entities_a_chunk_mentions():
     expected = [("c1", 0.75, ["a", "b"]), ("c2", 0.25, ["b"])]
     assert rank_provenance(chunk_entities, mass) == expected
     assert rank_provenance(chunk_entities, mass, {"a": ("c1",), "b": ("c1", "c2"), "x": ("c2", "c3")}) == expected
+
+
+def test_provenance_puts_chunks_stating_a_relation_between_top_entities_first():
+    from workbench.model import Edge
+
+    chunk_entities = {"c1": {"a"}, "c2": {"a", "b"}, "c3": {"b"}}
+    mass = {"a": 0.6, "b": 0.1}
+    # c3 states "b uses a" but mentions only b by the entity patterns; c1 merely mentions a.
+    edges = {"a": (Edge("b", "uses", "a", chunk_ids=("c3",)),), "b": (Edge("b", "uses", "a", chunk_ids=("c3",)),)}
+    ranked = rank_provenance(chunk_entities, mass, relation_edges=edges)
+    assert [chunk_id for chunk_id, _, _ in ranked] == ["c3", "c2", "c1"]
+    assert ranked[0] == ("c3", 1.4, ["a", "b"])  # stated 0.6 + 0.1, then the mentions of both ends

@@ -6,8 +6,9 @@
 2. Personalized PageRank over the context graph (damping ``ppr_damping``, tol 1e-6, at most
    100 iterations), personalization = the seeds' similarities.
 3. The ``ppr_top_k`` entities with the most mass give the graph context (their relation
-   triples, at most ``max_triples``, each with its chunks) and the provenance chunks (chunks
-   mentioning them, ranked by the summed mass of the top entities they mention).
+   triples, at most ``max_triples``, each with its chunks) and the provenance chunks: first
+   the chunks that state relations among them (by the mass of the edges' ends), then the
+   chunks that mention them (by the summed mass of the top entities they mention).
 4. Provenance and hybrid rankings are fused by RRF (k=60).
 
 The mode used is reported: ``full_graphrag``; ``vector_only`` when no seed passes the
@@ -91,11 +92,18 @@ def top_entities(nodelist: list[str], scores: np.ndarray, k: int) -> list[tuple[
 
 
 def rank_provenance(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[str, float],
-                    entity_chunks: Mapping[str, Iterable[str]] | None = None) -> list[tuple[str, float, list[str]]]:
-    """Chunks mentioning the entities of ``mass``, by the summed mass of those they mention.
+                    entity_chunks: Mapping[str, Iterable[str]] | None = None,
+                    relation_edges: Mapping[str, Iterable] | None = None) -> list[tuple[str, float, list[str]]]:
+    """Provenance chunks of the top entities: those stating their relations first, then mentions.
 
-    Returns ``(chunk id, mass, sorted entity keys)``, best first, equal mass by chunk id.
-    ``entity_chunks`` (entity -> chunks) avoids a scan of every chunk when given.
+    A chunk that *states* a relation between two top entities (an edge's provenance) is ranked
+    by the summed mass of the ends of the edges it states; it comes before chunks that only
+    *mention* top entities, which are ranked by the summed mass of the entities they mention
+    (a passing mention of a central entity says less than a statement linking two of them).
+    Returns ``(chunk id, mass, sorted entity keys)``, best first, equal mass by chunk id, where
+    mass is the statement mass plus the mention mass. ``entity_chunks`` (entity -> chunks)
+    avoids a scan of every chunk when given; ``relation_edges`` (entity -> edges) enables
+    statement ranking.
     """
     if entity_chunks is not None:
         found: dict[str, set[str]] = defaultdict(set)
@@ -104,8 +112,21 @@ def rank_provenance(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[s
                 found[chunk_id].add(key)
     else:
         found = {chunk_id: set(keys) & mass.keys() for chunk_id, keys in chunk_entities.items()}
-    ranked = [(chunk_id, round(sum(mass[k] for k in keys), 12), sorted(keys)) for chunk_id, keys in found.items() if keys]
-    return sorted(ranked, key=lambda item: (-item[1], item[0]))
+    stated: dict[str, float] = defaultdict(float)
+    seen_edges = set()
+    for key in mass if relation_edges is not None else ():
+        for edge in relation_edges.get(key, ()):
+            ends = (edge.source, edge.relation, edge.target)
+            if ends in seen_edges or edge.source not in mass or edge.target not in mass:
+                continue
+            seen_edges.add(ends)
+            for chunk_id in edge.chunk_ids:
+                stated[chunk_id] += mass[edge.source] + mass[edge.target]
+                found.setdefault(chunk_id, set()).update((edge.source, edge.target))
+    ranked = [(chunk_id, round(stated.get(chunk_id, 0.0), 12), round(sum(mass[k] for k in keys), 12), sorted(keys))
+              for chunk_id, keys in found.items() if keys]
+    ranked.sort(key=lambda item: (-item[1], -item[2], item[0]))
+    return [(chunk_id, round(s + m, 12), keys) for chunk_id, s, m, keys in ranked]
 
 
 def _triples(ws, top: list[tuple[str, float]], limit: int) -> list[dict]:
@@ -174,7 +195,8 @@ class GraphRAGRetriever:
             }
         with timer("provenance"):
             mass = dict(top)
-            provenance = rank_provenance(ws.parts.chunk_entities, mass, indexes_for(ws).entity_chunks)
+            indexes = indexes_for(ws)
+            provenance = rank_provenance(ws.parts.chunk_entities, mass, indexes.entity_chunks, indexes.relation_edges)
             provenance = provenance[: k * OVERFETCH]
         with timer("hybrid"):
             try:
