@@ -105,6 +105,8 @@ class Workspace:
             key = str(path).rstrip("/")
             ids = sorted(i for i in known if i == key or i.startswith(key + "/") or i.startswith(key + "#"))
         with self._write_lock():
+            # A removal killed after its commit left vectors behind: clear them first.
+            reconcile_vectors(self.store, self.vectors, self.embedder)
             remove_documents(ids, self.store, self.vectors)
             self.sync_entity_vectors()
         return ids
