@@ -8,15 +8,29 @@ from dataclasses import asdict
 from . import CommandError, emit
 from .render import table
 
-__all__ = ["register", "open_workspace"]
+__all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
+
+
+#: Environment variable: seconds a writer waits for another writer before "workspace busy".
+LOCK_TIMEOUT_ENV = "WORKBENCH_LOCK_TIMEOUT"
 
 
 def open_workspace(args):
-    """The workspace named by ``--workspace`` with the settings named by ``--settings``."""
+    """The workspace named by ``--workspace`` with the settings named by ``--settings``.
+
+    A writer waits for another writer up to ``$WORKBENCH_LOCK_TIMEOUT`` seconds (default 10).
+    """
+    import os
+
     from ..settings import load_settings
     from ..workspace import Workspace
 
-    return Workspace(args.workspace, settings=load_settings(args.settings))
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    try:
+        lock_timeout = float(raw) if raw else 10.0
+    except ValueError:
+        raise CommandError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds", code=2) from None
+    return Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout)
 
 
 def _progress_bar():
