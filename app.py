@@ -1,0 +1,15 @@
+"""The Context Graph Workbench in the browser: navigation only (run ``streamlit run app.py``)."""
+
+import streamlit as st
+
+st.set_page_config(page_title="Context Graph Workbench", layout="wide")
+
+PAGES = [
+    st.Page("pages/corpus.py", title="Corpus", default=True),
+    st.Page("pages/canonicalization.py", title="Canonicalization"),
+    st.Page("pages/graph.py", title="Graph"),
+    st.Page("pages/compare.py", title="Compare"),
+    st.Page("pages/evaluate.py", title="Evaluate"),
+]
+
+st.navigation(PAGES).run()

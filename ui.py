@@ -1,0 +1,243 @@
+"""The one UI helper module: cached resources, the shared workspace, and widgets the pages share.
+
+The workspace (``WORKBENCH_WORKSPACE``, default ``./workspace``) and the embedding model are
+opened once per process with ``st.cache_resource`` and shared by every session; what a person
+does (results, uploads, last ingest report) lives in their own ``st.session_state``. Derived
+views are cached with ``st.cache_data`` keyed by the workspace version, so any change to the
+workspace shows at once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import streamlit as st
+
+from workbench.settings import Settings, SettingsError, load_settings
+from workbench.visual import GraphFilters, graph_html, select_view
+from workbench.workspace import Workspace, WorkspaceBusy
+
+__all__ = [
+    "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
+    "graph_view_html", "suggestions", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
+    "workspace_metrics", "require_documents", "canonical_first", "run_write",
+]
+
+ROOT = Path(__file__).resolve().parent
+SAMPLE_CORPUS = ROOT / "sample_corpus"
+SAMPLE_TASKS = SAMPLE_CORPUS / "tasks.yaml"
+#: Widget keys starting with this survive navigation between pages (see :func:`keep_widget_state`).
+KEEP = "keep."
+
+
+# -- resources, once per process ----------------------------------------------------------
+
+def workspace_path() -> Path:
+    return Path(os.environ.get("WORKBENCH_WORKSPACE") or "workspace").resolve()
+
+
+@st.cache_resource(show_spinner="Reading the settings...")
+def _settings(path: str | None) -> Settings:
+    return load_settings(path)
+
+
+@st.cache_resource(show_spinner="Loading the embedding model (once per process)...")
+def _embedder(model: str, batch_size: int):
+    from workbench.embedding import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(model, batch_size)
+
+
+@st.cache_resource(show_spinner="Opening the workspace...")
+def _open_workspace(path: str, settings_path: str | None) -> Workspace:
+    settings = _settings(settings_path)
+    return Workspace(path, settings=settings, embedder=_embedder(settings.embedding.model, settings.embedding.batch_size))
+
+
+def workspace() -> Workspace:
+    """The workspace this process serves; a bad settings file stops the page with its message."""
+    try:
+        return _open_workspace(str(workspace_path()), os.environ.get("WORKBENCH_SETTINGS") or None)
+    except SettingsError as exc:
+        st.error(f"The settings could not be loaded: {exc}")
+        st.stop()
+
+
+# -- page state -----------------------------------------------------------------------------
+
+def kept(page: str, name: str, default=None) -> str:
+    """A widget key for ``page`` that keeps its value across navigation; sets ``default`` once.
+
+    Pass the returned key to the widget and no ``value``/``default``/``index`` argument.
+    """
+    key = f"{KEEP}{page}.{name}"
+    if key not in st.session_state and default is not None:
+        st.session_state[key] = default
+    return key
+
+
+def keep_widget_state() -> None:
+    """Re-assign every kept widget value, so Streamlit does not drop it when its page is left.
+
+    Call it at the top of every page: the page, not always the entrypoint, runs on each rerun."""
+    for key in [k for k in st.session_state.keys() if str(k).startswith(KEEP)]:
+        st.session_state[key] = st.session_state[key]
+
+
+# -- derived views, cached by workspace version -------------------------------------------------
+
+@st.cache_data(show_spinner="Drawing the graph...", max_entries=32)
+def _graph_view_html(path: str, settings_path: str | None, version: int, view: str, filters: GraphFilters,
+                     height: int) -> tuple[str, str, int, int, list[str]]:
+    ws = _open_workspace(path, settings_path)
+    selected = select_view(ws.graph, view, filters)
+    return (graph_html(selected, height), selected.note, len(selected.nodes), len(selected.edges),
+            [entity.key for entity in selected.nodes])
+
+
+def graph_view_html(ws: Workspace, view: str, filters: GraphFilters, height: int = 620):
+    """``(html, note, nodes shown, edges shown, keys shown)`` for a view of the graph."""
+    return _graph_view_html(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version, view,
+                            filters, height)
+
+
+@st.cache_data(show_spinner="Looking for near-duplicate names...", max_entries=8)
+def _suggestions(path: str, settings_path: str | None, version: int):
+    return _open_workspace(path, settings_path).suggestions()
+
+
+def suggestions(ws: Workspace):
+    """Suggested merges for the workspace as it is now."""
+    return _suggestions(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version)
+
+
+def canonical_first(ws: Workspace, a: str, b: str) -> tuple[str, str]:
+    """``(canonical, alias)``: the more mentioned name is kept as the canonical one."""
+    mentions = {e.name: e.mentions for e in ws.entities()}
+    return (a, b) if mentions.get(a, 0) >= mentions.get(b, 0) else (b, a)
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+_UNSAFE = re.compile(r"[^\w.\- ]+", re.UNICODE)
+
+
+def safe_upload_path(folder: Path, name: str) -> Path:
+    """Where an uploaded file called ``name`` is saved: always directly inside ``folder``.
+
+    Only the base name is kept (both ``/`` and ``\\`` separate), unsafe characters become
+    ``_`` and a name of dots or nothing becomes ``upload``, so ``../../etc/passwd`` is saved as
+    ``folder/passwd``.
+
+    Examples
+    --------
+    >>> safe_upload_path(Path("/ws/uploads/s1"), "../../etc/passwd").as_posix()
+    '/ws/uploads/s1/passwd'
+    >>> safe_upload_path(Path("/ws/uploads/s1"), "..").name
+    'upload'
+    """
+    base = unicodedata.normalize("NFC", name).replace("\\", "/").split("/")[-1]
+    base = _UNSAFE.sub("_", base).strip(" .")[:120]
+    return folder / (base or "upload")
+
+
+def session_upload_folder(ws: Workspace) -> Path:
+    """This session's own folder under ``<workspace>/uploads/``."""
+    session = st.session_state.setdefault("upload_session", uuid.uuid4().hex[:12])
+    return ws.path / "uploads" / session
+
+
+def save_uploads(ws: Workspace, files: Iterable) -> Path:
+    """Save uploaded files into this session's upload folder; returns the folder."""
+    folder = session_upload_folder(ws)
+    folder.mkdir(parents=True, exist_ok=True)
+    for upload in files:
+        target = safe_upload_path(folder, upload.name)
+        if target.resolve().parent != folder.resolve():  # belt and braces: never outside the folder
+            raise ValueError(f"refusing to save upload {upload.name!r} outside {folder}")
+        target.write_bytes(upload.getvalue())
+    return folder
+
+
+def _release_leaked_write_lock(ws: Workspace) -> None:
+    """Work around ``Workspace._write_lock`` acquiring its FileLock twice and releasing once: the
+    writing thread would keep the workspace locked against every other session and process.
+    A no-op once the lock is released properly (the lock state is per thread)."""
+    lock = getattr(ws, "_lock", None)
+    while lock is not None and lock.is_locked:
+        lock.release()
+
+
+def run_write(ws: Workspace, action, *args) -> bool:
+    """Run a workspace write; show a clear message instead of a traceback when it fails."""
+    try:
+        action(*args)
+        return True
+    except WorkspaceBusy as exc:
+        st.error(f"{exc}")
+    except (ValueError, KeyError) as exc:
+        st.error(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+    finally:
+        _release_leaked_write_lock(ws)
+    return False
+
+
+def ingest(ws: Workspace, paths: list[Path]) -> None:
+    """Ingest ``paths`` with a progress bar; the report is kept in this session for display."""
+    bar = st.progress(0.0, text="Starting...")
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=f"{stage}: {done} of {total}")
+
+    try:
+        report = ws.ingest(paths, progress=progress)
+    except WorkspaceBusy as exc:
+        st.session_state["corpus.last_report"] = {"error": str(exc)}
+        return
+    finally:
+        _release_leaked_write_lock(ws)
+    bar.progress(1.0, text="Done")
+    st.session_state["corpus.last_report"] = report.to_json()
+
+
+def show_last_ingest() -> None:
+    """The outcome of this session's last ingest: a summary line, one warning per problem."""
+    report = st.session_state.get("corpus.last_report")
+    if not report:
+        return
+    if "error" in report:
+        st.error(report["error"])
+        return
+    st.success(f"Ingested in {report['seconds']:.1f} s: {report['documents_added']} added, "
+               f"{report['documents_updated']} updated, {report['documents_unchanged']} unchanged, "
+               f"{report['documents_removed']} removed; {report['chunks_written']} chunks written.")
+    for problem in report["problems"] + report["extraction_problems"]:
+        st.warning(problem)
+
+
+# -- shared widgets -------------------------------------------------------------------------------
+
+def workspace_metrics(ws: Workspace) -> dict:
+    """Documents, chunks, entities and edges as metrics in one row; returns the stats."""
+    stats = ws.stats()
+    for column, (label, key) in zip(st.columns(4), [("Documents", "documents"), ("Chunks", "chunks"),
+                                                  ("Entities", "entities"), ("Edges", "edges")]):
+        column.metric(label, stats[key])
+    st.caption(f"Workspace: {stats['workspace']} · {stats['comention_edges']} co-mention edges · "
+               f"{stats['merges']} merges")
+    return stats
+
+
+def require_documents(ws: Workspace) -> bool:
+    """False (after saying what to do) when the workspace holds no documents yet."""
+    if ws.store.count("documents"):
+        return True
+    st.info("The workspace is empty: ingest some documents first. The Corpus page can load the bundled "
+            "sample corpus in one click.")
+    st.page_link("pages/corpus.py", label="Open the Corpus page")
+    return False
