@@ -80,13 +80,13 @@ class Workspace:
         return self._vectors
 
     def _write_lock(self):
+        """The workspace's write lock, held for one ``with`` block (acquired exactly once)."""
         try:
-            self._lock.acquire(timeout=self.lock_timeout)
+            return self._lock.acquire(timeout=self.lock_timeout)
         except Timeout:
             raise WorkspaceBusy(
                 f"workspace {self.path} is busy: another process is writing to it; try again when it finishes"
             ) from None
-        return self._lock
 
     # -- writing -------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:

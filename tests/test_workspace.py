@@ -1,0 +1,70 @@
+"""The workspace facade: write lock, aliases and splits, stats."""
+
+from __future__ import annotations
+
+import pytest
+from filelock import FileLock
+
+from workbench.workspace import WorkspaceBusy
+
+
+def test_write_lock_is_released_after_each_write(make_workspace, tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The search service depends on Elasticsearch.\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    other = FileLock(str(ws.path / "workspace.lock"))
+    other.acquire(timeout=0)  # another writer gets in at once: nothing was left held
+    other.release()
+
+
+def test_second_writer_gets_workspace_busy(make_workspace, tmp_path):
+    ws = make_workspace()
+    ws.lock_timeout = 0.2
+    holder = FileLock(str(ws.path / "workspace.lock"), thread_local=False)
+    holder.acquire()
+    try:
+        with pytest.raises(WorkspaceBusy, match="busy"):
+            ws.add_alias("pg", "PostgreSQL")
+    finally:
+        holder.release()
+
+
+def test_alias_merges_two_entities_and_remove_alias_undoes_it(make_workspace, tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The billing service is backed by Postgres.\n\nThe ledger is backed by PostgreSQL.\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    assert {"postgres", "postgresql"} <= set(ws.graph.nx.nodes)
+    ws.add_alias("Postgres", "PostgreSQL")
+    assert "postgres" not in ws.graph.nx.nodes
+    impacted = {name for name, _ in ws.graph.impacted_by("postgresql").impacted}
+    assert impacted == {"billing service", "ledger"}
+    merged = {m.canonical: m for m in ws.merges()}["PostgreSQL"]
+    assert {f.form for f in merged.surface_forms} == {"Postgres", "PostgreSQL"}
+    ws.remove_alias("Postgres")
+    assert {"postgres", "postgresql"} <= set(ws.graph.nx.nodes)
+    assert [entry["action"] for entry in ws.merge_log()] == ["alias", "unalias"]
+
+
+def test_split_gives_a_surface_form_its_own_entity(make_workspace, tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The login flow depends on the auth service.\n\nThe portal depends on AuthService.\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    assert len(ws.graph.impacted_by("auth service").impacted) == 2
+    ws.split("AuthService")
+    assert [name for name, _ in ws.graph.impacted_by("auth service").impacted] == ["login flow"]
+    ws.unsplit("AuthService")
+    assert len(ws.graph.impacted_by("auth service").impacted) == 2
+
+
+def test_stats_count_documents_chunks_entities_and_edges(sample_workspace):
+    stats = sample_workspace.stats()
+    assert stats["documents"] == len(sample_workspace.documents())
+    assert stats["chunks"] == len(sample_workspace.chunks())
+    assert stats["entities"] == len(sample_workspace.graph)
+    assert stats["edges"] == len(sample_workspace.graph.edges())
