@@ -2,7 +2,9 @@
 
 Every token of the MiniLM vocabulary is run through the model once, alone
 (``[CLS] token [SEP]``, mean-pooled like the sentence model), and the token vectors are
-centred and projected on their principal components. A text is then embedded without the
+centred and projected on their principal components, then scaled down the more frequent the
+token is (smooth inverse frequency, with the vocabulary rank standing in for frequency: BERT's
+word pieces are numbered roughly by frequency). A text is then embedded without the
 transformer: the normalised mean of its tokens' vectors. This is the idea of model2vec, done
 here with numpy so that nothing new is installed and nothing is downloaded; the token matrix
 is built once (about a minute on two cores) and cached as ``.npy``.
@@ -31,13 +33,15 @@ import numpy as np
 
 from .embedding import EmbeddingUnavailable
 
-__all__ = ["StaticEmbedder", "default_cache_dir", "distil_token_matrix"]
+__all__ = ["StaticEmbedder", "default_cache_dir", "distil_token_matrix", "project_token_states"]
 
 #: Dimensions kept after the projection on principal components (model2vec's default).
 DEFAULT_DIMENSION = 256
 #: Tokens per forward pass while distilling; each sequence is only three tokens long.
 DISTIL_BATCH = 1024
-_FORMAT_VERSION = "1"
+#: Smooth inverse frequency constant: a token's weight is ``SIF / (SIF + p)``, ``p`` its Zipf probability.
+SIF_COEFFICIENT = 1e-5
+_FORMAT_VERSION = "2"
 
 
 def default_cache_dir() -> Path:
@@ -84,11 +88,27 @@ def distil_token_matrix(model_path: str | Path, dimension: int = DEFAULT_DIMENSI
             batch = torch.stack([torch.full_like(ids, cls), ids, torch.full_like(ids, sep)], dim=1)
             hidden = model(input_ids=batch, attention_mask=torch.ones_like(batch)).last_hidden_state
             rows.append(hidden.mean(dim=1).numpy())  # the sentence model's mean pooling
-    matrix = np.concatenate(rows).astype(np.float64)
+    return project_token_states(np.concatenate(rows), dimension)
+
+
+def project_token_states(states: np.ndarray, dimension: int = DEFAULT_DIMENSION) -> np.ndarray:
+    """Pooled token states (row ``i`` = token id ``i``) -> the static embedder's token matrix.
+
+    Examples
+    --------
+    >>> project_token_states(np.random.default_rng(0).normal(size=(50, 8)), 4).shape
+    (50, 4)
+    """
+    matrix = np.asarray(states, dtype=np.float64)
     # Centring removes the direction every token shares; PCA keeps the informative ones.
-    matrix -= matrix.mean(axis=0)
+    matrix = matrix - matrix.mean(axis=0)
     _, _, components = np.linalg.svd(matrix, full_matrices=False)
-    return (matrix @ components[:dimension].T).astype(np.float32)
+    projected = matrix @ components[:dimension].T
+    # Zipf over the vocabulary order: frequent pieces ("the", "of") barely move the mean.
+    inverse_rank = 1.0 / np.arange(2, len(matrix) + 2)
+    probability = inverse_rank / inverse_rank.sum()
+    weights = SIF_COEFFICIENT / (SIF_COEFFICIENT + probability)
+    return (projected * weights[:, None]).astype(np.float32)
 
 
 class StaticEmbedder:
