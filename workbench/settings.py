@@ -18,8 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+import regex
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 __all__ = ["Settings", "SettingsError", "load_settings", "DEFAULT_SETTINGS_PATH"]
 
@@ -28,6 +29,16 @@ DEFAULT_SETTINGS_PATH = Path(__file__).resolve().parent.parent / "settings.yaml"
 
 class SettingsError(ValueError):
     """A settings file that cannot be used; the message names the file and the key."""
+
+
+def _compiled(pattern: str | None):
+    """A user regex compiled as the extractors compile it, so a bad one is named at load time."""
+    if pattern is None:
+        return None
+    try:
+        return regex.compile(pattern, regex.VERSION0)
+    except regex.error as exc:
+        raise ValueError(f"invalid regular expression '{pattern}' ({exc})") from None
 
 
 class _Section(BaseModel):
@@ -44,11 +55,25 @@ class RelationPattern(_Section):
     regex: str | None = Field(None, description="Or a raw regular expression with named groups 'subject' and 'object'.")
     reverse: bool = Field(False, description="True when the phrase states the relation from object to subject.")
 
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles_with_groups(cls, value: str | None) -> str | None:
+        compiled = _compiled(value)
+        if compiled is not None and not {"subject", "object"} <= set(compiled.groupindex):
+            raise ValueError(f"regular expression '{value}' needs the named groups 'subject' and 'object'")
+        return value
+
 
 class EntityPattern(_Section):
     type: str = Field(description="Entity type this pattern finds: technology, person, service, concept...")
     terms: list[str] = Field(default_factory=list, description="Literal names of this type, matched case-insensitively on word boundaries.")
     regex: str | None = Field(None, description="Or a regular expression whose whole match is the name.")
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, value: str | None) -> str | None:
+        _compiled(value)
+        return value
 
 
 DEFAULT_RELATIONS: list[dict] = [
@@ -192,6 +217,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            if err["type"] == "value_error":  # our validators' own words, without pydantic's prefix
+                msg = str(err.get("ctx", {}).get("error", msg))
             problems.append(f"{key}: {msg}")
         raise SettingsError(f"{path}: " + "; ".join(problems)) from None
 
