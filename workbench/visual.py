@@ -176,8 +176,9 @@ def _color(entity_type: str) -> str:
 
 
 def _lines(*lines: str) -> str:
-    """Tooltip HTML: each line escaped, joined by line breaks (pyvis sets tooltips as innerHTML)."""
-    return "<br>".join(html.escape(line) for line in lines)
+    """Tooltip text, each line escaped: vis-network shows it with ``innerText``, but pyvis's own
+    popup (``tooltip_link``) uses ``innerHTML``, so the text must be safe as HTML too."""
+    return "\n".join(html.escape(line) for line in lines)
 
 
 def strip_cdn_tags(page: str) -> str:

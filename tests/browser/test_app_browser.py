@@ -1,0 +1,168 @@
+"""The live app driven in chromium as a person would: ingest, explore, compare, hostile text, two sessions."""
+
+from __future__ import annotations
+
+import re
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+VIEWPORT = {"width": 1440, "height": 1000}
+LONG = 240_000  # ms: the first ingest embeds the whole sample corpus on two cores
+
+
+def new_page(browser, dialogs: list):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    return page
+
+
+def open_page(page, title: str, expect: str):
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+    page.get_by_text(expect).first.wait_for(timeout=LONG)
+    wait_idle(page)
+
+
+def wait_idle(page):
+    """Until the script run of the page finished (the 'Running...' status is gone)."""
+    page.wait_for_timeout(300)  # let a triggered rerun start
+    page.wait_for_function(
+        "() => { const app = document.querySelector('[data-testid=\"stApp\"]');"
+        " return app && !['running', 'initial'].includes(app.getAttribute('data-test-script-state')); }",
+        timeout=LONG)
+    page.wait_for_timeout(300)
+
+
+def assert_no_exception(page):
+    assert page.locator('[data-testid="stException"]').count() == 0, page.locator('[data-testid="stException"]').first.inner_text()
+
+
+def metric(page, label: str) -> str:
+    card = page.locator('[data-testid="stMetric"]', has_text=label).first
+    return card.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def graph_frame(page):
+    handle = page.locator("iframe").first.element_handle(timeout=LONG)
+    return handle.content_frame()
+
+
+def assert_canvas_draws(page):
+    frame = graph_frame(page)
+    frame.wait_for_function(
+        "() => { const c = document.querySelector('canvas'); if (!c || !c.width || !c.height) return false;"
+        " const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        " for (let i = 3; i < d.length; i += 4) if (d[i] > 0) return true; return false; }",
+        timeout=30_000)
+    box = frame.locator("canvas").first.bounding_box()
+    assert box["width"] > 100 and box["height"] > 100
+
+
+def hover_node(page, label_part: str) -> str:
+    """Move the mouse onto the node whose label contains ``label_part``; returns the tooltip text."""
+    frame = graph_frame(page)
+    frame.wait_for_function("() => typeof network !== 'undefined' && network !== null", timeout=30_000)
+    spot = frame.evaluate(
+        """(part) => { network.setOptions({physics: false});
+           const node = nodes.get().find(n => n.label.includes(part)); if (!node) return null;
+           network.focus(node.id, {scale: 1.5});
+           const p = network.canvasToDOM(network.getPositions([node.id])[node.id]);
+           return {x: p.x, y: p.y}; }""", label_part)
+    assert spot is not None, f"no node labelled with {label_part!r}"
+    box = page.locator("iframe").first.bounding_box()
+    page.mouse.move(box["x"] + spot["x"], box["y"] + spot["y"])
+    tooltip = frame.locator(".vis-tooltip")
+    tooltip.wait_for(state="visible", timeout=10_000)
+    return tooltip.inner_text()
+
+
+def screenshot(page, name: str, folder):
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, screenshot_dir, tmp_path):
+    dialogs: list[str] = []
+    page = new_page(browser, dialogs)
+    page.goto(live_app)
+    page.get_by_text("The workspace is empty").first.wait_for(timeout=LONG)
+
+    # Ingest the sample corpus through the UI, as the empty workspace suggests.
+    page.get_by_role("button", name="Ingest the sample corpus").click()
+    page.get_by_text("Ingested in").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=LONG)
+    assert metric(page, "Documents") == "31" and int(metric(page, "Edges")) > 0
+    assert_no_exception(page)
+    screenshot(page, "corpus", screenshot_dir)
+
+    open_page(page, "Canonicalization", "Suggested merges")
+    assert_no_exception(page)
+    screenshot(page, "canonicalization", screenshot_dir)
+
+    open_page(page, "Graph", "Neighbours and evidence")
+    assert_canvas_draws(page)
+    assert_no_exception(page)
+    screenshot(page, "graph", screenshot_dir)
+
+    open_page(page, "Compare", "Assembled context: graphrag")
+    shown = page.locator('[data-testid="stText"]').all_inner_texts()
+    joined = "\n".join(shown).casefold()
+    assert "login flow" in joined and "auth service" in joined and "token cache" in joined
+    assert "If Redis fails (paths)" in page.locator("h3").all_inner_texts()
+    assert_no_exception(page)
+    screenshot(page, "compare", screenshot_dir)
+
+    open_page(page, "Evaluate", "press Run")
+    page.get_by_role("button", name="Run the evaluation").click()
+    page.get_by_text("Download cases (CSV)").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
+    assert_no_exception(page)
+    screenshot(page, "evaluate", screenshot_dir)
+
+    # A second session asks its own question while the first ingests hostile text and more.
+    corpus = tmp_path / "hostile"
+    corpus.mkdir()
+    (corpus / "evil.md").write_text(
+        f'---\ntitle: "{HOSTILE}"\nrelations:\n  - {{type: DEPENDS_ON, target: redis.md}}\n---\n'
+        f"The {HOSTILE} service depends on Redis.\n\n<script>alert(2)</script> uses Redis.\n", encoding="utf-8")
+    (corpus / "more.md").write_text("\n\n".join(f"Batch job {i} writes report {i * 7} to the archive bucket."
+                                              for i in range(120)), encoding="utf-8")
+    open_page(page, "Corpus", "Add documents")
+    folder_input = page.get_by_role("textbox", name="Folder or file on this machine")
+    folder_input.fill(str(corpus))
+    folder_input.press("Enter")
+    wait_idle(page)
+
+    other_dialogs: list[str] = []
+    other = new_page(browser, other_dialogs)
+    other.goto(live_app)
+    other.get_by_text("Add documents").first.wait_for(timeout=LONG)
+    wait_idle(other)
+    open_page(other, "Compare", "Assembled context")
+    question = other.get_by_role("textbox", name="Question")
+    question.fill("Who owns the auth service?")
+    question.press("Enter")
+    other.get_by_text("Showing the results for").first.wait_for(timeout=LONG)
+
+    page.get_by_role("button", name="Ingest this folder").click()
+    other.get_by_role("button", name="Compare").click()
+    other.get_by_text("Showing the results for").first.wait_for(state="detached", timeout=LONG)
+    wait_idle(other)
+    page.get_by_text("2 added").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    assert_no_exception(other)
+    assert other.get_by_role("textbox", name="Question").input_value() == "Who owns the auth service?"
+    assert other.get_by_text("Ingested in").count() == 0  # the first session's report stays its own
+
+    open_page(page, "Compare", "Assembled context")
+    assert page.get_by_role("textbox", name="Question").input_value() == "If Redis goes down, what breaks?"
+
+    # The hostile name is drawn and shown as text; nothing runs.
+    open_page(page, "Graph", "Neighbours and evidence")
+    assert_canvas_draws(page)
+    tooltip = hover_node(page, "onerror")
+    assert "&lt;img src=x onerror=alert(1" in tooltip
+    page.wait_for_timeout(500)
+    screenshot(page, "graph-hostile", screenshot_dir)
+    assert dialogs == [] and other_dialogs == []
+    assert not re.search(r"<img[^>]*onerror", page.content())
