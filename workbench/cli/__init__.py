@@ -2,8 +2,8 @@
 
 Each module of this package registers its commands on the shared parser; every command
 prints a table for people and, with ``--json``, one JSON document for scripts. Expected
-failures (unknown entity, busy workspace, bad settings or input) print one clear line and
-exit non-zero; they never show a traceback.
+failures (unknown entity, busy workspace, bad settings or input, an unreachable language
+model) print one clear line and exit non-zero; they never show a traceback.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..graph import EntityNotFound
     from ..loaders import LoadError
     from ..settings import SettingsError
+    from ..extract.llm import LLMError
     from ..vectors import VectorStoreUnavailable
     from ..workspace import ChunkNotFound, WorkspaceBusy
 
@@ -90,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
-    except (SettingsError, WorkspaceBusy, LoadError, VectorStoreUnavailable) as exc:
+    except (SettingsError, WorkspaceBusy, LoadError, VectorStoreUnavailable, LLMError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
