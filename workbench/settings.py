@@ -179,6 +179,17 @@ class LLMSettings(_Section):
     timeout_seconds: float = Field(60, gt=0, description="Timeout of one chat request.")
 
 
+class PassageGraphSettings(_Section):
+    damping: float = Field(0.85, gt=0, lt=1, description="passage_graph: PageRank damping (chance of following an edge rather than restarting at a seed).")
+    dense_seeds: int = Field(5, gt=0, description="passage_graph: top dense passages that seed PageRank, weighted by similarity.")
+    dense_candidates: int = Field(100, gt=0, description="passage_graph: dense passages scored for the fusion.")
+    entity_seed_share: float = Field(0.8, ge=0, le=1, description="passage_graph: share of the seed mass on the query's named entities (rest on dense passages).")
+    graph_weight: float = Field(1.0, ge=0, description="passage_graph: final score = dense similarity + graph_weight x PageRank mass / best mass.")
+    synonym_threshold: float = Field(0.8, gt=0, description="passage_graph: trigram similarity for a synonym edge between two names (1 or more: none).")
+    max_entity_passages: int = Field(200, gt=0, description="passage_graph: names in more passages than this are too common to link and stay out.")
+    title_link_weight: float = Field(2.0, ge=0, description="passage_graph: weight of the edge from a passage to each passage whose title it mentions (0: none).")
+
+
 class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
@@ -189,6 +200,7 @@ class Settings(_Section):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     graphrag: GraphRAGSettings = Field(default_factory=GraphRAGSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    passage_graph: PassageGraphSettings = Field(default_factory=PassageGraphSettings)
 
 
 def load_settings(path: str | Path | None = None) -> Settings:
