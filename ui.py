@@ -164,15 +164,6 @@ def save_uploads(ws: Workspace, files: Iterable) -> Path:
     return folder
 
 
-def _release_leaked_write_lock(ws: Workspace) -> None:
-    """Work around ``Workspace._write_lock`` acquiring its FileLock twice and releasing once: the
-    writing thread would keep the workspace locked against every other session and process.
-    A no-op once the lock is released properly (the lock state is per thread)."""
-    lock = getattr(ws, "_lock", None)
-    while lock is not None and lock.is_locked:
-        lock.release()
-
-
 def run_write(ws: Workspace, action, *args) -> bool:
     """Run a workspace write; show a clear message instead of a traceback when it fails."""
     try:
@@ -182,8 +173,6 @@ def run_write(ws: Workspace, action, *args) -> bool:
         st.error(f"{exc}")
     except (ValueError, KeyError) as exc:
         st.error(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
-    finally:
-        _release_leaked_write_lock(ws)
     return False
 
 
@@ -199,8 +188,6 @@ def ingest(ws: Workspace, paths: list[Path]) -> None:
     except WorkspaceBusy as exc:
         st.session_state["corpus.last_report"] = {"error": str(exc)}
         return
-    finally:
-        _release_leaked_write_lock(ws)
     bar.progress(1.0, text="Done")
     st.session_state["corpus.last_report"] = report.to_json()
 

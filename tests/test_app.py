@@ -57,14 +57,7 @@ def hostile_workspace(make_workspace, tmp_path):
     (corpus / "redis.md").write_text("---\ntitle: Redis notes\n---\nThe login service calls Redis.\n", encoding="utf-8")
     ws = make_workspace("hostile-ws")
     ws.ingest([corpus])
-    ui_release_lock(ws)
     return ws
-
-
-def ui_release_lock(ws):
-    import ui
-
-    ui._release_leaked_write_lock(ws)  # see ui: Workspace leaks its write lock after a write
 
 
 # -- Corpus --------------------------------------------------------------------------------
