@@ -169,3 +169,9 @@ def test_suggestions_block_large_name_lists_by_first_letter():
     names = [f"{chr(97 + i % 26)}{i * 7919 % 100003:06d}" for i in range(2100)] + ["zookeeper", "zookeepr"]
     suggestions = suggest_merges(names, threshold=0.9)
     assert ("zookeeper", "zookeepr") in {(s.a, s.b) for s in suggestions}
+
+
+def test_names_the_model_cannot_represent_are_not_suggested_by_embedding(embedder):
+    # all-MiniLM-L6-v2 has no Chinese vocabulary: these distinct names embed identically.
+    suggestions = suggest_merges(["令牌缓存", "认证服务", "登录流程"], embedder=embedder, threshold=0.85)
+    assert suggestions == []

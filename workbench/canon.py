@@ -348,7 +348,8 @@ def suggest_merges(
 
     String similarity is the :class:`difflib.SequenceMatcher` ratio of the name keys. With an
     ``embedder`` (``.embed(list[str]) -> ndarray`` of normalised rows) the cosine similarity
-    of the names' embeddings counts too. Names that already share a key are not suggested.
+    of the names' embeddings counts too, for names the embedder ``represents`` (when it can
+    tell). Names that already share a key are not suggested.
 
     Examples
     --------
@@ -370,7 +371,9 @@ def suggest_merges(
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.where(norms == 0, 1.0, norms)
         similarity = vectors @ vectors.T
-        rows, cols = np.nonzero(np.triu(similarity >= threshold, k=1))
+        # Names the model cannot represent (all unknown tokens) embed alike: no evidence at all.
+        covered = np.asarray(embedder.represents(shown) if hasattr(embedder, "represents") else [True] * len(shown))
+        rows, cols = np.nonzero(np.triu(similarity >= threshold, k=1) & covered[:, None] & covered[None, :])
         for i, j in zip(rows.tolist(), cols.tolist()):
             found[(i, j)]["embedding similarity"] = float(similarity[i, j])
     suggestions = [

@@ -88,6 +88,17 @@ class SentenceTransformerEmbedder:
                     raise EmbeddingUnavailable(f"cannot load embedding model {self.model_ref!r}: {exc}") from exc
         return self._model
 
+    def represents(self, texts: Sequence[str], max_unknown: float = 0.5) -> list[bool]:
+        """Whether the model's vocabulary covers each text (at most ``max_unknown`` of its
+        tokens unknown). all-MiniLM-L6-v2 has no Chinese: every Chinese name embeds alike."""
+        tokenizer = self._load().tokenizer
+        unknown = tokenizer.unk_token
+        out = []
+        for text in texts:
+            tokens = tokenizer.tokenize(text)
+            out.append(bool(tokens) and sum(t == unknown for t in tokens) <= max_unknown * len(tokens))
+        return out
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
