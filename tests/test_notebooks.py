@@ -197,11 +197,3 @@ def test_benchmark_draws_the_ablation_chart_of_r2_and_r5_per_mode(executed):
     bars = charts[0]["data"]
     assert [b["name"] for b in bars] == ["R@2", "R@5"]
     assert list(bars[0]["x"]) == available_modes()
-
-
-# -- run time -------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_in_under_three_minutes(run_notebook, name):
-    _, seconds = run_notebook(name)
-    assert seconds < 180, f"{name} took {seconds:.0f} s"
