@@ -173,3 +173,14 @@ def test_chinese_phrase_inside_a_longer_word_is_not_a_relation():
     doc = Document(id="d", source_path="/d", title="t", kind="text", text=text, content_hash="h")
     found = RelationPatternExtractor(Settings().extraction.relations).extract(doc, [Chunk("c", "d", 0, text, 0, len(text))])
     assert [(t.subject, t.relation, t.object) for t in found.triples] == [("认证服务", "uses", "令牌缓存")]
+
+
+def test_verbs_sharing_a_subject_each_give_an_edge():
+    from workbench.settings import Settings
+
+    text = "The inventory worker reads from Kafka, writes to S3 and calls the catalog service."
+    doc = Document(id="d", source_path="/d", title="t", kind="text", text=text, content_hash="h")
+    found = RelationPatternExtractor(Settings().extraction.relations).extract(doc, [Chunk("c", "d", 0, text, 0, len(text))])
+    assert [(t.subject, t.relation, t.object) for t in found.triples] == [
+        ("inventory worker", "reads_from", "Kafka"), ("inventory worker", "writes_to", "S3"),
+        ("inventory worker", "calls", "catalog service")]

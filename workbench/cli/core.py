@@ -161,7 +161,7 @@ def cmd_impact(args):
     def render(p):
         lines = [f"if {p['failed']} fails, {len(p['impacted'])} entities break:"]
         for item in p["impacted"]:
-            lines.append(f"  {item['entity']}  ({len(item['hops'])} hops)")
+            lines.append(f"  {item['entity']}  ({len(item['hops'])} hop{'' if len(item['hops']) == 1 else 's'})")
             for h in item["hops"]:
                 lines.append(f"      {h['source']} -{h['relation']}-> {h['target']}  "
                              f"[weight {h['weight']}; chunks {', '.join(h['chunks'])}; {', '.join(h['documents'])}]")

@@ -173,6 +173,7 @@ class RelationPatternExtractor:
         if self._phrase_regex is None:
             return
         matches = self._phrase_regex.find_all(text)
+        previous_subjects: list[str] = []
         for i, match in enumerate(matches):
             relation, reverse = self._phrases[_normalise(match.group())]
             previous_end = matches[i - 1].end() if i else 0
@@ -183,7 +184,11 @@ class RelationPatternExtractor:
                 subjects, objects = self._cjk_sides(text, match, previous_end, next_start)
             else:
                 subjects = self._subjects(text, match.start(), previous_end)
+                if not subjects and i and _continues_predicate(text[previous_end:match.start()]):
+                    # "X reads from A, writes to B and calls C": the verbs share X as subject.
+                    subjects = previous_subjects
                 objects = self._objects(text, match.end(), next_start, bounded_by_next=i + 1 < len(matches))
+            previous_subjects = subjects
             for subject in subjects:
                 for obj in objects:
                     yield (obj, relation, subject) if reverse else (subject, relation, obj)
@@ -252,6 +257,16 @@ class RelationPatternExtractor:
         if _CJK_RE.search(name):
             name = name[-MAX_CJK_NAME_CHARS:] if keep_last else name[:MAX_CJK_NAME_CHARS]
         return name
+
+
+def _continues_predicate(between: str) -> bool:
+    """Whether the text between two phrases ends in a bare list separator ("A, " or "A and ").
+
+    >>> _continues_predicate(" Kafka, "), _continues_predicate(" B and C ")
+    (True, False)
+    """
+    items = _LIST_SPLIT_RE.split(between)
+    return len(items) > 1 and not items[-1].strip(_TRIM + " ")
 
 
 def _is_cjk_word(text: str, start: int, end: int) -> bool:
