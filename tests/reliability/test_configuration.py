@@ -38,10 +38,11 @@ def test_missing_settings_file_is_named(tmp_path):
         load_settings(tmp_path / "nowhere.yaml")
 
 
-@pytest.mark.parametrize("command", [["settings"], ["ingest", "."], ["stats"]])
-@pytest.mark.parametrize(("text", "names"), [("retrieval:\n  k: -3\n", "retrieval.k"),
-                                             ("extraction:\n  entity_patterns:\n    - {type: x, regex: '(a'}\n",
-                                              "extraction.entity_patterns.0.regex")])
+@pytest.mark.parametrize(("command", "text", "names"), [
+    (["settings"], "retrieval:\n  k: -3\n", "retrieval.k"),
+    (["ingest", "."], "extraction:\n  entity_patterns:\n    - {type: x, regex: '(a'}\n", "extraction.entity_patterns.0.regex"),
+    (["stats"], "chunking:\n  max_char: 3\n", "chunking.max_char"),
+])
 def test_cli_with_bad_settings_prints_one_line_naming_the_key(tmp_path, run_cli, command, text, names):
     path = tmp_path / "settings.yaml"
     path.write_text(text, encoding="utf-8")
@@ -67,12 +68,14 @@ def test_answer_without_an_llm_endpoint_says_so_and_exits_cleanly(tmp_path, make
     corpus.mkdir()
     (corpus / "a.md").write_text("The checkout service depends on Redis.\n", encoding="utf-8")
     make_workspace("ws").ingest([corpus])
-    result = run_cli("--workspace", tmp_path / "ws", "answer", "what does checkout depend on?")
+    # Keyword retrieval needs no model in the child process, which keeps this test quick.
+    question = ("answer", "what does checkout depend on?", "--mode", "keyword")
+    result = run_cli("--workspace", tmp_path / "ws", *question)
     assert result.returncode == 0, result.stderr
     assert "No language model is configured" in result.stdout and "WORKBENCH_LLM_BASE_URL" in result.stdout
     assert "Traceback" not in result.stderr
 
-    unreachable = run_cli("--workspace", tmp_path / "ws", "answer", "what does checkout depend on?",
+    unreachable = run_cli("--workspace", tmp_path / "ws", *question,
                           env={"WORKBENCH_LLM_BASE_URL": "http://127.0.0.1:1/v1", "WORKBENCH_LLM_MODEL": "m"})
     assert unreachable.returncode == 1
     assert "127.0.0.1:1" in unreachable.stderr and "Traceback" not in unreachable.stderr
