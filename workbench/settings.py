@@ -20,7 +20,7 @@ from typing import Literal
 
 import regex
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = ["Settings", "SettingsError", "load_settings", "DEFAULT_SETTINGS_PATH"]
 
@@ -31,14 +31,23 @@ class SettingsError(ValueError):
     """A settings file that cannot be used; the message names the file and the key."""
 
 
-def _compiled(pattern: str | None):
-    """A user regex compiled as the extractors compile it, so a bad one is named at load time."""
-    if pattern is None:
-        return None
-    try:
-        return regex.compile(pattern, regex.VERSION0)
-    except regex.error as exc:
-        raise ValueError(f"invalid regular expression '{pattern}' ({exc})") from None
+def _regex_problems(settings: Settings) -> list[str]:
+    """User regexes that the extractors could not use, by key, so they are named at load time."""
+    problems = []
+    for section, patterns in (("relations", settings.extraction.relations),
+                              ("entity_patterns", settings.extraction.entity_patterns)):
+        for index, pattern in enumerate(patterns):
+            if pattern.regex is None:
+                continue
+            key = f"extraction.{section}.{index}.regex"
+            try:  # compiled as the extractors compile it
+                compiled = regex.compile(pattern.regex, regex.VERSION0)
+            except regex.error as exc:
+                problems.append(f"{key}: invalid regular expression '{pattern.regex}' ({exc})")
+                continue
+            if section == "relations" and not {"subject", "object"} <= set(compiled.groupindex):
+                problems.append(f"{key}: regular expression '{pattern.regex}' needs the named groups 'subject' and 'object'")
+    return problems
 
 
 class _Section(BaseModel):
@@ -55,25 +64,11 @@ class RelationPattern(_Section):
     regex: str | None = Field(None, description="Or a raw regular expression with named groups 'subject' and 'object'.")
     reverse: bool = Field(False, description="True when the phrase states the relation from object to subject.")
 
-    @field_validator("regex")
-    @classmethod
-    def _regex_compiles_with_groups(cls, value: str | None) -> str | None:
-        compiled = _compiled(value)
-        if compiled is not None and not {"subject", "object"} <= set(compiled.groupindex):
-            raise ValueError(f"regular expression '{value}' needs the named groups 'subject' and 'object'")
-        return value
-
 
 class EntityPattern(_Section):
     type: str = Field(description="Entity type this pattern finds: technology, person, service, concept...")
     terms: list[str] = Field(default_factory=list, description="Literal names of this type, matched case-insensitively on word boundaries.")
     regex: str | None = Field(None, description="Or a regular expression whose whole match is the name.")
-
-    @field_validator("regex")
-    @classmethod
-    def _regex_compiles(cls, value: str | None) -> str | None:
-        _compiled(value)
-        return value
 
 
 DEFAULT_RELATIONS: list[dict] = [
@@ -207,7 +202,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
     """Load settings from a YAML file; defaults for anything it leaves out.
 
     ``path=None`` reads the project's ``settings.yaml`` if present. A missing explicit path, bad
-    YAML, an unknown key or a wrong type raises :class:`SettingsError` naming the file and key.
+    YAML, an unknown key, a wrong type or a user regex that does not compile raises
+    :class:`SettingsError` naming the file and key.
     """
     if path is None:
         if not DEFAULT_SETTINGS_PATH.exists():
@@ -223,16 +219,18 @@ def load_settings(path: str | Path | None = None) -> Settings:
     if not isinstance(raw, dict):
         raise SettingsError(f"{path}: settings must be a mapping of sections, got {type(raw).__name__}")
     try:
-        return Settings.model_validate(raw)
+        settings = Settings.model_validate(raw)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            if err["type"] == "value_error":  # our validators' own words, without pydantic's prefix
-                msg = str(err.get("ctx", {}).get("error", msg))
             problems.append(f"{key}: {msg}")
         raise SettingsError(f"{path}: " + "; ".join(problems)) from None
+    problems = _regex_problems(settings)
+    if problems:
+        raise SettingsError(f"{path}: " + "; ".join(problems))
+    return settings
 
 
 def render_defaults_yaml() -> str:
