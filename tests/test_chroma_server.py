@@ -16,7 +16,7 @@ from chromadb.config import Settings as ChromaSettings
 from workbench.vectors import VectorStoreUnavailable
 from workbench.workspace import Workspace
 
-from conftest import SAMPLE, free_port
+from tests.conftest import SAMPLE, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import ROOT
+from tests.conftest import ROOT
 
 from workbench.retrieve import MODES
 from workbench.settings import Settings, load_settings, render_defaults_yaml

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SAMPLE
+from tests.conftest import SAMPLE
 from workbench.evaluate.runner import StrategyFailed, outdated_documents, reading_cost, run_evaluation
 from workbench.evaluate.tasks import EvalTask, load_resolved_tasks
 from workbench.model import DeclaredRelation, Hit, RetrievalResult

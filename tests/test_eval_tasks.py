@@ -8,7 +8,7 @@ import pytest
 
 from workbench.evaluate.tasks import EvalTask, TaskError, load_resolved_tasks, load_tasks, parse_tasks, resolve_tasks
 
-from conftest import SAMPLE
+from tests.conftest import SAMPLE
 
 DOC_IDS = ["corpus/teams/ownership.md", "corpus/teams/leads.md", "corpus/notes/leads.md",
            "corpus/glossary.json#redis", "corpus/architecture/auth-service.md"]

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import ROOT, SAMPLE
+from tests.conftest import ROOT, SAMPLE
 
 from workbench.vectors import CHUNKS
 

@@ -9,20 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import free_port, wait_for_http
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _shared_helpers():
-    """``free_port`` and ``wait_for_http`` from tests/conftest.py (a conftest cannot be imported by name)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("workbench_tests_conftest", ROOT / "tests" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.free_port, module.wait_for_http
-
-
-free_port, wait_for_http = _shared_helpers()
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
