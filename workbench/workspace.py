@@ -50,11 +50,11 @@ class _Derived:
 class Workspace:
     """A workspace folder, opened. Backends are passed in or made from settings.
 
-    Examples
-    --------
-    >>> ws = Workspace(tmp / "ws")          # doctest: +SKIP
-    >>> ws.ingest(["sample_corpus"])        # doctest: +SKIP
-    >>> ws.graph.impacted_by("redis")       # doctest: +SKIP
+    Example (it loads the embedding model, so it is shown rather than run)::
+
+        ws = Workspace("workspace")
+        ws.ingest(["sample_corpus"])
+        ws.graph.impacted_by("redis")
     """
 
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, settings: Settings | None = None,
