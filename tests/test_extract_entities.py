@@ -137,3 +137,16 @@ def test_comention_count_is_pairs_of_distinct_entities(names):
     doc, chunks = _doc_and_chunks(" and ".join(names) + ".")
     triples = extractor.extract(doc, chunks).triples
     assert len(triples) == len(list(combinations(set(names), 2)))
+
+
+def test_any_of_guard_keeps_a_regex_off_chunks_without_its_words():
+    from workbench.extract.entities import EntityExtractor
+    from workbench.model import Chunk, Document
+    from workbench.settings import EntityPattern
+
+    slow = EntityPattern(type="x", regex=r"(?:a|aa)+$", any_of=["zzz"])
+    extractor = EntityExtractor([slow], timeout_seconds=0.2)
+    for text, timed_out in (("a" * 60 + "b", False), ("zzz " + "a" * 60 + "b", True)):
+        doc = Document("d", "/d", "d", "text", text, "h")
+        found = extractor.extract(doc, [Chunk("c", "d", 0, text, 0, len(text))])
+        assert any("timed out" in p for p in found.problems) is timed_out

@@ -69,6 +69,7 @@ class EntityPattern(_Section):
     type: str = Field(description="Entity type this pattern finds: technology, person, service, concept...")
     terms: list[str] = Field(default_factory=list, description="Literal names of this type, matched case-insensitively on word boundaries.")
     regex: str | None = Field(None, description="Or a regular expression whose whole match is the name.")
+    any_of: list[str] = Field(default_factory=list, description="With a regex: run it only on chunks containing one of these strings (case-insensitive), a cheap guard that keeps a slow pattern off text it cannot match.")
 
 
 DEFAULT_RELATIONS: list[dict] = [
@@ -100,9 +101,11 @@ DEFAULT_ENTITY_PATTERNS: list[dict] = [
         "Linux", "AWS", "GCP", "Azure", "OAuth", "JWT", "TLS", "DNS", "CDN", "HAProxy", "Celery",
         "Airflow", "Spark", "Snowflake", "BigQuery", "ClickHouse", "Sentry", "Datadog", "PagerDuty",
     ]},
-    {"type": "service", "regex": r"\b(?:[A-Z][A-Za-z0-9]*[ -])*[A-Z]?[A-Za-z0-9]+[ -](?:[Ss]ervice|API|[Gg]ateway|[Cc]ache|[Qq]ueue|[Ww]orker|[Cc]luster|[Dd]atabase|[Pp]ipeline|[Ff]low)\b"},
-    {"type": "service", "regex": r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*(?:Service|Api|API|Gateway|Cache|Queue|Worker)\b"},
-    {"type": "person", "regex": r"@[A-Za-z][\w.-]*"},
+    {"type": "service", "regex": r"\b(?:[A-Z][A-Za-z0-9]*[ -])*[A-Z]?[A-Za-z0-9]+[ -](?:[Ss]ervice|API|[Gg]ateway|[Cc]ache|[Qq]ueue|[Ww]orker|[Cc]luster|[Dd]atabase|[Pp]ipeline|[Ff]low)\b",
+     "any_of": ["service", "api", "gateway", "cache", "queue", "worker", "cluster", "database", "pipeline", "flow"]},
+    {"type": "service", "regex": r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*(?:Service|Api|API|Gateway|Cache|Queue|Worker)\b",
+     "any_of": ["service", "api", "gateway", "cache", "queue", "worker"]},
+    {"type": "person", "regex": r"@[A-Za-z][\w.-]*", "any_of": ["@"]},
 ]
 
 

@@ -88,10 +88,13 @@ class EntityExtractor:
             alternation = "|".join(re.escape(t) for t in sorted(self._term_types, key=lambda t: (-len(t), t)))
             self._term_regex = re.compile(rf"(?<![\w.])(?:{alternation})(?![\w])", re.IGNORECASE)
         self._regexes: list[tuple[GuardedPattern, str]] = []
+        self._guards: list[re.Pattern | None] = []
         for index, pattern in enumerate(patterns):
             if pattern.regex:
                 label = f"entity_patterns[{index}] ({pattern.type})"
                 self._regexes.append((GuardedPattern(pattern.regex, label, timeout_seconds), pattern.type))
+                words = [w for w in pattern.any_of if w]
+                self._guards.append(re.compile("|".join(map(re.escape, words)), re.IGNORECASE) if words else None)
         self._type_cache: dict[str, str] = {}
 
     def type_of(self, name: str) -> str:
@@ -118,7 +121,9 @@ class EntityExtractor:
                 if lowered in COMMON_WORD_TERMS and surface == lowered:
                     continue
                 candidates.append((match.start(), match.end(), 0, self._term_types[lowered]))
-        for priority, (guarded, entity_type) in enumerate(self._regexes, start=1):
+        for priority, ((guarded, entity_type), guard) in enumerate(zip(self._regexes, self._guards), start=1):
+            if guard is not None and guard.search(text) is None:
+                continue  # the pattern cannot match here: skip its (slower) scan
             for match in guarded.finditer(text, chunk_id, problems):
                 start, end = match.span()
                 # Trim surrounding spaces/hyphens a loose regex may have taken.
