@@ -110,8 +110,9 @@ def _removed_sources(paths: Sequence[Path], store: Store) -> list[str]:
     for p in paths:
         for doc_id in store.documents_under(str(p.resolve())):
             gone.append(doc_id)
-    by_id = {d.id: d for d in store.documents()}
-    return sorted({d for d in gone if not Path(by_id[d].source_path).exists()})
+    source_of = {d.id: d.source_path for d in store.documents()}
+    missing = {source for source in {source_of[d] for d in gone} if not Path(source).exists()}
+    return sorted(d for d in set(gone) if source_of[d] in missing)
 
 
 def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex, embedder: Embedder,

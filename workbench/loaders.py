@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import codecs
 import datetime as dt
+import functools
 import hashlib
 import json
 import os
@@ -335,9 +336,19 @@ def content_hash(
     return digest.hexdigest()
 
 
+def _resolved(path: Path) -> str:
+    """A file's absolute path, resolved once however many records it holds."""
+    return _resolved_in(path, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved_in(path: Path, cwd: str) -> str:  # cwd is part of the key: relative paths depend on it
+    return str(path.resolve())
+
+
 def _document(file_id: str, path: Path, title: str, kind: str, text: str, **meta: Any) -> Document:
     return Document(
-        id=file_id, source_path=str(path.resolve()), title=title, kind=kind, text=text,
+        id=file_id, source_path=_resolved(path), title=title, kind=kind, text=text,
         content_hash=content_hash(text, title, meta.get("date"), meta.get("tags", ()),
                                   meta.get("relations", ()), meta.get("segments", ())),
         **meta,
