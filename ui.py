@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import unicodedata
 import uuid
 from collections.abc import Iterable
@@ -48,15 +49,25 @@ def _settings(path: str | None) -> Settings:
 
 @st.cache_resource(show_spinner="Loading the embedding model (once per process)...")
 def _embedder(model: str, batch_size: int):
-    from workbench.embedding import SentenceTransformerEmbedder
+    from workbench.embedding import EmbeddingUnavailable, SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(model, batch_size)
+    embedder = SentenceTransformerEmbedder(model, batch_size)
+    try:
+        embedder.embed(["warm up"])  # load it now, behind the spinner, not in the first query
+    except EmbeddingUnavailable:
+        pass  # retrieval reports keyword_only with the reason
+    return embedder
 
 
 @st.cache_resource(show_spinner="Opening the workspace...")
 def _open_workspace(path: str, settings_path: str | None) -> Workspace:
+    from workbench.retrieve.cache import warm
+
     settings = _settings(settings_path)
-    return Workspace(path, settings=settings, embedder=_embedder(settings.embedding.model, settings.embedding.batch_size))
+    ws = Workspace(path, settings=settings, embedder=_embedder(settings.embedding.model, settings.embedding.batch_size))
+    # Build the graph and retrieval indexes while the person looks at the first page.
+    threading.Thread(target=warm, args=(ws,), name="warm-workspace", daemon=True).start()
+    return ws
 
 
 def workspace() -> Workspace:

@@ -141,3 +141,18 @@ def test_expand_reaches_the_auth_service_from_the_login_flow(sample_workspace, c
         if parent is not None:
             assert hit.score == pytest.approx(expansion_score(parent.score, 0.7, edge["confidence"]))
     assert chain["auth"] in by_id or any(chain["auth"] in h.why["edge"]["chunks"] for h in expanded)
+
+
+def test_warm_builds_the_indexes_a_first_query_needs(make_workspace, tmp_path):
+    from workbench.retrieve.cache import indexes_for, warm
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The search service depends on Elasticsearch.\n")
+    empty = make_workspace("empty")
+    assert warm(empty).keyword.search("search", 5) == []  # an empty workspace warms without error
+    ws = make_workspace("full")
+    ws.ingest([corpus])
+    indexes = warm(ws)
+    assert indexes is indexes_for(ws) and "keyword" in vars(indexes) and "entity_chunks" in vars(indexes)
+    assert indexes.keyword.search("elasticsearch", 5)

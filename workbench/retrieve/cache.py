@@ -27,7 +27,7 @@ from functools import cached_property
 from ..model import Edge
 from .keyword_index import KeywordIndex
 
-__all__ = ["RetrievalIndexes", "indexes_for"]
+__all__ = ["RetrievalIndexes", "indexes_for", "warm"]
 
 # The co-mention label, repeated here so this module does not import the graph at load time.
 _COMENTION = "co_mentioned"
@@ -114,3 +114,13 @@ def indexes_for(ws) -> RetrievalIndexes:
             current = RetrievalIndexes(ws, version)
             _cache[ws] = current
         return current
+
+
+def warm(ws) -> RetrievalIndexes:
+    """Build everything a first query needs (graph, PageRank matrix, keyword and entity
+    indexes) now, so the first question asked does not pay for it."""
+    indexes = indexes_for(ws)
+    ws.graph.pagerank_index()
+    for name in ("keyword", "chunk_documents", "entity_chunks", "relation_edges", "key_of", "entity_names"):
+        getattr(indexes, name)
+    return indexes
