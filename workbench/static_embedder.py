@@ -12,12 +12,10 @@ is built once (about a minute on two cores) and cached as ``.npy``.
 Its vectors live in another space than MiniLM's, so it has its own :attr:`StaticEmbedder.name`
 and cached vectors of the two never mix.
 
-Examples
---------
->>> embedder = StaticEmbedder()                       # doctest: +SKIP
->>> vectors = embedder.embed(["Redis is a cache", "a poem about spring"])   # doctest: +SKIP
->>> vectors.shape                                     # doctest: +SKIP
-(2, 256)
+Example (the first use distils the token matrix, about a minute, so it is shown rather than run)::
+
+    embedder = StaticEmbedder()
+    vectors = embedder.embed(["Redis is a cache", "a poem about spring"])   # shape (2, 256)
 """
 
 from __future__ import annotations

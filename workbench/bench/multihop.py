@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 
 __all__ = [
     "BASELINE_MODES",
+    "read_jsonl",
     "BenchError",
     "BenchSet",
     "Question",
@@ -104,7 +105,8 @@ class MultihopReport:
         }
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+def read_jsonl(path: Path) -> list[dict]:
+    """The JSON objects of a benchmark file, one a line; a clear BenchError names a bad line."""
     if not path.is_file():
         raise BenchError(f"{path}: not found; a benchmark folder holds corpus.jsonl and queries.jsonl")
     rows = []
@@ -130,14 +132,14 @@ def load_bench(data_dir: str | Path, limit: int | None = None) -> BenchSet:
     """
     folder = Path(data_dir)
     corpus_path = folder / "corpus.jsonl"
-    passages = _read_jsonl(corpus_path)
+    passages = read_jsonl(corpus_path)
     ids = set()
     for number, p in enumerate(passages, start=1):
         if not p.get("id") or not isinstance(p.get("text"), str):
             raise BenchError(f"{corpus_path}: line {number}: a passage needs 'id' and 'text'")
         ids.add(str(p["id"]))
     questions = []
-    for number, q in enumerate(_read_jsonl(folder / "queries.jsonl"), start=1):
+    for number, q in enumerate(read_jsonl(folder / "queries.jsonl"), start=1):
         gold = tuple(str(g) for g in q.get("gold_ids") or ())
         if not q.get("question") or not gold:
             raise BenchError(f"{folder / 'queries.jsonl'}: line {number}: a query needs 'question' and 'gold_ids'")

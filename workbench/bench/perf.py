@@ -236,10 +236,10 @@ def _tqdm_progress(desc: str):
 
 def _passages_file(data_dir: Path, target_dir: Path) -> tuple[Path, list[dict]]:
     """The benchmark's passages as a records file (text = title + newline + text), as multihop writes them."""
-    from .multihop import BenchError, _read_jsonl
+    from .multihop import BenchError, read_jsonl
 
     try:
-        passages = _read_jsonl(data_dir / "corpus.jsonl")
+        passages = read_jsonl(data_dir / "corpus.jsonl")
     except BenchError as exc:
         raise PerfError(str(exc)) from None
     lines = []
