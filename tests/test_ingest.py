@@ -144,3 +144,29 @@ def test_kill_during_ingest_then_ingest_again_equals_clean_ingest(make_workspace
     clean.ingest([corpus])
     assert snapshot(resumed) == snapshot(clean)
     assert resumed.store.integrity_ok()
+
+
+def test_unchanged_reingest_touches_no_vectors_unless_a_write_was_interrupted(make_workspace, tmp_path):
+    import numpy as np
+
+    from workbench.ingest import VECTORS_IN_FLIGHT
+
+    corpus = write_corpus(tmp_path / "c", 3)
+    ws = make_workspace()
+    ws.ingest([corpus])
+
+    def listing_forbidden(kind):
+        raise AssertionError("an unchanged re-ingest listed the vector store")
+
+    real_ids = ws.vectors.ids
+    ws.vectors.ids = listing_forbidden
+    assert ws.ingest([corpus]).documents_unchanged == 3
+    ws.vectors.ids = real_ids
+
+    # A write that died midway leaves the mark and a stray vector: the next ingest repairs it.
+    ws.vectors.upsert(CHUNKS, ["stray"], np.ones((1, ws.embedder.dimension), dtype=np.float32))
+    ws.store.set_meta(VECTORS_IN_FLIGHT, "1")
+    report = ws.ingest([corpus])
+    assert report.vectors_repaired == 1
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+    assert ws.store.meta(VECTORS_IN_FLIGHT) == "0"

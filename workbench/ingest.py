@@ -3,14 +3,17 @@
 Documents are processed in batches: the batch's chunks are embedded in one model call (with
 an embedding cache keyed by text hash, so nothing is embedded twice), their vectors upserted
 into Chroma by chunk id, and then the batch is written to SQLite in one transaction. A kill at
-any point leaves whole documents or none; :func:`reconcile_vectors` at the start of the next
-ingest makes Chroma agree with SQLite again.
+any point leaves whole documents or none. Vector writes happen inside :func:`vector_writes`,
+which marks the workspace until they are done; a writer that finds the mark left by a crash
+runs :func:`reconcile_vectors` first, making Chroma agree with SQLite again. An ingest of an
+unchanged corpus finds no mark and touches neither store.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -25,12 +28,15 @@ from .model import Chunk, Document
 from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
-__all__ = ["IngestReport", "Progress", "ingest_paths", "reconcile_vectors", "embed_cached", "remove_documents"]
+__all__ = ["IngestReport", "Progress", "ingest_paths", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
+           "embed_cached", "remove_documents"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
 
 BATCH_CHUNKS = 256
+#: Meta key set while vectors are being written; still set after a crash.
+VECTORS_IN_FLIGHT = "vectors_in_flight"
 
 
 @dataclass
@@ -94,6 +100,23 @@ def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) ->
     return len(extra) + len(missing)
 
 
+@contextmanager
+def vector_writes(store: Store):
+    """Mark the vector store as being written for the block; a crash leaves the mark behind."""
+    store.set_meta(VECTORS_IN_FLIGHT, "1")
+    yield
+    store.set_meta(VECTORS_IN_FLIGHT, "0")
+
+
+def reconcile_if_marked(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
+    """Reconcile the vectors when a write was interrupted (or the mark was never set)."""
+    if store.meta(VECTORS_IN_FLIGHT) == "0":
+        return 0
+    changed = reconcile_vectors(store, vectors, embedder)
+    store.set_meta(VECTORS_IN_FLIGHT, "0")
+    return changed
+
+
 def remove_documents(ids: Sequence[str], store: Store, vectors: VectorIndex) -> int:
     """Delete documents, their chunks, mentions, triples and vectors."""
     if not ids:
@@ -124,7 +147,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     stage = report.stage_seconds
 
     t = time.perf_counter()
-    report.vectors_repaired = reconcile_vectors(store, vectors, embedder)
+    report.vectors_repaired = reconcile_if_marked(store, vectors, embedder)
     stage["reconcile"] += time.perf_counter() - t
 
     t = time.perf_counter()
@@ -132,8 +155,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     report.problems.extend(loaded.problems)
     stage["load"] += time.perf_counter() - t
 
-    report.documents_removed = remove_documents(_removed_sources([Path(p) for p in paths], store), store, vectors)
-
+    removed = _removed_sources([Path(p) for p in paths], store)
     known = store.document_hashes()
     todo: list[Document] = []
     for doc in loaded.documents:
@@ -142,6 +164,17 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             report.documents_unchanged += 1
         else:
             todo.append(doc)
+    if removed or todo:
+        with vector_writes(store):
+            report.documents_removed = remove_documents(removed, store, vectors)
+            _ingest_documents(todo, known, store, vectors, embedder, settings, progress, report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store, vectors: VectorIndex,
+                      embedder: Embedder, settings, progress: Progress, report: IngestReport) -> None:
+    stage = report.stage_seconds
     extractors = extractors_from_settings(settings.extraction)
     total = len(todo)
     progress("ingest", 0, total)
@@ -165,8 +198,6 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     if batch:
         done += _write_batch(batch, known, store, vectors, embedder, report)
         progress("ingest", done, total)
-    report.seconds = time.perf_counter() - started
-    return report
 
 
 def _write_batch(batch, known: dict[str, str], store: Store, vectors: VectorIndex, embedder: Embedder,

@@ -122,6 +122,11 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a workspace fact (not a change of content: the version stays)."""
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
     @property
     def workspace_id(self) -> str:
         return self.meta("workspace_id")

@@ -18,7 +18,8 @@ from .assemble import GraphParts, assemble_graph, note_resolver
 from .canon import Canonicalizer, MergeSuggestion, build_merges, display_form, name_key, suggest_merges
 from .embedding import Embedder, embedder_from_settings
 from .graph import ContextGraph
-from .ingest import IngestReport, Progress, embed_cached, ingest_paths, reconcile_vectors, remove_documents
+from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, reconcile_if_marked, reconcile_vectors,
+                     remove_documents, vector_writes)
 from .model import Chunk, Entity, Merge
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store
@@ -27,6 +28,8 @@ from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
 __all__ = ["Workspace", "WorkspaceBusy", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
 DEFAULT_WORKSPACE = Path("workspace")
+#: Meta key: the workspace version whose entities the entity-name collection holds.
+ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
 
 class WorkspaceBusy(RuntimeError):
@@ -105,17 +108,19 @@ class Workspace:
             key = str(path).rstrip("/")
             ids = sorted(i for i in known if i == key or i.startswith(key + "/") or i.startswith(key + "#"))
         with self._write_lock():
-            # A removal killed after its commit left vectors behind: clear them first.
-            reconcile_vectors(self.store, self.vectors, self.embedder)
-            remove_documents(ids, self.store, self.vectors)
+            # A write killed midway (a removal after its commit, say) left vectors behind.
+            reconcile_if_marked(self.store, self.vectors, self.embedder)
+            with vector_writes(self.store):
+                remove_documents(ids, self.store, self.vectors)
             self.sync_entity_vectors()
         return ids
 
     def repair(self) -> int:
         """Make Chroma agree with SQLite (after a crash). Returns the vectors changed."""
         with self._write_lock():
-            changed = reconcile_vectors(self.store, self.vectors, self.embedder)
-            self.sync_entity_vectors()
+            with vector_writes(self.store):
+                changed = reconcile_vectors(self.store, self.vectors, self.embedder)
+            self.sync_entity_vectors(force=True)
         return changed
 
     def add_alias(self, alias: str, canonical: str) -> None:
@@ -147,8 +152,14 @@ class Workspace:
             self.store.record(action, detail, **change)
             self.sync_entity_vectors()
 
-    def sync_entity_vectors(self) -> int:
-        """Keep the entity-name collection equal to the graph's entities. Returns vectors changed."""
+    def sync_entity_vectors(self, force: bool = False) -> int:
+        """Keep the entity-name collection equal to the graph's entities. Returns vectors changed.
+
+        Skipped when nothing changed since the last complete sync (unless ``force``).
+        """
+        version = str(self.store.version)
+        if not force and self.store.meta(ENTITY_VECTORS_VERSION) == version:
+            return 0
         graph = self.graph
         wanted = {key: graph.entity(key).name for key in graph.nx.nodes}
         col = self.vectors.collection(ENTITIES)
@@ -164,6 +175,7 @@ class Workspace:
         if changed:
             vecs, _ = embed_cached([wanted[k] for k in changed], self.store, self.embedder)
             self.vectors.upsert(ENTITIES, changed, vecs, [{"name": wanted[k]} for k in changed])
+        self.store.set_meta(ENTITY_VECTORS_VERSION, version)
         return len(stale) + len(changed)
 
     # -- reading -------------------------------------------------------------------------
