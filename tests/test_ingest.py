@@ -170,3 +170,48 @@ def test_unchanged_reingest_touches_no_vectors_unless_a_write_was_interrupted(ma
     assert report.vectors_repaired == 1
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
     assert ws.store.meta(VECTORS_IN_FLIGHT) == "0"
+
+
+def test_unchanged_files_are_not_even_parsed_on_reingest(make_workspace, tmp_path, monkeypatch):
+    corpus = write_corpus(tmp_path / "c", 3)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    parsed = []
+    import workbench.loaders as loaders
+
+    real = loaders.load_file
+    monkeypatch.setattr(loaders, "load_file", lambda path, root: parsed.append(path.name) or real(path, root))
+    (corpus / "svc0001.txt").write_text("The ledger is backed by PostgreSQL.\n", encoding="utf-8")
+    report = ws.ingest([corpus])
+    assert parsed == ["svc0001.txt"]
+    assert (report.documents_unchanged, report.documents_updated) == (2, 1)
+
+
+def test_changed_extraction_settings_reextract_every_document(make_workspace, tmp_path, settings):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The portal leans on the auth service.\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    assert ws.graph.edges() == []
+    changed = settings.model_copy(deep=True)
+    changed.extraction.relations[0].phrases.append("leans on")
+    again = make_workspace(settings=changed)
+    report = again.ingest([corpus])
+    assert report.documents_updated == 1 and report.chunks_embedded == 0
+    assert [(e.source, e.relation, e.target) for e in again.graph.edges()] == [("portal", "depends_on", "authservice")]
+    assert again.vectors.ids(CHUNKS) == {c.id for c in again.chunks()}
+
+
+def test_a_removed_record_comes_back_when_its_file_is_ingested_again(make_workspace, tmp_path):
+    records = tmp_path / "kb"
+    records.mkdir()
+    (records / "glossary.jsonl").write_text(
+        '{"id": "a", "title": "Redis", "text": "Redis is an in-memory store."}\n'
+        '{"id": "b", "title": "Kafka", "text": "Kafka is a log."}\n', encoding="utf-8")
+    ws = make_workspace()
+    ws.ingest([records])
+    assert ws.remove("kb/glossary.jsonl#b") == ["kb/glossary.jsonl#b"]
+    report = ws.ingest([records])
+    assert (report.documents_added, report.documents_unchanged) == (1, 1)
+    assert ws.stats()["documents"] == 2

@@ -11,10 +11,11 @@ unchanged corpus finds no mark and touches neither store.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -23,7 +24,7 @@ import numpy as np
 from .chunking import chunk_document
 from .embedding import Embedder, text_hash
 from .extract import extract_all, extractors_from_settings
-from .loaders import LoadProblem, load_paths
+from .loaders import LoadProblem, file_digest, load_paths
 from .model import Chunk, Document
 from .store import Store
 from .vectors import CHUNKS, VectorIndex
@@ -37,6 +38,7 @@ Progress = Callable[[str, int, int], None]
 BATCH_CHUNKS = 256
 #: Meta key set while vectors are being written; still set after a crash.
 VECTORS_IN_FLIGHT = "vectors_in_flight"
+
 
 
 @dataclass
@@ -150,16 +152,40 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     report.vectors_repaired = reconcile_if_marked(store, vectors, embedder)
     stage["reconcile"] += time.perf_counter() - t
 
+    # Stored hashes include the chunking and extraction settings: when those change, every
+    # document is redone (embeddings stay cached by text: only new chunk texts reach the model).
+    pipeline = pipeline_fingerprint(settings)
+
+    def keyed(digest: str) -> str:
+        return hashlib.sha256(f"{digest}:{pipeline}".encode()).hexdigest()
+
     t = time.perf_counter()
-    loaded = load_paths([Path(p) for p in paths])
+    stored_digests = store.file_digests()
+    digests: dict[str, str] = {}
+
+    def already_stored(file: Path) -> bool:
+        digest = file_digest(file)
+        if digest is None:
+            return False
+        source = str(file.resolve())
+        digests[source] = keyed(digest)
+        return stored_digests.get(source) == digests[source]
+
+    loaded = load_paths([Path(p) for p in paths], skip=already_stored)
     report.problems.extend(loaded.problems)
     stage["load"] += time.perf_counter() - t
 
     removed = _removed_sources([Path(p) for p in paths], store)
     known = store.document_hashes()
+    if loaded.skipped_files:
+        skipped = {str(f.resolve()) for f in loaded.skipped_files}
+        unchanged = sum(1 for d in store.documents() if d.source_path in skipped)
+        report.documents_seen += unchanged
+        report.documents_unchanged += unchanged
     todo: list[Document] = []
     for doc in loaded.documents:
         report.documents_seen += 1
+        doc = replace(doc, content_hash=keyed(doc.content_hash))
         if known.get(doc.id) == doc.content_hash:
             report.documents_unchanged += 1
         else:
@@ -168,8 +194,19 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         with vector_writes(store):
             report.documents_removed = remove_documents(removed, store, vectors)
             _ingest_documents(todo, known, store, vectors, embedder, settings, progress, report)
+    # A file stands for its documents once all of them are stored from a problem-free load.
+    clean = {str(f.resolve()) for f in loaded.clean_files}
+    fresh = {path: digest for path, digest in digests.items() if path in clean and stored_digests.get(path) != digest}
+    if fresh or removed:
+        store.record_file_digests(fresh)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def pipeline_fingerprint(settings) -> str:
+    """Hash of the settings that decide what a document's chunks and extractions are."""
+    parts = settings.chunking.model_dump_json() + settings.extraction.model_dump_json()
+    return hashlib.sha256(parts.encode("utf-8")).hexdigest()
 
 
 def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store, vectors: VectorIndex,

@@ -35,9 +35,10 @@ import hashlib
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import frontmatter
 import yaml
@@ -50,6 +51,7 @@ __all__ = [
     "LoadError",
     "LoadProblem",
     "LoadResult",
+    "file_digest",
     "iter_files",
     "load_file",
     "load_paths",
@@ -107,6 +109,10 @@ class LoadResult:
 
     documents: list[Document] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
+    clean_files: list[Path] = field(default_factory=list)
+    """Files loaded without any problem (their fingerprint can stand for their documents)."""
+    skipped_files: list[Path] = field(default_factory=list)
+    """Files the caller's ``skip`` said it already has, not loaded."""
 
 
 # --------------------------------------------------------------------------- files
@@ -166,13 +172,16 @@ def _relative_id(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def load_paths(paths: Sequence[str | Path]) -> LoadResult:
+def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None = None) -> LoadResult:
     """Load every supported file under ``paths``.
 
     Parameters
     ----------
     paths
         Files and folders. Folders are walked recursively (see :func:`iter_files`).
+    skip
+        Files for which ``skip(file)`` is true are listed in ``skipped_files``, not loaded
+        (an ingest passes the files whose content it already holds).
 
     Returns
     -------
@@ -195,8 +204,13 @@ def load_paths(paths: Sequence[str | Path]) -> LoadResult:
         if file in seen_files:
             continue
         seen_files.add(file)
+        if skip is not None and skip(file):
+            result.skipped_files.append(file)
+            continue
         documents, problems = load_file(file, root)
         result.problems.extend(problems)
+        if not problems:
+            result.clean_files.append(file)
         for doc in documents:
             if doc.id in seen_ids:
                 result.problems.append(LoadProblem(doc.id, "duplicate document id, skipped (an earlier file or record has it)"))
@@ -334,6 +348,24 @@ def content_hash(
     digest.update(b"\x00")
     digest.update(json.dumps(meta, ensure_ascii=False).encode("utf-8", errors="surrogatepass"))
     return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str | None:
+    """SHA-256 of a loadable file's bytes; None for anything else (missing, unreadable, not a
+    regular file, such as a FIFO that would block, an unsupported extension, too large).
+
+    >>> file_digest(Path("/no/such/file.md")) is None
+    True
+    """
+    try:
+        info = os.stat(path)
+        if (not stat.S_ISREG(info.st_mode) or path.suffix.lower() not in SUPPORTED_EXTENSIONS
+                or info.st_size > MAX_FILE_BYTES):
+            return None
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def _resolved(path: Path) -> str:

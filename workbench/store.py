@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS splits (form TEXT PRIMARY KEY, created_at REAL NOT NU
 CREATE TABLE IF NOT EXISTS rejected_suggestions (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b));
 CREATE TABLE IF NOT EXISTS merge_log (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (source_path TEXT PRIMARY KEY, digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS embeddings (
     hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
 """
@@ -171,6 +172,9 @@ class Store:
 
     def delete_documents(self, ids: Sequence[str]) -> None:
         with self.transaction() as db:
+            # The file no longer stands whole in the store: the next ingest must read it again.
+            db.executemany("DELETE FROM files WHERE source_path IN (SELECT source_path FROM documents WHERE id=?)",
+                           [(i,) for i in ids])
             db.executemany("DELETE FROM documents WHERE id=?", [(i,) for i in ids])
             self._bump(db)
 
@@ -193,6 +197,17 @@ class Store:
             (source_path, len(prefix), prefix),
         )
         return [r[0] for r in rows]
+
+    # -- file fingerprints ---------------------------------------------------------------
+    def file_digests(self) -> dict[str, str]:
+        """Source path -> digest of the file whose documents are all stored."""
+        return dict(self.db.execute("SELECT source_path, digest FROM files"))
+
+    def record_file_digests(self, digests: dict[str, str]) -> None:
+        """Remember fully ingested files; forget those with no documents left."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)", list(digests.items()))
+            db.execute("DELETE FROM files WHERE source_path NOT IN (SELECT source_path FROM documents)")
 
     # -- chunks ------------------------------------------------------------------------
     _CHUNK_COLS = 'id, document_id, ordinal, text, start, "end", timestamp, speaker'
