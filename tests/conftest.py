@@ -88,6 +88,17 @@ def wait_for_http(url: str, proc, timeout: float = 60.0) -> None:
     raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
+def stop_process(proc, timeout: float = 10.0) -> None:
+    """Terminate a server we started, and kill it if it does not stop in time."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory):
     """A real ``chroma run`` server on a free loopback port: yields ``(host, port)``."""
@@ -104,11 +115,7 @@ def chroma_server(tmp_path_factory):
         wait_for_http(f"http://127.0.0.1:{port}/api/v2/heartbeat", proc)
         yield "127.0.0.1", port
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, wait_for_http
+from tests.conftest import free_port, stop_process, wait_for_http
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +35,7 @@ def live_app(tmp_path_factory):
         wait_for_http(f"http://127.0.0.1:{port}/_stcore/health", proc, timeout=90)
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc, timeout=15)
         log.close()
         print((folder / "streamlit.log").read_text(errors="replace")[-3000:])
 

@@ -66,7 +66,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..canon import name_key  # noqa: F401  (fail early if the core is broken)
     from ..graph import EntityNotFound
     from ..loaders import LoadError
     from ..settings import SettingsError

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict
 
+from ..progress import tqdm_progress
 from . import CommandError, emit
 from .render import table
 
@@ -33,26 +33,9 @@ def open_workspace(args):
     return Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout)
 
 
-def _progress_bar():
-    from tqdm import tqdm
-
-    bar = None
-
-    def progress(stage: str, done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, unit="doc", desc=stage, file=sys.stderr, disable=None)
-        bar.n = done
-        bar.refresh()
-        if done >= total:
-            bar.close()
-
-    return progress
-
-
 def cmd_ingest(args):
     ws = open_workspace(args)
-    report = ws.ingest(args.paths, progress=_progress_bar())
+    report = ws.ingest(args.paths, progress=tqdm_progress())
     payload = {**report.to_json(), "stats": ws.stats()}
 
     def render(p):
