@@ -56,10 +56,25 @@ class VectorIndex:
     """The workspace's two Chroma collections: chunk vectors and entity-name vectors."""
 
     def __init__(self, client, prefix: str, workspace_id: str):
-        self.client = client
+        """``client`` is a Chroma client, or a function making one on first use (so a step
+        that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma)."""
+        self._client = client if hasattr(client, "get_or_create_collection") else None
+        self._make_client = None if self._client is not None else client
         self._names = {kind: f"{prefix}_{workspace_id}_{kind}" for kind in (CHUNKS, ENTITIES)}
         self._collections: dict[str, Any] = {}
-        self._batch = max(1, min(int(client.get_max_batch_size()), 4000))
+        self._batch_size: int | None = None
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = self._make_client()
+        return self._client
+
+    @property
+    def _batch(self) -> int:
+        if self._batch_size is None:
+            self._batch_size = max(1, min(int(self.client.get_max_batch_size()), 4000))
+        return self._batch_size
 
     def collection(self, kind: str):
         if kind not in self._collections:

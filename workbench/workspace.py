@@ -78,7 +78,7 @@ class Workspace:
     @property
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
-            client = self._chroma if self._chroma is not None else chroma_client(self.settings, self.path)
+            client = self._chroma if self._chroma is not None else (lambda: chroma_client(self.settings, self.path))
             self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id)
         return self._vectors
 

@@ -40,7 +40,7 @@ def cmd_ingest(args):
 
     def render(p):
         lines = [
-            f"ingested {p['documents_seen']} documents in {p['seconds']:.1f} s: {p['documents_added']} added, "
+            f"ingested {p['documents_seen']} documents in {p['seconds']:.2f} s: {p['documents_added']} added, "
             f"{p['documents_updated']} updated, {p['documents_unchanged']} unchanged, {p['documents_removed']} removed",
             f"{p['chunks_written']} chunks written, {p['chunks_embedded']} embedded"
             + (f", {p['vectors_repaired']} vectors repaired" if p["vectors_repaired"] else ""),
