@@ -25,7 +25,7 @@ def cmd_multihop(args):
     from ..bench.multihop import BenchError, bench_workspace, load_bench, run_multihop
     from ..retrieve import MODES
     from ..settings import load_settings
-    from .core import _progress_bar
+    from ..progress import tqdm_progress
 
     try:
         bench = load_bench(args.data, limit=args.limit)
@@ -37,7 +37,7 @@ def cmd_multihop(args):
         raise CommandError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}", code=2)
     # The default workspace is the user's own: the benchmark gets a cache folder instead.
     workspace = None if Path(args.workspace) == Path("workspace") else args.workspace
-    ws = bench_workspace(bench, workspace, settings=load_settings(args.settings), progress=_progress_bar())
+    ws = bench_workspace(bench, workspace, settings=load_settings(args.settings), progress=tqdm_progress())
     try:
         report = run_multihop(ws, bench, modes or None)
     finally:
