@@ -62,6 +62,17 @@ def sample_workspace(tmp_path_factory, embedder, settings):
     ws.close()
 
 
+def committed_documents(db: Path) -> int:
+    """Documents committed to a workspace's SQLite file so far (0 while it cannot be read)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
 def free_port() -> int:
     import socket
 

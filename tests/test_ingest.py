@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT, SAMPLE
+from tests.conftest import ROOT, SAMPLE, committed_documents
 
 from workbench.vectors import CHUNKS
 
@@ -115,26 +114,18 @@ def _ingest_process(workspace: Path, corpus: Path) -> subprocess.Popen:
     )
 
 
-def _documents_in(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
 def test_kill_during_ingest_then_ingest_again_equals_clean_ingest(make_workspace, tmp_path):
     corpus = write_corpus(tmp_path / "big", 300)
     target = tmp_path / "killed"
     proc = _ingest_process(target, corpus)
     deadline = time.monotonic() + 240
     # Kill once the first batch is committed, so the kill lands mid-ingest.
-    while _documents_in(target / "workspace.sqlite") == 0 and proc.poll() is None and time.monotonic() < deadline:
+    while committed_documents(target / "workspace.sqlite") == 0 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, "the ingest finished before it could be killed; make the corpus larger"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    partial = _documents_in(target / "workspace.sqlite")
+    partial = committed_documents(target / "workspace.sqlite")
     assert 0 < partial < 300
 
     resumed = make_workspace("killed")

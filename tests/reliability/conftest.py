@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _write_corpus(folder: Path, n: int, offset: int = 0) -> Path:
+def make_corpus(folder: Path, n: int, offset: int = 0) -> Path:
     """``n`` one-line documents that state relations between services and queues."""
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(offset, offset + n):
@@ -24,7 +24,7 @@ def _write_corpus(folder: Path, n: int, offset: int = 0) -> Path:
 @pytest.fixture
 def write_corpus():
     """``write_corpus(folder, n, offset=0)`` writes ``n`` one-line documents; returns the folder."""
-    return _write_corpus
+    return make_corpus
 
 
 def _run_cli(*args: str, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:

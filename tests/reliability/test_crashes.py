@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import committed_documents
+from tests.reliability.conftest import make_corpus
 from workbench.store import Store
 
 HERE = Path(__file__).resolve().parent
@@ -110,14 +112,6 @@ class CrashServer:
             self.proc.wait()
 
 
-def _documents_in(db: Path) -> int:
-    try:
-        with sqlite3.connect(db, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
 def _integrity(db: Path) -> str:
     conn = sqlite3.connect(db, timeout=30)
     try:
@@ -179,17 +173,9 @@ class CrashEnv:
         return killed, rerun["snapshot"]
 
 
-def _write_corpus(folder: Path, n: int, offset: int = 0) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(offset, offset + n):
-        (folder / f"svc{i:04d}.txt").write_text(
-            f"The service number {i} depends on the queue number {i % 7}.\n", encoding="utf-8")
-    return folder
-
-
 @pytest.fixture(scope="module")
 def crash_env(tmp_path_factory, embedder, settings):
-    env = CrashEnv(tmp_path_factory.mktemp("crashes"), embedder, settings, _write_corpus)
+    env = CrashEnv(tmp_path_factory.mktemp("crashes"), embedder, settings, make_corpus)
     yield env
     env.server.close()
 
@@ -211,7 +197,7 @@ def test_kill_during_ingest_then_rerun_equals_clean_ingest(crash_env):
         db = ws / "workspace.sqlite"
         # Two runs are killed right after the first batch commits, so a half-done ingest is
         # certainly among the cases; the others at a random moment of the step.
-        kill = {"kill_when": lambda: _documents_in(db) > 0} if attempt < 2 else {}
+        kill = {"kill_when": lambda: committed_documents(db) > 0} if attempt < 2 else {}
         killed, after = crash_env.kill_and_rerun(ws, "ingest", str(crash_env.corpus), crash_env.ingest_seconds, **kill)
         kills += killed
         assert after == crash_env.clean_full
@@ -221,7 +207,7 @@ def test_kill_during_ingest_then_rerun_equals_clean_ingest(crash_env):
 def test_kill_after_first_batch_leaves_whole_documents_only(crash_env):
     ws = crash_env.fresh("half")
     db = ws / "workspace.sqlite"
-    result = crash_env.server.run(ws, "ingest", str(crash_env.corpus), kill_when=lambda: _documents_in(db) > 0)
+    result = crash_env.server.run(ws, "ingest", str(crash_env.corpus), kill_when=lambda: committed_documents(db) > 0)
     assert result["killed"]
     with sqlite3.connect(db) as conn:
         stored = conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
@@ -269,7 +255,7 @@ class _Crash(BaseException):
 def test_crash_between_removal_commit_and_vector_delete_is_repaired_by_the_rerun(make_workspace, tmp_path, monkeypatch):
     from workbench.vectors import CHUNKS, VectorIndex
 
-    corpus = _write_corpus(tmp_path / "corpus", 4)
+    corpus = make_corpus(tmp_path / "corpus", 4)
     ws = make_workspace()
     ws.ingest([corpus])
     real_delete = VectorIndex.delete
