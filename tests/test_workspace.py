@@ -68,3 +68,11 @@ def test_stats_count_documents_chunks_entities_and_edges(sample_workspace):
     assert stats["chunks"] == len(sample_workspace.chunks())
     assert stats["entities"] == len(sample_workspace.graph)
     assert stats["edges"] == len(sample_workspace.graph.edges())
+
+
+def test_similar_notes_become_candidates_not_graph_edges(sample_workspace):
+    candidates = sample_workspace.candidates()
+    pairs = {frozenset((t.subject, t.object)) for t in candidates}
+    assert frozenset(("Decision: keep web sessions in PostgreSQL", "Decision: move web sessions to Redis")) in pairs
+    assert all(t.relation == "SIMILAR_TO" and t.origin == "candidate" and 0.75 <= t.confidence <= 1 for t in candidates)
+    assert not [e for e in sample_workspace.graph.edges(include_comention=True) if e.relation == "SIMILAR_TO"]

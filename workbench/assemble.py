@@ -92,6 +92,8 @@ def assemble_graph(
 
     grouped: dict[tuple[str, str, str], dict] = {}
     for t in triples:
+        if t.origin == "candidate":
+            continue  # discovered, not stated: shown as a candidate, never as an edge
         if t.origin == "declared" or t.subject_type == "note":
             subject, obj = notes.get(name_key(t.subject), t.subject), notes.get(name_key(t.object), t.object)
         else:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .chunking import chunk_document
 from .embedding import Embedder, text_hash
-from .extract import extract_all, extractors_from_settings
+from .extract import extract_all, extractors_from_settings, similar_note_candidates
 from .loaders import LoadProblem, file_digest, load_paths
 from .model import Chunk, Document
 from .store import Store
@@ -36,6 +36,10 @@ Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
 
 BATCH_CHUNKS = 256
+#: Document kinds compared for SIMILAR_TO candidates (chat logs and records are not notes).
+NOTE_KINDS = ("markdown", "text")
+#: Most SIMILAR_TO candidates one note takes part in.
+MAX_CANDIDATES_PER_NOTE = 3
 #: Meta key set while vectors are being written; still set after a crash.
 VECTORS_IN_FLIGHT = "vectors_in_flight"
 
@@ -149,6 +153,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     stage = report.stage_seconds
 
     t = time.perf_counter()
+    interrupted = store.meta(VECTORS_IN_FLIGHT) != "0"  # a write died midway (or none ever ran)
     report.vectors_repaired = reconcile_if_marked(store, vectors, embedder)
     stage["reconcile"] += time.perf_counter() - t
 
@@ -190,10 +195,14 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             report.documents_unchanged += 1
         else:
             todo.append(doc)
-    if removed or todo:
-        with vector_writes(store):
+    if removed or todo or interrupted:
+        with vector_writes(store):  # candidates inside the mark: a crash before them redoes them
             report.documents_removed = remove_documents(removed, store, vectors)
             _ingest_documents(todo, known, store, vectors, embedder, settings, progress, report)
+            t = time.perf_counter()
+            store.replace_candidates(
+                note_similarity_candidates(store, embedder, settings.extraction.similar_notes_threshold))
+            stage["candidates"] += time.perf_counter() - t
     # A file stands for its documents once all of them are stored from a problem-free load.
     clean = {str(f.resolve()) for f in loaded.clean_files}
     fresh = {path: digest for path, digest in digests.items() if path in clean and stored_digests.get(path) != digest}
@@ -201,6 +210,34 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         store.record_file_digests(fresh)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float) -> list:
+    """``SIMILAR_TO`` candidates between notes (text and Markdown documents) whose mean chunk
+    vectors are at least ``threshold`` similar. Stored as candidates, never as facts."""
+    notes = {d.id: d for d in store.documents() if d.kind in NOTE_KINDS}
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for chunk in store.chunks():
+        if chunk.document_id in notes:
+            by_doc[chunk.document_id].append(chunk)
+    if len(by_doc) < 2:
+        return []
+    texts = [c.text for chunks in by_doc.values() for c in chunks]
+    vectors, _ = embed_cached(texts, store, embedder)  # every text was cached by this ingest
+    means, offset = {}, 0
+    for doc_id, chunks in by_doc.items():
+        means[doc_id] = vectors[offset:offset + len(chunks)].mean(axis=0)
+        offset += len(chunks)
+    found = similar_note_candidates(means, {i: notes[i].title for i in by_doc}, threshold,
+                                    {i: chunks[0].id for i, chunks in by_doc.items()})
+    # Best pairs come first; each note keeps its few best, so near-identical notes stay linear.
+    kept, per_note = [], defaultdict(int)
+    for triple in found:
+        if per_note[triple.subject] < MAX_CANDIDATES_PER_NOTE and per_note[triple.object] < MAX_CANDIDATES_PER_NOTE:
+            per_note[triple.subject] += 1
+            per_note[triple.object] += 1
+            kept.append(triple)
+    return kept
 
 
 def pipeline_fingerprint(settings) -> str:

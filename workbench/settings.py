@@ -120,7 +120,7 @@ class ExtractionSettings(_Section):
     )
     pattern_timeout_seconds: float = Field(1.0, gt=0, description="A pattern that runs longer than this on one chunk is stopped and reported.")
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
-    similar_notes_threshold: float = Field(0.8, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
+    similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
 
 
 class CanonicalizationSettings(_Section):

@@ -18,9 +18,9 @@ from .assemble import GraphParts, assemble_graph, note_resolver
 from .canon import Canonicalizer, MergeSuggestion, build_merges, display_form, name_key, suggest_merges
 from .embedding import Embedder, embedder_from_settings
 from .graph import ContextGraph
-from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, reconcile_if_marked, reconcile_vectors,
-                     remove_documents, vector_writes)
-from .model import Chunk, Entity, Merge
+from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
+                     reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
+from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store
 from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
@@ -112,6 +112,8 @@ class Workspace:
             reconcile_if_marked(self.store, self.vectors, self.embedder)
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
+                self.store.replace_candidates(note_similarity_candidates(
+                    self.store, self.embedder, self.settings.extraction.similar_notes_threshold))
             self.sync_entity_vectors()
         return ids
 
@@ -229,6 +231,12 @@ class Workspace:
     def merges(self) -> list[Merge]:
         """Every canonical entity that folds two or more surface forms, with counts and chunks."""
         return build_merges(self.store.mentions(), self.canonicalizer())
+
+    def candidates(self) -> list[Triple]:
+        """Relations discovered automatically (``SIMILAR_TO`` between similar notes), with their
+        confidence: suggestions for a person to check, kept out of the graph."""
+        found = [t for t in self.store.triples() if t.origin == "candidate"]
+        return sorted(found, key=lambda t: (-t.confidence, t.subject, t.object))
 
     def merge_log(self) -> list[dict]:
         return self.store.merge_log()
