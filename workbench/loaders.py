@@ -639,6 +639,11 @@ def _load_jsonl(text: str, path: Path, file_id: str, problems: list[LoadProblem]
             problems.append(LoadProblem(file_id, found, line=number))
         else:
             items.append(found)
+    return _documents_or_problem(items, path, file_id, problems)
+
+
+def _documents_or_problem(items, path: Path, file_id: str, problems: list[LoadProblem]) -> list[Document]:
+    """The documents of a JSON or JSONL file's items; a problem line when there are none."""
     documents = _documents_from_items(items, path, file_id, problems)
     if not documents:
         problems.append(LoadProblem(file_id, "no messages or records found, skipped"))
@@ -671,10 +676,7 @@ def _load_json(text: str, path: Path, file_id: str, problems: list[LoadProblem])
             problems.append(LoadProblem(file_id, f"item {index}: {found}"))
         else:
             items.append(found)
-    documents = _documents_from_items(items, path, file_id, problems)
-    if not documents:
-        problems.append(LoadProblem(file_id, "no messages or records found, skipped"))
-    return documents
+    return _documents_or_problem(items, path, file_id, problems)
 
 
 _LOADERS = {
