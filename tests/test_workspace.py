@@ -76,3 +76,14 @@ def test_similar_notes_become_candidates_not_graph_edges(sample_workspace):
     assert frozenset(("Decision: keep web sessions in PostgreSQL", "Decision: move web sessions to Redis")) in pairs
     assert all(t.relation == "SIMILAR_TO" and t.origin == "candidate" and 0.75 <= t.confidence <= 1 for t in candidates)
     assert not [e for e in sample_workspace.graph.edges(include_comention=True) if e.relation == "SIMILAR_TO"]
+
+
+def test_cli_lists_candidates_with_their_confidence(sample_workspace, capsys):
+    import json
+
+    from workbench.cli import main
+
+    assert main(["--workspace", str(sample_workspace.path), "candidates", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert listed and listed[0]["relation"] == "SIMILAR_TO"
+    assert [c["confidence"] for c in listed] == sorted((c["confidence"] for c in listed), reverse=True)

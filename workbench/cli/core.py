@@ -95,6 +95,14 @@ def cmd_merges(args):
     emit(args, payload, render)
 
 
+def cmd_candidates(args):
+    found = open_workspace(args).candidates()
+    payload = [{"subject": t.subject, "relation": t.relation, "object": t.object,
+                "confidence": round(t.confidence, 4), "chunk": t.chunk_id} for t in found]
+    emit(args, payload, lambda p: table(p, ["confidence", "subject", "relation", "object"]) if p
+         else "no candidate relations (no two notes are similar enough)")
+
+
 def cmd_alias(args):
     ws = open_workspace(args)
     try:
@@ -221,6 +229,10 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("merges", parents=[common], help="names merged into one entity, with counts")
     p.set_defaults(handler=cmd_merges)
+
+    p = subparsers.add_parser("candidates", parents=[common],
+                              help="relations discovered automatically (similar notes): to check, not facts")
+    p.set_defaults(handler=cmd_candidates)
 
     p = subparsers.add_parser("alias", parents=[common], help="add or remove an alias; split a form out or back")
     p.add_argument("action", type=str.lower, choices=["add", "remove", "split", "unsplit"])
