@@ -7,16 +7,45 @@ workspace changes, so merges, splits and removals show at once and cannot drift.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
-from typing import Iterable, Mapping
+from typing import Collection, Iterable, Mapping
 
 from .canon import Canonicalizer, display_form, name_key
+from .extract.names import GENERIC_TYPES, title_surface
 from .graph import ContextGraph
 from .model import Edge, Entity, Mention, Triple
+from .passages import PassageLayer, link_passages
 from .store import DocumentRecord
 
-__all__ = ["GraphParts", "assemble_graph", "note_resolver"]
+__all__ = ["GraphParts", "PassageOptions", "assemble_graph", "note_resolver", "type_rank"]
+
+
+@dataclass(frozen=True)
+class PassageOptions:
+    """How passages are linked into the graph: the ``graph`` settings that shape the walk."""
+
+    max_entity_passages: int = 200
+    title_link_weight: float = 2.0
+    synonym_threshold: float = 0.8
+    relation_weight: float = 1.0
+
+    @classmethod
+    def from_settings(cls, graph_settings) -> PassageOptions:
+        return cls(graph_settings.max_entity_passages, graph_settings.title_link_weight,
+                   graph_settings.synonym_threshold, graph_settings.relation_weight)
+
+
+def type_rank(entity_type: str) -> int:
+    """Which type an entity keeps when extractors disagree: typed patterns, then ``concept``,
+    then the general ``title``, ``name``, ``date``.
+
+    >>> sorted(["name", "service", "concept", "title"], key=type_rank)
+    ['service', 'concept', 'title', 'name']
+    """
+    if entity_type in GENERIC_TYPES:
+        return 2 + GENERIC_TYPES.index(entity_type)
+    return 1 if entity_type == "concept" else 0
 
 
 @dataclass
@@ -25,23 +54,26 @@ class GraphParts:
 
     entities: dict[str, Entity]
     edges: list[Edge]
-    chunk_entities: dict[str, set[str]]
-    """Chunk id -> keys of the entities it mentions (the provenance used by graphrag)."""
+    chunk_entities: dict[str, frozenset[str]]
+    """Chunk id -> keys of the entities it mentions, names or is titled by (the passage layer)."""
+    passages: PassageLayer | None = None
 
 
 def note_resolver(documents: Iterable[DocumentRecord]) -> dict[str, str]:
-    """Map every way a note can be named (id, file name, stem, title) to its title.
+    """Map every way a note can be named (id, file name, stem, title) to its title's name.
 
     Declared relations name their target as written (``fix-token-cache.md``); this lets the
-    target become the same node as the note it names.
+    target become the same node as the note it names, which is also the node its title
+    mentions give (:func:`~workbench.extract.names.title_surface`).
     """
     names: dict[str, str] = {}
     for doc in documents:
         path = PurePosixPath(doc.id.split("#", 1)[0])
+        title = title_surface(doc.id, doc.title) or doc.title
         for alias in (doc.id, path.name, path.stem, doc.title):
             key = name_key(alias)
             if key:
-                names.setdefault(key, doc.title)
+                names.setdefault(key, title)
     return names
 
 
@@ -60,11 +92,17 @@ def assemble_graph(
     canonicalizer: Canonicalizer,
     notes: Mapping[str, str] | None = None,
     impact_relations: Iterable[str] | None = None,
+    chunk_texts: Iterable[tuple[str, str]] | None = None,
+    passage_options: PassageOptions | None = None,
+    rejected: Collection[tuple[str, str]] = (),
 ) -> tuple[ContextGraph, GraphParts]:
     """Build the context graph from stored mentions and triples.
 
     ``chunk_context`` maps chunk ids to ``(document id, timestamp)``. An edge's chunks are the
-    distinct chunks that state it, so its weight is its corroboration.
+    distinct chunks that state it, so its weight is its corroboration. With ``chunk_texts``
+    (``(chunk id, text)``) the graph gets its passage layer
+    (:func:`~workbench.passages.link_passages`); synonym pairs the user ``rejected`` (sorted
+    name-key pairs) are left out of it.
     """
     notes = notes or {}
     key_of = canonicalizer.key
@@ -87,8 +125,11 @@ def assemble_graph(
         chunk_entities[chunk_id].add(key)
         return key
 
+    title_of: dict[str, str] = {}
     for m in mentions:
-        note(m.surface, m.entity_type, m.chunk_id)
+        key = note(m.surface, m.entity_type, m.chunk_id)
+        if key and m.entity_type == "title":
+            title_of[m.chunk_id] = key
 
     grouped: dict[tuple[str, str, str], dict] = {}
     for t in triples:
@@ -117,7 +158,7 @@ def assemble_graph(
     for key, counter in forms.items():
         # Most frequent surface form; ties go to the longest, then alphabetical, for stability.
         name = min(counter.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[0]
-        etype = min(types[key].items(), key=lambda kv: (kv[0] == "concept", -kv[1], kv[0]))[0]
+        etype = min(types[key].items(), key=lambda kv: (type_rank(kv[0]), -kv[1], kv[0]))[0]
         entities[key] = Entity(key=key, name=name, type=etype, mentions=sum(counter.values()),
                                first_seen=seen[key][0], last_seen=seen[key][1])
     edges = [
@@ -125,6 +166,17 @@ def assemble_graph(
              confidence=g["conf"], first_seen=g["first"], last_seen=g["last"], origin=g["origin"])
         for (s, r, o), g in sorted(grouped.items())
     ]
+    layer = None
+    if chunk_texts is not None:
+        options = passage_options or PassageOptions()
+        layer = link_passages(chunk_texts, chunk_entities, forms, title_of, options.max_entity_passages,
+                              options.title_link_weight, options.synonym_threshold,
+                              names={key: e.name for key, e in entities.items()},
+                              relation_weight=options.relation_weight)
+        if rejected:
+            kept = tuple(pair for pair in layer.synonyms if pair[:2] not in rejected)
+            layer = replace(layer, synonyms=kept)
     kwargs = {"impact_relations": tuple(impact_relations)} if impact_relations is not None else {}
-    graph = ContextGraph(entities.values(), edges, key_of=canonicalizer.key, **kwargs)
-    return graph, GraphParts(entities, edges, dict(chunk_entities))
+    graph = ContextGraph(entities.values(), edges, key_of=canonicalizer.key, passages=layer, **kwargs)
+    chunk_links = layer.entities_of if layer is not None else {c: frozenset(k) for c, k in chunk_entities.items()}
+    return graph, GraphParts(entities, edges, dict(chunk_links), layer)

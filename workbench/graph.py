@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import networkx as nx
+import numpy as np
 
 from .model import Edge, Entity, GraphPath, Hop, Impact
+from .passages import NameMatcher, PassageLayer
 from .ppr import PageRankIndex
 
 __all__ = [
@@ -155,6 +157,9 @@ class ContextGraph:
     key_of : callable, optional
         The canonicalizer's name -> key function (aliases, splits), tried first by
         :meth:`resolve`; :func:`workbench.canon.name_key` is always tried after it.
+    passages : PassageLayer, optional
+        The passages (chunks) and the entities each mentions: nodes of the graph that
+        PageRank walks (:meth:`pagerank_index`), not of :attr:`nx`.
 
     Attributes
     ----------
@@ -175,6 +180,7 @@ class ContextGraph:
         impact_relations: Collection[str] = DEFAULT_IMPACT_RELATIONS,
         *,
         key_of: Callable[[str], str] | None = None,
+        passages: PassageLayer | None = None,
     ) -> None:
         self.impact_relations = tuple(impact_relations)
         self._key_of = key_of
@@ -197,7 +203,13 @@ class ContextGraph:
         self._by_display = {}
         for key in graph:
             self._by_display.setdefault(graph.nodes[key]["entity"].name.casefold(), key)
+        for end in (key for pair in (passages.synonyms if passages else ()) for key in pair[:2]):
+            if end not in graph:
+                raise ValueError(f"synonym edge names {end!r}, which is not an entity of the graph")
+        self.passages = passages if passages is not None else PassageLayer(
+            {}, {}, {}, frozenset(), (), (), NameMatcher({}))
         self._pagerank: PageRankIndex | None = None
+        self._passage_positions: tuple[list[str], np.ndarray] | None = None
         self._projections: dict[tuple, nx.Graph] = {}
 
     # -- lookup -------------------------------------------------------------------------
@@ -492,24 +504,59 @@ class ContextGraph:
     # -- PageRank -----------------------------------------------------------------------
 
     def pagerank_index(self) -> PageRankIndex:
-        """The PageRank index over an undirected projection of the whole graph, built once.
+        """The PageRank index over the whole graph, entities and passages, built once.
 
-        Co-mention edges take part; the weight between two entities is the sum of the
-        corroboration of every edge between them, in either direction.
+        Nodes are the entity keys, in graph order, then ``("p", chunk id)`` for every
+        passage. Undirected edges: between two entities, the summed corroboration of every
+        edge between them (co-mention included) plus 1 for a synonym edge; between a
+        passage and each entity it mentions (common names left out), 1, or
+        ``relation_weight`` where the passage states a relation of that entity; a cited
+        relation edge counts ``relation_weight`` times its corroboration; from a passage to
+        each passage whose title it names, the layer's ``title_link_weight``.
         """
         if self._pagerank is None:
-            projection = nx.Graph()
-            projection.add_nodes_from(self.nx)
-            for source, target, weight in self.nx.edges(data="weight"):
-                previous = projection.get_edge_data(source, target, default={"weight": 0})["weight"]
-                projection.add_edge(source, target, weight=previous + weight)
-            self._pagerank = PageRankIndex(projection, weight="weight", nodelist=list(self.nx))
+            keys = list(self.nx)
+            layer = self.passages
+            chunk_ids = sorted(layer.entities_of)
+            position = {key: i for i, key in enumerate(keys)}
+            passage_at = {cid: len(keys) + i for i, cid in enumerate(chunk_ids)}
+            rows: list[int] = []
+            cols: list[int] = []
+            weights: list[float] = []
+            stated: set[tuple[str, str]] = set()  # (chunk, entity) where the chunk states a relation of it
+            for source, target, relation, edge in self.nx.edges(keys=True, data="edge"):
+                scale = 1.0
+                if relation != COMENTION_RELATION:
+                    scale = layer.relation_weight
+                    stated.update((cid, end) for cid in edge.chunk_ids for end in (source, target))
+                rows.append(position[source]), cols.append(position[target]), weights.append(scale * edge.weight)
+            for a, b, _ in layer.synonyms:
+                rows.append(position[a]), cols.append(position[b]), weights.append(1.0)
+            for cid in chunk_ids:
+                for key in layer.entities_of[cid]:
+                    if key in position and key not in layer.common:
+                        link = layer.relation_weight if (cid, key) in stated else 1.0
+                        rows.append(passage_at[cid]), cols.append(position[key]), weights.append(link)
+            for cid, target in layer.title_links:
+                rows.append(passage_at[cid]), cols.append(passage_at[target]), weights.append(layer.title_link_weight)
+            self._pagerank = PageRankIndex.from_edges(
+                keys + [("p", cid) for cid in chunk_ids], np.array(rows, dtype=np.int64),
+                np.array(cols, dtype=np.int64), np.array(weights, dtype=np.float64))
         return self._pagerank
+
+    def passage_positions(self) -> tuple[list[str], np.ndarray]:
+        """Chunk ids of the passage nodes and their positions in :meth:`pagerank_index`."""
+        if self._passage_positions is None:
+            chunk_ids = sorted(self.passages.entities_of)
+            first = len(self.nx)
+            self._passage_positions = (chunk_ids, np.arange(first, first + len(chunk_ids), dtype=np.int64))
+        return self._passage_positions
 
     def personalized_pagerank(
         self, seeds: Mapping[str, float], damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100
     ) -> dict[str, float]:
-        """Personalized PageRank from seed entity keys: key -> score, summing to 1.
+        """Personalized PageRank from seed nodes: node -> score, summing to 1 over every node
+        (entity keys, and ``("p", chunk id)`` for passages).
 
         Seeds not in the graph are ignored; a ``ValueError`` says so if none is left.
 

@@ -120,6 +120,7 @@ class ExtractionSettings(_Section):
     )
     pattern_timeout_seconds: float = Field(1.0, gt=0, description="A pattern that runs longer than this on one chunk is stopped and reported.")
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
+    names: bool = Field(True, description="Find general names in every chunk: its document's title, proper-noun phrases, quoted names and dates (types title, name, date).")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
 
 
@@ -137,6 +138,10 @@ class GraphSettings(_Section):
     )
     max_path_hops: int = Field(5, gt=0, description="Longest path searched between two entities.")
     max_paths: int = Field(5, gt=0, description="Paths returned between two entities, best corroborated first.")
+    max_entity_passages: int = Field(200, gt=0, description="Names mentioned in more passages than this are too common to link passages in the walk (a year, 'United States').")
+    title_link_weight: float = Field(2.0, ge=0, description="Weight of the edge from a passage to each passage whose title it names, against 1 for a mention (0: none).")
+    relation_weight: float = Field(1.0, ge=0, description="Weight in the graphrag walk of a cited relation edge per corroborating chunk, against 1 for a passage's mention of an entity.")
+    synonym_threshold: float = Field(0.8, gt=0, description="Character-trigram similarity at which two names get a synonym edge, also offered as a merge suggestion (1 or more: none).")
 
 
 class EmbeddingSettings(_Section):
@@ -161,13 +166,18 @@ class RetrievalSettings(_Section):
 
 
 class GraphRAGSettings(_Section):
-    seed_similarity_threshold: float = Field(0.3, ge=-1, le=1, description="Entities whose name embedding is at least this similar to the query become seeds.")
-    vector_overfetch_multiplier: int = Field(20, gt=0, description="Entity candidates fetched per seed wanted, before the threshold.")
+    seed_similarity_threshold: float = Field(0.3, ge=-1, le=1, description="Entities whose name embedding is at least this similar to the query become seeds, beside the entities the query names.")
+    vector_overfetch_multiplier: int = Field(3, gt=0, description="Entity candidates fetched from the vector index per seed wanted, before the threshold.")
     ppr_damping: float = Field(0.85, gt=0, lt=1, description="Personalized PageRank damping factor.")
     max_triples: int = Field(200, gt=0, description="Most triples given as graph context.")
     max_seeds: int = Field(3, gt=0, description="Seed entities wanted.")
     ppr_top_k: int = Field(20, gt=0, description="Entities with the most PageRank mass that give the context and the provenance chunks.")
-    max_graph_nodes: int = Field(50000, gt=0, description="Above this many nodes graphrag falls back to vector retrieval.")
+    max_graph_nodes: int = Field(50000, gt=0, description="Above this many entities graphrag falls back to hybrid retrieval (vector_only).")
+    dense_seeds: int = Field(5, ge=0, description="Passages most similar to the query that seed the walk beside the entities (0: none).")
+    dense_candidates: int = Field(100, gt=0, description="Passages scored by dense similarity for the walk ranking.")
+    similar_seed_weight: float = Field(0.1, ge=0, description="Restart weight of an entity the query only evokes (name-embedding seed) against one it names: specificity x similarity x this.")
+    entity_seed_share: float = Field(0.8, ge=0, le=1, description="Share of the restart mass on the seed entities; the rest goes to the dense passage seeds.")
+    graph_weight: float = Field(1.0, ge=0, description="Walk ranking of a passage: dense similarity + graph_weight x its PageRank mass / the best passage's.")
 
 
 class LLMSettings(_Section):
@@ -175,17 +185,6 @@ class LLMSettings(_Section):
     model_env: str = Field("WORKBENCH_LLM_MODEL", description="Environment variable holding the chat model name.")
     api_key_env: str = Field("WORKBENCH_LLM_API_KEY", description="Environment variable holding the API key.")
     timeout_seconds: float = Field(60, gt=0, description="Timeout of one chat request.")
-
-
-class PassageGraphSettings(_Section):
-    damping: float = Field(0.85, gt=0, lt=1, description="passage_graph: PageRank damping (chance of following an edge rather than restarting at a seed).")
-    dense_seeds: int = Field(5, gt=0, description="passage_graph: top dense passages that seed PageRank, weighted by similarity.")
-    dense_candidates: int = Field(100, gt=0, description="passage_graph: dense passages scored for the fusion.")
-    entity_seed_share: float = Field(0.8, ge=0, le=1, description="passage_graph: share of the seed mass on the query's named entities (rest on dense passages).")
-    graph_weight: float = Field(1.0, ge=0, description="passage_graph: final score = dense similarity + graph_weight x PageRank mass / best mass.")
-    synonym_threshold: float = Field(0.8, gt=0, description="passage_graph: trigram similarity for a synonym edge between two names (1 or more: none).")
-    max_entity_passages: int = Field(200, gt=0, description="passage_graph: names in more passages than this are too common to link and stay out.")
-    title_link_weight: float = Field(2.0, ge=0, description="passage_graph: weight of the edge from a passage to each passage whose title it mentions (0: none).")
 
 
 class Settings(_Section):
@@ -198,7 +197,6 @@ class Settings(_Section):
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     graphrag: GraphRAGSettings = Field(default_factory=GraphRAGSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
-    passage_graph: PassageGraphSettings = Field(default_factory=PassageGraphSettings)
 
 
 def load_settings(path: str | Path | None = None) -> Settings:

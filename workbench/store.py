@@ -244,6 +244,10 @@ class Store:
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
     # -- mentions and triples ------------------------------------------------------------
+    def chunk_texts(self) -> list[tuple[str, str]]:
+        """``(chunk id, text)`` of every chunk, for linking passages to the names they write."""
+        return [(r[0], r[1]) for r in self.db.execute("SELECT id, text FROM chunks")]
+
     def mentions(self) -> list[Mention]:
         rows = self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions")
         return [Mention(*r) for r in rows]

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from filelock import FileLock, Timeout
 
-from .assemble import GraphParts, assemble_graph, note_resolver
+from .assemble import GraphParts, PassageOptions, assemble_graph, note_resolver
 from .canon import Canonicalizer, MergeSuggestion, build_merges, display_form, name_key, suggest_merges
 from .embedding import Embedder, embedder_from_settings
 from .graph import ContextGraph
@@ -45,7 +45,7 @@ class ChunkNotFound(KeyError):
 
 @dataclass
 class _Derived:
-    version: int
+    version: tuple
     graph: ContextGraph
     parts: GraphParts
 
@@ -187,13 +187,17 @@ class Workspace:
                              articles=tuple(c.articles))
 
     def _derive(self) -> _Derived:
-        version = self.store.version
+        options = PassageOptions.from_settings(self.settings.graph)
+        version = (self.store.version, options, tuple(self.settings.graph.impact_relations))
         with self._derive_lock:
             if self._derived is None or self._derived.version != version:
                 graph, parts = assemble_graph(
                     self.store.mentions(), self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
                     notes=note_resolver(self.store.documents()),
                     impact_relations=self.settings.graph.impact_relations,
+                    chunk_texts=self.store.chunk_texts(),
+                    passage_options=options,
+                    rejected=self.store.rejected_suggestions(),
                 )
                 self._derived = _Derived(version, graph, parts)
             return self._derived

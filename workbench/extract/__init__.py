@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from workbench.canon import name_key
 from workbench.extract.base import Extraction, Extractor, PatternTimeout
 from workbench.extract.entities import EntityExtractor
+from workbench.extract.names import NameExtractor
 from workbench.extract.notes import DeclaredRelationExtractor, similar_note_candidates
 from workbench.extract.patterns import RelationPatternExtractor
 from workbench.model import Chunk, Document, Mention
@@ -35,6 +36,7 @@ __all__ = [
     "Extractor",
     "PatternTimeout",
     "EntityExtractor",
+    "NameExtractor",
     "RelationPatternExtractor",
     "DeclaredRelationExtractor",
     "similar_note_candidates",
@@ -44,14 +46,17 @@ __all__ = [
 
 
 def extractors_from_settings(settings: ExtractionSettings) -> list[Extractor]:
-    """The standard extractors: relation phrases, typed entities, declared relations.
+    """The standard extractors: relation phrases, typed entities, declared relations, general names.
 
     Build them once and reuse them: construction compiles every pattern (and raises a
     ``ValueError`` naming a pattern that does not compile).
     """
     entities = EntityExtractor(settings.entity_patterns, settings.pattern_timeout_seconds, settings.comention)
     relations = RelationPatternExtractor(settings.relations, settings.pattern_timeout_seconds, type_of=entities.type_of)
-    return [relations, entities, DeclaredRelationExtractor()]
+    found: list[Extractor] = [relations, entities, DeclaredRelationExtractor()]
+    if settings.names:
+        found.append(NameExtractor())
+    return found
 
 
 def extract_all(document: Document, chunks: Sequence[Chunk], extractors: Sequence[Extractor]) -> Extraction:

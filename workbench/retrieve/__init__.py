@@ -65,4 +65,3 @@ for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), Exp
                    GraphRAGRetriever(), PathsRetriever()):
     register(_retriever)
 del _retriever
-from . import passage_graph as _passage_graph  # noqa: E402,F401  (registers "passage_graph")

@@ -1,55 +1,88 @@
-"""GraphRAG: seed entities by name similarity, Personalized PageRank, cited graph context.
+"""GraphRAG over the one context graph: seeds, Personalized PageRank, cited context, fusion.
 
-1. Embed the query and find seed entities in the entity-name collection: fetch
-   ``max_seeds x vector_overfetch_multiplier`` candidates, keep those with similarity >=
-   ``seed_similarity_threshold``, the best ``max_seeds``.
-2. Personalized PageRank over the context graph (damping ``ppr_damping``, tol 1e-6, at most
-   100 iterations), personalization = the seeds' similarities.
-3. The ``ppr_top_k`` entities with the most mass give the graph context (their relation
-   triples, at most ``max_triples``, each with its chunks) and the provenance chunks: first
-   the chunks that state relations among them (by the mass of the edges' ends), then the
-   chunks that mention them (by the summed mass of the top entities they mention).
-4. Provenance and hybrid rankings are fused by RRF (k=60).
+1. **Seeds.** The entities the query *names* (found by the graph's name lookup, each weighted
+   by its specificity, 1 / the passages that mention it) and the entities whose name
+   embedding is most similar to the query (``max_seeds x vector_overfetch_multiplier``
+   candidates, those at ``seed_similarity_threshold`` or above, the best ``max_seeds``;
+   weighted specificity x similarity x ``similar_seed_weight``) share ``entity_seed_share``
+   of the restart mass; the ``dense_seeds`` passages most similar
+   to the query share the rest.
+2. **Walk.** Personalized PageRank (damping ``ppr_damping``) over the whole graph: entities,
+   relation, co-mention and synonym edges, and passages linked to the entities they mention
+   and to the passages whose titles they name. It stops when no score moves by 1e-6 or after
+   100 iterations, and keeps its scores either way. Only the mass the walk *adds* is kept for
+   passages (the restart share would only echo the dense seeds).
+3. **Context.** The ``ppr_top_k`` entities with the most mass give the graph context: their
+   cited triples (at most ``max_triples``) and their provenance chunks, those that state
+   relations among them first.
+4. **Fusion.** Passages ranked by ``dense similarity + graph_weight x walk mass / best mass``,
+   the provenance chunks and the hybrid ranking are fused by Reciprocal Rank Fusion
+   (``retrieval.rrf_k``).
 
-The mode used is reported: ``full_graphrag``; ``vector_only`` when no seed passes the
-threshold or the graph has more than ``max_graph_nodes`` nodes; ``keyword_only`` when
-embeddings (or the vector store) are unavailable.
+The mode used is reported: ``full_graphrag``; ``vector_only`` (hybrid search, no graph
+context) when no seed entity is found or the graph has more than ``max_graph_nodes``
+entities; ``keyword_only`` when embeddings or the vector store are unavailable.
 
 Examples
 --------
 >>> rank_provenance({"c1": {"a", "b"}, "c2": {"b"}, "c3": {"z"}}, {"a": 0.5, "b": 0.3})
 [('c1', 0.8, ['a', 'b']), ('c2', 0.3, ['b'])]
+>>> walk_ranking({"a": 0.2, "c": 0.4}, {"a": 0.9, "b": 0.5}, graph_weight=1.0)
+[('a', 1.4), ('c', 1.0), ('b', 0.5)]
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..embedding import EmbeddingUnavailable
-from ..model import RetrievalResult
-from ..ppr import PageRankNotConverged
+from ..graph import path_to_json
+from ..model import GraphPath, RetrievalResult
 from ..vectors import ENTITIES, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import OVERFETCH, hybrid_ranking
 from .keyword import keyword_ranking
+from .paths import find_entities, is_failure_question
 from .vector import embed_query, vector_query, vector_ranking
 
-__all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "FUSION_K", "find_seeds",
-           "seed_pagerank", "top_entities", "rank_provenance"]
+__all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", "find_seeds", "name_seeds",
+           "personalization", "top_entities", "rank_provenance", "walk_ranking", "failure_paths", "path_chunks"]
 
+#: The walk stops when no score moves by this much in one iteration...
 PPR_TOLERANCE = 1e-6
+#: ...or after this many iterations, keeping its scores.
 PPR_MAX_ITERATIONS = 100
-#: RRF constant fusing provenance with hybrid chunks.
-FUSION_K = 60
+
+
+@dataclass
+class Seeds:
+    """Where the walk restarts: entities named or evoked by the query, and similar passages."""
+
+    named: dict[str, float]
+    """Entity key -> specificity, for the entities the query names."""
+    similar: dict[str, float]
+    """Entity key -> name-embedding similarity, for the entity-name seeds."""
+    passages: dict[str, float]
+    """Chunk id -> similarity, for the dense passage seeds."""
+
+    def entity_weights(self, specificity, similar_weight: float = 1.0) -> dict[str, float]:
+        """Entity key -> restart weight: its specificity; for an entity the query only evokes,
+        its specificity x its similarity x ``similar_weight``."""
+        weights = {key: s for key, s in self.named.items()}
+        for key, similarity in self.similar.items():
+            evoked = similar_weight * specificity(key) * max(similarity, 0.0)
+            weights[key] = max(weights.get(key, 0.0), evoked)
+        return {key: w for key, w in weights.items() if w > 0}
 
 
 def find_seeds(ws, vector: np.ndarray) -> tuple[list[tuple[str, float]], float | None, str | None]:
-    """Seed entities for a query vector: ``([(key, similarity)], best similarity, best key)``.
+    """Entity-name seeds for a query vector: ``([(key, similarity)], best similarity, best key)``.
 
     Candidates not in the graph (a stale vector) are skipped. Ties go by key.
     """
@@ -64,11 +97,28 @@ def find_seeds(ws, vector: np.ndarray) -> tuple[list[tuple[str, float]], float |
     return seeds[: settings.max_seeds], best_similarity, best_key
 
 
-def seed_pagerank(ws, seeds: Mapping[str, float]) -> np.ndarray:
-    """PPR scores in ``ws.graph.pagerank_index().nodelist`` order, personalized by ``seeds``."""
-    index = ws.graph.pagerank_index()
-    return index.run_vector(index.vector(seeds), alpha=ws.settings.graphrag.ppr_damping,
-                            tol=PPR_TOLERANCE, max_iter=PPR_MAX_ITERATIONS)
+def name_seeds(graph, query: str) -> dict[str, float]:
+    """Entities the query names (capitalised, as the text writes them) -> their specificity."""
+    layer = graph.passages
+    return {key: layer.specificity(key) or 1.0 for key in layer.matcher.find(query) if key in graph}
+
+
+def personalization(graph, seeds: Seeds, entity_share: float, similar_weight: float = 1.0) -> np.ndarray:
+    """The restart vector in :meth:`~workbench.graph.ContextGraph.pagerank_index` order.
+
+    ``entity_share`` of the mass goes to the entity seeds by weight, the rest to the passage
+    seeds by similarity; a side with no seed leaves its share to the other.
+    """
+    index = graph.pagerank_index()
+    p = np.zeros(len(index))
+    entity = seeds.entity_weights(graph.passages.specificity, similar_weight)
+    passages = {("p", cid): max(s, 0.0) for cid, s in seeds.passages.items() if ("p", cid) in index.index}
+    for share, weights in ((entity_share, entity), (1.0 - entity_share, passages)):
+        total = sum(weights.values())
+        if total > 0:
+            for node, w in weights.items():
+                p[index.index[node]] += share * w / total
+    return p
 
 
 def top_entities(nodelist: list[str], scores: np.ndarray, k: int) -> list[tuple[str, float]]:
@@ -79,7 +129,6 @@ def top_entities(nodelist: list[str], scores: np.ndarray, k: int) -> list[tuple[
     """
     if len(nodelist) == 0:
         return []
-    keys = np.array(nodelist, dtype=object)
     if k < len(nodelist):
         # argpartition keeps the hot path linear; the boundary ties are settled below.
         cut = np.partition(scores, len(scores) - k)[len(scores) - k]
@@ -87,7 +136,7 @@ def top_entities(nodelist: list[str], scores: np.ndarray, k: int) -> list[tuple[
     else:
         chosen = np.arange(len(nodelist))
     chosen = chosen[scores[chosen] > 0]
-    ordered = sorted(((str(keys[i]), float(scores[i])) for i in chosen), key=lambda p: (-p[1], p[0]))
+    ordered = sorted(((str(nodelist[i]), float(scores[i])) for i in chosen), key=lambda p: (-p[1], p[0]))
     return ordered[:k]
 
 
@@ -98,12 +147,10 @@ def rank_provenance(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[s
 
     A chunk that *states* a relation between two top entities (an edge's provenance) is ranked
     by the summed mass of the ends of the edges it states; it comes before chunks that only
-    *mention* top entities, which are ranked by the summed mass of the entities they mention
-    (a passing mention of a central entity says less than a statement linking two of them).
-    Returns ``(chunk id, mass, sorted entity keys)``, best first, equal mass by chunk id, where
-    mass is the statement mass plus the mention mass. ``entity_chunks`` (entity -> chunks)
-    avoids a scan of every chunk when given; ``relation_edges`` (entity -> edges) enables
-    statement ranking.
+    *mention* top entities, which are ranked by the summed mass of the entities they mention.
+    Returns ``(chunk id, mass, sorted entity keys)``, best first, equal mass by chunk id.
+    ``entity_chunks`` (entity -> chunks) avoids a scan of every chunk when given;
+    ``relation_edges`` (entity -> edges) enables statement ranking.
     """
     if entity_chunks is not None:
         found: dict[str, set[str]] = defaultdict(set)
@@ -129,6 +176,45 @@ def rank_provenance(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[s
     return [(chunk_id, round(s + m, 12), keys) for chunk_id, s, m, keys in ranked]
 
 
+def walk_ranking(walk: Mapping[str, float], dense: Mapping[str, float], graph_weight: float) -> list[tuple[str, float]]:
+    """Passages by ``dense similarity + graph_weight x walk mass / best mass``, best first, ties by id."""
+    top = max(walk.values(), default=0.0)
+    scores = {cid: float(sim) for cid, sim in dense.items()}
+    if top > 0:
+        for cid, mass in walk.items():
+            scores[cid] = scores.get(cid, 0.0) + graph_weight * mass / top
+    return sorted(((cid, round(s, 12)) for cid, s in scores.items()), key=lambda item: (-item[1], item[0]))
+
+
+def failure_paths(ws, query: str) -> tuple[str, list[GraphPath]] | None:
+    """For a failure question ("if X goes down, what breaks?"): the failed entity's name and the
+    cited impact paths, longest first (a long chain holds the short ones), else ``None``."""
+    if not is_failure_question(query):
+        return None
+    graph = ws.graph
+    for key in find_entities(ws, query):
+        impact = graph.impacted_by(key)
+        if impact.impacted:
+            paths = sorted((path for _, path in impact.impacted), key=lambda p: -len(p.hops))
+            return impact.failed, paths
+    return None
+
+
+def path_chunks(paths: list[GraphPath], limit: int) -> list[tuple[str, dict]]:
+    """One chunk per hop along the paths, in path order, each chunk once, at most ``limit``."""
+    found: list[tuple[str, dict]] = []
+    seen: set[str] = set()
+    for number, path in enumerate(paths, 1):
+        for hop_number, hop in enumerate(path.hops, 1):
+            fresh = [cid for cid in hop.chunks if cid not in seen]
+            if not fresh or len(found) >= limit:
+                continue
+            seen.add(fresh[0])
+            found.append((fresh[0], {"path": list(path.nodes), "path_rank": number, "hop": hop_number,
+                                     "states": f"{hop.source} -{hop.relation}-> {hop.target}"}))
+    return found
+
+
 def _triples(ws, top: list[tuple[str, float]], limit: int) -> list[dict]:
     """Relation edges among the top entities, then those around them, by the mass of their ends."""
     graph = ws.graph
@@ -146,11 +232,12 @@ def _triples(ws, top: list[tuple[str, float]], limit: int) -> list[dict]:
 
 
 class GraphRAGRetriever:
-    """Seeds by entity-name similarity, Personalized PageRank, provenance chunks fused with hybrid."""
+    """Seeds from the query's names and name embeddings, PageRank over entities and passages,
+    cited triples, fused with hybrid search."""
 
     name = "graphrag"
-    description = ("entity seeds by name similarity, Personalized PageRank, the top entities' cited triples and "
-                   "provenance chunks fused with hybrid chunks by RRF")
+    description = ("seed entities the query names or evokes, Personalized PageRank over entities and passages, "
+                   "the top entities' cited triples and provenance chunks, fused with hybrid chunks by RRF")
 
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
@@ -162,83 +249,123 @@ class GraphRAGRetriever:
                 vector = embed_query(ws, query)
         except EmbeddingUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
-        nodes = len(ws.graph)
+        graph = ws.graph
+        nodes = len(graph)
         if nodes > settings.max_graph_nodes:
             return self._vector_only(ws, query, vector, k, timer, {"seeds": []},
-                                     f"the graph has {nodes} nodes, more than max_graph_nodes={settings.max_graph_nodes}")
+                                     f"the graph has {nodes} entities, more than max_graph_nodes={settings.max_graph_nodes}")
         try:
             with timer("seeds"):
-                seeds, best_similarity, best_key = find_seeds(ws, vector)
+                named = name_seeds(graph, query)
+                similar, best_similarity, best_key = find_seeds(ws, vector)
+            with timer("dense"):
+                dense = {cid: sim for cid, sim, _ in vector_ranking(ws, vector, settings.dense_candidates,
+                                                                    min_score=-1.0, dedupe=False)}
         except VectorStoreUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
-        seed_stats = [{"entity": ws.graph.name(key), "key": key, "similarity": round(sim, 6)} for key, sim in seeds]
-        if not seeds:
+        dense_seeds = sorted(dense.items(), key=lambda item: (-item[1], item[0]))[:settings.dense_seeds]
+        seeds = Seeds(named, dict(similar), dict(dense_seeds))
+        seed_stats = ([{"entity": graph.name(key), "key": key, "source": "named", "specificity": round(s, 6)}
+                       for key, s in sorted(named.items(), key=lambda item: (-item[1], item[0]))]
+                      + [{"entity": graph.name(key), "key": key, "source": "similar", "similarity": round(sim, 6)}
+                         for key, sim in similar])
+        if not seeds.entity_weights(graph.passages.specificity, settings.similar_seed_weight):
             best = ("no entity vectors" if best_key is None
-                    else f"best: {ws.graph.name(best_key)!r} at {best_similarity:.3f}")
+                    else f"best: {graph.name(best_key)!r} at {best_similarity:.3f}")
             return self._vector_only(ws, query, vector, k, timer, {"seeds": []},
-                                     f"no seed entity reached seed_similarity_threshold="
-                                     f"{settings.seed_similarity_threshold} ({best})")
-        try:
-            with timer("ppr"):
-                index = ws.graph.pagerank_index()
-                scores = seed_pagerank(ws, dict(seeds))
-                top = top_entities(index.nodelist, scores, settings.ppr_top_k)
-        except PageRankNotConverged as exc:
-            return self._vector_only(ws, query, vector, k, timer, {"seeds": seed_stats}, str(exc))
-        graph = ws.graph
+                                     f"the query names no entity of the graph and no entity name reached "
+                                     f"seed_similarity_threshold={settings.seed_similarity_threshold} ({best})")
+        with timer("ppr"):
+            index = graph.pagerank_index()
+            p = personalization(graph, seeds, settings.entity_seed_share, settings.similar_seed_weight)
+            scores, iterations, converged = index.walk(p, settings.ppr_damping, PPR_TOLERANCE, PPR_MAX_ITERATIONS)
+            # The restart share only echoes the seeds; keep what the walk adds.
+            added = np.maximum(scores - (1.0 - settings.ppr_damping) * p / p.sum(), 0.0)
+            top = top_entities(index.nodelist[:nodes], scores[:nodes], settings.ppr_top_k)
+            chunk_ids, positions = graph.passage_positions()
+            mass = added[positions]
+            walk: dict[str, float] = {}
+            for pos in np.argsort(-mass, kind="stable")[:max(settings.dense_candidates, k)]:
+                if mass[pos] > 0:
+                    walk[chunk_ids[pos]] = float(mass[pos])
         with timer("context"):
             graph_context = {
                 "seeds": seed_stats,
                 "nodes": [{"key": key, "name": graph.name(key), "type": graph.entity(key).type, "ppr": round(m, 6)}
                           for key, m in top],
                 "triples": _triples(ws, top, settings.max_triples),
+                "passages": [{"chunk": cid, "mass": round(m, 6)}
+                             for cid, m in sorted(walk.items(), key=lambda item: (-item[1], item[0]))[:k]],
             }
         with timer("provenance"):
-            mass = dict(top)
             indexes = indexes_for(ws)
-            provenance = rank_provenance(ws.parts.chunk_entities, mass, indexes.entity_chunks, indexes.relation_edges)
-            provenance = provenance[: k * OVERFETCH]
+            provenance = rank_provenance(ws.parts.chunk_entities, dict(top), indexes.entity_chunks,
+                                         indexes.relation_edges)[: k * OVERFETCH]
         with timer("hybrid"):
-            try:
-                hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
-            except VectorStoreUnavailable:
-                hybrid = hybrid_ranking(ws, query, None, k * OVERFETCH)
+            hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
         with timer("fuse"):
-            provenance_rank = {chunk_id: r for r, (chunk_id, _, _) in enumerate(provenance, 1)}
-            provenance_of = {chunk_id: (m, keys) for chunk_id, m, keys in provenance}
-            hybrid_rank = {chunk_id: r for r, (chunk_id, _, _) in enumerate(hybrid, 1)}
-            fused = sorted(rrf([list(provenance_rank), list(hybrid_rank)], k=FUSION_K), key=lambda p: (-p[1], p[0]))
+            walked = walk_ranking(walk, dense, settings.graph_weight)[: k * OVERFETCH]
+            ranks = {name: {cid: r for r, cid in enumerate(ids, 1)} for name, ids in (
+                ("walk", [cid for cid, _ in walked]), ("provenance", [cid for cid, _, _ in provenance]),
+                ("hybrid", [cid for cid, _, _ in hybrid]))}
+            fused = sorted(rrf([list(ranks["walk"]), list(ranks["provenance"]), list(ranks["hybrid"])],
+                               k=ws.settings.retrieval.rrf_k), key=lambda item: (-item[1], item[0]))
+            provenance_of = {cid: (m, keys) for cid, m, keys in provenance}
+            top_walk = max(walk.values(), default=0.0) or 1.0
+            # A failure question has a structural answer: the chunks stating its cited impact
+            # paths lead (at most half of the hits), the fused ranking follows.
+            structural = failure_paths(ws, query)
+            stated = dict(path_chunks(structural[1], (k + 1) // 2)) if structural else {}
+            if structural:
+                graph_context["paths"] = [path_to_json(p) for p in structural[1][:settings.max_triples]]
+                graph_context["failed"] = structural[0]
+            best = fused[0][1] if fused else 0.0
+            fused = [(cid, round(best + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \
+                [(cid, score) for cid, score in fused if cid not in stated]
             ranked: list[Ranked] = []
-            for chunk_id, score in fused[:k]:
-                why: dict = {"rrf": round(score, 6), "provenance_rank": provenance_rank.get(chunk_id),
-                             "hybrid_rank": hybrid_rank.get(chunk_id)}
-                if chunk_id in provenance_of:
-                    m, keys = provenance_of[chunk_id]
+            for cid, score in fused[:k]:
+                why: dict = {"rrf": round(score, 6), "walk_rank": ranks["walk"].get(cid),
+                             "provenance_rank": ranks["provenance"].get(cid), "hybrid_rank": ranks["hybrid"].get(cid),
+                             "similarity": round(dense.get(cid, 0.0), 6),
+                             "pagerank": round(walk.get(cid, 0.0) / top_walk, 6)}
+                if cid in stated:
+                    why["cited_path"] = stated[cid]
+                if cid in provenance_of:
+                    m, keys = provenance_of[cid]
                     why["ppr_mass"] = m
                     why["entities"] = [graph.name(key) for key in keys]
-                ranked.append((chunk_id, score, why))
+                ranked.append((cid, score, why))
         with timer("fetch"):
             hits = make_hits(ws, ranked)
         stats = {
-            "seeds": [{"entity": s["entity"], "similarity": s["similarity"]} for s in seed_stats],
+            "seeds": [{key: value for key, value in s.items() if key != "key"} for s in seed_stats],
+            "dense_seeds": [cid for cid, _ in dense_seeds],
             "entities_explored": len(top),
             "graph_nodes": nodes,
+            "graph": graph.passages.stats(),
+            "ppr_iterations": iterations,
+            "ppr_converged": converged,
+            "walk_hits": sum(1 for h in hits if h.why.get("walk_rank") is not None),
             "provenance_hits": sum(1 for h in hits if h.why.get("provenance_rank") is not None),
             "vector_hits": sum(1 for h in hits if h.why.get("hybrid_rank") is not None),
             "seconds": timer.total(),
         }
-        reason = f"{len(seeds)} seed entities passed seed_similarity_threshold={settings.seed_similarity_threshold}"
+        reason = (f"{len(named)} entities named in the query, {len(similar)} entity names reached "
+                  f"seed_similarity_threshold={settings.seed_similarity_threshold}")
+        if not converged:
+            reason += f"; PageRank stopped after {iterations} iterations, scores kept"
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
 
     def _vector_only(self, ws, query, vector, k, timer: StageTimer, graph_context: dict, reason: str) -> RetrievalResult:
-        try:
-            with timer("vector"):
-                ranked = vector_ranking(ws, vector, k)
-        except VectorStoreUnavailable as exc:
-            return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
+        """Hybrid search (semantic + keyword), no graph context."""
+        with timer("hybrid"):
+            try:
+                ranked = hybrid_ranking(ws, query, vector, k)
+            except VectorStoreUnavailable as exc:
+                return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
         with timer("fetch"):
-            hits = make_hits(ws, ranked)
+            hits = make_hits(ws, ranked[:k])
         stats = {"seeds": graph_context.get("seeds", []), "entities_explored": 0, "provenance_hits": 0,
                  "vector_hits": len(hits), "seconds": timer.total()}
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
