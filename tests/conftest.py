@@ -14,7 +14,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_corpus"
-BENCH = ROOT.parent / "shared" / "bench"
+#: Small committed slices of the multi-hop benchmark sets (tests/data/bench/README.md).
+BENCH = ROOT / "tests" / "data" / "bench"
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -13,8 +12,7 @@ from workbench.bench.perf import PerfError, bench_ppr, parse_sizes, percentile, 
 from workbench.cli import main
 from workbench.ppr import PageRankIndex
 
-BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
-
+from tests.conftest import BENCH
 
 def test_random_digraph_has_exactly_the_requested_simple_edges():
     graph = random_digraph(300, 1200, seed=3)
@@ -54,7 +52,7 @@ def test_percentile_interpolates_like_numpy():
 
 
 def _tiny_bench(tmp_path):
-    """The first 30 2wiki passages and a musique subset whose gold passages are all kept."""
+    """The first 30 2wiki passages and a musique subset (of the committed slices) whose gold passages are all kept."""
     corpus = tmp_path / "tiny"
     corpus.mkdir()
     lines = (BENCH / "2wikimultihopqa" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:30]
