@@ -231,7 +231,8 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
     found = similar_note_candidates(means, {i: notes[i].title for i in by_doc}, threshold,
                                     {i: chunks[0].id for i, chunks in by_doc.items()})
     # Best pairs come first; each note keeps its few best, so near-identical notes stay linear.
-    kept, per_note = [], defaultdict(int)
+    kept = []
+    per_note: defaultdict[str, int] = defaultdict(int)
     for triple in found:
         if per_note[triple.subject] < MAX_CANDIDATES_PER_NOTE and per_note[triple.object] < MAX_CANDIDATES_PER_NOTE:
             per_note[triple.subject] += 1

@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Sequence
 
 import regex
 import yaml
@@ -34,8 +34,9 @@ class SettingsError(ValueError):
 def _regex_problems(settings: Settings) -> list[str]:
     """User regexes that the extractors could not use, by key, so they are named at load time."""
     problems = []
-    for section, patterns in (("relations", settings.extraction.relations),
-                              ("entity_patterns", settings.extraction.entity_patterns)):
+    sources: tuple[tuple[str, Sequence[RelationPattern | EntityPattern]], ...] = (
+        ("relations", settings.extraction.relations), ("entity_patterns", settings.extraction.entity_patterns))
+    for section, patterns in sources:
         for index, pattern in enumerate(patterns):
             if pattern.regex is None:
                 continue
@@ -244,7 +245,7 @@ def render_defaults_yaml() -> str:
         "# Regenerate after changing workbench/settings.py: python -m workbench settings --defaults > settings.yaml",
     ]
     defaults = Settings()
-    for section_name, section_field in Settings.model_fields.items():
+    for section_name in Settings.model_fields:
         section = getattr(defaults, section_name)
         lines.append("")
         lines.append(f"{section_name}:")

@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
@@ -96,7 +96,7 @@ def random_digraph(nodes: int, edges: int, seed: int = 0):
     return graph
 
 
-def _personalizations(nodes: int, count: int, seed: int) -> list[dict[int, float]]:
+def _personalizations(nodes: int, count: int, seed: int) -> list[dict[Hashable, float]]:
     rng = np.random.default_rng(seed)
     return [{int(n): 1.0 for n in rng.choice(nodes, size=3, replace=False)} for _ in range(count)]
 
@@ -129,11 +129,11 @@ def bench_ppr(sizes=DEFAULT_PPR_SIZES, queries: int = 10, seed: int = 0) -> list
         # networkx rebuilds its matrix on every call; on the big graph one call is enough.
         nx_runs = 3 if edges <= 100_000 else 1
         theirs, diff = [], 0.0
-        for p in people[:nx_runs]:
+        for person in people[:nx_runs]:
             started = time.perf_counter()
-            reference = nx.pagerank(graph, personalization=p)
+            reference = nx.pagerank(graph, personalization=person)
             theirs.append(time.perf_counter() - started)
-            mine = index.run(p)
+            mine = index.run(person)
             diff = max(diff, max(abs(mine[n] - reference[n]) for n in reference))
         ours_ms, nx_ms = 1000 * statistics.mean(ours), 1000 * statistics.mean(theirs)
         entry = {"nodes": nodes, "edges": graph.number_of_edges(), "ours_ms": round(ours_ms, 3),
@@ -288,7 +288,7 @@ def _fresh_ingest(path: Path, folder: Path, settings, embedder, desc: str) -> di
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def bench_ingest(data_dir: Path, cache_dir: Path, settings, minilm, static) -> tuple[dict, object]:
+def bench_ingest(data_dir: Path, cache_dir: Path, settings, minilm, static) -> tuple[dict, Any]:
     """Fresh ingest figures; returns them and the cached MiniLM workspace (for queries and app)."""
     ws, path, passages = cached_workspace(data_dir, cache_dir, settings, minilm)
     served = _ServedEmbedder(minilm, ws.store)
@@ -381,7 +381,7 @@ def bench_static_recall(data_dir: Path, minilm, static, cache_dir: Path) -> dict
         raise PerfError(str(exc)) from None
     ids = [str(p["id"]) for p in bench.passages]
     texts = [f"{p.get('title') or ''}\n{p['text']}".strip() for p in bench.passages]
-    out = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(ids)}
+    out: dict[str, Any] = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(ids)}
     for label, embedder in (("minilm", minilm), ("static", static)):
         passages = _cached_vectors(texts, embedder, cache_dir)  # MiniLM's pass is cached between runs
         queries = embedder.embed([q.question for q in bench.questions])
@@ -417,7 +417,8 @@ def bench_queries(ws, questions: Sequence[str], modes: Sequence[str] | None = No
             started = time.perf_counter()
             retrieve(ws, "warm-up question about indexes", mode=mode, k=10)  # builds the mode's indexes once
             first_ms = 1000 * (time.perf_counter() - started)
-            times, used = [], {}
+            times: list[float] = []
+            used: dict[str, int] = {}
             for q in questions:
                 started = time.perf_counter()
                 result = retrieve(ws, q, mode=mode, k=10)
@@ -482,7 +483,7 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
         raise PerfError(f"unknown section(s) {', '.join(sorted(unknown))}; sections: {', '.join(SECTIONS)}")
     settings = settings or load_settings()
     skipped = {"not measured": "section not selected (--sections)"}
-    payload = {key: dict(skipped) for key in SECTIONS}
+    payload: dict[str, Any] = {key: dict(skipped) for key in SECTIONS}
     payload["ppr"] = bench_ppr(ppr_sizes) if "ppr" in sections else skipped
     if not {"ingest", "query", "app"} & set(sections):
         return payload
