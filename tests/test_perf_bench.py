@@ -149,3 +149,27 @@ def test_static_embedder_reads_the_cached_token_matrix_instead_of_distilling(tmp
     ids = tokenizer.encode("Redis cache", add_special_tokens=False).ids
     expected = planted[ids].mean(axis=0)
     assert np.allclose(embedder.embed(["Redis cache"])[0], expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_embedding_model_static_selects_the_static_embedder(settings):
+    from workbench.embedding import SentenceTransformerEmbedder, embedder_from_settings
+    from workbench.static_embedder import DEFAULT_DIMENSION, StaticEmbedder
+
+    chosen = settings.model_copy(deep=True)
+    chosen.embedding.model = "static:64"
+    embedder = embedder_from_settings(chosen)
+    assert isinstance(embedder, StaticEmbedder) and embedder.dimension == 64
+    chosen.embedding.model = "static"
+    assert embedder_from_settings(chosen).dimension == DEFAULT_DIMENSION
+    assert isinstance(embedder_from_settings(settings), SentenceTransformerEmbedder)
+
+
+@pytest.mark.parametrize("value", ["static:zero", "static:0", "static:999"])
+def test_embedding_model_static_with_a_bad_dimension_names_the_key(settings, value):
+    from workbench.embedding import embedder_from_settings
+    from workbench.settings import SettingsError
+
+    chosen = settings.model_copy(deep=True)
+    chosen.embedding.model = value
+    with pytest.raises(SettingsError, match=r"embedding.model: .*whole number from 1 to 384"):
+        embedder_from_settings(chosen)

@@ -122,6 +122,7 @@ class ExtractionSettings(_Section):
     pattern_timeout_seconds: float = Field(1.0, gt=0, description="A pattern that runs longer than this on one chunk is stopped and reported.")
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
+    llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples (origin 'llm'); one request per chunk.")
 
 
 class CanonicalizationSettings(_Section):
@@ -141,7 +142,7 @@ class GraphSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
-    model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model) or a local model directory.")
+    model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model), a local model directory, or 'static:<dimension>' for the static embedder distilled from MiniLM (fast, lower recall).")
     batch_size: int = Field(64, gt=0, description="Texts embedded per model call.")
 
 
