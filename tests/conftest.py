@@ -63,6 +63,41 @@ def sample_workspace(tmp_path_factory, embedder, settings):
     ws.close()
 
 
+#: The sample corpus's chain question: Redis -> token cache -> Auth Service -> login flow.
+REDIS_QUESTION = "If Redis goes down, what breaks?"
+
+
+def chunk_id(ws, document_suffix: str, contains: str) -> str:
+    """The id of the one chunk of the document ending in ``document_suffix`` that contains ``contains``."""
+    found = [c.id for c in ws.chunks() if c.document_id.endswith(document_suffix) and contains in c.text]
+    assert len(found) == 1, (document_suffix, contains, found)
+    return found[0]
+
+
+def reopened(ws, embedder=None, **changes):
+    """The same workspace folder opened again with changed settings (``section__field=value``) and,
+    optionally, another embedder. Close it after use."""
+    from workbench.workspace import Workspace
+
+    settings = ws.settings.model_copy(deep=True)
+    for name, value in changes.items():
+        section, field = name.split("__")
+        setattr(getattr(settings, section), field, value)
+    return Workspace(ws.path, settings=settings, embedder=embedder or ws.embedder)
+
+
+class BrokenEmbedder:
+    """An embedder whose model cannot load: every ``embed`` raises ``EmbeddingUnavailable``."""
+
+    name = "broken"
+    dimension = 384
+
+    def embed(self, texts):
+        from workbench.embedding import EmbeddingUnavailable
+
+        raise EmbeddingUnavailable("model files missing (test)")
+
+
 def committed_documents(db: Path) -> int:
     """Documents committed to a workspace's SQLite file so far (0 while it cannot be read)."""
     import sqlite3

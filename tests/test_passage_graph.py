@@ -7,10 +7,11 @@ import random
 
 import pytest
 
-from workbench.embedding import EmbeddingUnavailable
 from workbench.passage_graph_index import build_passage_graph, entity_key, extract_names
 from workbench.retrieve import MODES, retrieve
 from workbench.retrieve.passage_graph import PassageGraphOptions, PassageGraphRetriever, fuse_scores
+
+from tests.conftest import BrokenEmbedder
 
 # A two-hop question: passage 1 names the bridge (Vellmar), which titles passage 2. Passage 2
 # never mentions the painter, and the distractors talk about populations and birthplaces,
@@ -75,15 +76,8 @@ def test_results_are_deterministic(toy_workspace):
     assert [(h.chunk_id, h.score) for h in first.hits] == [(h.chunk_id, h.score) for h in second.hits]
 
 
-class _BrokenEmbedder:
-    dimension = 384
-
-    def embed(self, texts):
-        raise EmbeddingUnavailable("model cannot be loaded")
-
-
 def test_without_embeddings_bm25_and_names_seed_the_walk(toy_workspace):
-    toy_workspace.embedder = _BrokenEmbedder()
+    toy_workspace.embedder = BrokenEmbedder()
     result = retrieve(toy_workspace, QUESTION, mode="passage_graph", k=3)
     assert result.mode_used == "passage_graph"
     assert "embeddings unavailable" in result.reason
