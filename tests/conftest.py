@@ -14,7 +14,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_corpus"
-BENCH = ROOT.parent / "shared" / "bench"
+#: Small committed slices of the multi-hop benchmark sets (tests/data/bench/README.md).
+BENCH = ROOT / "tests" / "data" / "bench"
 
 
 @pytest.fixture(scope="session")
@@ -60,6 +61,41 @@ def sample_workspace(tmp_path_factory, embedder, settings):
     ws.ingest([corpus])
     yield ws
     ws.close()
+
+
+#: The sample corpus's chain question: Redis -> token cache -> Auth Service -> login flow.
+REDIS_QUESTION = "If Redis goes down, what breaks?"
+
+
+def chunk_id(ws, document_suffix: str, contains: str) -> str:
+    """The id of the one chunk of the document ending in ``document_suffix`` that contains ``contains``."""
+    found = [c.id for c in ws.chunks() if c.document_id.endswith(document_suffix) and contains in c.text]
+    assert len(found) == 1, (document_suffix, contains, found)
+    return found[0]
+
+
+def reopened(ws, embedder=None, **changes):
+    """The same workspace folder opened again with changed settings (``section__field=value``) and,
+    optionally, another embedder. Close it after use."""
+    from workbench.workspace import Workspace
+
+    settings = ws.settings.model_copy(deep=True)
+    for name, value in changes.items():
+        section, field = name.split("__")
+        setattr(getattr(settings, section), field, value)
+    return Workspace(ws.path, settings=settings, embedder=embedder or ws.embedder)
+
+
+class BrokenEmbedder:
+    """An embedder whose model cannot load: every ``embed`` raises ``EmbeddingUnavailable``."""
+
+    name = "broken"
+    dimension = 384
+
+    def embed(self, texts):
+        from workbench.embedding import EmbeddingUnavailable
+
+        raise EmbeddingUnavailable("model files missing (test)")
 
 
 def committed_documents(db: Path) -> int:

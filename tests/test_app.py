@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import REDIS_QUESTION, ROOT
+
 PAGES = ["corpus", "canonicalization", "graph", "compare", "evaluate"]
-REDIS_QUESTION = "If Redis goes down, what breaks?"
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 

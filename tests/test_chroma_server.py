@@ -16,9 +16,7 @@ from chromadb.config import Settings as ChromaSettings
 from workbench.vectors import VectorStoreUnavailable
 from workbench.workspace import Workspace
 
-from tests.conftest import SAMPLE, free_port
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT, SAMPLE, free_port
 
 
 def server_settings(settings, host: str, port: int):

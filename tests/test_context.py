@@ -5,7 +5,7 @@ from __future__ import annotations
 from workbench.context import Answer, build_context, answer
 from workbench.retrieve import retrieve
 
-REDIS_QUESTION = "If Redis goes down, what breaks?"
+from tests.conftest import REDIS_QUESTION
 
 
 class RecordingClient:

@@ -113,3 +113,64 @@ def test_http_error_becomes_llm_error(canned_server):
     base_url, _ = canned_server
     with pytest.raises(LLMError, match="HTTP 500"):
         OpenAICompatibleClient(base_url, "broken", timeout=5).chat([{"role": "user", "content": "x"}])
+
+
+# -- extraction.llm: the setting that turns the LLM extractor on --------------------------------
+
+def test_extraction_llm_is_off_by_default_and_asks_no_model():
+    from workbench.extract import extractors_from_settings
+    from workbench.settings import ExtractionSettings
+
+    assert ExtractionSettings().llm is False
+    names = [e.name for e in extractors_from_settings(ExtractionSettings(), llm_client=_Canned("[]"))]
+    assert "llm" not in names
+
+
+def test_extraction_llm_on_adds_the_llm_extractor_with_the_client():
+    from workbench.extract import extractors_from_settings
+    from workbench.settings import ExtractionSettings
+
+    client = _Canned('[{"subject": "Cart", "relation": "uses", "object": "Redis"}]')
+    extractors = extractors_from_settings(ExtractionSettings(llm=True), llm_client=client)
+    [llm] = [e for e in extractors if e.name == "llm"]
+    assert isinstance(llm, LLMExtractor) and llm.client is client
+
+
+def test_extraction_llm_on_without_a_model_names_the_variables_to_set():
+    from workbench.extract import extractors_from_settings
+    from workbench.settings import ExtractionSettings
+
+    with pytest.raises(LLMError, match="extraction.llm is on.*WORKBENCH_LLM_BASE_URL and WORKBENCH_LLM_MODEL"):
+        extractors_from_settings(ExtractionSettings(llm=True))
+
+
+def test_ingest_with_extraction_llm_stores_the_models_triples(canned_server, make_workspace, settings, tmp_path,
+                                                                monkeypatch):
+    base_url, received = canned_server
+    monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", base_url)
+    monkeypatch.setenv("WORKBENCH_LLM_MODEL", "tiny")
+    on = settings.model_copy(deep=True)
+    on.extraction.llm = True
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "cart.md").write_text("# Cart\n\nThe cart keeps sessions.\n", encoding="utf-8")
+    ws = make_workspace(settings=on)
+    ws.ingest([corpus])
+    llm_triples = [t for t in ws.store.triples() if t.origin == "llm"]
+    assert [(t.subject, t.relation, t.object) for t in llm_triples] == [("Cart", "uses", "Redis")]
+    assert len(received) == len(ws.chunks()) >= 1  # one request per chunk
+
+
+def test_ingest_with_extraction_llm_and_no_model_stops_before_writing(make_workspace, settings, tmp_path,
+                                                                       monkeypatch):
+    for name in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    on = settings.model_copy(deep=True)
+    on.extraction.llm = True
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "cart.md").write_text("# Cart\n\nThe cart keeps sessions.\n", encoding="utf-8")
+    ws = make_workspace(settings=on)
+    with pytest.raises(LLMError, match="no language model is configured"):
+        ws.ingest([corpus])
+    assert ws.store.documents() == []

@@ -6,36 +6,11 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from workbench.embedding import EmbeddingUnavailable
 from workbench.retrieve import retrieve
 from workbench.retrieve.graphrag import find_seeds, rank_provenance, seed_pagerank, top_entities
 from workbench.retrieve.vector import embed_query
-from workbench.workspace import Workspace
 
-REDIS_QUESTION = "If Redis goes down, what breaks?"
-
-
-class BrokenEmbedder:
-    """An embedder whose model cannot load."""
-
-    name = "broken"
-    dimension = 384
-
-    def embed(self, texts):
-        raise EmbeddingUnavailable("model files missing (test)")
-
-
-def reopened(ws, embedder=None, **changes):
-    settings = ws.settings.model_copy(deep=True)
-    for name, value in changes.items():
-        section, field = name.split("__")
-        setattr(getattr(settings, section), field, value)
-    return Workspace(ws.path, settings=settings, embedder=embedder or ws.embedder)
-
-
-def _chunk_id(ws, document_suffix: str, contains: str) -> str:
-    [found] = [c.id for c in ws.chunks() if c.document_id.endswith(document_suffix) and contains in c.text]
-    return found
+from tests.conftest import REDIS_QUESTION, BrokenEmbedder, chunk_id, reopened
 
 
 def test_full_graphrag_gives_the_cited_chain_as_graph_context(sample_workspace):
@@ -48,13 +23,13 @@ def test_full_graphrag_gives_the_cited_chain_as_graph_context(sample_workspace):
     assert result.stats["entities_explored"] == ws.settings.graphrag.ppr_top_k
     assert set(result.stats["seconds"]) >= {"embed", "seeds", "ppr", "provenance", "hybrid", "fuse", "total"}
     triples = {(t["source"], t["relation"], t["target"]): t["chunks"] for t in result.graph_context["triples"]}
-    assert _chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in \
+    assert chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in \
         triples[("token cache", "backed_by", "Redis")]
-    assert _chunk_id(ws, "architecture/auth-service.md", "relies on the token cache") in \
+    assert chunk_id(ws, "architecture/auth-service.md", "relies on the token cache") in \
         triples[("Auth Service", "depends_on", "token cache")]
     assert len(triples) <= ws.settings.graphrag.max_triples
     hit_ids = {h.chunk_id for h in result.hits}
-    assert _chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in hit_ids
+    assert chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in hit_ids
     assert result.stats["provenance_hits"] + result.stats["vector_hits"] >= len(result.hits)
     for hit in result.hits:
         assert hit.why["provenance_rank"] is not None or hit.why["hybrid_rank"] is not None
@@ -65,7 +40,7 @@ def test_full_graphrag_gives_the_cited_chain_as_graph_context(sample_workspace):
 def test_graphrag_brings_the_login_flow_chunk_for_the_login_question(sample_workspace):
     ws = sample_workspace
     result = retrieve(ws, "If Redis goes down, does the login flow break?", mode="graphrag", k=10)
-    login = _chunk_id(ws, "architecture/login-flow.md", "The login flow depends on the auth service.")
+    login = chunk_id(ws, "architecture/login-flow.md", "The login flow depends on the auth service.")
     hit = next(h for h in result.hits if h.chunk_id == login)
     assert hit.why["provenance_rank"] is not None and "login flow" in hit.why["entities"]
     triples = {(t["source"], t["relation"], t["target"]): t["chunks"] for t in result.graph_context["triples"]}

@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 from workbench.mcp_server import TOOL_NAMES, document_matches
 from workbench.retrieve import MODES
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import ROOT
 TIMEOUT = 60
 
 

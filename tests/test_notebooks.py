@@ -11,12 +11,12 @@ import json
 import re
 import sys
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import BENCH, ROOT
+
 NOTEBOOKS = ROOT / "notebooks"
 NAMES = ("01_quickstart", "02_compare_retrieval", "03_expansion_evaluation", "04_multihop_benchmark")
 KERNEL = "workbench-venv"
@@ -37,6 +37,7 @@ def notebook_env(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", str(jupyter_path))
         mp.setenv("WORKBENCH_NOTEBOOK_WORKSPACES", str(tmp_path_factory.mktemp("notebook-workspaces")))
+        mp.setenv("WORKBENCH_BENCH_DATA", str(BENCH))  # the committed slices, not ../shared/bench
         yield
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -13,8 +12,7 @@ from workbench.bench.perf import PerfError, bench_ppr, parse_sizes, percentile, 
 from workbench.cli import main
 from workbench.ppr import PageRankIndex
 
-BENCH = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
-
+from tests.conftest import BENCH
 
 def test_random_digraph_has_exactly_the_requested_simple_edges():
     graph = random_digraph(300, 1200, seed=3)
@@ -54,7 +52,7 @@ def test_percentile_interpolates_like_numpy():
 
 
 def _tiny_bench(tmp_path):
-    """The first 30 2wiki passages and a musique subset whose gold passages are all kept."""
+    """The first 30 2wiki passages and a musique subset (of the committed slices) whose gold passages are all kept."""
     corpus = tmp_path / "tiny"
     corpus.mkdir()
     lines = (BENCH / "2wikimultihopqa" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:30]
@@ -151,3 +149,27 @@ def test_static_embedder_reads_the_cached_token_matrix_instead_of_distilling(tmp
     ids = tokenizer.encode("Redis cache", add_special_tokens=False).ids
     expected = planted[ids].mean(axis=0)
     assert np.allclose(embedder.embed(["Redis cache"])[0], expected / np.linalg.norm(expected), atol=1e-6)
+
+
+def test_embedding_model_static_selects_the_static_embedder(settings):
+    from workbench.embedding import SentenceTransformerEmbedder, embedder_from_settings
+    from workbench.static_embedder import DEFAULT_DIMENSION, StaticEmbedder
+
+    chosen = settings.model_copy(deep=True)
+    chosen.embedding.model = "static:64"
+    embedder = embedder_from_settings(chosen)
+    assert isinstance(embedder, StaticEmbedder) and embedder.dimension == 64
+    chosen.embedding.model = "static"
+    assert embedder_from_settings(chosen).dimension == DEFAULT_DIMENSION
+    assert isinstance(embedder_from_settings(settings), SentenceTransformerEmbedder)
+
+
+@pytest.mark.parametrize("value", ["static:zero", "static:0", "static:999"])
+def test_embedding_model_static_with_a_bad_dimension_names_the_key(settings, value):
+    from workbench.embedding import embedder_from_settings
+    from workbench.settings import SettingsError
+
+    chosen = settings.model_copy(deep=True)
+    chosen.embedding.model = value
+    with pytest.raises(SettingsError, match=r"embedding.model: .*whole number from 1 to 384"):
+        embedder_from_settings(chosen)

@@ -226,7 +226,7 @@ class Canonicalizer:
         if cached is not None:
             return cached
         if self.splits and self.is_split(surface):
-            result = (f"{self._name_key(surface)}~{display_form(surface, self.articles).lower()}", ())
+            result: tuple[str, tuple[str, ...]] = (f"{self._name_key(surface)}~{display_form(surface, self.articles).lower()}", ())
         else:
             base = self._name_key(surface)
             result = self._resolved.get(base, (base, ()))

@@ -13,7 +13,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "EmbeddingUnavailable", "SentenceTransformerEmbedder", "embedder_from_settings", "text_hash"]
+__all__ = ["Embedder", "EmbeddingUnavailable", "SentenceTransformerEmbedder", "STATIC_PREFIX", "embedder_from_settings",
+           "text_hash"]
 
 # The model ships inside a pip package; nothing may be fetched from a hub at run time.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -110,6 +111,29 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
-def embedder_from_settings(settings) -> SentenceTransformerEmbedder:
-    """The embedder named by ``settings.embedding`` (loaded lazily, on first use)."""
-    return SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size)
+#: ``embedding.model`` values with this prefix select the static embedder: ``static`` or ``static:<dimension>``.
+STATIC_PREFIX = "static"
+
+
+def embedder_from_settings(settings) -> Embedder:
+    """The embedder named by ``settings.embedding`` (loaded lazily, on first use): the
+    sentence-transformer, or with ``static`` / ``static:<dimension>`` the static embedder
+    distilled from MiniLM (:mod:`workbench.static_embedder`).
+
+    >>> from workbench.settings import Settings
+    >>> settings = Settings()
+    >>> settings.embedding.model = "static:128"
+    >>> embedder_from_settings(settings).name
+    'static-minilm-128-v2'
+    """
+    model = settings.embedding.model
+    kind, _, dimension = model.partition(":")
+    if kind != STATIC_PREFIX:
+        return SentenceTransformerEmbedder(model, settings.embedding.batch_size)
+    from .settings import SettingsError
+    from .static_embedder import DEFAULT_DIMENSION, StaticEmbedder
+
+    if dimension and not (dimension.isdigit() and 1 <= int(dimension) <= SentenceTransformerEmbedder.dimension):
+        raise SettingsError(f"embedding.model: {model!r}: the static embedder's dimension is a whole number from 1 "
+                            f"to {SentenceTransformerEmbedder.dimension}, e.g. 'static:256'")
+    return StaticEmbedder(dimension=int(dimension) if dimension else DEFAULT_DIMENSION)

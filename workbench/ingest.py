@@ -23,7 +23,8 @@ import numpy as np
 
 from .chunking import chunk_document
 from .embedding import Embedder, text_hash
-from .extract import extract_all, extractors_from_settings, similar_note_candidates
+from .extract import Extractor, extract_all, extractors_from_settings, similar_note_candidates
+from .extract.llm import client_from_settings
 from .loaders import LoadProblem, file_digest, load_paths
 from .model import Chunk, Document
 from .store import Store
@@ -151,6 +152,9 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     report = IngestReport()
     progress = progress or (lambda stage, done, total: None)
     stage = report.stage_seconds
+    # Built first: a pattern that does not compile, or extraction.llm without a model, stops here.
+    llm_client = client_from_settings(settings.llm) if settings.extraction.llm else None
+    extractors = extractors_from_settings(settings.extraction, llm_client)
 
     t = time.perf_counter()
     interrupted = store.meta(VECTORS_IN_FLIGHT) != "0"  # a write died midway (or none ever ran)
@@ -198,7 +202,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     if removed or todo or interrupted:
         with vector_writes(store):  # candidates inside the mark: a crash before them redoes them
             report.documents_removed = remove_documents(removed, store, vectors)
-            _ingest_documents(todo, known, store, vectors, embedder, settings, progress, report)
+            _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report)
             t = time.perf_counter()
             store.replace_candidates(
                 note_similarity_candidates(store, embedder, settings.extraction.similar_notes_threshold))
@@ -231,7 +235,8 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
     found = similar_note_candidates(means, {i: notes[i].title for i in by_doc}, threshold,
                                     {i: chunks[0].id for i, chunks in by_doc.items()})
     # Best pairs come first; each note keeps its few best, so near-identical notes stay linear.
-    kept, per_note = [], defaultdict(int)
+    kept = []
+    per_note: defaultdict[str, int] = defaultdict(int)
     for triple in found:
         if per_note[triple.subject] < MAX_CANDIDATES_PER_NOTE and per_note[triple.object] < MAX_CANDIDATES_PER_NOTE:
             per_note[triple.subject] += 1
@@ -247,9 +252,9 @@ def pipeline_fingerprint(settings) -> str:
 
 
 def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store, vectors: VectorIndex,
-                      embedder: Embedder, settings, progress: Progress, report: IngestReport) -> None:
+                      embedder: Embedder, settings, extractors: list[Extractor], progress: Progress,
+                      report: IngestReport) -> None:
     stage = report.stage_seconds
-    extractors = extractors_from_settings(settings.extraction)
     total = len(todo)
     progress("ingest", 0, total)
     batch: list[tuple[Document, list[Chunk], object]] = []

@@ -543,8 +543,8 @@ def _message_text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, list):  # content given as parts: [{"type": "text", "text": ...}]
-        parts = [p if isinstance(p, str) else p.get("text") for p in value if isinstance(p, (str, dict))]
-        parts = [p for p in parts if isinstance(p, str)]
+        found = [p if isinstance(p, str) else p.get("text") for p in value if isinstance(p, (str, dict))]
+        parts = [p for p in found if isinstance(p, str)]
         return "\n".join(parts) if parts else None
     return None
 
@@ -597,7 +597,9 @@ def _documents_from_items(
     documents: list[Document] = []
     messages = [m for m in items if isinstance(m, _Message)]
     if messages:
-        parts, segments, offset = [], [], 0
+        parts: list[str] = []
+        segments: list[Segment] = []
+        offset = 0
         for message in messages:
             body = f"{message.speaker}: {message.text}" if message.speaker else message.text
             if parts:

@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Sequence
 
 import regex
 import yaml
@@ -34,8 +34,9 @@ class SettingsError(ValueError):
 def _regex_problems(settings: Settings) -> list[str]:
     """User regexes that the extractors could not use, by key, so they are named at load time."""
     problems = []
-    for section, patterns in (("relations", settings.extraction.relations),
-                              ("entity_patterns", settings.extraction.entity_patterns)):
+    sources: tuple[tuple[str, Sequence[RelationPattern | EntityPattern]], ...] = (
+        ("relations", settings.extraction.relations), ("entity_patterns", settings.extraction.entity_patterns))
+    for section, patterns in sources:
         for index, pattern in enumerate(patterns):
             if pattern.regex is None:
                 continue
@@ -122,6 +123,7 @@ class ExtractionSettings(_Section):
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
     names: bool = Field(True, description="Find general names in every chunk: its document's title, proper-noun phrases, quoted names and dates (types title, name, date).")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
+    llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples (origin 'llm'); one request per chunk.")
 
 
 class CanonicalizationSettings(_Section):
@@ -145,7 +147,7 @@ class GraphSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
-    model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model) or a local model directory.")
+    model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model), a local model directory, or 'static:<dimension>' for the static embedder distilled from MiniLM (fast, lower recall).")
     batch_size: int = Field(64, gt=0, description="Texts embedded per model call.")
 
 
@@ -242,7 +244,7 @@ def render_defaults_yaml() -> str:
         "# Regenerate after changing workbench/settings.py: python -m workbench settings --defaults > settings.yaml",
     ]
     defaults = Settings()
-    for section_name, section_field in Settings.model_fields.items():
+    for section_name in Settings.model_fields:
         section = getattr(defaults, section_name)
         lines.append("")
         lines.append(f"{section_name}:")

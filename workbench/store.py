@@ -130,11 +130,11 @@ class Store:
 
     @property
     def workspace_id(self) -> str:
-        return self.meta("workspace_id")
+        return self.meta("workspace_id") or ""
 
     @property
     def version(self) -> int:
-        return int(self.meta("version"))
+        return int(self.meta("version") or 0)
 
     @staticmethod
     def _bump(db: sqlite3.Connection) -> None:

@@ -129,7 +129,7 @@ class VectorIndex:
 
     def drop(self) -> None:
         """Delete both collections (used when a workspace is cleared)."""
-        for kind, name in self._names.items():
+        for name in self._names.values():
             try:
                 self.client.delete_collection(name)
             except Exception:  # already absent

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, stop_process, wait_for_http
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import ROOT, free_port, stop_process, wait_for_http
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

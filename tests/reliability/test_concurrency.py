@@ -7,14 +7,13 @@ import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 from filelock import FileLock
 
 import workbench.ingest as ingest_module
 from workbench.vectors import CHUNKS
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import ROOT
 
 
 def test_second_writer_is_told_the_workspace_is_busy(tmp_path, run_cli, write_corpus):

@@ -228,7 +228,8 @@ def run_multihop(ws, bench: BenchSet, modes: Sequence[str] | None = None,
     retrieve : ``retrieve(ws, query, mode=..., k=...)``; default :func:`workbench.retrieve.retrieve`.
     """
     if retrieve is None:
-        from ..retrieve import retrieve
+        from ..retrieve import retrieve as default_retrieve
+        retrieve = default_retrieve
     wanted = list(modes) if modes else available_modes()
     order = list(BASELINE_MODES) + [m for m in dict.fromkeys(wanted) if m not in BASELINE_MODES]
     results: dict[str, ModeScore] = {}

@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Hashable, Sequence
 
 import numpy as np
 
@@ -43,7 +43,7 @@ from ..progress import tqdm_progress
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
            "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app",
-           "run_perf", "render_perf", "register_perf"]
+           "run_perf", "DEFAULT_INGEST_DATA", "DEFAULT_MUSIQUE", "DEFAULT_CACHE", "SECTIONS"]
 
 DEFAULT_PPR_SIZES = [(10_000, 40_000), (200_000, 1_000_000)]
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +96,7 @@ def random_digraph(nodes: int, edges: int, seed: int = 0):
     return graph
 
 
-def _personalizations(nodes: int, count: int, seed: int) -> list[dict[int, float]]:
+def _personalizations(nodes: int, count: int, seed: int) -> list[dict[Hashable, float]]:
     rng = np.random.default_rng(seed)
     return [{int(n): 1.0 for n in rng.choice(nodes, size=3, replace=False)} for _ in range(count)]
 
@@ -129,11 +129,11 @@ def bench_ppr(sizes=DEFAULT_PPR_SIZES, queries: int = 10, seed: int = 0) -> list
         # networkx rebuilds its matrix on every call; on the big graph one call is enough.
         nx_runs = 3 if edges <= 100_000 else 1
         theirs, diff = [], 0.0
-        for p in people[:nx_runs]:
+        for person in people[:nx_runs]:
             started = time.perf_counter()
-            reference = nx.pagerank(graph, personalization=p)
+            reference = nx.pagerank(graph, personalization=person)
             theirs.append(time.perf_counter() - started)
-            mine = index.run(p)
+            mine = index.run(person)
             diff = max(diff, max(abs(mine[n] - reference[n]) for n in reference))
         ours_ms, nx_ms = 1000 * statistics.mean(ours), 1000 * statistics.mean(theirs)
         entry = {"nodes": nodes, "edges": graph.number_of_edges(), "ours_ms": round(ours_ms, 3),
@@ -288,7 +288,7 @@ def _fresh_ingest(path: Path, folder: Path, settings, embedder, desc: str) -> di
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def bench_ingest(data_dir: Path, cache_dir: Path, settings, minilm, static) -> tuple[dict, object]:
+def bench_ingest(data_dir: Path, cache_dir: Path, settings, minilm, static) -> tuple[dict, Any]:
     """Fresh ingest figures; returns them and the cached MiniLM workspace (for queries and app)."""
     ws, path, passages = cached_workspace(data_dir, cache_dir, settings, minilm)
     served = _ServedEmbedder(minilm, ws.store)
@@ -381,7 +381,7 @@ def bench_static_recall(data_dir: Path, minilm, static, cache_dir: Path) -> dict
         raise PerfError(str(exc)) from None
     ids = [str(p["id"]) for p in bench.passages]
     texts = [f"{p.get('title') or ''}\n{p['text']}".strip() for p in bench.passages]
-    out = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(ids)}
+    out: dict[str, Any] = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(ids)}
     for label, embedder in (("minilm", minilm), ("static", static)):
         passages = _cached_vectors(texts, embedder, cache_dir)  # MiniLM's pass is cached between runs
         queries = embedder.embed([q.question for q in bench.questions])
@@ -417,7 +417,8 @@ def bench_queries(ws, questions: Sequence[str], modes: Sequence[str] | None = No
             started = time.perf_counter()
             retrieve(ws, "warm-up question about indexes", mode=mode, k=10)  # builds the mode's indexes once
             first_ms = 1000 * (time.perf_counter() - started)
-            times, used = [], {}
+            times: list[float] = []
+            used: dict[str, int] = {}
             for q in questions:
                 started = time.perf_counter()
                 result = retrieve(ws, q, mode=mode, k=10)
@@ -482,7 +483,7 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
         raise PerfError(f"unknown section(s) {', '.join(sorted(unknown))}; sections: {', '.join(SECTIONS)}")
     settings = settings or load_settings()
     skipped = {"not measured": "section not selected (--sections)"}
-    payload = {key: dict(skipped) for key in SECTIONS}
+    payload: dict[str, Any] = {key: dict(skipped) for key in SECTIONS}
     payload["ppr"] = bench_ppr(ppr_sizes) if "ppr" in sections else skipped
     if not {"ingest", "query", "app"} & set(sections):
         return payload
@@ -508,88 +509,3 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
     if "app" in sections:
         payload["app"] = bench_app(workspace_path)
     return payload
-
-
-def render_perf(payload: dict) -> str:
-    """The figures as tables, ratios and targets beside them."""
-    from ..cli.render import table
-
-    lines = ["PPR (ours: index built once, mean per query; target <= 10 ms and >= 5x on 10k/40k, < 1 s on 1M edges)"]
-    if isinstance(payload["ppr"], list):
-        lines.append(table([{"nodes": e["nodes"], "edges": e["edges"], "build ms": e["build_ms"], "ours ms": e["ours_ms"],
-                             "networkx ms": e["networkx_ms"], "ratio": f"{e['ratio']}x",
-                             "igraph ms": e.get("igraph_ms", e.get("igraph")), "max |diff|": e["max_abs_diff"]}
-                            for e in payload["ppr"]],
-                           ["nodes", "edges", "build ms", "ours ms", "networkx ms", "ratio", "igraph ms", "max |diff|"]))
-    else:
-        lines.append(str(payload["ppr"]))
-    ing = payload["ingest"]
-    lines.append("\nIngest (fresh workspace)")
-    if "passages" in ing:
-        lines.append(f"{ing['passages']} passages, {ing['chunks']} chunks in {ing['seconds']} s = {ing['passages_per_second']} passages/s; "
-                     f"peak RSS {ing['peak_rss_mb']} MB (target < 2048)")
-        lines.append(f"chunk+extract+canonicalize+graph: {ing['extract_canon_graph_passages_per_second']} passages/s (target >= 2000)")
-        lines.append(table([{"stage": k, "seconds": v} for k, v in ing["per_stage_s"].items()], ["stage", "seconds"]))
-        lines.append(f"chunk vectors: {ing['chunk_vectors']}")
-        lines.append(f"second run (unchanged): {ing['second_run_seconds']} s, {ing['second_run_speedup']}x faster (target >= 20x)")
-        st = ing["static_embedder_ingest"]
-        lines.append(f"fresh ingest with the static embedder (everything embedded): {st['seconds']} s = {st['passages_per_second']} passages/s")
-        emb = ing.get("embedding", {})
-        if emb:
-            lines.append(f"embedding {emb['texts']} chunks: ours {emb['ours_s']} s vs model.encode {emb['model_encode_s']} s = "
-                         f"{emb['overhead_pct']}% overhead (target <= 10%); MiniLM {emb['minilm_texts_per_second']} chunks/s "
-                         f"(whole corpus ~{emb['minilm_full_corpus_s_estimate']} s); static {emb['static_texts_per_second']} "
-                         f"chunks/s = {emb['static_speedup']}x faster")
-        rec = ing.get("static_embedder_recall")
-        if rec:
-            lines.append(f"static embedder recall cost on {rec['dataset']} (dense, {rec['questions']} questions): "
-                         f"R@2 {rec['minilm_recall@2']} -> {rec['static_recall@2']}, R@5 {rec['minilm_recall@5']} -> {rec['static_recall@5']}")
-    else:
-        lines.append(str(ing))
-    lines.append("\nQuery latency, query embedding included (targets: hybrid p50 < 50 ms, graphrag p50 < 150 ms)")
-    q = payload["query"]
-    if "not measured" in q:
-        lines.append(str(q))
-    else:
-        lines.append(table([{"mode": m, "p50 ms": r["p50_ms"], "p95 ms": r["p95_ms"], "first ms": r["first_query_ms"],
-                             "queries": r["queries"], "used": ",".join(f"{k}:{v}" for k, v in r["mode_used"].items())}
-                            for m, r in q.items()], ["mode", "p50 ms", "p95 ms", "first ms", "queries", "used"]))
-    lines.append("\nApp render (AppTest; target < 3 s)")
-    app = payload["app"]
-    if "not measured" in app:
-        lines.append(str(app))
-    else:
-        lines.append(table([{"page": k, "first s": v["first_render_s"], "again s": v["rerender_s"],
-                             "exceptions": len(v["exceptions"])} for k, v in app.items() if isinstance(v, dict)],
-                           ["page", "first s", "again s", "exceptions"]) + f"\n(app start {app['start_s']} s)")
-    return "\n".join(lines)
-
-
-def cmd_perf(args):
-    from ..cli import CommandError, emit
-    from ..settings import load_settings
-
-    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    try:
-        payload = run_perf(parse_sizes(args.ppr_sizes), args.ingest_data,
-                           None if args.musique_data == Path("none") else args.musique_data, args.queries,
-                           args.cache_dir, sections, load_settings(args.settings))
-    except PerfError as exc:
-        raise CommandError(str(exc), code=2) from None
-    emit(args, payload, render_perf)
-
-
-def register_perf(sub, common) -> None:
-    """Add ``bench perf`` to the ``bench`` sub-commands."""
-    p = sub.add_parser("perf", parents=[common], help="performance: PPR, ingest, embedding, query latency, app render")
-    p.add_argument("--ppr-sizes", default=",".join(f"{n}:{m}" for n, m in DEFAULT_PPR_SIZES),
-                   help="random graphs as NODES:EDGES,... (default 10000:40000,200000:1000000)")
-    p.add_argument("--ingest-data", type=Path, default=DEFAULT_INGEST_DATA,
-                   help="benchmark folder with corpus.jsonl to ingest (default ../shared/bench/2wikimultihopqa)")
-    p.add_argument("--musique-data", type=Path, default=DEFAULT_MUSIQUE,
-                   help="multi-hop set for the static embedder's recall cost ('none' to skip)")
-    p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
-    p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
-                   help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
-    p.add_argument("--sections", default=",".join(SECTIONS), help="sections to run (default ppr,ingest,query,app)")
-    p.set_defaults(handler=cmd_perf)

@@ -16,8 +16,6 @@ from typing import Callable, Sequence
 
 __all__ = ["main", "build_parser", "CommandError", "emit"]
 
-#: Modules whose ``register(subparsers, common)`` adds commands, in help order.
-COMMAND_MODULES = ("core", "retrieval", "evaluation", "benchmarks", "serve")
 
 
 class CommandError(Exception):
@@ -48,19 +46,14 @@ def _common() -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import importlib
+    # Imported here: each command module imports CommandError and emit from this one.
+    from . import benchmarks, core, evaluation, retrieval, serve
 
     common = _common()
     parser = argparse.ArgumentParser(prog="python -m workbench", parents=[common],
                                      description="Context Graph Workbench: a cited context graph beside a vector store.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__name__}.{name}":
-                continue  # a command group not present in this build
-            raise
+    for module in (core, retrieval, evaluation, benchmarks, serve):  # each adds its commands, in help order
         module.register(subparsers, common)
     return parser
 

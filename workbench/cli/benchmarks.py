@@ -1,10 +1,8 @@
-"""The ``bench`` command group: ``bench multihop`` here; ``bench perf`` registers itself from
-:mod:`workbench.bench.perf` (a ``register_perf(sub)`` function) when that module exists."""
+"""The ``bench`` command group: ``bench multihop`` (:mod:`workbench.bench.multihop`) and ``bench perf``
+(:mod:`workbench.bench.perf`). The benchmarks are plain functions; their options and tables are here."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from pathlib import Path
 
 from . import CommandError, emit
@@ -45,8 +43,77 @@ def cmd_multihop(args):
     emit(args, report.to_json(), _render_multihop)
 
 
+def _render_perf(payload: dict) -> str:
+    """The figures as tables, ratios and targets beside them."""
+    from .render import table
+
+    lines = ["PPR (ours: index built once, mean per query; target <= 10 ms and >= 5x on 10k/40k, < 1 s on 1M edges)"]
+    if isinstance(payload["ppr"], list):
+        lines.append(table([{"nodes": e["nodes"], "edges": e["edges"], "build ms": e["build_ms"], "ours ms": e["ours_ms"],
+                             "networkx ms": e["networkx_ms"], "ratio": f"{e['ratio']}x",
+                             "igraph ms": e.get("igraph_ms", e.get("igraph")), "max |diff|": e["max_abs_diff"]}
+                            for e in payload["ppr"]],
+                           ["nodes", "edges", "build ms", "ours ms", "networkx ms", "ratio", "igraph ms", "max |diff|"]))
+    else:
+        lines.append(str(payload["ppr"]))
+    ing = payload["ingest"]
+    lines.append("\nIngest (fresh workspace)")
+    if "passages" in ing:
+        lines.append(f"{ing['passages']} passages, {ing['chunks']} chunks in {ing['seconds']} s = {ing['passages_per_second']} passages/s; "
+                     f"peak RSS {ing['peak_rss_mb']} MB (target < 2048)")
+        lines.append(f"chunk+extract+canonicalize+graph: {ing['extract_canon_graph_passages_per_second']} passages/s (target >= 2000)")
+        lines.append(table([{"stage": k, "seconds": v} for k, v in ing["per_stage_s"].items()], ["stage", "seconds"]))
+        lines.append(f"chunk vectors: {ing['chunk_vectors']}")
+        lines.append(f"second run (unchanged): {ing['second_run_seconds']} s, {ing['second_run_speedup']}x faster (target >= 20x)")
+        st = ing["static_embedder_ingest"]
+        lines.append(f"fresh ingest with the static embedder (everything embedded): {st['seconds']} s = {st['passages_per_second']} passages/s")
+        emb = ing.get("embedding", {})
+        if emb:
+            lines.append(f"embedding {emb['texts']} chunks: ours {emb['ours_s']} s vs model.encode {emb['model_encode_s']} s = "
+                         f"{emb['overhead_pct']}% overhead (target <= 10%); MiniLM {emb['minilm_texts_per_second']} chunks/s "
+                         f"(whole corpus ~{emb['minilm_full_corpus_s_estimate']} s); static {emb['static_texts_per_second']} "
+                         f"chunks/s = {emb['static_speedup']}x faster")
+        rec = ing.get("static_embedder_recall")
+        if rec:
+            lines.append(f"static embedder recall cost on {rec['dataset']} (dense, {rec['questions']} questions): "
+                         f"R@2 {rec['minilm_recall@2']} -> {rec['static_recall@2']}, R@5 {rec['minilm_recall@5']} -> {rec['static_recall@5']}")
+    else:
+        lines.append(str(ing))
+    lines.append("\nQuery latency, query embedding included (targets: hybrid p50 < 50 ms, graphrag p50 < 150 ms)")
+    q = payload["query"]
+    if "not measured" in q:
+        lines.append(str(q))
+    else:
+        lines.append(table([{"mode": m, "p50 ms": r["p50_ms"], "p95 ms": r["p95_ms"], "first ms": r["first_query_ms"],
+                             "queries": r["queries"], "used": ",".join(f"{k}:{v}" for k, v in r["mode_used"].items())}
+                            for m, r in q.items()], ["mode", "p50 ms", "p95 ms", "first ms", "queries", "used"]))
+    lines.append("\nApp render (AppTest; target < 3 s)")
+    app = payload["app"]
+    if "not measured" in app:
+        lines.append(str(app))
+    else:
+        lines.append(table([{"page": k, "first s": v["first_render_s"], "again s": v["rerender_s"],
+                             "exceptions": len(v["exceptions"])} for k, v in app.items() if isinstance(v, dict)],
+                           ["page", "first s", "again s", "exceptions"]) + f"\n(app start {app['start_s']} s)")
+    return "\n".join(lines)
+
+
+def cmd_perf(args):
+    from ..bench.perf import PerfError, parse_sizes, run_perf
+    from ..settings import load_settings
+
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    try:
+        payload = run_perf(parse_sizes(args.ppr_sizes), args.ingest_data,
+                           None if args.musique_data == Path("none") else args.musique_data, args.queries,
+                           args.cache_dir, sections, load_settings(args.settings))
+    except PerfError as exc:
+        raise CommandError(str(exc), code=2) from None
+    emit(args, payload, _render_perf)
+
+
 def register(subparsers, common) -> None:
-    bench = subparsers.add_parser("bench", parents=[common], help="benchmarks: multihop (and perf, when present)")
+    bench = subparsers.add_parser("bench", parents=[common], help="benchmarks: multihop and perf")
     sub = bench.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
 
     p = sub.add_parser("multihop", parents=[common],
@@ -59,13 +126,21 @@ def register(subparsers, common) -> None:
     # ~/.cache/workbench/bench/<set>-<corpus hash>.
     p.set_defaults(handler=cmd_multihop)
 
-    # `bench perf` lives in workbench/bench/perf.py and adds itself here when present.
-    try:
-        perf = importlib.import_module("workbench.bench.perf")
-    except ModuleNotFoundError as exc:
-        if exc.name != "workbench.bench.perf":
-            raise
-        perf = None
-    if perf is not None and hasattr(perf, "register_perf"):
-        takes_common = len(inspect.signature(perf.register_perf).parameters) >= 2
-        perf.register_perf(sub, common) if takes_common else perf.register_perf(sub)
+    _register_perf(sub, common)
+
+
+def _register_perf(sub, common) -> None:
+    from ..bench.perf import DEFAULT_CACHE, DEFAULT_INGEST_DATA, DEFAULT_MUSIQUE, DEFAULT_PPR_SIZES, SECTIONS
+
+    p = sub.add_parser("perf", parents=[common], help="performance: PPR, ingest, embedding, query latency, app render")
+    p.add_argument("--ppr-sizes", default=",".join(f"{n}:{m}" for n, m in DEFAULT_PPR_SIZES),
+                   help="random graphs as NODES:EDGES,... (default 10000:40000,200000:1000000)")
+    p.add_argument("--ingest-data", type=Path, default=DEFAULT_INGEST_DATA,
+                   help="benchmark folder with corpus.jsonl to ingest (default ../shared/bench/2wikimultihopqa)")
+    p.add_argument("--musique-data", type=Path, default=DEFAULT_MUSIQUE,
+                   help="multi-hop set for the static embedder's recall cost ('none' to skip)")
+    p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
+    p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
+                   help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
+    p.add_argument("--sections", default=",".join(SECTIONS), help="sections to run (default ppr,ingest,query,app)")
+    p.set_defaults(handler=cmd_perf)

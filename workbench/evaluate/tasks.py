@@ -149,7 +149,7 @@ def load_tasks(path: str | Path) -> list[EvalTask]:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise TaskError(f"{path}: invalid YAML: {exc}") from None
-        items = data.get("tasks") if isinstance(data, dict) else data
+        items = data.get("tasks") if isinstance(data, dict) else data  # type: ignore[assignment]
         if not isinstance(items, list):
             raise TaskError(f"{path}: expected a 'tasks:' list of tasks")
     if not items:

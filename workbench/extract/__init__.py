@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from workbench.canon import name_key
 from workbench.extract.base import Extraction, Extractor, PatternTimeout
 from workbench.extract.entities import EntityExtractor
+from workbench.extract.llm import ChatClient, LLMError, LLMExtractor
 from workbench.extract.names import NameExtractor
 from workbench.extract.notes import DeclaredRelationExtractor, similar_note_candidates
 from workbench.extract.patterns import RelationPatternExtractor
@@ -39,24 +40,32 @@ __all__ = [
     "NameExtractor",
     "RelationPatternExtractor",
     "DeclaredRelationExtractor",
+    "LLMExtractor",
     "similar_note_candidates",
     "extractors_from_settings",
     "extract_all",
 ]
 
 
-def extractors_from_settings(settings: ExtractionSettings) -> list[Extractor]:
-    """The standard extractors: relation phrases, typed entities, declared relations, general names.
+def extractors_from_settings(settings: ExtractionSettings, llm_client: ChatClient | None = None) -> list[Extractor]:
+    """The standard extractors: relation phrases, typed entities, declared relations, general
+    names; with ``extraction.llm`` on, the chat model ``llm_client`` as well.
 
     Build them once and reuse them: construction compiles every pattern (and raises a
-    ``ValueError`` naming a pattern that does not compile).
+    ``ValueError`` naming a pattern that does not compile). ``extraction.llm`` on without a client
+    raises :class:`~workbench.extract.llm.LLMError`.
     """
     entities = EntityExtractor(settings.entity_patterns, settings.pattern_timeout_seconds, settings.comention)
     relations = RelationPatternExtractor(settings.relations, settings.pattern_timeout_seconds, type_of=entities.type_of)
-    found: list[Extractor] = [relations, entities, DeclaredRelationExtractor()]
+    extractors: list[Extractor] = [relations, entities, DeclaredRelationExtractor()]
     if settings.names:
-        found.append(NameExtractor())
-    return found
+        extractors.append(NameExtractor())
+    if settings.llm:
+        if llm_client is None:
+            raise LLMError("extraction.llm is on but no language model is configured: set WORKBENCH_LLM_BASE_URL and "
+                           "WORKBENCH_LLM_MODEL (the variables the llm section names), or turn extraction.llm off")
+        extractors.append(LLMExtractor(llm_client))
+    return extractors
 
 
 def extract_all(document: Document, chunks: Sequence[Chunk], extractors: Sequence[Extractor]) -> Extraction:
