@@ -22,10 +22,10 @@ from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_si
                      reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
 from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
-from .store import DocumentRecord, Store
+from .store import DocumentRecord, Store, StoreUnusable
 from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
 
-__all__ = ["Workspace", "WorkspaceBusy", "ChunkNotFound", "DEFAULT_WORKSPACE"]
+__all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
 DEFAULT_WORKSPACE = Path("workspace")
 #: Meta key: the workspace version whose entities the entity-name collection holds.
@@ -34,6 +34,14 @@ ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
 class WorkspaceBusy(RuntimeError):
     """Another process is writing to the workspace."""
+
+
+class WorkspaceError(Exception):
+    """A workspace that cannot be opened: the message names the path, the problem and the fix."""
+
+
+class WorkspaceMissing(WorkspaceError, FileNotFoundError):
+    """The folder holds no ingested workspace (no ``workspace.sqlite``), and none may be created."""
 
 
 class ChunkNotFound(KeyError):
@@ -50,8 +58,37 @@ class _Derived:
     parts: GraphParts
 
 
+def _open_store(path: Path, create: bool) -> Store:
+    """The workspace's SQLite record; with ``create=False`` nothing is created on disk.
+
+    Raises
+    ------
+    WorkspaceError
+        If ``path`` is a file, its database is damaged, foreign or newer, or (``WorkspaceMissing``)
+        ``create`` is False and no workspace is there.
+    """
+    db = path / "workspace.sqlite"
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError(f"workspace {path} is a file, not a folder: give --workspace a folder "
+                             "(an existing workspace, or a new folder for ingest to create)")
+    if not create and not (db.is_file() and db.stat().st_size > 0):
+        raise WorkspaceMissing(
+            f"no workspace at {path} (no workspace.sqlite there): check --workspace, or ingest a corpus "
+            f"first with `python -m workbench --workspace {path} ingest <folder>`")
+    if db.exists() and not db.is_file():
+        raise WorkspaceError(f"workspace {path}: {db} is not a file; move it away or give another --workspace")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot create workspace folder {path} ({exc.strerror or exc})") from None
+    try:
+        return Store(db)
+    except StoreUnusable as exc:
+        raise WorkspaceError(f"workspace {path}: {exc}; move it away or give another --workspace") from None
+
+
 class Workspace:
-    """A workspace folder, opened. Backends are passed in or made from settings.
+    """A workspace folder, opened. With ``create=False`` (readers) it must already exist. Backends are passed in or made from settings.
 
     Example (it loads the embedding model, so it is shown rather than run)::
 
@@ -61,11 +98,10 @@ class Workspace:
     """
 
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, settings: Settings | None = None,
-                 embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0):
+                 embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0, create: bool = True):
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
         self.settings = settings if settings is not None else load_settings()
-        self.store = Store(self.path / "workspace.sqlite")
+        self.store = _open_store(self.path, create)
         self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
         self._chroma = chroma
         self._vectors: VectorIndex | None = None

@@ -15,10 +15,12 @@ __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 LOCK_TIMEOUT_ENV = "WORKBENCH_LOCK_TIMEOUT"
 
 
-def open_workspace(args):
+def open_workspace(args, create: bool = False):
     """The workspace named by ``--workspace`` with the settings named by ``--settings``.
 
-    A writer waits for another writer up to ``$WORKBENCH_LOCK_TIMEOUT`` seconds (default 10).
+    Only ``ingest`` passes ``create=True``: every other command needs an existing workspace,
+    so a mistyped ``--workspace`` stops with one line instead of creating an empty one. A
+    writer waits for another writer up to ``$WORKBENCH_LOCK_TIMEOUT`` seconds (default 10).
     """
     import os
 
@@ -30,11 +32,14 @@ def open_workspace(args):
         lock_timeout = float(raw) if raw else 10.0
     except ValueError:
         raise CommandError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds", code=2) from None
-    return Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout)
+    return Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout, create=create)
 
 
 def cmd_ingest(args):
-    ws = open_workspace(args)
+    from ..loaders import check_paths
+
+    check_paths(args.paths)  # a bad path stops before a workspace is created for it
+    ws = open_workspace(args, create=True)
     report = ws.ingest(args.paths, progress=tqdm_progress())
     payload = {**report.to_json(), "stats": ws.stats()}
 
