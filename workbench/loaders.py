@@ -43,10 +43,12 @@ from typing import Any, Callable, Iterator, Sequence
 import frontmatter
 import yaml
 
+from workbench import safe_yaml
 from workbench.model import DECLARED_RELATION_TYPES, DeclaredRelation, Document, Segment
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "MAX_FRONT_MATTER_BYTES",
     "SUPPORTED_EXTENSIONS",
     "LoadError",
     "LoadProblem",
@@ -63,6 +65,9 @@ __all__ = [
 
 #: Files larger than this are skipped with a problem rather than read.
 MAX_FILE_BYTES = 200 * 1024 * 1024
+
+#: Front matter larger than this is not parsed (the file loads as plain text, with a warning).
+MAX_FRONT_MATTER_BYTES = 64 * 1024
 
 #: Bytes looked at to decide whether a file is binary.
 _SNIFF_BYTES = 8192
@@ -487,7 +492,10 @@ def _split_front_matter(text: str, file_id: str, problems: list[LoadProblem]) ->
         problems.append(LoadProblem(file_id, "front matter has no closing '---' line; loaded the whole file as plain text", skipped=False))
         return {}, text
     try:
-        metadata = handler.load(raw)
+        metadata = safe_yaml.load(raw, max_bytes=MAX_FRONT_MATTER_BYTES)
+    except safe_yaml.YAMLRefused as exc:
+        problems.append(LoadProblem(file_id, f"front matter {exc}; loaded the whole file as plain text", skipped=False))
+        return {}, text
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
         problems.append(LoadProblem(file_id, f"invalid front matter YAML ({reason}); loaded the whole file as plain text", skipped=False))
