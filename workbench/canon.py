@@ -46,10 +46,50 @@ DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
 _TRAILING = ".,;:!?\"'`)]}>»”’…。，；：！？、）】》」』"
 _LEADING = "\"'`([{<«“‘（【《「『"
 # Separators that do not distinguish names: "auth-service", "auth_service", "auth service".
+# A closing bracket is a name's own when it closes an opening one in the name:
+# "<script>alert(1)</script>" keeps its ">", "Redis)" loses its ")".
+_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<", "»": "«", "）": "（", "】": "【", "》": "《", "」": "「", "』": "『"}
+_OPENERS = {v: k for k, v in _CLOSERS.items()}
 _SEPARATORS_RE = re.compile(r"[\s\-_.\u2010-\u2015\u00b7]+")
 _POSSESSIVE_RE = re.compile(r"(?<=[^\W_])['’]s$")
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WHITESPACE_RE = re.compile(r"\s+")
+
+
+def _closes_own_bracket(text: str) -> bool:
+    """Whether the last character closes a bracket opened inside ``text``."""
+    opener = _CLOSERS.get(text[-1]) if text else None
+    return opener is not None and text.count(opener) >= text.count(text[-1])
+
+
+def _opens_own_bracket(text: str) -> bool:
+    """Whether the first character opens a bracket closed inside ``text`` (not at its very end)."""
+    closer = _OPENERS.get(text[0]) if text else None
+    if closer is None or text.count(closer) < text.count(text[0]):
+        return False
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += (ch == text[0]) - (ch == closer)
+        if depth == 0:
+            return i != len(text) - 1  # closed at the end: the brackets wrap the name, drop both
+    return False
+
+
+def _strip_marks(text: str, leading: bool = True) -> str:
+    """Drop trailing (and leading) marks that are not part of the name, keeping own brackets."""
+    previous = None
+    while text != previous:
+        previous = text
+        if leading and text and text[0] in _OPENERS and not _opens_own_bracket(text) and text[-1] == _OPENERS[text[0]]:
+            text = text[1:-1]  # "(redis)" -> "redis"
+            continue
+        while text and text[-1] in _TRAILING and not _closes_own_bracket(text):
+            text = text[:-1]
+        while leading and text and text[0] in _LEADING and not _opens_own_bracket(text):
+            text = text[1:]
+        if leading:
+            text = _POSSESSIVE_RE.sub("", text)
+    return text
 
 
 def _has_alnum(text: str) -> bool:
@@ -97,11 +137,7 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
         name = str(name)
     words = _drop_leading_articles(name.split(), articles)
     key = _SEPARATORS_RE.sub("", " ".join(words).lower())
-    previous = None
-    while key != previous:
-        previous = key
-        key = key.rstrip(_TRAILING).lstrip(_LEADING)
-        key = _POSSESSIVE_RE.sub("", key)
+    key = _strip_marks(key)
     # Marks alone ("--", "@", "+") name nothing.
     return key if _has_alnum(key) else ""
 
@@ -115,10 +151,12 @@ def display_form(surface: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> st
     'Auth Service'
     >>> display_form("The")
     'The'
+    >>> display_form("Redis)"), display_form("<b>Auth</b>")
+    ('Redis', '<b>Auth</b>')
     """
     words = _drop_leading_articles(surface.split(), articles)
     text = " ".join(words)
-    stripped = text.rstrip(_TRAILING).strip()
+    stripped = _strip_marks(text, leading=False).strip()
     return stripped if _has_alnum(stripped) or not _has_alnum(text) else text
 
 

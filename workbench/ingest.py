@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .canon import name_key
 from .chunking import chunk_document
 from .embedding import Embedder, text_hash
 from .extract import Extractor, extract_all, extractors_from_settings, similar_note_candidates
@@ -30,7 +31,7 @@ from .model import Chunk, Document
 from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
-__all__ = ["IngestReport", "Progress", "ingest_paths", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
+__all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
            "embed_cached", "remove_documents"]
 
 Progress = Callable[[str, int, int], None]
@@ -203,6 +204,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         with vector_writes(store):  # candidates inside the mark: a crash before them redoes them
             report.documents_removed = remove_documents(removed, store, vectors)
             _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report)
+            report.extraction_problems.extend(unresolved_note_targets(todo, store))
             t = time.perf_counter()
             store.replace_candidates(
                 note_similarity_candidates(store, embedder, settings.extraction.similar_notes_threshold))
@@ -214,6 +216,33 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         store.record_file_digests(fresh)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list[str]:
+    """One line per declared relation of ``documents`` whose target is no stored note.
+
+    The relation is kept (its target becomes an entity of its own, as written); the line says
+    so, since a misspelt note name would otherwise make a phantom entity silently.
+    """
+    from .assemble import note_resolver
+
+    notes = note_resolver(store.documents())
+    lines = []
+    for doc in documents:
+        for declared in doc.relations:
+            key = name_key(declared.target)
+            if key and key not in notes:
+                lines.append(f"{doc.id}: relation {declared.relation} names {declared.target!r}, which is no stored "
+                             "note: kept as an entity of its own (check the name, or ingest that note)")
+    return lines
+
+
+def nameless_names(doc: Document, extraction) -> list[str]:
+    """One line per name found in ``doc`` that has no letter or digit, so makes no entity."""
+    names = [m.surface for m in extraction.mentions]
+    names += [n for t in extraction.triples for n in (t.subject, t.object)]
+    dropped = sorted({n for n in names if n.strip() and not name_key(n)})
+    return [f"{doc.id}: name {n!r} has no letter or digit: no entity made for it" for n in dropped]
 
 
 def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float) -> list:
@@ -268,6 +297,7 @@ def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store,
         extraction = extract_all(doc, chunks, extractors)
         stage["extract"] += time.perf_counter() - t
         report.extraction_problems.extend(f"{doc.id}: {p}" for p in extraction.problems)
+        report.extraction_problems.extend(nameless_names(doc, extraction))
         batch.append((doc, chunks, extraction))
         batch_chunks += len(chunks)
         if batch_chunks >= BATCH_CHUNKS:

@@ -43,14 +43,18 @@ from typing import Any, Callable, Iterator, Sequence
 import frontmatter
 import yaml
 
+from workbench import safe_yaml
 from workbench.model import DECLARED_RELATION_TYPES, DeclaredRelation, Document, Segment
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "MAX_FRONT_MATTER_BYTES",
     "SUPPORTED_EXTENSIONS",
     "LoadError",
     "LoadProblem",
     "LoadResult",
+    "SPECIAL_FOLDERS",
+    "check_paths",
     "file_digest",
     "iter_files",
     "load_file",
@@ -61,6 +65,9 @@ __all__ = [
 
 #: Files larger than this are skipped with a problem rather than read.
 MAX_FILE_BYTES = 200 * 1024 * 1024
+
+#: Front matter larger than this is not parsed (the file loads as plain text, with a warning).
+MAX_FRONT_MATTER_BYTES = 64 * 1024
 
 #: Bytes looked at to decide whether a file is binary.
 _SNIFF_BYTES = 8192
@@ -118,49 +125,118 @@ class LoadResult:
 # --------------------------------------------------------------------------- files
 
 
-def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterator[tuple[Path, Path]]:
+#: Folders of kernel and device state, not documents: refused by name, however reached.
+SPECIAL_FOLDERS = ("/proc", "/sys", "/dev")
+
+
+def _special_folder(real: str) -> str | None:
+    """The special folder ``real`` lies in (``/proc``...), or None."""
+    return next((top for top in SPECIAL_FOLDERS if real == top or real.startswith(top + "/")), None)
+
+
+def _under(real: str, folder: str) -> bool:
+    return real == folder or real.startswith(folder.rstrip("/") + "/")
+
+
+def check_paths(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
+    """``(absolute path, real path)`` of each path to load, or :class:`LoadError` for one that
+    does not exist or lies in ``/proc``, ``/sys`` or ``/dev``. Reads nothing but their names.
+
+    >>> check_paths(["/proc/self"])
+    Traceback (most recent call last):
+    ...
+    workbench.loaders.LoadError: /proc/self: lies in /proc (a special filesystem of the kernel: processes, devices), not a folder of documents; refused
+    """
+    roots: list[tuple[Path, str]] = []
     for given in paths:
         path = Path(os.path.abspath(given))
         if not path.exists() and not path.is_symlink():
             raise LoadError(f"{given}: no such file or folder; give an existing file or folder to load")
-        if not path.is_dir():
-            yield path, path
+        real = os.path.realpath(path)
+        special = _special_folder(real)
+        if special:
+            raise LoadError(f"{given}: lies in {special} (a special filesystem of the kernel: processes, devices), "
+                            "not a folder of documents; refused")
+        roots.append((path, real))
+    return roots
+
+
+def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterator[tuple[Path, Path]]:
+    """Yield ``(file, root)`` under ``paths``; every path left out gets one problem line.
+
+    Only what lies under the given paths is read: a symbolic link is never followed out of
+    them; one to a file inside them yields that file by its real place (read once); one to a
+    folder is not entered (its target is walked where it lies). ``/proc``, ``/sys`` and
+    ``/dev`` are refused by name. Hidden names (starting with ``.``) are left out silently.
+    """
+    roots = check_paths(paths)
+
+    def root_of(real: str) -> tuple[Path, str] | None:
+        found = [(p, r) for p, r in roots if os.path.isdir(r) and _under(real, r)]
+        return max(found, key=lambda pr: len(pr[1])) if found else None
+
+    def skip(file: Path, root: Path, message: str) -> None:
+        walk_errors.append(LoadProblem(_relative_id(file, root), message))
+
+    for path, real in roots:
+        if not os.path.isdir(real):
+            yield path, path  # a file given directly is read even through a link: it was named
             continue
-        # Following symlinked folders is useful, but a link to an ancestor would loop for ever:
-        # remember the real path of every folder walked and never enter one twice.
-        seen: set[str] = set()
-
-        def report(error: OSError, root: Path = path) -> None:
-            rel = _relative_id(Path(error.filename or root), root)
-            walk_errors.append(LoadProblem(rel, f"cannot read folder ({error.strerror or error})"))
-
-        for folder, dirnames, filenames in os.walk(path, followlinks=True, onerror=report):
-            real = os.path.realpath(folder)
-            if real in seen:
-                dirnames[:] = []
+        seen: set[str] = {real}
+        stack = [path]
+        while stack:
+            folder = stack.pop()
+            try:
+                with os.scandir(folder) as listing:
+                    entries = sorted((e for e in listing if not e.name.startswith(".")), key=lambda e: e.name)
+            except OSError as exc:
+                skip(folder, path, f"cannot read folder ({exc.strerror or exc}), skipped")
                 continue
-            seen.add(real)
-            dirnames[:] = sorted(
-                d for d in dirnames
-                if not d.startswith(".") and os.path.realpath(os.path.join(folder, d)) not in seen
-            )
-            for name in sorted(filenames):
-                if not name.startswith("."):
-                    yield Path(folder) / name, path
+            subfolders = []
+            for entry in entries:
+                item = Path(folder) / entry.name
+                try:
+                    if entry.is_symlink():
+                        target = os.path.realpath(item)
+                        inside = root_of(target)
+                        if not os.path.exists(target):
+                            skip(item, path, "cannot read file (dangling or looping symbolic link), skipped")
+                        elif inside is None or _special_folder(target):
+                            skip(item, path, f"symbolic link to {target}, outside the folders being ingested: "
+                                             "not followed, skipped")
+                        elif os.path.isdir(target):
+                            skip(item, path, "symbolic link to a folder: not followed (a folder inside the ingest "
+                                             "is read where it lies), skipped")
+                        else:
+                            home, home_real = inside
+                            yield home / os.path.relpath(target, home_real), home
+                    elif entry.is_dir(follow_symlinks=False):
+                        real_sub = os.path.realpath(item)
+                        special = _special_folder(real_sub)
+                        if special:
+                            skip(item, path, f"lies in {special}, a special filesystem: not read, skipped")
+                        elif real_sub not in seen:
+                            seen.add(real_sub)
+                            subfolders.append(item)
+                    else:
+                        yield item, path
+                except OSError as exc:  # gone, or changed, between the listing and now
+                    skip(item, path, f"cannot read ({exc.strerror or exc}; it changed while the folder was read), skipped")
+            stack.extend(reversed(subfolders))  # depth first, in name order
 
 
 def iter_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, Path]]:
     """Yield ``(file, root)`` for every file under ``paths``, in a deterministic order.
 
     A folder is walked recursively, sorted by name, skipping hidden files and folders (names
-    starting with ``.``) and never entering the same real folder twice (so a symlink loop
-    ends). A file given directly is yielded as its own root. Ids are taken relative to
-    ``root.parent``.
+    starting with ``.``); symbolic links are never followed out of the given paths (see
+    :func:`_walk`). A file given directly is yielded as its own root. Ids are taken relative
+    to ``root.parent``.
 
     Raises
     ------
     LoadError
-        When a path does not exist.
+        When a path does not exist, or lies in ``/proc``, ``/sys`` or ``/dev``.
     """
     yield from _walk(paths, [])
 
@@ -220,6 +296,17 @@ def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None 
     return result
 
 
+def _file_kind(path: Path) -> str:
+    """What a path that is not a regular file is: ``'FIFO'``, ``'character device'``..."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "unreadable"
+    kinds = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+             (stat.S_ISSOCK, "socket"), (stat.S_ISDIR, "folder"))
+    return next((name for test, name in kinds if test(mode)), "special file")
+
+
 class _Skip(Exception):
     """Internal: the file cannot be loaded; the message says why."""
 
@@ -247,7 +334,7 @@ def load_file(path: Path, root: Path) -> tuple[list[Document], list[LoadProblem]
         except OSError as exc:
             raise _Skip(f"cannot read file ({exc.strerror or exc}), skipped") from None
         if not path.is_file():
-            raise _Skip("not a regular file, skipped")
+            raise _Skip(f"not a regular file ({_file_kind(path)}), skipped")
         if size > MAX_FILE_BYTES:
             raise _Skip(f"skipped: {size / 1e6:.0f} MB is larger than the {MAX_FILE_BYTES / 1e6:.0f} MB limit")
         try:
@@ -405,7 +492,10 @@ def _split_front_matter(text: str, file_id: str, problems: list[LoadProblem]) ->
         problems.append(LoadProblem(file_id, "front matter has no closing '---' line; loaded the whole file as plain text", skipped=False))
         return {}, text
     try:
-        metadata = handler.load(raw)
+        metadata = safe_yaml.load(raw, max_bytes=MAX_FRONT_MATTER_BYTES)
+    except safe_yaml.YAMLRefused as exc:
+        problems.append(LoadProblem(file_id, f"front matter {exc}; loaded the whole file as plain text", skipped=False))
+        return {}, text
     except yaml.YAMLError as exc:
         reason = " ".join(str(exc).split())
         problems.append(LoadProblem(file_id, f"invalid front matter YAML ({reason}); loaded the whole file as plain text", skipped=False))

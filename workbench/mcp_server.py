@@ -37,7 +37,7 @@ from pydantic import Field
 from .graph import EntityNotFound, impact_to_json, path_to_json
 from .retrieve import MODES, retrieve
 from .settings import Settings
-from .workspace import ChunkNotFound, Workspace
+from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
 
 __all__ = [
     "SERVER_NAME",
@@ -74,29 +74,19 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempo
                              open_world_hint=False)
 
 
-class WorkspaceMissing(FileNotFoundError):
-    """The folder holds no ingested workspace (no ``workspace.sqlite``)."""
-
-
 def open_read_only(path: str | Path, settings: Settings | None = None, **backends) -> Workspace:
     """Open an existing workspace for reading; never create one.
 
-    Opening a :class:`~workbench.workspace.Workspace` creates the folder and an empty
-    database when they are missing, which is wrong for a server that only reads: an assistant
-    would search an empty corpus and find nothing, silently.
+    An assistant searching an empty workspace made by mistake would find nothing, silently.
 
     Raises
     ------
     WorkspaceMissing
         If ``path/workspace.sqlite`` does not exist.
+    WorkspaceError
+        If ``path`` is a file or its database is damaged, foreign or newer.
     """
-    path = Path(path)
-    if not (path / "workspace.sqlite").is_file():
-        raise WorkspaceMissing(
-            f"no workspace at {path} (no workspace.sqlite there): ingest a corpus first with "
-            f"`python -m workbench --workspace {path} ingest <folder>`, or pass --workspace DIR"
-        )
-    return Workspace(path, settings=settings, **backends)
+    return Workspace(path, settings=settings, create=False, **backends)
 
 
 def document_matches(document_id: str, filters: Sequence[str]) -> bool:

@@ -22,8 +22,12 @@ import regex
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from . import safe_yaml
+
 __all__ = ["Settings", "SettingsError", "load_settings", "DEFAULT_SETTINGS_PATH"]
 
+#: A settings file larger than this is refused (settings.yaml with every default is ~10 KB).
+MAX_SETTINGS_BYTES = 1024 * 1024
 DEFAULT_SETTINGS_PATH = Path(__file__).resolve().parent.parent / "settings.yaml"
 
 
@@ -214,7 +218,9 @@ def load_settings(path: str | Path | None = None) -> Settings:
         path = DEFAULT_SETTINGS_PATH
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = safe_yaml.load(path.read_text(encoding="utf-8"), max_bytes=MAX_SETTINGS_BYTES) or {}
+    except safe_yaml.YAMLRefused as exc:
+        raise SettingsError(f"{path}: settings file {exc}") from None
     except FileNotFoundError:
         raise SettingsError(f"{path}: settings file not found") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

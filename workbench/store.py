@@ -22,7 +22,14 @@ import numpy as np
 
 from .model import Chunk, DeclaredRelation, Document, Mention, Triple
 
-__all__ = ["Store", "DocumentRecord"]
+__all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION"]
+
+#: The version of the tables below; a workspace written by a newer workbench is refused.
+SCHEMA_VERSION = 1
+
+
+class StoreUnusable(Exception):
+    """The database file cannot be used: not SQLite, not a workbench's, or of a newer schema."""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,12 +88,44 @@ class Store:
     def __init__(self, path: Path):
         self.path = Path(path)
         self._local = threading.local()
+        self._check()  # before anything is written to the file
         with self.transaction() as db:
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT OR IGNORE INTO meta VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
             db.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _check(self) -> None:
+        """Refuse a file that is not a workbench database, read-only, changing nothing in it.
+
+        Raises
+        ------
+        StoreUnusable
+            For random bytes, another program's SQLite database, or a newer schema.
+        """
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return  # a new workspace
+        try:
+            probe = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+            try:
+                tables = {r[0] for r in probe.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                meta = dict(probe.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
+            finally:
+                probe.close()
+        except sqlite3.DatabaseError as exc:
+            raise StoreUnusable(f"{self.path} is not a workbench database ({exc})") from None
+        if tables and "workspace_id" not in meta:
+            raise StoreUnusable(f"{self.path} is an SQLite database of another program (tables: "
+                                f"{', '.join(sorted(tables)[:5])}), not a workbench workspace")
+        try:
+            version = int(meta.get("schema_version", SCHEMA_VERSION))
+        except ValueError:
+            raise StoreUnusable(f"{self.path}: schema_version {meta['schema_version']!r} is not a number") from None
+        if version > SCHEMA_VERSION:
+            raise StoreUnusable(f"{self.path} was written by a newer workbench (schema {version}; this one reads "
+                                f"schema {SCHEMA_VERSION} and older): upgrade the workbench to open it")
 
     # -- connections -------------------------------------------------------------------
     @property

@@ -19,13 +19,13 @@ from .canon import Canonicalizer, MergeSuggestion, build_merges, display_form, n
 from .embedding import Embedder, embedder_from_settings
 from .graph import ContextGraph
 from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
-                     reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
+                     VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
 from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
-from .store import DocumentRecord, Store
+from .store import DocumentRecord, Store, StoreUnusable
 from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
 
-__all__ = ["Workspace", "WorkspaceBusy", "ChunkNotFound", "DEFAULT_WORKSPACE"]
+__all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
 DEFAULT_WORKSPACE = Path("workspace")
 #: Meta key: the workspace version whose entities the entity-name collection holds.
@@ -34,6 +34,14 @@ ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
 class WorkspaceBusy(RuntimeError):
     """Another process is writing to the workspace."""
+
+
+class WorkspaceError(Exception):
+    """A workspace that cannot be opened: the message names the path, the problem and the fix."""
+
+
+class WorkspaceMissing(WorkspaceError, FileNotFoundError):
+    """The folder holds no ingested workspace (no ``workspace.sqlite``), and none may be created."""
 
 
 class ChunkNotFound(KeyError):
@@ -50,8 +58,37 @@ class _Derived:
     parts: GraphParts
 
 
+def _open_store(path: Path, create: bool) -> Store:
+    """The workspace's SQLite record; with ``create=False`` nothing is created on disk.
+
+    Raises
+    ------
+    WorkspaceError
+        If ``path`` is a file, its database is damaged, foreign or newer, or (``WorkspaceMissing``)
+        ``create`` is False and no workspace is there.
+    """
+    db = path / "workspace.sqlite"
+    if path.exists() and not path.is_dir():
+        raise WorkspaceError(f"workspace {path} is a file, not a folder: give --workspace a folder "
+                             "(an existing workspace, or a new folder for ingest to create)")
+    if not create and not (db.is_file() and db.stat().st_size > 0):
+        raise WorkspaceMissing(
+            f"no workspace at {path} (no workspace.sqlite there): check --workspace, or ingest a corpus "
+            f"first with `python -m workbench --workspace {path} ingest <folder>`")
+    if db.exists() and not db.is_file():
+        raise WorkspaceError(f"workspace {path}: {db} is not a file; move it away or give another --workspace")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot create workspace folder {path} ({exc.strerror or exc})") from None
+    try:
+        return Store(db)
+    except StoreUnusable as exc:
+        raise WorkspaceError(f"workspace {path}: {exc}; move it away or give another --workspace") from None
+
+
 class Workspace:
-    """A workspace folder, opened. Backends are passed in or made from settings.
+    """A workspace folder, opened. With ``create=False`` (readers) it must already exist. Backends are passed in or made from settings.
 
     Example (it loads the embedding model, so it is shown rather than run)::
 
@@ -61,11 +98,10 @@ class Workspace:
     """
 
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, settings: Settings | None = None,
-                 embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0):
+                 embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0, create: bool = True):
         self.path = Path(path)
-        self.path.mkdir(parents=True, exist_ok=True)
         self.settings = settings if settings is not None else load_settings()
-        self.store = Store(self.path / "workspace.sqlite")
+        self.store = _open_store(self.path, create)
         self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
         self._chroma = chroma
         self._vectors: VectorIndex | None = None
@@ -99,14 +135,28 @@ class Workspace:
             self.sync_entity_vectors()
         return report
 
-    def remove(self, path: str | Path) -> list[str]:
-        """Remove the documents of a file, a folder or a document id. Returns the ids removed."""
+    def documents_under(self, path: str | Path) -> list[str]:
+        """Ids of the stored documents of a file, a folder or a document id (nothing is changed)."""
         p = Path(path)
         ids = self.store.documents_under(str(p.resolve())) if p.exists() or p.is_absolute() else []
-        known = {d.id for d in self.store.documents()}
         if not ids:
             key = str(path).rstrip("/")
+            known = {d.id for d in self.store.documents()}
             ids = sorted(i for i in known if i == key or i.startswith(key + "/") or i.startswith(key + "#"))
+        return ids
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether a write was killed midway (its next write, or ``repair``, completes it)."""
+        return self.store.meta(VECTORS_IN_FLIGHT) != "0"
+
+    def remove(self, path: str | Path) -> list[str]:
+        """Remove the documents of a file, a folder or a document id. Returns the ids removed.
+
+        A write interrupted before (a removal killed after its commit, say) is completed first,
+        even when nothing is left to remove.
+        """
+        ids = self.documents_under(path)
         with self._write_lock():
             # A write killed midway (a removal after its commit, say) left vectors behind.
             reconcile_if_marked(self.store, self.vectors, self.embedder)
@@ -131,27 +181,38 @@ class Workspace:
             raise ValueError("an alias and its canonical name must both contain letters or digits")
         if name_key(alias) == name_key(canonical):
             raise ValueError(f"{alias!r} and {canonical!r} are already one name")
-        self._canon_action("alias", {"alias": alias, "canonical": canonical}, alias=(alias, canonical))
+        done = self.store.aliases().get(alias) == canonical  # a rerun, after a crash say: log it once
+        self._canon_action("alias", {"alias": alias, "canonical": canonical}, done, alias=(alias, canonical))
 
     def remove_alias(self, alias: str) -> None:
         """Undo an alias the user added."""
+        done = False
         if alias not in self.store.aliases():
-            raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(self.store.aliases()) or 'none'}")
-        self._canon_action("unalias", {"alias": alias}, unalias=alias)
+            last = (self.store.merge_log() or [{}])[-1]
+            if not (last.get("action") == "unalias" and last.get("alias") == alias):
+                raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(self.store.aliases()) or 'none'}")
+            done = True  # the last step removed it: a rerun completes it
+        self._canon_action("unalias", {"alias": alias}, done, unalias=alias)
 
     def split(self, form: str) -> None:
         """Give a surface form an entity of its own, undoing the merge that folded it in."""
-        self._canon_action("split", {"form": display_form(form)}, split=display_form(form).lower())
+        key = display_form(form).lower()
+        self._canon_action("split", {"form": display_form(form)}, key in self.store.splits(), split=key)
 
     def unsplit(self, form: str) -> None:
-        self._canon_action("unsplit", {"form": display_form(form)}, unsplit=display_form(form).lower())
+        key = display_form(form).lower()
+        self._canon_action("unsplit", {"form": display_form(form)}, key not in self.store.splits(), unsplit=key)
 
     def reject_suggestion(self, a: str, b: str) -> None:
-        self._canon_action("reject", {"a": a, "b": b}, reject=tuple(sorted((name_key(a), name_key(b)))))
+        pair = tuple(sorted((name_key(a), name_key(b))))
+        self._canon_action("reject", {"a": a, "b": b}, pair in self.store.rejected_suggestions(), reject=pair)
 
-    def _canon_action(self, action: str, detail: dict, **change) -> None:
+    def _canon_action(self, action: str, detail: dict, already_done: bool = False, **change) -> None:
+        """Apply and log one action; one already in the record is only completed (entity
+        vectors synced), so a rerun after a crash leaves one merge-log entry."""
         with self._write_lock():
-            self.store.record(action, detail, **change)
+            if not already_done:
+                self.store.record(action, detail, **change)
             self.sync_entity_vectors()
 
     def sync_entity_vectors(self, force: bool = False) -> int:

@@ -11,8 +11,8 @@ from workbench.settings import load_settings
 
 SCRIPT = "<script>alert('x')</script>"
 IMG = '<img src=x onerror="alert(1)">'
-# An entity's display name drops trailing punctuation (">" included); the markup stays as characters.
-SCRIPT_NAME = "<script>alert('x')</script"
+# A closing bracket that closes one opened in the name is kept: the name is the markup, whole.
+SCRIPT_NAME = SCRIPT
 FILE_NAME = "<img src=x onerror=alert(1)>.md"  # no slash: it has to be a real file name
 
 

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-__all__ = ["main", "build_parser", "CommandError", "emit"]
+from ..safe_text import printable
+
+__all__ = ["main", "build_parser", "CommandError", "emit", "for_people"]
 
 
 
@@ -26,12 +28,35 @@ class CommandError(Exception):
         self.code = code
 
 
+#: Payload keys whose values are bodies of text: their newlines are kept for people.
+TEXT_KEYS = frozenset({"text", "answer"})
+
+
+def for_people(value, key: str | None = None):
+    """``value`` with every string made :func:`~workbench.safe_text.printable` (keys too).
+
+    Names, ids and messages get their newlines escaped; the bodies under :data:`TEXT_KEYS`
+    keep theirs. Used on a payload before it is rendered as text; JSON output stays exact.
+
+    >>> for_people({"document": "a\nb.md", "text": "one\ntwo\x1b[2J"})
+    {'document': 'a\\nb.md', 'text': 'one\ntwo\\x1b[2J'}
+    """
+    if isinstance(value, str):
+        return printable(value, keep_newlines=key in TEXT_KEYS)
+    if isinstance(value, dict):
+        return {for_people(k): for_people(v, k if isinstance(k, str) else None) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [for_people(v, key) for v in value]
+    return value
+
+
 def emit(args, payload, render: Callable[[object], str]) -> None:
-    """Print ``payload`` as JSON with ``--json``, else as ``render(payload)``."""
+    """Print ``payload`` as JSON with ``--json``, else as ``render(payload)`` made safe for a
+    terminal (see :func:`for_people`)."""
     if getattr(args, "json", False):
         print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
     else:
-        print(render(payload))
+        print(printable(render(for_people(payload)), keep_newlines=True))
 
 
 def _common() -> argparse.ArgumentParser:
@@ -58,13 +83,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say_error(message: object) -> None:
+    print(f"error: {printable(message)}", file=sys.stderr)
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: send what is still buffered to /dev/null, so exit says nothing."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+#: Exit status after the reader of stdout went away (``stats | head -1``): the shell's 128 + SIGPIPE.
+BROKEN_PIPE_EXIT = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    import sqlite3
+
     from ..graph import EntityNotFound
     from ..loaders import LoadError
     from ..settings import SettingsError
     from ..extract.llm import LLMError
     from ..vectors import VectorStoreUnavailable
-    from ..workspace import ChunkNotFound, WorkspaceBusy
+    from ..workspace import ChunkNotFound, WorkspaceBusy, WorkspaceError
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -72,19 +115,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not hasattr(args, attr):
             setattr(args, attr, default)
     try:
-        return args.handler(args) or 0
+        code = args.handler(args) or 0
+        sys.stdout.flush()  # a closed pipe shows here, where it can be handled
+        return code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return BROKEN_PIPE_EXIT
     except EntityNotFound as exc:
         hint = f"; did you mean: {', '.join(exc.suggestions)}?" if exc.suggestions else ""
-        print(f"error: unknown entity {exc.name!r}{hint}", file=sys.stderr)
+        _say_error(f"unknown entity {exc.name!r}{hint}")
         return 2
-    except ChunkNotFound as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (ChunkNotFound, WorkspaceError) as exc:
+        _say_error(exc)
+        return 2
+    except sqlite3.DatabaseError as exc:  # damage found after the workspace opened
+        _say_error(f"workspace {args.workspace}: workspace.sqlite cannot be read ({exc}); restore it from a "
+                   f"backup or ingest again into a new --workspace")
         return 2
     except CommandError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say_error(exc)
         return exc.code
     except (SettingsError, WorkspaceBusy, LoadError, VectorStoreUnavailable, LLMError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say_error(exc)
         return 1
     except KeyboardInterrupt:
         print("interrupted; the workspace keeps every document written before the interrupt", file=sys.stderr)

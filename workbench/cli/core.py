@@ -15,10 +15,12 @@ __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 LOCK_TIMEOUT_ENV = "WORKBENCH_LOCK_TIMEOUT"
 
 
-def open_workspace(args):
+def open_workspace(args, create: bool = False):
     """The workspace named by ``--workspace`` with the settings named by ``--settings``.
 
-    A writer waits for another writer up to ``$WORKBENCH_LOCK_TIMEOUT`` seconds (default 10).
+    Only ``ingest`` passes ``create=True``: every other command needs an existing workspace,
+    so a mistyped ``--workspace`` stops with one line instead of creating an empty one. A
+    writer waits for another writer up to ``$WORKBENCH_LOCK_TIMEOUT`` seconds (default 10).
     """
     import os
 
@@ -30,11 +32,14 @@ def open_workspace(args):
         lock_timeout = float(raw) if raw else 10.0
     except ValueError:
         raise CommandError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds", code=2) from None
-    return Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout)
+    return Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout, create=create)
 
 
 def cmd_ingest(args):
-    ws = open_workspace(args)
+    from ..loaders import check_paths
+
+    check_paths(args.paths)  # a bad path stops before a workspace is created for it
+    ws = open_workspace(args, create=True)
     report = ws.ingest(args.paths, progress=tqdm_progress())
     payload = {**report.to_json(), "stats": ws.stats()}
 
@@ -53,13 +58,37 @@ def cmd_ingest(args):
     emit(args, payload, render)
 
 
+def _confirm_removing_everything(ws, args, count: int) -> None:
+    """Ask before a removal that empties the workspace (``remove /``); ``--yes`` answers for scripts."""
+    import sys
+
+    if args.yes:
+        return
+    question = f"remove all {count} documents of workspace {ws.path} (everything under {args.path})?"
+    if not sys.stdin.isatty():
+        raise CommandError(f"refusing to {question[:-1]} without asking: pass --yes to do it", code=2)
+    if input(f"{question} [y/N] ").strip().lower() not in ("y", "yes"):
+        raise CommandError("nothing removed", code=1)
+
+
 def cmd_remove(args):
     ws = open_workspace(args)
-    removed = ws.remove(args.path)
-    if not removed:
+    interrupted = ws.interrupted
+    ids = ws.documents_under(args.path)
+    if not ids and not interrupted:
         raise CommandError(f"nothing stored under {args.path}", code=2)
-    emit(args, {"removed": removed, "stats": ws.stats()},
-         lambda p: f"removed {len(p['removed'])} documents:\n" + "\n".join(f"  {d}" for d in p["removed"]))
+    total = ws.store.count("documents")
+    if ids and len(ids) == total and (total > 1 or str(args.path).rstrip("/") == ""):
+        _confirm_removing_everything(ws, args, total)
+    removed = ws.remove(args.path)
+    completed = interrupted and not removed
+
+    def render(p):
+        if p["completed_interrupted_write"]:
+            return f"nothing left under {args.path}: the interrupted write before this one is now complete"
+        return f"removed {len(p['removed'])} documents:\n" + "\n".join(f"  {d}" for d in p["removed"])
+
+    emit(args, {"removed": removed, "completed_interrupted_write": completed, "stats": ws.stats()}, render)
 
 
 def cmd_stats(args):
@@ -109,7 +138,7 @@ def cmd_alias(args):
         if args.action == "add":
             if not args.canonical:
                 raise CommandError("usage: alias add ALIAS CANONICAL", code=2)
-            ws.add_alias(args.name, args.canonical)
+            ws.add_alias(args.name, args.canonical)  # a rerun completes the first, logged once
             msg = f"{args.name!r} is now an alias of {args.canonical!r}"
         elif args.action == "remove":
             ws.remove_alias(args.name)
@@ -217,6 +246,7 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("remove", parents=[common], help="remove a file's or folder's documents")
     p.add_argument("path")
+    p.add_argument("--yes", action="store_true", help="remove even when that empties the workspace, without asking")
     p.set_defaults(handler=cmd_remove)
 
     p = subparsers.add_parser("stats", parents=[common], help="counts of documents, chunks, entities, edges")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..safe_text import printable
+
 __all__ = ["table"]
 
 
 def table(rows: Sequence[dict], columns: Sequence[str], max_width: int = 60) -> str:
-    """Render dicts as an aligned text table.
+    """Render dicts as an aligned text table, every cell on one line (control characters escaped).
 
     >>> print(table([{"a": 1, "b": "x"}], ["a", "b"]))
     a  b
@@ -21,7 +23,7 @@ def table(rows: Sequence[dict], columns: Sequence[str], max_width: int = 60) -> 
     def cell(v) -> str:
         if isinstance(v, (list, tuple)):
             v = ", ".join(map(str, v))
-        s = "" if v is None else str(v).replace("\n", " ")
+        s = printable(v)  # one line per row: a newline in a name shows as \n
         return s if len(s) <= max_width else s[: max_width - 1] + "…"
 
     cells = [[cell(r.get(c)) for c in columns] for r in rows]

@@ -39,7 +39,7 @@ def _why_line(why: dict) -> str:
 def _render_result(p: dict) -> str:
     head = f"mode {p['mode_requested']} (used: {p['mode_used']})" + (f" - {p['reason']}" if p["reason"] else "")
     rows = [{"rank": h["rank"], "score": round(h["score"], 4), "document": h["document"], "chunk": h["chunk_id"],
-             "text": h["text"], "why": _why_line(h["why"])} for h in p["hits"]]
+             "text": " ".join(h["text"].split()), "why": _why_line(h["why"])} for h in p["hits"]]
     return head + "\n" + table(rows, ["rank", "score", "document", "chunk", "text", "why"], max_width=50)
 
 
@@ -81,11 +81,11 @@ def cmd_compare(args):
 
 
 def cmd_context(args):
-    from ..context import build_context
+    from ..context import build_context, render_markdown
 
     ws = open_workspace(args)
     context = build_context(ws, _run(ws, args.text, args.mode, args.k), max_chunks=args.max_chunks)
-    emit(args, context.data, lambda _: context.markdown)
+    emit(args, context.data, render_markdown)  # rendered again from the data made safe for a terminal
 
 
 def cmd_answer(args):

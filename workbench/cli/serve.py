@@ -2,45 +2,53 @@
 
 from __future__ import annotations
 
-from . import CommandError, emit
+from ..vectors import CHUNKS, ENTITIES
+from . import emit
 
 __all__ = ["register"]
 
 
 def cmd_mcp(args):
-    from ..mcp_server import WorkspaceMissing, serve
+    from ..mcp_server import serve
     from ..settings import load_settings
 
-    try:
-        serve(args.workspace, settings=load_settings(args.settings))
-    except WorkspaceMissing as exc:
-        raise CommandError(str(exc), code=2) from None
+    serve(args.workspace, settings=load_settings(args.settings))  # a WorkspaceError: one line, exit 2
 
 
 def cmd_chroma_check(args):
-    from ..mcp_server import WorkspaceMissing, open_read_only
+    from ..mcp_server import open_read_only
     from ..settings import load_settings
 
     settings = load_settings(args.settings)
     vs = settings.vector_store
     where = f"server {vs.host}:{vs.port}" if vs.backend == "server" else f"{args.workspace / 'chroma'} (embedded)"
+    ws = open_read_only(args.workspace, settings)
     try:
-        ws = open_read_only(args.workspace, settings)
-    except WorkspaceMissing as exc:
-        raise CommandError(str(exc), code=2) from None
-    try:
-        counts = ws.vector_counts()  # VectorStoreUnavailable propagates: main prints it as one line
-        payload = {"backend": vs.backend, "where": where, **counts,
-                   "chunks_in_sqlite": ws.store.count("chunks"), "entities_in_graph": len(ws.graph)}
+        # Ids, not counts: as many vectors as chunks can still be the wrong vectors.
+        chunk_vectors, entity_vectors = ws.vectors.ids(CHUNKS), ws.vectors.ids(ENTITIES)  # unreachable: one line
+        chunks, entities = ws.store.chunk_ids(), set(ws.graph.nx.nodes)
     finally:
         ws.close()
-    in_step = payload["chunks"] == payload["chunks_in_sqlite"] and payload["entities"] == payload["entities_in_graph"]
-    payload["in_step"] = in_step
-    emit(args, payload, lambda p: (
-        f"Chroma {p['where']}: {p['chunks']} chunk vectors ({p['chunks_in_sqlite']} chunks stored), "
-        f"{p['entities']} entity vectors ({p['entities_in_graph']} entities)"
-        + ("" if p["in_step"] else "; out of step: run `python -m workbench repair`")))
-    return 0 if in_step else 1
+    payload = {"backend": vs.backend, "where": where,
+               "chunks": len(chunk_vectors), "entities": len(entity_vectors),
+               "chunks_in_sqlite": len(chunks), "entities_in_graph": len(entities),
+               "chunk_vectors_missing": len(chunks - chunk_vectors), "chunk_vectors_extra": len(chunk_vectors - chunks),
+               "entity_vectors_missing": len(entities - entity_vectors),
+               "entity_vectors_extra": len(entity_vectors - entities)}
+    payload["in_step"] = not any(payload[k] for k in ("chunk_vectors_missing", "chunk_vectors_extra",
+                                                      "entity_vectors_missing", "entity_vectors_extra"))
+
+    def render(p):
+        line = (f"Chroma {p['where']}: {p['chunks']} chunk vectors ({p['chunks_in_sqlite']} chunks stored), "
+                f"{p['entities']} entity vectors ({p['entities_in_graph']} entities)")
+        if p["in_step"]:
+            return line + "; every id matches"
+        return (line + f"; out of step: chunk vectors {p['chunk_vectors_missing']} missing, "
+                f"{p['chunk_vectors_extra']} extra; entity vectors {p['entity_vectors_missing']} missing, "
+                f"{p['entity_vectors_extra']} extra: run `python -m workbench repair`")
+
+    emit(args, payload, render)
+    return 0 if payload["in_step"] else 1
 
 
 def register(subparsers, common) -> None:

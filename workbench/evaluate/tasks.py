@@ -26,6 +26,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 import yaml
 
+from .. import safe_yaml
+
 __all__ = ["EvalTask", "TaskError", "load_tasks", "parse_tasks", "resolve_tasks", "load_resolved_tasks"]
 
 
@@ -146,7 +148,9 @@ def load_tasks(path: str | Path) -> list[EvalTask]:
                     raise TaskError(f"{path}: line {number}: invalid JSON ({exc.msg})") from None
     else:
         try:
-            data = yaml.safe_load(text)
+            data = safe_yaml.load(text)
+        except safe_yaml.YAMLRefused as exc:
+            raise TaskError(f"{path}: task file {exc}") from None
         except yaml.YAMLError as exc:
             raise TaskError(f"{path}: invalid YAML: {exc}") from None
         items = data.get("tasks") if isinstance(data, dict) else data  # type: ignore[assignment]
