@@ -26,7 +26,7 @@ from workbench.workspace import Workspace, WorkspaceBusy
 
 __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
-    "DrawnGraph", "graph_view", "suggestions", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
+    "DrawnGraph", "graph_view", "suggestions", "md_text", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
     "workspace_metrics", "require_documents", "canonical_first", "run_write",
 ]
 
@@ -142,6 +142,20 @@ def _suggestions(path: str, settings_path: str | None, version: int):
 def suggestions(ws: Workspace):
     """Suggested merges for the workspace as it is now."""
     return _suggestions(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_text(text: str) -> str:
+    r"""``text`` for ``st.markdown`` shown as written: Markdown marks and HTML brackets escaped.
+
+    Examples
+    --------
+    >>> print(md_text("<img src=x> *a*"))
+    \<img src=x\> \*a\*
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
 def canonical_first(ws: Workspace, a: str, b: str) -> tuple[str, str]:

@@ -15,7 +15,8 @@ from typing import Sequence
 from filelock import FileLock, Timeout
 
 from .assemble import GraphParts, assemble_graph, note_resolver
-from .canon import Canonicalizer, MergeSuggestion, build_merges, display_form, name_key, suggest_merges
+from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_suggestions, cross_language_suggestions,
+                    declared_alias_suggestions, display_form, name_key, suggest_merges)
 from .embedding import Embedder, embedder_from_settings
 from .graph import ContextGraph
 from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
@@ -130,14 +131,33 @@ class Workspace:
         if not name_key(alias) or not name_key(canonical):
             raise ValueError("an alias and its canonical name must both contain letters or digits")
         if name_key(alias) == name_key(canonical):
-            raise ValueError(f"{alias!r} and {canonical!r} are already one name")
-        self._canon_action("alias", {"alias": alias, "canonical": canonical}, alias=(alias, canonical))
+            # One name key, but a split may keep them apart: merging them again undoes the split.
+            split = next((f for f in (alias, canonical) if display_form(f).lower() in self.store.splits()), None)
+            if split is None:
+                raise ValueError(f"{alias!r} and {canonical!r} are already one name")
+            self.unsplit(split)
+            return
+        self._alias_action("alias", alias, canonical, {})
+
+    def _alias_action(self, action: str, alias: str, canonical: str, extra: dict) -> None:
+        detail = {"alias": alias, "canonical": canonical, **extra}
+        replaced = self.store.aliases().get(alias)
+        if replaced is not None:
+            detail["replaced"] = replaced  # so that an undo restores it
+        self._canon_action(action, detail, alias=(alias, canonical))
+
+    def accept_suggestion(self, alias: str, canonical: str) -> None:
+        """Accept a suggested merge: ``alias`` becomes a name of ``canonical`` (one log entry)."""
+        if not name_key(alias) or not name_key(canonical) or name_key(alias) == name_key(canonical):
+            raise ValueError(f"cannot merge {alias!r} into {canonical!r}: they need two different names")
+        self._alias_action("accept", alias, canonical, {})
 
     def remove_alias(self, alias: str) -> None:
         """Undo an alias the user added."""
-        if alias not in self.store.aliases():
-            raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(self.store.aliases()) or 'none'}")
-        self._canon_action("unalias", {"alias": alias}, unalias=alias)
+        aliases = self.store.aliases()
+        if alias not in aliases:
+            raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(aliases) or 'none'}")
+        self._canon_action("unalias", {"alias": alias, "canonical": aliases[alias]}, unalias=alias)
 
     def split(self, form: str) -> None:
         """Give a surface form an entity of its own, undoing the merge that folded it in."""
@@ -149,10 +169,59 @@ class Workspace:
     def reject_suggestion(self, a: str, b: str) -> None:
         self._canon_action("reject", {"a": a, "b": b}, reject=tuple(sorted((name_key(a), name_key(b)))))
 
-    def _canon_action(self, action: str, detail: dict, **change) -> None:
+    def undo(self, entry_id: int) -> int:
+        """Undo one entry of the merge log by recording its inverse (itself a log entry).
+
+        An alias is removed (or the alias it replaced restored), a removed alias comes back, a
+        split is folded back in and the reverse, a rejected suggestion is suggested again.
+        Returns the id of the new entry.
+
+        Raises
+        ------
+        KeyError
+            No entry has that id.
+        ValueError
+            The entry is an undo itself, was already undone, or does not say enough to invert.
+        """
+        log = {entry["id"]: entry for entry in self.store.merge_log()}
+        entry = log.get(entry_id)
+        if entry is None:
+            raise KeyError(f"no merge log entry #{entry_id}; the log has {len(log)} entries")
+        undone = {e.get("undoes") for e in log.values()}
+        if entry_id in undone:
+            raise ValueError(f"merge log entry #{entry_id} is already undone")
+        if entry["action"] == "undo":
+            raise ValueError(f"merge log entry #{entry_id} is an undo; make the change again instead")
+        action, base = entry["action"], {"undoes": entry_id, "of": entry["action"]}
+        if action in ("alias", "accept"):
+            if entry.get("replaced"):
+                change = {"alias": (entry["alias"], entry["replaced"])}
+            else:
+                change = {"unalias": entry["alias"]}
+            detail = {**base, "alias": entry["alias"], "canonical": entry.get("canonical"),
+                      "restored": entry.get("replaced")}
+        elif action == "unalias":
+            if not entry.get("canonical"):
+                raise ValueError(f"merge log entry #{entry_id} does not say which name the alias pointed to; "
+                                 "add the alias again instead")
+            change = {"alias": (entry["alias"], entry["canonical"])}
+            detail = {**base, "alias": entry["alias"], "canonical": entry["canonical"]}
+        elif action in ("split", "unsplit"):
+            form = display_form(entry["form"]).lower()
+            change = {"unsplit": form} if action == "split" else {"split": form}
+            detail = {**base, "form": entry["form"]}
+        elif action == "reject":
+            change = {"unreject": tuple(sorted((name_key(entry["a"]), name_key(entry["b"]))))}
+            detail = {**base, "a": entry["a"], "b": entry["b"]}
+        else:
+            raise ValueError(f"merge log entry #{entry_id} ({action}) cannot be undone")
+        return self._canon_action("undo", detail, **change)
+
+    def _canon_action(self, action: str, detail: dict, **change) -> int:
         with self._write_lock():
-            self.store.record(action, detail, **change)
+            entry = self.store.record(action, detail, **change)
             self.sync_entity_vectors()
+        return entry
 
     def sync_entity_vectors(self, force: bool = False) -> int:
         """Keep the entity-name collection equal to the graph's entities. Returns vectors changed.
@@ -242,11 +311,20 @@ class Workspace:
         return self.store.merge_log()
 
     def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
-        """Near-duplicate names that are not yet one entity, minus those the user rejected."""
+        """Names that look like one entity but are not yet, best first, each with why, minus those
+        the user rejected: similar spelling or embeddings, a Chinese name whose gloss is an English
+        one (backed by shared neighbours), and pairs a note or a glossary record declares
+        (``A (B)``, ``A, also called B``)."""
+        graph = self.graph
         names = [e.name for e in self.entities()]
         rejected = self.store.rejected_suggestions()
-        found = suggest_merges(names, self.embedder if use_embeddings else None,
-                               self.settings.canonicalization.suggest_threshold)
+        similar = suggest_merges(names, self.embedder if use_embeddings else None,
+                                 self.settings.canonicalization.suggest_threshold)
+        neighbours = {graph.name(key): {graph.name(other) for other in graph.nx.successors(key)}
+                      | {graph.name(other) for other in graph.nx.predecessors(key)} for key in graph.nx.nodes}
+        translated = cross_language_suggestions(names, neighbours)
+        declared = declared_alias_suggestions(names, ((c.document_id, c.text) for c in self.store.chunks()))
+        found = combine_suggestions(declared, translated, similar)
         return [s for s in found if tuple(sorted((name_key(s.a), name_key(s.b)))) not in rejected]
 
     def stats(self) -> dict:
