@@ -245,8 +245,30 @@ def show_last_ingest() -> None:
     st.success(f"Ingested in {report['seconds']:.1f} s: {report['documents_added']} added, "
                f"{report['documents_updated']} updated, {report['documents_unchanged']} unchanged, "
                f"{report['documents_removed']} removed; {report['chunks_written']} chunks written.")
-    for problem in report["problems"] + report["extraction_problems"]:
+    problems, task_files = split_task_files(report["problems"] + report["extraction_problems"])
+    for problem in problems:
         st.warning(problem)
+    if task_files:
+        st.caption("Not ingested, as expected: " + ", ".join(task_files) + " (task sets are run on the Evaluate page).")
+
+
+_SKIPPED_YAML = re.compile(r"^(?P<file>.+\.ya?ml): skipped: unsupported extension \.ya?ml$")
+
+
+def split_task_files(problems: list[str]) -> tuple[list[str], list[str]]:
+    """``(problems, task files)``: a folder's own YAML task set is not a document, so skipping it
+    is no problem to warn about.
+
+    Examples
+    --------
+    >>> split_task_files(["sample_corpus/tasks.yaml: skipped: unsupported extension .yaml", "a.pdf: skipped"])
+    (['a.pdf: skipped'], ['sample_corpus/tasks.yaml'])
+    """
+    kept, tasks = [], []
+    for problem in problems:
+        found = _SKIPPED_YAML.match(problem)
+        (tasks.append(found.group("file")) if found else kept.append(problem))
+    return kept, tasks
 
 
 # -- shared widgets -------------------------------------------------------------------------------
