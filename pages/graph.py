@@ -50,9 +50,8 @@ filters = GraphFilters(types=tuple(chosen_types) or None, min_weight=min_weight,
 drawn = ui.graph_view(ws, view, filters)
 st.caption(f"{drawn.nodes} of {len(graph)} entities and {drawn.edges} edges shown"
            + (f", with {drawn.chunks} chunks" if show_chunks else "")
-           + ". Edge width is the number of chunks stating the edge; co-mention edges have no arrow. Hover a node or "
+           + ". Colours follow the entity type (legend above the graph). Edge width is the number of chunks stating the edge; co-mention edges have no arrow. Hover a node or "
              "an edge for its dates and chunks. Undated edges stay visible under a time filter.")
-st.markdown(drawn.legend, unsafe_allow_html=True)  # built by the core, names escaped
 if drawn.note:
     st.info(drawn.note)
 if center is not None and center not in drawn.keys:

@@ -274,8 +274,9 @@ def test_graph_page_has_a_legend_and_a_weight_slider_that_fits_the_data(monkeypa
     from workbench.visual import type_color
 
     at = page(open_app(monkeypatch, sample_workspace.path), "graph")
-    legend = next(m.value for m in at.markdown if "border-radius:6px" in m.value)
-    shown_types = {n["color"] for n in node_data(at.get("iframe")[0].proto.srcdoc)}
+    srcdoc = at.get("iframe")[0].proto.srcdoc
+    legend = srcdoc[srcdoc.index('<div id="legend"'):srcdoc.index("</div>", srcdoc.index('<div id="legend"'))]
+    shown_types = {n["color"] for n in node_data(srcdoc)}
     for entity_type in {e.type for e in sample_workspace.graph.entities() if e.key in {
             k for edge in sample_workspace.graph.edges() for k in (edge.source, edge.target)}}:
         assert f"{entity_type} (" in legend and type_color(entity_type) in legend and type_color(entity_type) in shown_types
