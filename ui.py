@@ -15,17 +15,18 @@ import threading
 import unicodedata
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
 from workbench.settings import Settings, SettingsError, load_settings
-from workbench.visual import GraphFilters, graph_html, select_view
+from workbench.visual import GraphFilters, graph_html, legend_html, select_view, type_legend
 from workbench.workspace import Workspace, WorkspaceBusy
 
 __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
-    "graph_view_html", "suggestions", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
+    "DrawnGraph", "graph_view", "suggestions", "md_text", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
     "workspace_metrics", "require_documents", "canonical_first", "run_write",
 ]
 
@@ -102,19 +103,35 @@ def keep_widget_state() -> None:
 
 # -- derived views, cached by workspace version -------------------------------------------------
 
+@dataclass(frozen=True)
+class DrawnGraph:
+    """A drawn view of the graph, as the Graph page shows it."""
+
+    html: str
+    note: str
+    legend: str
+    nodes: int
+    edges: int
+    chunks: int
+    keys: tuple[str, ...]
+
+
 @st.cache_data(show_spinner="Drawing the graph...", max_entries=32)
-def _graph_view_html(path: str, settings_path: str | None, version: int, view: str, filters: GraphFilters,
-                     height: int) -> tuple[str, str, int, int, list[str]]:
+def _graph_view(path: str, settings_path: str | None, version: int, view: str, filters: GraphFilters,
+                height: int) -> DrawnGraph:
     ws = _open_workspace(path, settings_path)
-    selected = select_view(ws.graph, view, filters)
-    return (graph_html(selected, height), selected.note, len(selected.nodes), len(selected.edges),
-            [entity.key for entity in selected.nodes])
+    documents = {chunk_id: document for chunk_id, (document, _) in ws.store.chunk_context().items()} \
+        if filters.show_chunks else None
+    selected = select_view(ws.graph, view, filters, ws.parts.chunk_entities, documents)
+    return DrawnGraph(graph_html(selected, height), selected.note,
+                      legend_html(type_legend(selected), len(selected.chunks)), len(selected.nodes),
+                      len(selected.edges), len(selected.chunks), tuple(entity.key for entity in selected.nodes))
 
 
-def graph_view_html(ws: Workspace, view: str, filters: GraphFilters, height: int = 620):
-    """``(html, note, nodes shown, edges shown, keys shown)`` for a view of the graph."""
-    return _graph_view_html(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version, view,
-                            filters, height)
+def graph_view(ws: Workspace, view: str, filters: GraphFilters, height: int = 640) -> DrawnGraph:
+    """A view of the graph drawn for the Graph page (cached by workspace version and filters)."""
+    return _graph_view(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version, view,
+                       filters, height)
 
 
 @st.cache_data(show_spinner="Looking for near-duplicate names...", max_entries=8)
@@ -125,6 +142,20 @@ def _suggestions(path: str, settings_path: str | None, version: int):
 def suggestions(ws: Workspace):
     """Suggested merges for the workspace as it is now."""
     return _suggestions(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version)
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_text(text: str) -> str:
+    r"""``text`` for ``st.markdown`` shown as written: Markdown marks and HTML brackets escaped.
+
+    Examples
+    --------
+    >>> print(md_text("<img src=x> *a*"))
+    \<img src=x\> \*a\*
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
 def canonical_first(ws: Workspace, a: str, b: str) -> tuple[str, str]:
@@ -214,8 +245,30 @@ def show_last_ingest() -> None:
     st.success(f"Ingested in {report['seconds']:.1f} s: {report['documents_added']} added, "
                f"{report['documents_updated']} updated, {report['documents_unchanged']} unchanged, "
                f"{report['documents_removed']} removed; {report['chunks_written']} chunks written.")
-    for problem in report["problems"] + report["extraction_problems"]:
+    problems, task_files = split_task_files(report["problems"] + report["extraction_problems"])
+    for problem in problems:
         st.warning(problem)
+    if task_files:
+        st.caption("Not ingested, as expected: " + ", ".join(task_files) + " (task sets are run on the Evaluate page).")
+
+
+_SKIPPED_YAML = re.compile(r"^(?P<file>.+\.ya?ml): skipped: unsupported extension \.ya?ml$")
+
+
+def split_task_files(problems: list[str]) -> tuple[list[str], list[str]]:
+    """``(problems, task files)``: a folder's own YAML task set is not a document, so skipping it
+    is no problem to warn about.
+
+    Examples
+    --------
+    >>> split_task_files(["sample_corpus/tasks.yaml: skipped: unsupported extension .yaml", "a.pdf: skipped"])
+    (['a.pdf: skipped'], ['sample_corpus/tasks.yaml'])
+    """
+    kept, tasks = [], []
+    for problem in problems:
+        found = _SKIPPED_YAML.match(problem)
+        (tasks.append(found.group("file")) if found else kept.append(problem))
+    return kept, tasks
 
 
 # -- shared widgets -------------------------------------------------------------------------------

@@ -1,15 +1,16 @@
-"""Canonicalization: which names were merged into one entity, and how to change that."""
+"""Canonicalization: which names were merged into one entity, and how to change that (every change undoable)."""
 
 import streamlit as st
 
 import ui
-from workbench.visual import merge_log_frame, merges_frame
+from workbench.canon import form_reasons
+from workbench.visual import log_sentence, merge_log_frame, merges_frame, undoable
 
 ui.keep_widget_state()
 st.title("Canonicalization")
 st.caption("Different ways of writing one thing (\"Auth Service\", \"auth-service\", \"AuthService\") become one "
            "entity. Check the merges, accept or reject suggestions, add an alias or split a form out: the graph "
-           "follows at once.")
+           "follows at once, and every change is in the log below, where it can be undone.")
 ws = ui.workspace()
 if not ui.require_documents(ws):
     st.stop()
@@ -17,24 +18,37 @@ if not ui.require_documents(ws):
 st.subheader("Merges")
 search = st.text_input("Search names", key=ui.kept("canon", "search", ""), placeholder="e.g. auth")
 merges = ws.merges()
+canonicalizer = ws.canonicalizer()
+reasons = {merge.key: form_reasons(merge, canonicalizer) for merge in merges}
 first_chunks = [form.chunk_ids[0] for merge in merges for form in merge.surface_forms if form.chunk_ids]
 chunk_text = {chunk.id: chunk.text for chunk in ws.chunks(first_chunks)}
-table = merges_frame(merges, lambda chunk_id: chunk_text.get(chunk_id, ""), search)
+table = merges_frame(merges, lambda chunk_id: chunk_text.get(chunk_id, ""), search, reasons)
 if table.empty:
     st.write("No merge matches." if search else "No names have been merged yet.")
 else:
     st.dataframe(table, hide_index=True, width="stretch")
+    forms = {f"{row['surface form']}  (in {row['canonical']})": row["chunks"].split(", ")
+             for row in table.to_dict("records") if row["chunks"]}
+    shown_form = st.selectbox("Every chunk where a form occurs", list(forms), index=None,
+                              placeholder="Choose a surface form", key="canon.form_chunks")
+    if shown_form:
+        chunks = ws.chunks(forms[shown_form])
+        st.dataframe([{"chunk": c.id, "document": c.document_id, "text": c.text} for c in chunks],
+                     hide_index=True, width="stretch")
 
 st.subheader("Suggested merges")
+st.caption("Ranked by evidence: similar spelling or meaning, a Chinese name whose translation is an English "
+           "one (stronger when both link to the same entities), or a note or glossary entry that declares them one.")
 found = ui.suggestions(ws)
 if not found:
     st.write("No near-duplicate names left to review.")
 for i, suggestion in enumerate(found[:12]):
     text, accept, reject = st.columns([6, 1, 1], vertical_alignment="center")
-    text.text(f"{suggestion.a}  ↔  {suggestion.b}   ({suggestion.score:.2f}, {suggestion.reason})")
+    text.markdown(f"**{ui.md_text(suggestion.a)}  ↔  {ui.md_text(suggestion.b)}** ({suggestion.score:.2f})  \n"
+                  f"{ui.md_text(suggestion.reason)}")
     if accept.button("Accept", key=f"canon.accept.{i}"):
         canonical, alias = ui.canonical_first(ws, suggestion.a, suggestion.b)
-        if ui.run_write(ws, ws.add_alias, alias, canonical):
+        if ui.run_write(ws, ws.accept_suggestion, alias, canonical):
             st.rerun()
     if reject.button("Reject", key=f"canon.reject.{i}"):
         if ui.run_write(ws, ws.reject_suggestion, suggestion.a, suggestion.b):
@@ -49,21 +63,22 @@ with alias_column, st.form("canon.alias", clear_on_submit=True):
         st.rerun()
 with split_column, st.form("canon.split"):
     st.markdown("**Split a form out**: give one surface form an entity of its own")
-    forms = sorted({form.form for merge in merges for form in merge.surface_forms}, key=str.casefold)
-    form = st.selectbox("Surface form", forms, index=None, placeholder="Choose a form")
+    split_forms = sorted({form.form for merge in merges for form in merge.surface_forms}, key=str.casefold)
+    form = st.selectbox("Surface form", split_forms, index=None, placeholder="Choose a form")
     if st.form_submit_button("Split") and form and ui.run_write(ws, ws.split, form):
         st.rerun()
 
-user_aliases = ws.store.aliases()
-if user_aliases:
-    with st.form("canon.unalias"):
-        undo = st.selectbox("Undo an alias you added", sorted(user_aliases), index=None, placeholder="Choose an alias")
-        if st.form_submit_button("Remove alias") and undo and ui.run_write(ws, ws.remove_alias, undo):
-            st.rerun()
-
-st.subheader("Merge log")
+st.subheader("Change log")
 log = ws.merge_log()
-if log:
-    st.dataframe(merge_log_frame(log), hide_index=True, width="stretch")
-else:
+if not log:
     st.write("No changes yet: every merge so far comes from the name rules and the settings.")
+    st.stop()
+st.dataframe(merge_log_frame(log), hide_index=True, width="stretch")
+open_entries = undoable(log)
+if open_entries:
+    with st.form("canon.undo"):
+        entry = st.selectbox("Undo a change", open_entries, index=None, placeholder="Choose a change",
+                             format_func=lambda e: f"#{e['id']}: {log_sentence(e)}")
+        if st.form_submit_button("Undo") and entry and ui.run_write(ws, ws.undo, entry["id"]):
+            st.toast(f"Undid #{entry['id']}")
+            st.rerun()

@@ -4,8 +4,9 @@ import streamlit as st
 
 import ui
 from workbench.context import build_context
+from workbench.explain import graph_walk, rank_overlap, walk_frames, why_sentence
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
-from workbench.visual import hits_frame, impact_frame, path_frame, seeds_text, shared_hits
+from workbench.visual import impact_frame, path_frame, shared_hits
 
 ui.keep_widget_state()
 st.title("Compare retrieval strategies")
@@ -33,24 +34,46 @@ if (shown_question, tuple(results), k) != asked:
     st.caption(f"Showing the results for “{shown_question}”; press Compare to run the new settings.")
 
 shared = shared_hits(results)
+side_key = ui.kept("compare", "side_by_side", list(results)[:3])
+st.session_state[side_key] = [m for m in st.session_state[side_key] if m in results] or list(results)[:3]
+side = st.multiselect("Side by side (two or three; the others are in tabs below)", list(results), key=side_key,
+                      max_selections=3)
 st.caption(f"★ marks a chunk returned by two or more strategies ({len(shared)} such chunks).")
-for column, (mode, result) in zip(st.columns(len(results)), results.items()):
-    with column:
-        st.subheader(mode)
-        st.caption(f"mode used: {result.mode_used}" + (f" — {result.reason}" if result.reason else ""))
-        explored = result.stats.get("entities_explored")
-        if result.stats.get("seeds") or explored is not None:
-            st.caption(f"seeds: {seeds_text(result.stats) or 'none'} · entities explored: {explored or 0}")
-        if not result.hits:
-            st.write("No hits.")
-        whys = hits_frame(result)["why"].tolist()
-        for hit, why in zip(result.hits, whys):
-            with st.container(border=True):
-                mark = " ★ also in " + ", ".join(m for m in shared[hit.chunk_id] if m != mode) \
-                    if hit.chunk_id in shared else ""
-                st.text(f"#{hit.rank} · {hit.score:.3f} · {hit.document}{mark}")
-                st.text(hit.text if len(hit.text) < 600 else hit.text[:600] + "…")
-                st.caption(why)
+
+
+def show_result(mode: str) -> None:
+    result = results[mode]
+    st.subheader(mode)
+    st.caption(f"mode used: {result.mode_used}" + (f" — {result.reason}" if result.reason else ""))
+    walk = graph_walk(result)
+    if walk.seeds:
+        st.caption("seeds: " + ", ".join(f"{name} ({score:.2f})" if score is not None else name
+                                         for name, score in walk.seeds)
+                   + f" · entities explored: {result.stats.get('entities_explored', len(walk.nodes))}")
+    if not result.hits:
+        st.write("No hits.")
+    for hit in result.hits:
+        with st.container(border=True):
+            mark = (" ★ also in " + ", ".join(m for m in shared[hit.chunk_id] if m != mode)
+                    if hit.chunk_id in shared else "")
+            st.text(f"#{hit.rank} · {hit.score:.3f} · chunk {hit.chunk_id}{mark}\n{hit.document}")
+            st.text(hit.text if len(hit.text) < 600 else hit.text[:600] + "…")
+            st.caption(why_sentence(hit.why))
+
+
+if side:
+    for column, mode in zip(st.columns(len(side)), side):
+        with column:
+            show_result(mode)
+others = [m for m in results if m not in side]
+if others:
+    for tab, mode in zip(st.tabs(others), others):
+        with tab:
+            show_result(mode)
+
+st.subheader("Rank overlap")
+st.caption("Each chunk any strategy returned, with its rank in each (blank: not returned).")
+st.dataframe(rank_overlap(results), hide_index=True, width="stretch")
 
 for mode, result in results.items():
     context = result.graph_context or {}
@@ -63,6 +86,16 @@ for mode, result in results.items():
         for number, path in enumerate(context.get("paths", []), 1):
             st.text(f"Path {number}: " + " → ".join(path.get("nodes", [])))
             st.dataframe(path_frame(path), hide_index=True, width="stretch")
+    elif not graph_walk(result).empty:
+        walk = graph_walk(result)
+        st.subheader(f"What {mode} walked")
+        st.text("Seeds: " + (", ".join(name for name, _ in walk.seeds) or "none"))
+        nodes, triples = walk_frames(walk)
+        left, right = st.columns([1, 2])
+        left.caption("Entities ranked by the walk")
+        left.dataframe(nodes, hide_index=True, width="stretch")
+        right.caption("Cited triples among them (the graph context)")
+        right.dataframe(triples, hide_index=True, width="stretch")
 
 for mode, result in results.items():
     with st.expander(f"Assembled context: {mode}"):

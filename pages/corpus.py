@@ -45,13 +45,19 @@ st.subheader("Documents")
 documents = ws.documents()
 if documents:
     st.dataframe(documents_frame(documents), hide_index=True, width="stretch")
-    with st.form("corpus.remove"):
-        doomed = st.selectbox("Remove a document", [d.id for d in documents], index=None,
-                              placeholder="Choose a document")
-        if st.form_submit_button("Remove") and doomed:
-            if ui.run_write(ws, ws.remove, doomed):
-                st.session_state["corpus.last_report"] = None
-                st.toast(f"Removed {doomed}")
-                st.rerun()
+    doomed = st.selectbox("Remove a document", [d.id for d in documents], index=None, placeholder="Choose a document",
+                          key="corpus.doomed")
+    if doomed:
+        st.warning(f"Remove {doomed}? Its chunks, vectors and the edges only it states leave the workspace; "
+                   "ingesting the file again brings them back.")
+        confirm, cancel = st.columns([1, 6])
+        if confirm.button("Remove", type="primary", key="corpus.remove") and ui.run_write(ws, ws.remove, doomed):
+            st.session_state["corpus.last_report"] = None
+            st.session_state.pop("corpus.doomed", None)
+            st.toast(f"Removed {doomed}")
+            st.rerun()
+        if cancel.button("Cancel", key="corpus.cancel"):
+            st.session_state.pop("corpus.doomed", None)
+            st.rerun()
 else:
     st.write("No documents yet.")

@@ -1,13 +1,16 @@
-"""Evaluate: run the expansion-evaluation protocol on a task set and read the results."""
+"""Evaluate: run the expansion-evaluation protocol on a task set, read the results, compare saved runs."""
 
 import tempfile
+import time
 from pathlib import Path
 
 import streamlit as st
 
 import ui
 from workbench.evaluate.charts import run_charts
-from workbench.evaluate.report import cases_frame, export_csv, export_markdown, highlights, save_run, summary_frame
+from workbench.evaluate.report import (RunNotFound, cases_frame, comparison_table, estimate_seconds, export_csv,
+                                       export_markdown, highlights, list_runs, load_run, progress_text, runs_frame,
+                                       save_run, summary_table)
 from workbench.evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES, StrategyFailed, run_evaluation
 from workbench.evaluate.tasks import TaskError, load_resolved_tasks
 from workbench.retrieve import MODES
@@ -24,47 +27,97 @@ task_file = st.text_input("Task file (YAML or JSONL)", key=ui.kept("eval", "task
 strategies = st.multiselect("Strategies", MODES, key=ui.kept("eval", "modes", [m for m in DEFAULT_STRATEGIES
                                                                              if m in MODES]))
 k = st.slider("k (hits per question)", 1, 20, key=ui.kept("eval", "k", ws.settings.retrieval.k))
+saved = list_runs(ws.path)
+try:
+    tasks = load_resolved_tasks(ws, Path(task_file))
+except (TaskError, ValueError, OSError) as exc:
+    tasks = None
+    st.error(f"The task file cannot be used: {exc}")
+else:
+    cases = len(tasks) * len({DEFAULT_DIRECT, *strategies})
+    estimate = estimate_seconds(saved, cases)
+    st.caption(f"{len(tasks)} tasks × {len({DEFAULT_DIRECT, *strategies})} strategies = {cases} cases, after one "
+               "untimed warm-up query per strategy. "
+               + (f"At the pace of the runs saved here, about {estimate:.0f} s; more when the machine is busy."
+                  if estimate is not None else
+                  "No saved run to estimate the time from: the progress bar estimates it after the first cases."))
 
-if st.button("Run the evaluation", type="primary", key="eval.run"):
+if st.button("Run the evaluation", type="primary", key="eval.run", disabled=tasks is None):
+    started = time.perf_counter()
+    bar = st.progress(0.0, text="Warming up every strategy (not timed)...")
+    warmed = {}
+
+    def progress(done: int, total: int) -> None:
+        warmed.setdefault("at", time.perf_counter() - started)
+        bar.progress(done / total, text=progress_text(done, total, time.perf_counter() - started, warmed["at"]))
+
     try:
-        tasks = load_resolved_tasks(ws, Path(task_file))
-        bar = st.progress(0.0, text="Running...")
-        run = run_evaluation(ws, tasks, strategies or [DEFAULT_DIRECT], k=k, task_file=task_file,
-                             progress=lambda done, total: bar.progress(done / total, text=f"{done} of {total} cases"))
+        run = run_evaluation(ws, tasks, strategies or [DEFAULT_DIRECT], k=k, task_file=task_file, progress=progress)
         save_run(run, ws.path)
         st.session_state["eval.last_run"] = run
-    except (TaskError, StrategyFailed, ValueError, OSError) as exc:
+        saved = list_runs(ws.path)
+    except (StrategyFailed, ValueError, OSError) as exc:
         st.error(f"The evaluation could not run: {exc}")
 
 run = st.session_state.get("eval.last_run")
 if run is None:
-    st.info("Choose a task file and strategies, then press Run. The bundled sample task set takes a few seconds.")
+    st.info("Choose a task file and strategies, then press Run. Saved runs are listed at the bottom of the page.")
+else:
+    st.subheader(f"Summary (run {run.run_id}, k = {run.k})")
+    if run.seconds:
+        st.caption(f"Took {run.seconds:.0f} s, of which {run.warm_up_seconds:.0f} s warm-up (not in the latencies).")
+    st.dataframe(summary_table(run), hide_index=True, width="stretch")
+    for line in highlights(run):
+        st.text("• " + line)
+
+    metric = st.selectbox("Chart metric", ["recall", "ndcg", "mrr"], key=ui.kept("eval", "metric", "recall"))
+    for name, figure in run_charts(run, metric).items():
+        st.plotly_chart(figure, key=f"eval.chart.{name}")
+
+    st.subheader("Cases")
+    st.dataframe(cases_frame(run), hide_index=True, width="stretch")
+
+    st.subheader("One case")
+    task_id = st.selectbox("Task", run.task_ids, key="eval.case")
+    for strategy in run.strategies:
+        case = run.case(task_id, strategy)
+        with st.expander(f"{strategy}: recall {case.recall:.2f}, {len(case.missed)} missed",
+                         expanded=strategy != run.direct):
+            st.text(f"Question: {case.question}\nGold: {', '.join(case.gold)}\nMissed: {', '.join(case.missed) or 'none'}\n"
+                    f"Found beyond direct: {', '.join(case.found_beyond_direct) or 'none'}\n"
+                    f"Added irrelevant: {', '.join(case.added_irrelevant) or 'none'}\nRanked: {', '.join(case.ranked)}")
+
+    with tempfile.TemporaryDirectory() as folder:
+        csv_data = export_csv(run, Path(folder) / "cases.csv").read_bytes()
+        markdown_data = export_markdown(run, Path(folder) / "report.md").read_bytes()
+    left, right = st.columns(2)
+    left.download_button("Download cases (CSV)", csv_data, file_name=f"{run.run_id}.csv", mime="text/csv")
+    right.download_button("Download report (Markdown)", markdown_data, file_name=f"{run.run_id}.md",
+                          mime="text/markdown")
+
+st.subheader("Saved runs")
+if not saved:
+    st.write(f"No run saved yet in {ws.path / 'runs'}.")
     st.stop()
-
-st.subheader(f"Summary (run {run.run_id}, k = {run.k})")
-st.dataframe(summary_frame(run), hide_index=True, width="stretch")
-for line in highlights(run):
-    st.text("• " + line)
-
-metric = st.selectbox("Chart metric", ["recall", "ndcg", "mrr"], key=ui.kept("eval", "metric", "recall"))
-for name, figure in run_charts(run, metric).items():
-    st.plotly_chart(figure, key=f"eval.chart.{name}")
-
-st.subheader("Cases")
-st.dataframe(cases_frame(run), hide_index=True, width="stretch")
-
-st.subheader("One case")
-task_id = st.selectbox("Task", run.task_ids, key="eval.case")
-for strategy in run.strategies:
-    case = run.case(task_id, strategy)
-    with st.expander(f"{strategy}: recall {case.recall:.2f}, {len(case.missed)} missed", expanded=strategy != run.direct):
-        st.text(f"Question: {case.question}\nGold: {', '.join(case.gold)}\nMissed: {', '.join(case.missed) or 'none'}\n"
-                f"Found beyond direct: {', '.join(case.found_beyond_direct) or 'none'}\n"
-                f"Added irrelevant: {', '.join(case.added_irrelevant) or 'none'}\nRanked: {', '.join(case.ranked)}")
-
-with tempfile.TemporaryDirectory() as folder:
-    csv_data = export_csv(run, Path(folder) / "cases.csv").read_bytes()
-    markdown_data = export_markdown(run, Path(folder) / "report.md").read_bytes()
+st.dataframe(runs_frame(saved), hide_index=True, width="stretch")
+ids = [r["run_id"] for r in saved][::-1]  # newest first
+if len(ids) < 2:
+    st.write("Run the evaluation again (other strategies, k or settings) to compare two runs.")
+    st.stop()
 left, right = st.columns(2)
-left.download_button("Download cases (CSV)", csv_data, file_name=f"{run.run_id}.csv", mime="text/csv")
-right.download_button("Download report (Markdown)", markdown_data, file_name=f"{run.run_id}.md", mime="text/markdown")
+run_a = left.selectbox("Run A (before)", ids, index=1, key="eval.compare.a")
+run_b = right.selectbox("Run B (after)", ids, index=0, key="eval.compare.b")
+try:
+    a, b = load_run(run_a, ws.path), load_run(run_b, ws.path)
+except RunNotFound as exc:
+    st.error(str(exc))
+    st.stop()
+comparison = comparison_table(a, b)
+st.caption(f"B − A per strategy both runs share, over the tasks both answered; 95% bootstrap CI. A: {a.created} "
+           f"(k = {a.k}), B: {b.created} (k = {b.k}).")
+if comparison.empty:
+    st.write("These two runs share no strategy on the same tasks.")
+else:
+    st.dataframe(comparison, hide_index=True, width="stretch")
+    st.download_button("Download the comparison (CSV)", comparison.to_csv(index=False).encode("utf-8"),
+                       file_name=f"{run_a}-vs-{run_b}.csv", mime="text/csv", key="eval.compare.download")

@@ -60,6 +60,27 @@ def hostile_workspace(make_workspace, tmp_path):
     return ws
 
 
+@pytest.fixture
+def twins_workspace(make_workspace, tmp_path):
+    """Two spellings of the Auth Service, its Chinese name, and the folder's own task set."""
+    corpus = tmp_path / "twins"
+    corpus.mkdir()
+    (corpus / "auth.md").write_text("---\ntitle: Auth notes\n---\nThe Auth Service depends on the token cache.\n\n"
+                                    "The auth-service is deployed in Kubernetes.\n", encoding="utf-8")
+    (corpus / "zh.md").write_text("---\ntitle: 认证说明\n---\n认证服务使用令牌缓存。登录流程依赖认证服务。\n", encoding="utf-8")
+    (corpus / "tasks.yaml").write_text("- id: t1\n  question: What does the Auth Service depend on?\n  gold: [auth.md]\n",
+                                       encoding="utf-8")
+    ws = make_workspace("twins-ws")
+    ws.corpus = corpus
+    return ws
+
+
+def submit(at, label):
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    return at
+
+
 # -- Corpus --------------------------------------------------------------------------------
 
 def test_corpus_page_counts_what_the_workspace_holds(monkeypatch, sample_workspace):
@@ -81,14 +102,28 @@ def test_empty_workspace_offers_the_sample_corpus_and_no_page_fails(monkeypatch,
         assert "The workspace is empty" in texts(at), name
 
 
-def test_removing_a_document_from_the_corpus_page(monkeypatch, hostile_workspace):
+def test_removing_a_document_asks_first_and_cancel_keeps_it(monkeypatch, hostile_workspace):
     at = open_app(monkeypatch, hostile_workspace.path)
     doomed = next(d.id for d in hostile_workspace.documents() if d.id.endswith("redis.md"))
-    at.selectbox[0].select(doomed)
-    next(b for b in at.button if b.label == "Remove").click().run()
+    at.selectbox(key="corpus.doomed").select(doomed).run()
+    assert any(w.value.startswith(f"Remove {doomed}?") for w in at.warning)
+    assert doomed in [d.id for d in hostile_workspace.documents()]  # choosing is not removing
+    at.button(key="corpus.cancel").click().run()
+    assert doomed in [d.id for d in hostile_workspace.documents()] and not at.warning
+    at.selectbox(key="corpus.doomed").select(doomed).run()
+    at.button(key="corpus.remove").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert doomed not in [d.id for d in hostile_workspace.documents()]
     assert doomed not in list(dataframes(at)[0]["document"])
+
+
+def test_ingesting_a_folder_with_its_task_set_warns_about_nothing(monkeypatch, twins_workspace):
+    at = open_app(monkeypatch, twins_workspace.path)
+    at.text_input(key="keep.corpus.folder").input(str(twins_workspace.corpus))
+    at.button(key="corpus.ingest_folder").click().run()
+    assert not at.exception and "2 added" in texts(at)
+    assert not [w.value for w in at.warning]
+    assert any("Not ingested, as expected: " in c.value and "tasks.yaml" in c.value for c in at.caption)
 
 
 def test_upload_is_saved_inside_the_session_folder(monkeypatch, tmp_path):
@@ -127,6 +162,19 @@ def test_canonicalization_page_lists_merges_with_forms_and_samples(monkeypatch, 
     assert set(zip(merges["canonical"], merges["surface form"])) == expected
     assert all(merges["sample chunk"].str.len() > 0)
     assert "Suggested merges" in [h.value for h in at.subheader]
+    # Every form lists all its chunks, and its own reason.
+    auth = {f.form: f for m in sample_workspace.merges() if m.key == "authservice" for f in m.surface_forms}
+    rows = merges[merges["canonical"] == "Auth Service"].set_index("surface form")
+    assert {form: rows.loc[form, "chunks"] for form in auth} == {f: ", ".join(x.chunk_ids) for f, x in auth.items()}
+    assert rows.loc["Auth Service", "why"] == "canonical: the most frequent form"
+    assert rows.loc["auth-service", "why"] == "same name key as Auth Service (authservice)"
+
+
+def test_chinese_twins_are_suggested_with_why(monkeypatch, sample_workspace):
+    at = page(open_app(monkeypatch, sample_workspace.path), "canonicalization")
+    suggested = [m.value for m in at.markdown if "↔" in m.value]
+    assert any("Auth Service  ↔  认证服务" in m and "translation" in m and "认证 = auth" in m for m in suggested)
+    assert any("token cache  ↔  令牌缓存" in m for m in suggested)
 
 
 def test_canonicalization_search_filters_the_merges(monkeypatch, sample_workspace):
@@ -147,7 +195,53 @@ def test_adding_an_alias_merges_the_entities_in_the_graph(monkeypatch, hostile_w
     assert not at.exception and not at.error
     graph = hostile_workspace.graph
     assert graph.resolve("login service") == graph.resolve("Redis notes") and len(graph) == before - 1
-    assert "alias" in list(dataframes(at)[-1]["action"])
+    log = dataframes(at)[-1]
+    assert list(log["change"]) == ["Merged “login service” into “Redis notes”"]
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", log.loc[0, "when"])  # local time, not an epoch
+
+
+def test_a_split_can_be_undone_and_merging_a_split_form_again_works(monkeypatch, twins_workspace):
+    ws = twins_workspace
+    ws.ingest([ws.corpus])
+    at = page(open_app(monkeypatch, ws.path), "canonicalization")
+    entities = len(ws.graph)
+    at.selectbox[1].select("auth-service")  # the split form's surface form
+    submit(at, "Split")
+    assert len(ws.graph) == entities + 1 and ws.graph.resolve("auth-service") != ws.graph.resolve("Auth Service")
+    # Merging the two names again is no longer refused as "already one name": it undoes the split.
+    at.text_input[1].input("auth-service")
+    at.text_input[2].input("Auth Service")
+    submit(at, "Add alias")
+    assert len(ws.graph) == entities and ws.graph.resolve("auth-service") == ws.graph.resolve("Auth Service")
+    # Split again, then undo it from the log.
+    at.selectbox[1].select("auth-service")
+    submit(at, "Split")
+    assert len(ws.graph) == entities + 1
+    split_entry = max(e["id"] for e in ws.merge_log() if e["action"] == "split")
+    undo = next(sb for sb in at.selectbox if sb.label == "Undo a change")
+    undo.select(next(o for o in undo.options if o.startswith(f"#{split_entry}:")))
+    submit(at, "Undo")
+    assert len(ws.graph) == entities and ws.graph.resolve("auth-service") == ws.graph.resolve("Auth Service")
+    log = dataframes(at)[-1]
+    assert log.loc[0, "change"] == f"Undid #{split_entry}: folded “auth-service” back into its entity"
+    assert log.set_index("#").loc[split_entry, "status"] == f"undone by #{log.loc[0, '#']}"
+
+
+def test_accepting_a_chinese_twin_merges_it_and_undo_separates_it_again(monkeypatch, twins_workspace):
+    ws = twins_workspace
+    ws.ingest([ws.corpus])
+    at = page(open_app(monkeypatch, ws.path), "canonicalization")
+    before = len(ws.graph)
+    assert ws.graph.resolve("认证服务") != ws.graph.resolve("Auth Service")
+    row = next(i for i, m in enumerate(m.value for m in at.markdown if "↔" in m.value) if "认证服务" in m)
+    at.button(key=f"canon.accept.{row}").click().run()
+    assert not at.exception and ws.graph.resolve("认证服务") == ws.graph.resolve("Auth Service")
+    assert len(ws.graph) == before - 1
+    assert dataframes(at)[-1].loc[0, "change"] == "Accepted a suggestion: merged “认证服务” into “Auth Service”"
+    undo = next(sb for sb in at.selectbox if sb.label == "Undo a change")
+    undo.select(undo.options[0])
+    submit(at, "Undo")
+    assert ws.graph.resolve("认证服务") != ws.graph.resolve("Auth Service") and len(ws.graph) == before
 
 
 # -- Graph --------------------------------------------------------------------------------------
@@ -163,13 +257,34 @@ def test_graph_page_draws_offline_with_vis_network_inline(monkeypatch, sample_wo
     assert relation_ends <= shown
 
 
-def test_graph_page_escapes_a_hostile_entity_name(monkeypatch, hostile_workspace):
+def test_graph_page_shows_a_hostile_entity_name_as_written_escaped_once(monkeypatch, hostile_workspace):
     at = page(open_app(monkeypatch, hostile_workspace.path), "graph")
     srcdoc = at.get("iframe")[0].proto.srcdoc
     assert "<img src=x" not in srcdoc and "alert(2)</script" not in srcdoc
-    labels = [n["label"] for n in node_data(srcdoc)]
-    assert any(label.startswith("&lt;img src=x onerror=alert(1") for label in labels)
-    assert all("<" not in n["label"] and "<img" not in n["title"] for n in node_data(srcdoc))
+    nodes = node_data(srcdoc)  # the JSON, decoded: what vis-network draws as text
+    assert any(n["label"].startswith("<img src=x onerror=alert(1") for n in nodes)
+    assert any(n["label"] == "2)</script" for n in nodes)  # an extracted name, drawn as written
+    assert not any("&lt;" in n["label"] or "&lt;" in n["title"] for n in nodes)
+    edges = json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", srcdoc, re.DOTALL).group(1))
+    assert edges and not any("&lt;" in e["title"] or "&gt;" in e["title"] for e in edges)
+    assert any(e["title"].startswith("<img src=x onerror=alert(1 -DEPENDS_ON-> Redis notes") for e in edges)
+
+
+def test_graph_page_has_a_legend_and_a_weight_slider_that_fits_the_data(monkeypatch, sample_workspace):
+    from workbench.visual import type_color
+
+    at = page(open_app(monkeypatch, sample_workspace.path), "graph")
+    srcdoc = at.get("iframe")[0].proto.srcdoc
+    legend = srcdoc[srcdoc.index('<div id="legend"'):srcdoc.index("</div>", srcdoc.index('<div id="legend"'))]
+    shown_types = {n["color"] for n in node_data(srcdoc)}
+    for entity_type in {e.type for e in sample_workspace.graph.entities() if e.key in {
+            k for edge in sample_workspace.graph.edges() for k in (edge.source, edge.target)}}:
+        assert f"{entity_type} (" in legend and type_color(entity_type) in legend and type_color(entity_type) in shown_types
+    top = max(e.weight for e in sample_workspace.graph.edges())
+    assert at.slider(key="keep.graph.min_weight").max == top == 2
+    types = at.multiselect(key="keep.graph.types").options
+    assert set(types) == {e.type for e in sample_workspace.graph.entities()}
+    assert any(i.value.startswith("Hidden: ") and "with no edge" in i.value for i in at.info)
 
 
 def test_graph_page_shows_the_chunks_behind_a_nodes_edges(monkeypatch, sample_workspace):
@@ -179,6 +294,10 @@ def test_graph_page_shows_the_chunks_behind_a_nodes_edges(monkeypatch, sample_wo
     neighbours, evidence = dataframes(at)
     expected = {name for name, _ in sample_workspace.graph.neighbors("redis", direction="both").entities}
     assert set(neighbours["entity"]) == expected
+    row = neighbours.set_index("entity").loc["token cache"]
+    assert (row["relation"], row["direction"], row["weight"]) == ("backed_by", "← in", 1)
+    redis = next(n for n in node_data(at.get("iframe")[0].proto.srcdoc) if n["label"] == "Redis")
+    assert redis["borderWidth"] == 5  # the picked entity is highlighted
     chunk_ids = {c for e in sample_workspace.graph.neighbors("redis", direction="both").edges for c in e.chunk_ids}
     assert set(evidence["chunk"]) == chunk_ids
     assert all(evidence["text"].str.len() > 0)
@@ -189,7 +308,12 @@ def test_graph_filters_change_what_is_drawn(monkeypatch, sample_workspace):
     everything = len(node_data(at.get("iframe")[0].proto.srcdoc))
     at.number_input(key="keep.graph.top_n").set_value(10).run()
     assert len(node_data(at.get("iframe")[0].proto.srcdoc)) == 10 < everything
-    assert any("Showing the top 10" in i.value for i in at.info)
+    assert any(f"{everything - 10} below the top 10 by degree" in i.value for i in at.info)
+    at.toggle(key="keep.graph.chunks").set_value(True).run()
+    nodes = node_data(at.get("iframe")[0].proto.srcdoc)
+    chunk_nodes = [n for n in nodes if n.get("shape") == "square"]
+    assert len(nodes) == 10 + len(chunk_nodes) and chunk_nodes
+    assert all(n["title"].startswith("chunk ") for n in chunk_nodes)
 
 
 # -- Compare ------------------------------------------------------------------------------------
@@ -205,11 +329,31 @@ def test_compare_page_shows_the_redis_chain_side_by_side(monkeypatch, sample_wor
     for mode in ("graphrag", "hybrid", "paths"):
         for hit in retrieve(sample_workspace, REDIS_QUESTION, mode, k).hits:
             assert hit.text[:200] in shown
-    impact = dataframes(at)[0]
+    impact = next(f for f in dataframes(at) if "entity" in f.columns and "path" in f.columns)
     assert {"Auth Service", "login flow", "token cache"} <= set(impact["entity"])
     assert "★" in shown and "mode used: full_graphrag" in shown
     assert "Survivors (not impacted)" in shown
     assert len(at.expander) == 3 and "# Question" in at.code[0].value
+    for hit in retrieve(sample_workspace, REDIS_QUESTION, "hybrid", k).hits:
+        assert f"chunk {hit.chunk_id}" in shown and hit.document in shown
+    assert "Fused by RRF" in shown and "rrf=" not in shown and "rrf:" not in shown
+    overlap = dataframes(at)[0]
+    assert list(overlap.columns) == ["chunk", "document", "strategies", "graphrag", "hybrid", "paths"]
+    assert "What graphrag walked" in [h.value for h in at.subheader]
+    walked = retrieve(sample_workspace, REDIS_QUESTION, "graphrag", k).graph_context
+    triples = next(f for f in dataframes(at) if "relation" in f.columns and "documents" in f.columns
+                   and "target" in f.columns and len(f) == len(walked["triples"]))
+    assert set(triples["relation"]) == {t["relation"] for t in walked["triples"]}
+
+
+def test_compare_puts_three_strategies_side_by_side_and_the_rest_in_tabs(monkeypatch, sample_workspace):
+    at = page(open_app(monkeypatch, sample_workspace.path), "compare")
+    at.multiselect(key="keep.compare.modes").set_value(["graphrag", "hybrid", "paths", "keyword", "vector"])
+    at.button(key="compare.run").click().run()
+    assert not at.exception
+    assert at.multiselect(key="keep.compare.side_by_side").value == ["graphrag", "hybrid", "paths"]
+    assert [t.label for t in at.tabs] == ["keyword", "vector"]
+    assert list(dataframes(at)[0].columns)[3:] == ["graphrag", "hybrid", "paths", "keyword", "vector"]
 
 
 def test_compare_page_state_survives_navigation(monkeypatch, sample_workspace):
@@ -224,14 +368,39 @@ def test_compare_page_state_survives_navigation(monkeypatch, sample_workspace):
 
 # -- Evaluate -----------------------------------------------------------------------------------
 
-def test_evaluate_page_runs_the_sample_tasks_with_charts_and_downloads(monkeypatch, sample_workspace):
-    at = page(open_app(monkeypatch, sample_workspace.path), "evaluate")
-    assert "press Run" in texts(at)
+def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparison(monkeypatch, make_workspace):
+    from workbench.evaluate.report import list_runs
+
+    ws = make_workspace("eval-ws")
+    ws.ingest([ROOT / "sample_corpus"])
+    at = page(open_app(monkeypatch, ws.path), "evaluate")
+    shown = texts(at)
+    assert "press Run" in shown and "few seconds" not in shown
+    assert "31 tasks × 3 strategies = 93 cases" in shown and "No saved run to estimate the time from" in shown
     at.button(key="eval.run").click().run()
     assert not at.exception and not at.error
-    summary, cases = dataframes(at)
+    summary, cases = dataframes(at)[:2]
     assert set(summary["strategy"]) == {"vector", "expand", "graphrag"}
-    assert "d_recall_low" in summary.columns and len(cases) == 3 * len(set(cases["task"]))
+    ci = summary.set_index("strategy")["Δ recall vs vector [95% CI]"]
+    assert ci["vector"] == "+0.00 [0.00, 0.00]"
+    assert all(re.fullmatch(r"[+-]\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]", v) for v in ci)
+    assert not [c for c in summary.columns if c.startswith("d_")] and len(cases) == 3 * len(set(cases["task"]))
     assert len(at.get("plotly_chart")) == 3
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
+    assert bars["name"] == "Δ recall" and bars["y"] and "error_y" in bars  # the CI is plotted on the difference
     assert [b.proto.label for b in at.get("download_button")] == ["Download cases (CSV)", "Download report (Markdown)"]
     assert len(at.expander) == 3
+    assert "Run the evaluation again" in texts(at)  # one saved run: nothing to compare yet
+
+    at.multiselect(key="keep.eval.modes").set_value(["vector", "graphrag"])
+    at.button(key="eval.run").click().run()
+    assert not at.exception and not at.error
+    assert "At the pace of the runs saved here, about" in texts(at)
+    runs = list_runs(ws.path)
+    assert len(runs) == 2 and runs[0]["seconds"] > 0
+    saved = next(f for f in dataframes(at) if "run" in f.columns)
+    assert list(saved["run"]) == [runs[1]["run_id"], runs[0]["run_id"]]
+    comparison = dataframes(at)[-1]
+    assert list(comparison["strategy"]) == ["vector", "graphrag"]  # the strategies both runs have
+    assert comparison.set_index("strategy").loc["vector", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
+    assert "Download the comparison (CSV)" in [b.proto.label for b in at.get("download_button")]

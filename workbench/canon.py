@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +37,12 @@ __all__ = [
     "build_merges",
     "display_names",
     "suggest_merges",
+    "ZH_EN_TERMS",
+    "form_reasons",
+    "gloss",
+    "cross_language_suggestions",
+    "declared_alias_suggestions",
+    "combine_suggestions",
 ]
 
 DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
@@ -420,3 +426,218 @@ def suggest_merges(
     ]
     suggestions.sort(key=lambda s: (-s.score, s.a, s.b))
     return suggestions
+
+
+# -- why each form is in its entity -------------------------------------------------------------
+
+def form_reasons(merge: Merge, canonicalizer: Canonicalizer) -> dict[str, str]:
+    """Surface form -> why it belongs to the merge: the canonical form, a shared name key, or
+    the alias that maps it (each form its own reason, not the merge's).
+
+    Examples
+    --------
+    >>> c = Canonicalizer(user_aliases={"login service": "Auth Service"})
+    >>> merge = build_merges([Mention("Auth Service", "c1"), Mention("Auth Service", "c2"),
+    ...                       Mention("auth-service", "c3"), Mention("login service", "c4")], c)[0]
+    >>> for form, why in form_reasons(merge, c).items():
+    ...     print(form, "|", why)
+    Auth Service | canonical: the most frequent form
+    login service | alias (user): login service → Auth Service
+    auth-service | same name key as Auth Service (authservice)
+    """
+    canonical_key = name_key(merge.canonical, canonicalizer.articles)
+    reasons = {}
+    for form in merge.surface_forms:
+        explained = canonicalizer.explain(form.form)
+        if form.form == merge.canonical:
+            reasons[form.form] = "canonical: the most frequent form"
+        elif canonicalizer.is_split(form.form):
+            reasons[form.form] = "split out by the user"
+        elif explained:
+            reasons[form.form] = f"{' then '.join(explained)}: {form.form} → {merge.canonical}"
+        elif name_key(form.form, canonicalizer.articles) == canonical_key:
+            reasons[form.form] = f"same name key as {merge.canonical} ({canonical_key})"
+        else:
+            reasons[form.form] = f"same name key ({name_key(form.form, canonicalizer.articles)})"
+    return reasons
+
+
+# -- suggestions from evidence beyond spelling ---------------------------------------------------
+
+#: A small Chinese -> English lexicon of technical words, for glossing names written in Chinese
+#: so that 认证服务 can be suggested as Auth Service (the embedding model has no Chinese words).
+ZH_EN_TERMS: dict[str, str] = {
+    "认证": "auth", "鉴权": "auth", "身份": "identity", "服务": "service", "令牌": "token", "缓存": "cache",
+    "登录": "login", "流程": "flow", "会话": "sessions", "存储": "store", "数据库": "database", "数据": "data",
+    "搜索": "search", "计费": "billing", "账单": "billing", "通知": "notification", "报表": "reporting",
+    "报告": "report", "管道": "pipeline", "流水线": "pipeline", "网关": "gateway", "边缘": "edge", "队列": "queue",
+    "消息": "messaging", "事件": "event", "工作者": "worker", "任务": "job", "集群": "cluster", "节点": "node",
+    "主节点": "primary", "团队": "team", "平台": "platform", "支付": "payments", "账户": "accounts",
+    "用户": "user", "接口": "API", "负载均衡": "load balancer", "监控": "monitoring", "日志": "log",
+    "配置": "config", "发现": "discovery", "熔断器": "circuit breaker", "断路器": "circuit breaker",
+}
+
+_CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def gloss(name: str, lexicon: Mapping[str, str] = ZH_EN_TERMS) -> tuple[str, list[tuple[str, str]]] | None:
+    """An English reading of a name written in Chinese, word by word (longest match first);
+    ``None`` unless every Chinese character is covered by ``lexicon``.
+
+    Examples
+    --------
+    >>> gloss("认证服务")
+    ('auth service', [('认证', 'auth'), ('服务', 'service')])
+    >>> gloss("Redis 主节点"), gloss("Auth Service"), gloss("雪崩")
+    (('Redis primary', [('主节点', 'primary')]), None, None)
+    """
+    if not _CJK_RE.search(name):
+        return None
+    longest = max(map(len, lexicon), default=1)
+    words: list[str] = []
+    used: list[tuple[str, str]] = []
+    i = 0
+    while i < len(name):
+        if not _CJK_RE.match(name[i]):
+            j = i
+            while j < len(name) and not _CJK_RE.match(name[j]):
+                j += 1
+            if name[i:j].strip():
+                words.append(name[i:j].strip())
+            i = j
+            continue
+        for size in range(min(longest, len(name) - i), 0, -1):
+            if name[i:i + size] in lexicon:
+                used.append((name[i:i + size], lexicon[name[i:i + size]]))
+                words.append(lexicon[name[i:i + size]])
+                i += size
+                break
+        else:
+            return None
+    return " ".join(words), used
+
+
+def cross_language_suggestions(names: Sequence[str], neighbours: Mapping[str, Collection[str]] | None = None,
+                               lexicon: Mapping[str, str] = ZH_EN_TERMS,
+                               articles: Iterable[str] = DEFAULT_ARTICLES) -> list[MergeSuggestion]:
+    """Chinese names whose English gloss (:func:`gloss`) is another name's key, best first.
+
+    ``neighbours`` (name -> names it is linked to in the graph) adds evidence: each linked name
+    the two share, or whose own glosses match, raises the score and is named in the reason.
+
+    Examples
+    --------
+    >>> [(s.a, s.b, s.reason) for s in cross_language_suggestions(["Auth Service", "认证服务", "Redis"])]
+    [('Auth Service', '认证服务', 'translation: 认证 = auth, 服务 = service')]
+    """
+    articles = tuple(articles)
+    by_key = {}
+    for name in names:
+        by_key.setdefault(name_key(name, articles), name)
+    neighbours = neighbours or {}
+
+    def reading(name: str) -> str:
+        glossed = gloss(name, lexicon)
+        return name_key(glossed[0] if glossed else name, articles)
+
+    found = []
+    for name in names:
+        glossed = gloss(name, lexicon)
+        if glossed is None:
+            continue
+        twin = by_key.get(name_key(glossed[0], articles))
+        if twin is None or twin == name:
+            continue
+        mine = {reading(n) for n in neighbours.get(name, ())}
+        shared = sorted(n for n in neighbours.get(twin, ()) if reading(n) in mine)
+        reason = "translation: " + ", ".join(f"{zh} = {en}" for zh, en in glossed[1])
+        if shared:
+            reason += "; both linked to " + ", ".join(shared[:3])
+        found.append(MergeSuggestion(twin, name, round(min(0.97, 0.8 + 0.05 * len(shared)), 6), reason))
+    found.sort(key=lambda s: (-s.score, s.a, s.b))
+    return found
+
+
+# "A (B)", "A（B）", "A, also called B", "A aka B", "A 又称 B": a note or a glossary record says
+# that two names are one.
+_PAREN_RE = re.compile(r"([^()（）\n]{1,80}?)\s*[（(]\s*([^()（）\n]{1,60}?)\s*[)）]")
+_AKA_RE = re.compile(r"([^,;.\n]{1,80}?)[,，]?\s+(?:also (?:called|known as)|aka|a\.k\.a\.)\s+([^,;.\n)]{1,60})"
+                     r"|([^，。；\n]{1,40}?)(?:又称|也叫|简称)([^，。；\n]{1,40})", re.IGNORECASE)
+
+
+def _known_suffix(text: str, known: Mapping[str, str], articles: tuple[str, ...]) -> str | None:
+    """The longest known name that ``text`` ends with (by name key)."""
+    text = text.strip()
+    for start in range(0, len(text)):
+        if start and text[start - 1].isalnum() and text[start].isalnum() and not _CJK_RE.match(text[start]):
+            continue  # never start inside a Latin word
+        found = known.get(name_key(text[start:], articles))
+        if found:
+            return found
+    return None
+
+
+def declared_alias_suggestions(names: Sequence[str], texts: Iterable[tuple[str, str]],
+                               articles: Iterable[str] = DEFAULT_ARTICLES) -> list[MergeSuggestion]:
+    """Pairs of known names that a text declares to be one (``A (B)``, ``A, also called B``,
+    ``A 又称 B``); ``texts`` are ``(where, text)`` pairs, such as (document id, chunk text).
+    Best first; the reason quotes where it was declared.
+
+    Examples
+    --------
+    >>> found = declared_alias_suggestions(["Auth Service", "认证服务"], [("zh.md", "认证服务（Auth Service）负责登录。")])
+    >>> [(s.a, s.b, s.reason) for s in found]
+    [('认证服务', 'Auth Service', 'declared in zh.md: “认证服务（Auth Service）”')]
+    """
+    articles = tuple(articles)
+    known = {}
+    for name in names:
+        key = name_key(name, articles)
+        if key:
+            known.setdefault(key, name)
+    found: dict[tuple[str, str], tuple[MergeSuggestion, int]] = {}
+    for where, text in texts:
+        pairs = [(m.group(1), m.group(2), m.group(0)) for m in _PAREN_RE.finditer(text)]
+        pairs += [(m.group(1) or m.group(3), m.group(2) or m.group(4), m.group(0)) for m in _AKA_RE.finditer(text)]
+        for left, right, quote in pairs:
+            b = known.get(name_key(right, articles))
+            a = _known_suffix(left, known, articles)
+            if not a or not b or name_key(a, articles) == name_key(b, articles):
+                continue
+            pair = tuple(sorted((name_key(a, articles), name_key(b, articles))))
+            previous = found.get(pair)
+            count = previous[1] + 1 if previous else 1
+            if previous is None:
+                shown = quote.strip()
+                shown = shown[shown.find(a):] if a in shown else shown
+                reason = f"declared in {where}: “{shown[:80]}”"
+            else:
+                reason = previous[0].reason.split(" (+")[0] + f" (+{count - 1} more)"
+            found[pair] = (MergeSuggestion(a, b, round(min(0.99, 0.9 + 0.03 * (count - 1)), 6), reason), count)
+    suggestions = [s for s, _ in found.values()]
+    suggestions.sort(key=lambda s: (-s.score, s.a, s.b))
+    return suggestions
+
+
+def combine_suggestions(*groups: Iterable[MergeSuggestion], articles: Iterable[str] = DEFAULT_ARTICLES
+                        ) -> list[MergeSuggestion]:
+    """One suggestion per pair of names (by name key): the highest score, every reason, best first.
+
+    Examples
+    --------
+    >>> a = [MergeSuggestion("A b", "Ab c", 0.86, "name similarity")]
+    >>> b = [MergeSuggestion("Ab c", "A b", 0.9, "translation: x = y")]
+    >>> [(s.a, s.b, s.score, s.reason) for s in combine_suggestions(a, b)]
+    [('A b', 'Ab c', 0.9, 'name similarity + translation: x = y')]
+    """
+    articles = tuple(articles)
+    merged: dict[tuple[str, str], MergeSuggestion] = {}
+    for group in groups:
+        for s in group:
+            pair = tuple(sorted((name_key(s.a, articles), name_key(s.b, articles))))
+            old = merged.get(pair)
+            if old is None:
+                merged[pair] = s
+            else:
+                merged[pair] = MergeSuggestion(old.a, old.b, max(old.score, s.score), f"{old.reason} + {s.reason}")
+    return sorted(merged.values(), key=lambda s: (-s.score, s.a, s.b))

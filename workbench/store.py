@@ -319,8 +319,8 @@ class Store:
 
     def record(self, action: str, detail: dict, *, alias: tuple[str, str] | None = None,
                unalias: str | None = None, split: str | None = None, unsplit: str | None = None,
-               reject: tuple[str, str] | None = None) -> None:
-        """Apply one user canonicalization action and log it, atomically."""
+               reject: tuple[str, str] | None = None, unreject: tuple[str, str] | None = None) -> int:
+        """Apply one user canonicalization action and log it, atomically. Returns the log entry's id."""
         with self.transaction() as db:
             if alias:
                 db.execute("INSERT OR REPLACE INTO aliases VALUES (?,?,?)", (*alias, time.time()))
@@ -332,9 +332,12 @@ class Store:
                 db.execute("DELETE FROM splits WHERE form=?", (unsplit,))
             if reject:
                 db.execute("INSERT OR IGNORE INTO rejected_suggestions VALUES (?,?)", reject)
-            db.execute("INSERT INTO merge_log (at, action, detail) VALUES (?,?,?)",
-                       (time.time(), action, json.dumps(detail)))
+            if unreject:
+                db.execute("DELETE FROM rejected_suggestions WHERE a=? AND b=?", unreject)
+            entry = db.execute("INSERT INTO merge_log (at, action, detail) VALUES (?,?,?)",
+                               (time.time(), action, json.dumps(detail, ensure_ascii=False)))
             self._bump(db)
+        return int(entry.lastrowid)
 
     def merge_log(self) -> list[dict]:
         rows = self.db.execute("SELECT id, at, action, detail FROM merge_log ORDER BY id")

@@ -15,7 +15,8 @@ from typing import Sequence
 from filelock import FileLock, Timeout
 
 from .assemble import GraphParts, PassageOptions, assemble_graph, note_resolver
-from .canon import Canonicalizer, MergeSuggestion, build_merges, display_form, name_key, suggest_merges
+from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_suggestions, cross_language_suggestions,
+                    declared_alias_suggestions, display_form, name_key, suggest_merges)
 from .embedding import Embedder, embedder_from_settings
 from .graph import ContextGraph
 from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
@@ -28,6 +29,8 @@ from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
 DEFAULT_WORKSPACE = Path("workspace")
+#: Above this many entities, merge suggestions compare spellings only, not name embeddings.
+EMBEDDING_SUGGESTION_LIMIT = 5000
 #: Meta key: the workspace version whose entities the entity-name collection holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
@@ -180,19 +183,39 @@ class Workspace:
         if not name_key(alias) or not name_key(canonical):
             raise ValueError("an alias and its canonical name must both contain letters or digits")
         if name_key(alias) == name_key(canonical):
-            raise ValueError(f"{alias!r} and {canonical!r} are already one name")
-        done = self.store.aliases().get(alias) == canonical  # a rerun, after a crash say: log it once
-        self._canon_action("alias", {"alias": alias, "canonical": canonical}, done, alias=(alias, canonical))
+            # One name key, but a split may keep them apart: merging them again undoes the split.
+            split = next((f for f in (alias, canonical) if display_form(f).lower() in self.store.splits()), None)
+            if split is None:
+                raise ValueError(f"{alias!r} and {canonical!r} are already one name")
+            self.unsplit(split)
+            return
+        self._alias_action("alias", alias, canonical, {})
+
+    def _alias_action(self, action: str, alias: str, canonical: str, extra: dict) -> None:
+        detail = {"alias": alias, "canonical": canonical, **extra}
+        current = self.store.aliases().get(alias)
+        done = current == canonical  # a rerun, after a crash say: log it once
+        if current is not None and not done:
+            detail["replaced"] = current  # so that an undo restores it
+        self._canon_action(action, detail, done, alias=(alias, canonical))
+
+    def accept_suggestion(self, alias: str, canonical: str) -> None:
+        """Accept a suggested merge: ``alias`` becomes a name of ``canonical`` (one log entry)."""
+        if not name_key(alias) or not name_key(canonical) or name_key(alias) == name_key(canonical):
+            raise ValueError(f"cannot merge {alias!r} into {canonical!r}: they need two different names")
+        self._alias_action("accept", alias, canonical, {})
 
     def remove_alias(self, alias: str) -> None:
         """Undo an alias the user added."""
+        aliases = self.store.aliases()
         done = False
-        if alias not in self.store.aliases():
+        canonical = aliases.get(alias)
+        if alias not in aliases:
             last = (self.store.merge_log() or [{}])[-1]
             if not (last.get("action") == "unalias" and last.get("alias") == alias):
-                raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(self.store.aliases()) or 'none'}")
-            done = True  # the last step removed it: a rerun completes it
-        self._canon_action("unalias", {"alias": alias}, done, unalias=alias)
+                raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(aliases) or 'none'}")
+            done, canonical = True, last.get("canonical")  # the last step removed it: a rerun completes it
+        self._canon_action("unalias", {"alias": alias, "canonical": canonical}, done, unalias=alias)
 
     def split(self, form: str) -> None:
         """Give a surface form an entity of its own, undoing the merge that folded it in."""
@@ -207,13 +230,61 @@ class Workspace:
         pair = tuple(sorted((name_key(a), name_key(b))))
         self._canon_action("reject", {"a": a, "b": b}, pair in self.store.rejected_suggestions(), reject=pair)
 
-    def _canon_action(self, action: str, detail: dict, already_done: bool = False, **change) -> None:
-        """Apply and log one action; one already in the record is only completed (entity
-        vectors synced), so a rerun after a crash leaves one merge-log entry."""
+    def undo(self, entry_id: int) -> int:
+        """Undo one entry of the merge log by recording its inverse (itself a log entry).
+
+        An alias is removed (or the alias it replaced restored), a removed alias comes back, a
+        split is folded back in and the reverse, a rejected suggestion is suggested again.
+        Returns the id of the new entry.
+
+        Raises
+        ------
+        KeyError
+            No entry has that id.
+        ValueError
+            The entry is an undo itself, was already undone, or does not say enough to invert.
+        """
+        log = {entry["id"]: entry for entry in self.store.merge_log()}
+        entry = log.get(entry_id)
+        if entry is None:
+            raise KeyError(f"no merge log entry #{entry_id}; the log has {len(log)} entries")
+        undone = {e.get("undoes") for e in log.values()}
+        if entry_id in undone:
+            raise ValueError(f"merge log entry #{entry_id} is already undone")
+        if entry["action"] == "undo":
+            raise ValueError(f"merge log entry #{entry_id} is an undo; make the change again instead")
+        action, base = entry["action"], {"undoes": entry_id, "of": entry["action"]}
+        if action in ("alias", "accept"):
+            if entry.get("replaced"):
+                change = {"alias": (entry["alias"], entry["replaced"])}
+            else:
+                change = {"unalias": entry["alias"]}
+            detail = {**base, "alias": entry["alias"], "canonical": entry.get("canonical"),
+                      "restored": entry.get("replaced")}
+        elif action == "unalias":
+            if not entry.get("canonical"):
+                raise ValueError(f"merge log entry #{entry_id} does not say which name the alias pointed to; "
+                                 "add the alias again instead")
+            change = {"alias": (entry["alias"], entry["canonical"])}
+            detail = {**base, "alias": entry["alias"], "canonical": entry["canonical"]}
+        elif action in ("split", "unsplit"):
+            form = display_form(entry["form"]).lower()
+            change = {"unsplit": form} if action == "split" else {"split": form}
+            detail = {**base, "form": entry["form"]}
+        elif action == "reject":
+            change = {"unreject": tuple(sorted((name_key(entry["a"]), name_key(entry["b"]))))}
+            detail = {**base, "a": entry["a"], "b": entry["b"]}
+        else:
+            raise ValueError(f"merge log entry #{entry_id} ({action}) cannot be undone")
+        return self._canon_action("undo", detail, **change)
+
+    def _canon_action(self, action: str, detail: dict, already_done: bool = False, **change) -> int | None:
+        """Apply and log one action, returning its log entry's id; one already in the record is
+        only completed (entity vectors synced), so a rerun after a crash leaves one entry."""
         with self._write_lock():
-            if not already_done:
-                self.store.record(action, detail, **change)
+            entry = None if already_done else self.store.record(action, detail, **change)
             self.sync_entity_vectors()
+        return entry
 
     def sync_entity_vectors(self, force: bool = False) -> int:
         """Keep the entity-name collection equal to the graph's entities. Returns vectors changed.
@@ -307,11 +378,27 @@ class Workspace:
         return self.store.merge_log()
 
     def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
-        """Near-duplicate names that are not yet one entity, minus those the user rejected."""
+        """Names that look like one entity but are not yet, best first, each with why, minus those
+        the user rejected: similar spelling or embeddings, a Chinese name whose gloss is an English
+        one (backed by shared neighbours), and pairs a note or a glossary record declares
+        (``A (B)``, ``A, also called B``)."""
+        graph = self.graph
         names = [e.name for e in self.entities()]
         rejected = self.store.rejected_suggestions()
-        found = suggest_merges(names, self.embedder if use_embeddings else None,
-                               self.settings.canonicalization.suggest_threshold)
+        # Every pair of name embeddings is compared: past a few thousand names that matrix
+        # alone takes gigabytes, so large graphs rely on spelling and the synonym edges.
+        use_embeddings = use_embeddings and len(names) <= EMBEDDING_SUGGESTION_LIMIT
+        similar = suggest_merges(names, self.embedder if use_embeddings else None,
+                                 self.settings.canonicalization.suggest_threshold)
+        # The synonym edges the walk follows, so accepting or rejecting one changes retrieval.
+        synonyms = [MergeSuggestion(graph.name(a), graph.name(b), score,
+                                    f"near-identical names (trigram similarity {score:.2f}; a synonym edge in the walk)")
+                    for a, b, score in graph.passages.synonyms]
+        neighbours = {graph.name(key): {graph.name(other) for other in graph.nx.successors(key)}
+                      | {graph.name(other) for other in graph.nx.predecessors(key)} for key in graph.nx.nodes}
+        translated = cross_language_suggestions(names, neighbours)
+        declared = declared_alias_suggestions(names, ((c.document_id, c.text) for c in self.store.chunks()))
+        found = combine_suggestions(declared, translated, similar, synonyms)
         return [s for s in found if tuple(sorted((name_key(s.a), name_key(s.b)))) not in rejected]
 
     def stats(self) -> dict:

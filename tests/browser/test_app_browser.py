@@ -68,11 +68,27 @@ def hover_node(page, label_part: str) -> str:
            const p = network.canvasToDOM(network.getPositions([node.id])[node.id]);
            return {x: p.x, y: p.y}; }""", label_part)
     assert spot is not None, f"no node labelled with {label_part!r}"
-    box = page.locator("iframe").first.bounding_box()
+    box = frame.locator("canvas").first.bounding_box()  # the legend sits above the canvas
     page.mouse.move(box["x"] + spot["x"], box["y"] + spot["y"])
     tooltip = frame.locator(".vis-tooltip")
     tooltip.wait_for(state="visible", timeout=10_000)
     return tooltip.inner_text()
+
+
+def graph_labels(page) -> list[str]:
+    """The labels of the nodes the Graph page's canvas holds."""
+    frame = graph_frame(page)
+    frame.wait_for_function("() => typeof nodes !== 'undefined' && nodes !== null", timeout=30_000)
+    return frame.evaluate("() => nodes.get().map(n => n.label)")
+
+
+def choose(page, label: str, option: str):
+    """Pick ``option`` in the Streamlit selectbox labelled ``label``, as a person types it."""
+    box = page.get_by_role("combobox", name=label).first
+    box.click()
+    box.fill(option)
+    page.get_by_role("option", name=option).first.click()
+    page.wait_for_timeout(200)
 
 
 def screenshot(page, name: str, folder):
@@ -94,28 +110,68 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     assert_no_exception(page)
     screenshot(page, "corpus", screenshot_dir)
 
+    # Canonicalization: merge the Chinese twin, split a form out, undo the split; the graph follows.
     open_page(page, "Canonicalization", "Suggested merges")
-    assert_no_exception(page)
+    assert page.get_by_text("Auth Service  ↔  认证服务").count() == 1
     screenshot(page, "canonicalization", screenshot_dir)
-
     open_page(page, "Graph", "Neighbours and evidence")
+    assert "认证服务" in graph_labels(page) and "AuthService" not in graph_labels(page)
+    open_page(page, "Canonicalization", "Suggested merges")
+    row = page.locator('[data-testid="stHorizontalBlock"]', has_text="Auth Service  ↔  认证服务").first
+    row.get_by_role("button", name="Accept").click()
+    page.get_by_text("Accepted a suggestion").first.wait_for(state="attached", timeout=LONG)  # a data-grid cell
+    wait_idle(page)
+    choose(page, "Surface form", "AuthService")
+    page.get_by_role("button", name="Split").click()
+    page.get_by_text("Split “AuthService” out").first.wait_for(state="attached", timeout=LONG)  # a data-grid cell
+    wait_idle(page)
+    open_page(page, "Graph", "Neighbours and evidence")
+    labels = graph_labels(page)
+    assert "认证服务" not in labels and "AuthService" in labels and "Auth Service" in labels
+    open_page(page, "Canonicalization", "Change log")
+    log_text = page.locator('[data-testid="stDataFrame"]').last.text_content()
+    assert not re.search(r"\b1\d{9}\.\d+", log_text)  # times are dates, not epochs
+    choose(page, "Undo a change", "#2: Split “AuthService” out into an entity of its own")
+    page.get_by_role("button", name="Undo").click()
+    page.get_by_text("Undid #2").first.wait_for(state="attached", timeout=LONG)  # a data-grid cell
+    wait_idle(page)
+    assert_no_exception(page)
+    screenshot(page, "canonicalization-undo", screenshot_dir)
+    open_page(page, "Graph", "Neighbours and evidence")
+    labels = graph_labels(page)
+    assert "AuthService" not in labels and "Auth Service" in labels and "认证服务" not in labels
     assert_canvas_draws(page)
+    choose(page, "Find an entity: it is highlighted, centred and its neighbours listed", "Redis")
+    wait_idle(page)
+    page.get_by_text("backed_by").first.wait_for(state="attached", timeout=LONG)  # a data-grid cell
+    assert_canvas_draws(page)
+    page.wait_for_timeout(3000)  # let the view settle on the picked entity
     assert_no_exception(page)
     screenshot(page, "graph", screenshot_dir)
 
+    # Compare: three strategies side by side, the overlap table and graphrag's walk.
     open_page(page, "Compare", "Assembled context: graphrag")
     shown = page.locator('[data-testid="stText"]').all_inner_texts()
     joined = "\n".join(shown).casefold()
     assert "login flow" in joined and "auth service" in joined and "token cache" in joined
-    assert "If Redis fails (paths)" in page.locator("h3").all_inner_texts()
+    headings = page.locator("h3").all_inner_texts()
+    assert headings[:3] == ["graphrag", "hybrid", "paths"] and "Rank overlap" in headings
+    assert "If Redis fails (paths)" in headings and "What graphrag walked" in headings
+    assert re.search(r"chunk [0-9a-f]{16}", "\n".join(shown))
     assert_no_exception(page)
     screenshot(page, "compare", screenshot_dir)
 
+    # Evaluate: a run, a second run, and the comparison of the two saved runs.
     open_page(page, "Evaluate", "press Run")
     page.get_by_role("button", name="Run the evaluation").click()
     page.get_by_text("Download cases (CSV)").first.wait_for(timeout=LONG)
     wait_idle(page)
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
+    assert page.get_by_text("Run the evaluation again").count() == 1
+    page.get_by_role("button", name="Run the evaluation").click()
+    page.get_by_text("Download the comparison (CSV)").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    assert page.get_by_text("At the pace of the runs saved here").count() == 1
     assert_no_exception(page)
     screenshot(page, "evaluate", screenshot_dir)
 
@@ -157,12 +213,24 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     open_page(page, "Compare", "Assembled context")
     assert page.get_by_role("textbox", name="Question").input_value() == "If Redis goes down, what breaks?"
 
-    # The hostile name is drawn and shown as text; nothing runs.
+    # The hostile name is drawn and shown as text, escaped exactly once, on every page; nothing runs.
     open_page(page, "Graph", "Neighbours and evidence")
     assert_canvas_draws(page)
+    assert "2)</script" in graph_labels(page)
     tooltip = hover_node(page, "onerror")
-    assert "&lt;img src=x onerror=alert(1" in tooltip
+    assert tooltip.startswith("<img src=x onerror=alert(1") and "&lt;" not in tooltip
     page.wait_for_timeout(500)
     screenshot(page, "graph-hostile", screenshot_dir)
+    open_page(page, "Canonicalization", "Suggested merges")
+    open_page(page, "Compare", "Assembled context")
+    question = page.get_by_role("textbox", name="Question")
+    question.fill(f"What does {HOSTILE} depend on?")
+    question.press("Enter")
+    page.get_by_role("button", name="Compare").click()
+    page.get_by_text("Showing the results for").first.wait_for(state="detached", timeout=LONG)
+    wait_idle(page)
+    assert_no_exception(page)
+    assert page.get_by_text("onerror=alert(1", exact=False).count() > 0
+    screenshot(page, "compare-hostile", screenshot_dir)
     assert dialogs == [] and other_dialogs == []
     assert not re.search(r"<img[^>]*onerror", page.content())

@@ -7,8 +7,8 @@ Examples
 ...                         "d_recall": [0.0, 0.2], "d_recall_low": [0.0, 0.1], "d_recall_high": [0.0, 0.3],
 ...                         "tokens": [300.0, 500.0]})
 >>> fig = metric_bars(summary, "recall")
->>> [bar.x[1] for bar in fig.data]
-['expand']
+>>> list(fig.data[0].x), [round(float(y), 2) for y in fig.data[0].y], [round(float(e), 2) for e in fig.data[0].error_y.array]
+(['vector', 'expand'], [0.0, 0.2], [0.0, 0.1])
 """
 
 from __future__ import annotations
@@ -21,19 +21,19 @@ from .runner import EvalRun
 __all__ = ["metric_bars", "case_deltas", "cost_vs_recall", "run_charts"]
 
 
-def metric_bars(summary, metric: str = "recall") -> go.Figure:
-    """Mean ``metric`` per strategy; error bars show the bootstrap CI of its delta against direct,
-    placed around the strategy's mean."""
-    mean = summary[metric].to_numpy(dtype=float)
-    delta = summary.get(f"d_{metric}")
-    error = None
-    if delta is not None:
-        up = (summary[f"d_{metric}_high"] - delta).to_numpy(dtype=float)
-        down = (delta - summary[f"d_{metric}_low"]).to_numpy(dtype=float)
-        error = dict(type="data", array=up, arrayminus=down, visible=True)
-    fig = go.Figure(go.Bar(x=list(summary["strategy"]), y=mean, error_y=error, name=metric))
-    fig.update_layout(title=f"Mean {metric} per strategy (error bars: 95% CI of the paired delta vs direct)",
-                      xaxis_title="strategy", yaxis_title=metric, yaxis_range=[0, 1.05])
+def metric_bars(summary, metric: str = "recall", direct: str | None = None) -> go.Figure:
+    """Per strategy, the mean paired difference of ``metric`` against the direct strategy, with
+    its 95% bootstrap CI as error bars (the interval is of the difference, so the bar is the
+    difference too; the direct strategy sits at 0)."""
+    delta = summary[f"d_{metric}"].to_numpy(dtype=float)
+    up = (summary[f"d_{metric}_high"] - summary[f"d_{metric}"]).to_numpy(dtype=float)
+    down = (summary[f"d_{metric}"] - summary[f"d_{metric}_low"]).to_numpy(dtype=float)
+    error = dict(type="data", array=up, arrayminus=down, visible=True)
+    fig = go.Figure(go.Bar(x=list(summary["strategy"]), y=delta, error_y=error, name=f"Δ {metric}",
+                           marker_color=["#59a14f" if d > 0 else "#e15759" if d < 0 else "#bab0ac" for d in delta]))
+    against = f" vs {direct}" if direct else " vs direct"
+    fig.update_layout(title=f"Δ {metric}{against} per strategy (error bars: 95% CI of the paired difference)",
+                      xaxis_title="strategy", yaxis_title=f"Δ {metric}", yaxis_zeroline=True)
     return fig
 
 
@@ -62,5 +62,5 @@ def cost_vs_recall(summary, metric: str = "recall") -> go.Figure:
 def run_charts(run: EvalRun, metric: str = "recall") -> dict[str, go.Figure]:
     """The three charts of a run, by name."""
     summary = summary_frame(run)
-    return {"bars": metric_bars(summary, metric), "deltas": case_deltas(run, metric),
+    return {"bars": metric_bars(summary, metric, run.direct), "deltas": case_deltas(run, metric),
             "cost": cost_vs_recall(summary, metric)}

@@ -110,6 +110,10 @@ class EvalRun:
     k: int
     settings: dict
     cases: list[CaseResult]
+    seconds: float = 0.0
+    """Wall-clock time of the whole run, warm-up included (0 for runs saved before it was kept)."""
+    warm_up_seconds: float = 0.0
+    """Of which the untimed warm-up (one query per strategy before the timed cases)."""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -216,6 +220,7 @@ def run_evaluation(
     task_file: str = "",
     retrieve: Retrieve | None = None,
     progress: Callable[[int, int], None] | None = None,
+    warm_up: bool = True,
 ) -> EvalRun:
     """Run every strategy (the direct one first) on every task and score the cases.
 
@@ -229,6 +234,10 @@ def run_evaluation(
     k : hits per query (default: ``ws.settings.retrieval.k``); metrics are at ``k``.
     retrieve : ``retrieve(ws, query, mode=..., k=...) -> RetrievalResult``; default
         :func:`workbench.retrieve.retrieve`.
+    warm_up : before timing anything, run every strategy once on the first question and embed
+        every question once, so that no strategy's latency includes loading models, building
+        indexes or embedding a question another strategy then reuses (the direct strategy runs
+        first on every task and would otherwise pay for all).
 
     Raises
     ------
@@ -243,6 +252,23 @@ def run_evaluation(
     outdated = outdated_documents(ws.store.documents())
     cases: list[CaseResult] = []
     total, done = len(tasks) * len(order), 0
+    run_started = time.perf_counter()
+    if warm_up:
+        for strategy in order:
+            try:
+                retrieve(ws, tasks[0].question, mode=strategy, k=k)
+            except Exception:  # noqa: BLE001 - the timed call below reports the failure with its task
+                pass
+        try:
+            from ..retrieve.vector import embed_query
+
+            for task in tasks:
+                embed_query(ws, task.question)
+        except Exception:  # noqa: BLE001 - no model: the strategies fall back and say so
+            pass
+    warm_up_seconds = time.perf_counter() - run_started
+    if progress:
+        progress(0, total)
     for task in tasks:
         by_strategy: dict[str, CaseResult] = {}
         for strategy in order:
@@ -268,4 +294,5 @@ def run_evaluation(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         task_file=str(task_file), strategies=order, direct=direct, k=k,
         settings=ws.settings.model_dump(mode="json"), cases=cases,
+        seconds=round(time.perf_counter() - run_started, 3), warm_up_seconds=round(warm_up_seconds, 3),
     )
