@@ -7,34 +7,50 @@ import numpy as np
 import pytest
 
 from workbench.retrieve import retrieve
-from workbench.retrieve.graphrag import find_seeds, rank_provenance, seed_pagerank, top_entities
-from workbench.retrieve.vector import embed_query
+from workbench.retrieve.graphrag import rank_provenance, top_entities
 
 from tests.conftest import REDIS_QUESTION, BrokenEmbedder, chunk_id, reopened
 
 
-def test_full_graphrag_gives_the_cited_chain_as_graph_context(sample_workspace):
+def _documents(result, n=5):
+    return [h.document.rsplit("/", 1)[-1] for h in result.hits[:n]]
+
+
+def test_full_graphrag_puts_the_cited_chain_in_its_top_five(sample_workspace):
+    ws = sample_workspace
+    result = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=5)
+    assert result.mode_used == "full_graphrag"
+    assert {"login-flow.md", "auth-service.md", "redis.md"} <= set(_documents(result))
+    named = [s for s in result.stats["seeds"] if s["source"] == "named"]
+    assert [s["entity"] for s in named] == ["Redis"]
+    similar = [s for s in result.stats["seeds"] if s["source"] == "similar"]
+    assert len(similar) <= ws.settings.graphrag.max_seeds
+    assert all(s["similarity"] >= ws.settings.graphrag.seed_similarity_threshold for s in similar)
+    assert set(result.stats["seconds"]) >= {"embed", "seeds", "dense", "ppr", "provenance", "hybrid", "fuse", "total"}
+    assert result.stats["ppr_converged"] and result.stats["ppr_iterations"] <= 100
+    # The hits that state the cited impact path say which hop they state.
+    cited = [h for h in result.hits if "cited_path" in h.why]
+    assert [h.why["cited_path"]["states"] for h in cited] == [
+        "token cache -backed_by-> Redis", "Auth Service -depends_on-> token cache", "Login flow -depends_on-> Auth Service"]
+    assert result.graph_context["failed"] == "Redis"
+    assert result.graph_context["paths"][0]["nodes"] == ["Redis", "token cache", "Auth Service", "Login flow"]
+
+
+def test_graph_context_cites_the_triples_among_the_walked_entities(sample_workspace):
     ws = sample_workspace
     result = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=10)
-    assert result.mode_used == "full_graphrag"
-    assert result.stats["seeds"][0]["entity"] == "Redis"
-    assert all(s["similarity"] >= ws.settings.graphrag.seed_similarity_threshold for s in result.stats["seeds"])
-    assert len(result.stats["seeds"]) <= ws.settings.graphrag.max_seeds
     assert result.stats["entities_explored"] == ws.settings.graphrag.ppr_top_k
-    assert set(result.stats["seconds"]) >= {"embed", "seeds", "ppr", "provenance", "hybrid", "fuse", "total"}
     triples = {(t["source"], t["relation"], t["target"]): t["chunks"] for t in result.graph_context["triples"]}
     assert chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in \
         triples[("token cache", "backed_by", "Redis")]
-    assert chunk_id(ws, "architecture/auth-service.md", "relies on the token cache") in \
-        triples[("Auth Service", "depends_on", "token cache")]
     assert len(triples) <= ws.settings.graphrag.max_triples
-    hit_ids = {h.chunk_id for h in result.hits}
-    assert chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in hit_ids
-    assert result.stats["provenance_hits"] + result.stats["vector_hits"] >= len(result.hits)
     for hit in result.hits:
-        assert hit.why["provenance_rank"] is not None or hit.why["hybrid_rank"] is not None
+        ranks = [hit.why[name] for name in ("walk_rank", "provenance_rank", "hybrid_rank")]
+        assert any(r is not None for r in ranks) or "cited_path" in hit.why
         if hit.why["provenance_rank"] is not None:
             assert hit.why["entities"] and hit.why["ppr_mass"] > 0
+    walked = result.graph_context["passages"]
+    assert walked and walked == sorted(walked, key=lambda p: (-p["mass"], p["chunk"]))
 
 
 def test_graphrag_brings_the_login_flow_chunk_for_the_login_question(sample_workspace):
@@ -42,33 +58,33 @@ def test_graphrag_brings_the_login_flow_chunk_for_the_login_question(sample_work
     result = retrieve(ws, "If Redis goes down, does the login flow break?", mode="graphrag", k=10)
     login = chunk_id(ws, "architecture/login-flow.md", "The login flow depends on the auth service.")
     hit = next(h for h in result.hits if h.chunk_id == login)
-    assert hit.why["provenance_rank"] is not None and "login flow" in hit.why["entities"]
-    triples = {(t["source"], t["relation"], t["target"]): t["chunks"] for t in result.graph_context["triples"]}
-    assert triples[("login flow", "depends_on", "Auth Service")] == [login]
+    assert hit.why["cited_path"]["states"] == "Login flow -depends_on-> Auth Service"
 
 
-def test_no_seed_above_the_threshold_falls_back_to_vector_only(sample_workspace):
+def test_a_query_naming_nothing_with_no_similar_entity_falls_back_to_hybrid(sample_workspace):
     ws = reopened(sample_workspace, graphrag__seed_similarity_threshold=0.99)
+    query = "what happens when things get slow?"
     try:
-        result = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=5)
-        vector = retrieve(ws, REDIS_QUESTION, mode="vector", k=5)
+        result = retrieve(ws, query, mode="graphrag", k=5)
+        hybrid = retrieve(ws, query, mode="hybrid", k=5)
     finally:
         ws.close()
     assert result.mode_used == "vector_only"
-    assert "seed_similarity_threshold" in result.reason and "Redis" in result.reason
-    assert [h.chunk_id for h in result.hits] == [h.chunk_id for h in vector.hits]
-    assert result.stats["seeds"] == []
+    assert "seed_similarity_threshold" in result.reason and "names no entity" in result.reason
+    assert [h.chunk_id for h in result.hits] == [h.chunk_id for h in hybrid.hits]
+    assert result.stats["seeds"] == [] and result.graph_context == {"seeds": []}
 
 
-def test_a_graph_larger_than_max_graph_nodes_falls_back_to_vector_only(sample_workspace):
+def test_a_graph_larger_than_max_graph_nodes_falls_back_to_hybrid(sample_workspace):
     ws = reopened(sample_workspace, graphrag__max_graph_nodes=1)
     try:
         result = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=5)
+        hybrid = retrieve(ws, REDIS_QUESTION, mode="hybrid", k=5)
     finally:
         ws.close()
     assert result.mode_used == "vector_only"
     assert "max_graph_nodes=1" in result.reason
-    assert result.hits and all("similarity" in h.why for h in result.hits)
+    assert [h.chunk_id for h in result.hits] == [h.chunk_id for h in hybrid.hits]
 
 
 def test_unavailable_embeddings_fall_back_to_keyword_only(sample_workspace):
@@ -86,20 +102,35 @@ def test_unavailable_embeddings_fall_back_to_keyword_only(sample_workspace):
     assert vector.hits == [] and "unavailable" in vector.reason
 
 
-def test_seeding_then_ppr_equals_networkx_on_the_sample_graph(sample_workspace):
+def test_the_walk_equals_networkx_pagerank_over_the_same_graph(sample_workspace):
+    """The fast index against a plain networkx graph built from the same parts, by hand."""
     ws = sample_workspace
-    seeds, _, _ = find_seeds(ws, embed_query(ws, REDIS_QUESTION))
-    assert seeds
-    scores = seed_pagerank(ws, dict(seeds))
-    nodelist = ws.graph.pagerank_index().nodelist
-    # Every stored edge, co-mention included, as an undirected edge weighted by its corroboration.
-    undirected = nx.MultiGraph()
-    undirected.add_nodes_from(ws.graph.nx)
-    for source, target, weight in ws.graph.nx.edges(data="weight"):
-        undirected.add_edge(source, target, weight=weight)
-    expected = nx.pagerank(undirected, alpha=ws.settings.graphrag.ppr_damping, personalization=dict(seeds),
-                           weight="weight", tol=1e-6, max_iter=100)
-    assert np.allclose(scores, [expected[key] for key in nodelist], atol=1e-9)
+    graph = ws.graph
+    layer = graph.passages
+    expected_graph = nx.MultiGraph()
+    expected_graph.add_nodes_from(graph.nx)
+    expected_graph.add_nodes_from(("p", cid) for cid in layer.entities_of)
+    stated = set()
+    for source, target, relation, edge in graph.nx.edges(keys=True, data="edge"):
+        scale = 1.0 if relation == "co_mentioned" else layer.relation_weight
+        if relation != "co_mentioned":
+            stated |= {(cid, end) for cid in edge.chunk_ids for end in (source, target)}
+        expected_graph.add_edge(source, target, weight=scale * edge.weight)
+    for a, b, _ in layer.synonyms:
+        expected_graph.add_edge(a, b, weight=1.0)
+    for cid, keys in layer.entities_of.items():
+        for key in keys - layer.common:
+            expected_graph.add_edge(("p", cid), key, weight=layer.relation_weight if (cid, key) in stated else 1.0)
+    for cid, target in layer.title_links:
+        expected_graph.add_edge(("p", cid), ("p", target), weight=layer.title_link_weight)
+    index = graph.pagerank_index()
+    assert len(index) == expected_graph.number_of_nodes()
+    seeds = {"redis": 0.7, "tokencache": 0.3}
+    scores, _, converged = index.walk(index.vector(seeds), 0.85, tol=1e-12, max_iter=1000)
+    expected = nx.pagerank(expected_graph, alpha=0.85, personalization=seeds, weight="weight", tol=1e-12,
+                           max_iter=1000)
+    assert converged
+    assert max(abs(scores[index.index[node]] - value) for node, value in expected.items()) < 1e-9
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -178,5 +178,7 @@ def assemble_graph(
             layer = replace(layer, synonyms=kept)
     kwargs = {"impact_relations": tuple(impact_relations)} if impact_relations is not None else {}
     graph = ContextGraph(entities.values(), edges, key_of=canonicalizer.key, passages=layer, **kwargs)
+    graph.passages_document = {cid: doc for cid, (doc, _) in chunk_context.items() if doc}
+    graph.passages_time = {cid: ts for cid, (_, ts) in chunk_context.items() if ts}
     chunk_links = layer.entities_of if layer is not None else {c: frozenset(k) for c, k in chunk_entities.items()}
     return graph, GraphParts(entities, edges, dict(chunk_links), layer)

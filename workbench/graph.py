@@ -60,6 +60,9 @@ DEFAULT_IMPACT_RELATIONS = (
     "connects_to", "authenticates_with", "routes_to", "part_of", "DEPENDS_ON",
 )
 
+#: Derived co-mention edges pair at most this many entities of one passage.
+MAX_PASSAGE_COMENTIONS = 30
+
 # Enumerating simple paths is exponential on dense graphs; rank at most this many.
 _MAX_PATHS_ENUMERATED = 10_000
 
@@ -210,6 +213,11 @@ class ContextGraph:
             {}, {}, {}, frozenset(), (), (), NameMatcher({}))
         self._pagerank: PageRankIndex | None = None
         self._passage_positions: tuple[list[str], np.ndarray] | None = None
+        self._comention: list[Edge] | None = None
+        self._centrality: dict[str, float] | None = None
+        #: Chunk id -> its document and its time, for the derived co-mention edges (set by assembly).
+        self.passages_document: dict[str, str] = {}
+        self.passages_time: dict[str, str] = {}
         self._projections: dict[tuple, nx.Graph] = {}
 
     # -- lookup -------------------------------------------------------------------------
@@ -543,6 +551,48 @@ class ContextGraph:
                 keys + [("p", cid) for cid in chunk_ids], np.array(rows, dtype=np.int64),
                 np.array(cols, dtype=np.int64), np.array(weights, dtype=np.float64))
         return self._pagerank
+
+    def comention_edges(self) -> list[Edge]:
+        """Co-mention edges: the stored ones (typed entities named in one chunk) and, for every
+        other pair of entities that passages name together, one derived from those passages.
+
+        A derived edge's chunks are the shared passages (its weight their number), its time
+        span theirs, its origin ``passage``. Common names and all but the first
+        :data:`MAX_PASSAGE_COMENTIONS` entities of a passage are left out, so a long list of
+        names cannot explode into millions of pairs. Built once.
+        """
+        if self._comention is None:
+            stored = {(e.source, e.target): e for e in self.edges(COMENTION_RELATION)}
+            shared: dict[tuple[str, str], list[str]] = {}
+            layer = self.passages
+            for cid in sorted(layer.entities_of):
+                keys = sorted(k for k in layer.entities_of[cid] if k in self.nx and k not in layer.common)
+                for i, a in enumerate(keys[:MAX_PASSAGE_COMENTIONS]):
+                    for b in keys[i + 1:MAX_PASSAGE_COMENTIONS]:
+                        if (a, b) not in stored and (b, a) not in stored:
+                            shared.setdefault((a, b), []).append(cid)
+            derived = []
+            for (a, b), chunk_ids in sorted(shared.items()):
+                span = [self.passages_time.get(c) for c in chunk_ids if self.passages_time.get(c)]
+                derived.append(Edge(a, COMENTION_RELATION, b, chunk_ids=tuple(chunk_ids),
+                                    documents=tuple(sorted({self.passages_document.get(c, "") for c in chunk_ids} - {""})),
+                                    first_seen=min(span, default=None), last_seen=max(span, default=None),
+                                    origin="passage"))
+            self._comention = list(stored.values()) + derived
+        return self._comention
+
+    def centrality(self) -> dict[str, float]:
+        """Each entity's PageRank in the whole graph (passages included), with no seed: how
+        central it is to the corpus. Built once."""
+        if self._centrality is None:
+            index = self.pagerank_index()
+            n = len(self.nx)
+            if n == 0:
+                self._centrality = {}
+            else:
+                scores, _, _ = index.walk(np.ones(len(index)), 0.85)
+                self._centrality = dict(zip(list(self.nx), scores[:n].tolist()))
+        return self._centrality
 
     def passage_positions(self) -> tuple[list[str], np.ndarray]:
         """Chunk ids of the passage nodes and their positions in :meth:`pagerank_index`."""

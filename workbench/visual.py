@@ -177,7 +177,7 @@ def graph_dates(graph: ContextGraph) -> list[str]:
 
 
 def _view_edges(graph: ContextGraph, view: str) -> list[Edge]:
-    return graph.edges(COMENTION_RELATION) if view == COMENTION else graph.edges()
+    return graph.comention_edges() if view == COMENTION else graph.edges()
 
 
 def max_edge_weight(graph: ContextGraph, view: str = RELATIONS) -> int:
@@ -191,19 +191,6 @@ def max_edge_weight(graph: ContextGraph, view: str = RELATIONS) -> int:
     (2, 1)
     """
     return max((edge.weight for edge in _view_edges(graph, view)), default=1) or 1
-
-
-def _pagerank(keys: Iterable[str], edges: Iterable[Edge]) -> dict[str, float]:
-    import networkx as nx
-
-    projection = nx.Graph()
-    projection.add_nodes_from(keys)
-    for edge in edges:
-        previous = projection.get_edge_data(edge.source, edge.target, default={"weight": 0})["weight"]
-        projection.add_edge(edge.source, edge.target, weight=previous + edge.weight)
-    if projection.number_of_edges() == 0:
-        return {key: 0.0 for key in projection}
-    return nx.pagerank(projection, weight="weight")
 
 
 def _plural(count: int, word: str, many: str | None = None) -> str:
@@ -256,8 +243,10 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
         sizes = {key: float(d) for key, d in degree.items()}
     elif f.size_by == "mentions":
         sizes = {key: float(graph.entity(key).mentions) for key in degree}
-    else:
-        sizes = _pagerank(degree, edges)
+    else:  # the one graph's own PageRank, passages included
+        centrality = graph.centrality()
+        total = sum(centrality.get(key, 0.0) for key in degree) or 1.0
+        sizes = {key: centrality.get(key, 0.0) / total for key in degree}
     ranked = sorted(sizes, key=lambda k: (-sizes[k], graph.name(k).casefold(), k))
     shown = set(ranked[: max(f.top_n, 0)])
     focus = f.focus if f.focus in degree else None

@@ -33,7 +33,7 @@ TEXT_KEYS = frozenset({"text", "answer"})
 
 
 def for_people(value, key: str | None = None):
-    """``value`` with every string made :func:`~workbench.safe_text.printable` (keys too).
+    r"""``value`` with every string made :func:`~workbench.safe_text.printable` (keys too).
 
     Names, ids and messages get their newlines escaped; the bodies under :data:`TEXT_KEYS`
     keep theirs. Used on a payload before it is rendered as text; JSON output stays exact.

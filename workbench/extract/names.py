@@ -35,7 +35,8 @@ GENERIC_TYPES = ("title", "name", "date")
 # A word of a name: letters/digits with inner apostrophes, dots, hyphens or ampersands ("O'Neil", "U.S.").
 _WORD = re.compile(r"[^\W_]+(?:['\u2019.\-&][^\W_]+)*", re.UNICODE)
 # Lower-case words allowed inside a proper-noun phrase ("Bank of England", "Leonardo da Vinci").
-_CONNECTORS = frozenset({"of", "the", "de", "da", "del", "der", "di", "du", "la", "le", "von", "van", "and", "&",
+# "and" is left out: "Norway and Sweden" is two names more often than "Procter and Gamble" is one.
+_CONNECTORS = frozenset({"of", "the", "de", "da", "del", "der", "di", "du", "la", "le", "von", "van", "&",
                          "for", "on", "y"})
 #: Capitalised words that start sentences without naming anything.
 STOP_NAMES = frozenset({
@@ -44,22 +45,25 @@ STOP_NAMES = frozenset({
     "there", "here", "who", "what", "which", "where", "why", "how", "whose", "is", "was", "are", "were", "and",
     "but", "or", "if", "also", "however", "although", "both", "some", "many", "most", "one", "two", "of", "to",
     "we", "i", "you", "our", "my", "not", "no", "all", "other", "each", "did", "does", "do", "has", "have",
+    # Titles before a name ("Dr. Sarah Chen"): the name is what follows.
+    "dr", "prof", "professor", "mr", "mrs", "ms", "sir",
     # Months and weekdays alone are dates without a day or year, not names.
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
     "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
 })
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"[\"\u201c`]{1,2}\s*([^\"\u201c\u201d`']{2,80}?)\s*(?:[\"\u201d]|'')")
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
-_DATE = re.compile(rf"\b\d{{4,}}\b|\b\d{{1,2}} (?:{_MONTHS}) \d{{4}}\b|\b(?:{_MONTHS}) \d{{1,2}}, \d{{4}}\b")
+_DATE = re.compile(rf"(?<![\w-])\d{{4,}}(?![\w-])|\b\d{{1,2}} (?:{_MONTHS}) \d{{4}}\b|\b(?:{_MONTHS}) \d{{1,2}}, \d{{4}}\b")
 
 
 def name_words(text: str) -> list[tuple[str, int, int]]:
     """The words of ``text`` as ``(casefolded word, start, end)``: what names are matched on.
 
-    >>> [w for w, _, _ in name_words("The Wiley-Blackwell, in 2001.")]
-    ['the', 'wiley-blackwell', 'in', '2001']
+    >>> [w for w, _, _ in name_words("The Wiley-Blackwell, in Chen's 2001.")]
+    ['the', 'wiley-blackwell', 'in', 'chen', '2001']
     """
-    return [(m.group().casefold(), m.start(), m.end()) for m in _WORD.finditer(text)]
+    return [(_POSSESSIVE.sub("", m.group().casefold()), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
 def _proper_nouns(text: str) -> list[tuple[int, str]]:
