@@ -14,12 +14,12 @@ PACKAGE = ROOT / "workbench"
 
 #: Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS = [
-    {"model", "settings", "progress"},
-    {"loaders", "chunking", "extract", "canon", "graph", "ppr", "store", "vectors", "embedding", "static_embedder",
-     "passage_graph_index"},
+    {"model", "settings", "progress", "safe_text", "safe_yaml"},
+    {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "embedding",
+     "static_embedder"},
     {"ingest", "assemble", "workspace"},
     {"retrieve", "context", "evaluate", "bench"},
-    {"cli", "mcp_server", "visual", "notebook_helpers", "__main__"},
+    {"cli", "mcp_server", "visual", "explain", "notebook_helpers", "__main__"},
 ]
 LAYER = {name: number for number, names in enumerate(LAYERS) for name in names}
 #: Only the surfaces outside workbench/ (app.py, pages/, ui.py) may import these.

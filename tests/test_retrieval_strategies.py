@@ -57,15 +57,18 @@ def test_paths_returns_the_chain_with_citations(sample_workspace, chain):
 
 def test_paths_answers_a_relation_question_with_cited_paths(sample_workspace, chain):
     result = retrieve(sample_workspace, "How is the login flow related to Redis?", mode="paths", k=10)
-    assert result.graph_context["kind"] == "paths"
+    assert result.graph_context["kind"] == "relate"
     assert result.graph_context["paths"][0]["nodes"] == ["login flow", "Auth Service", "token cache", "Redis"]
     assert [h.chunk_id for h in result.hits][:2] == [chain["login"], chain["auth"]]
 
 
-def test_paths_without_an_entity_says_so(sample_workspace):
-    result = retrieve(sample_workspace, "what breaks if the xylophone fails?", mode="paths", k=5)
-    assert result.mode_used == "paths" and result.hits == []
-    assert "no entity" in result.reason
+def test_paths_without_an_entity_says_so_and_gives_hybrid_hits(sample_workspace):
+    query = "what breaks if the xylophone fails?"
+    result = retrieve(sample_workspace, query, mode="paths", k=5)
+    hybrid = retrieve(sample_workspace, query, mode="hybrid", k=5)
+    assert result.mode_used == "hybrid" and result.graph_context == {}
+    assert "no structural reading" in result.reason and "names no entity" in result.reason
+    assert result.hits and [h.chunk_id for h in result.hits] == [h.chunk_id for h in hybrid.hits]
 
 
 def test_chinese_query_finds_the_chinese_document_by_keyword(sample_workspace):
@@ -115,21 +118,68 @@ def test_fusion_never_drops_a_candidate():
     assert {c for c, _, _ in fused} == {"a", "b", "c"} and fused[0][0] == "a"
 
 
-def test_expand_reaches_the_auth_service_from_the_login_flow(sample_workspace, chain):
-    result = retrieve(sample_workspace, "How does the login flow work?", mode="expand", k=10)
+def test_expand_adds_what_the_direct_hits_edges_lead_to_after_them(sample_workspace, chain):
+    result = retrieve(sample_workspace, "How does the login flow work?", mode="expand", k=5)
     by_id = {h.chunk_id: h for h in result.hits}
     direct = [h for h in result.hits if h.why["via"] == "direct"]
-    assert len({h.document for h in direct}) == len(direct)
     expanded = [h for h in result.hits if h.why["via"] == "expansion"]
-    assert direct and expanded, "no direct hit or no one-hop expansion"
+    assert len(direct) == 5 and len({h.document for h in direct}) == 5
+    assert expanded and len(expanded) <= 5, "no one-hop expansion"
+    assert result.hits[:5] == direct  # expansion adds after the direct hits, never in their place
+    assert result.stats["direct_hits"] == 5 and result.stats["expanded_hits"] == len(expanded)
+    direct_documents = {h.document for h in direct}
     for hit in expanded:
-        # A child scores below its parent, so a child in the top k has its parent there too.
         parent = by_id[hit.why["parent"]]
         edge = hit.why["edge"]
-        assert hit.chunk_id in edge["chunks"] and edge["confidence"] >= 0.5
-        assert set(edge) == {"source", "relation", "target", "confidence", "chunks"}
+        # The edge is one the parent states, and it leads out of the parent's document.
+        assert parent.chunk_id in edge["chunks"] and edge["confidence"] >= 0.5
+        assert hit.why["reached"] in (edge["source"], edge["target"])
+        assert hit.document not in direct_documents
         assert hit.score == pytest.approx(expansion_score(parent.score, 0.7, edge["confidence"]))
-    assert chain["auth"] in by_id or any(chain["auth"] in h.why["edge"]["chunks"] for h in expanded)
+    # The login flow's edge to the Auth Service leads to the Auth Service's note.
+    assert any(h.document.endswith("architecture/auth-service.md") and h.why["reached"] == "Auth Service"
+               for h in expanded)
+
+
+def test_expand_follows_a_declared_relation_to_the_linked_note(sample_workspace):
+    result = retrieve(sample_workspace, "Why were the finance reports delayed in July?", mode="expand", k=5)
+    assert result.hits[0].document.endswith("incidents/2024-07-18-report-delay.md")
+    runbook = [h for h in result.hits if h.document.endswith("runbooks/kafka-consumer-lag.md")]
+    assert runbook and runbook[0].why["via"] == "expansion"
+    assert runbook[0].why["edge"]["relation"] == "RESOLVED_BY" and runbook[0].why["edge"]["origin"] == "declared"
+
+
+def test_expand_gives_more_to_read_than_vector_on_the_same_query(sample_workspace):
+    query = "Why were the finance reports delayed in July?"
+    vector = retrieve(sample_workspace, query, mode="vector", k=5)
+    expand = retrieve(sample_workspace, query, mode="expand", k=5)
+    assert len(expand.hits) > len(vector.hits)
+    assert sum(len(h.text) for h in expand.hits) > sum(len(h.text) for h in vector.hits)
+
+
+def test_comention_adds_the_documents_of_entities_named_beside_the_hits(sample_workspace):
+    result = retrieve(sample_workspace, "How does the login flow work?", mode="comention", k=5)
+    direct = [h for h in result.hits if h.why["via"] == "direct"]
+    added = [h for h in result.hits if h.why["via"] == "comention"]
+    assert len(direct) == 5 and added and result.hits[:5] == direct
+    direct_documents = {h.document for h in direct}
+    for hit in added:
+        assert hit.document not in direct_documents
+        assert hit.why["entity"] in (hit.why["edge"]["source"], hit.why["edge"]["target"])
+        assert hit.why["hops"] == 1 and hit.why["entity"].casefold() in hit.text.casefold() or hit.why["edge"]
+    two = retrieve(reopened(sample_workspace, retrieval__comention_hops=2), "How does the login flow work?",
+                   mode="comention", k=5)
+    assert two.stats["entities_reached"] > result.stats["entities_reached"]
+
+
+def test_vector_and_hybrid_boost_a_literal_identifier(sample_workspace):
+    query = "why did evicted_keys climb on the Redis dashboards?"
+    for mode in ("vector", "hybrid"):
+        result = retrieve(sample_workspace, query, mode=mode, k=5)
+        assert result.stats["literal_terms"] == ["evicted_keys"]
+        boosted = [h for h in result.hits if "literal_match" in h.why]
+        assert boosted and all("evicted_keys" in h.text for h in boosted)
+        assert boosted[0].why["literal_boost"] == pytest.approx(0.05)
 
 
 def test_warm_builds_the_indexes_a_first_query_needs(make_workspace, tmp_path):

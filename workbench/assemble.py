@@ -107,6 +107,7 @@ def assemble_graph(
     notes = notes or {}
     key_of = canonicalizer.key
     forms: dict[str, Counter] = defaultdict(Counter)
+    written: dict[str, Counter] = defaultdict(Counter)  # the forms outside titles, for the display name
     types: dict[str, Counter] = defaultdict(Counter)
     seen: dict[str, list] = {}
     chunk_entities: dict[str, set[str]] = defaultdict(set)
@@ -118,6 +119,8 @@ def assemble_graph(
         if not key:
             return ""
         forms[key][display_form(surface)] += 1
+        if etype != "title":  # a title is repeated on every chunk of its document: not how prose writes it
+            written[key][display_form(surface)] += 1
         types[key][etype] += 1
         ts = chunk_context.get(chunk_id, (None, None))[1]
         span = seen.setdefault(key, [None, None])
@@ -157,7 +160,7 @@ def assemble_graph(
     entities = {}
     for key, counter in forms.items():
         # Most frequent surface form; ties go to the longest, then alphabetical, for stability.
-        name = min(counter.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[0]
+        name = min((written.get(key) or counter).items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[0]
         etype = min(types[key].items(), key=lambda kv: (type_rank(kv[0]), -kv[1], kv[0]))[0]
         entities[key] = Entity(key=key, name=name, type=etype, mentions=sum(counter.values()),
                                first_seen=seen[key][0], last_seen=seen[key][1])

@@ -394,6 +394,44 @@ class ContextGraph:
 
     # -- impact -------------------------------------------------------------------------
 
+    def cited_hop(self, edge: Edge) -> Hop:
+        """An edge as a cited hop: display names, relation, weight, chunks and documents."""
+        return self._hop(edge)
+
+    def _reach(self, start: str, spread: Collection[str], incoming: bool) -> dict[str, tuple[float, tuple[str, ...], list[Hop]]]:
+        """Breadth-first search from ``start`` over ``spread`` edges, against their direction when
+        ``incoming``: key -> (corroboration, names along the path, hops), the shortest path to each
+        (ties: better corroborated, then by names)."""
+        best: dict[str, tuple[float, tuple[str, ...], list[Hop]]] = {start: (math.inf, (self.name(start),), [])}
+        frontier = [start]
+        while frontier:
+            candidates: dict[str, tuple[tuple, tuple[float, tuple[str, ...], list[Hop]]]] = {}
+            for reached in frontier:
+                corroboration, names, hops = best[reached]
+                edges = (((src, rel, e) for src, _, rel, e in self.nx.in_edges(reached, keys=True, data="edge"))
+                         if incoming else
+                         ((dst, rel, e) for _, dst, rel, e in self.nx.out_edges(reached, keys=True, data="edge")))
+                for other, relation, edge in edges:
+                    if relation not in spread or other in best:
+                        continue
+                    path_corroboration = min(corroboration, edge.weight)
+                    path_names = names + (self.name(other),)
+                    rank = (-path_corroboration, tuple(map(_name_order, path_names)), relation)
+                    if other not in candidates or rank < candidates[other][0]:
+                        candidates[other] = (rank, (path_corroboration, path_names, hops + [self._hop(edge)]))
+            for other, (_, entry) in candidates.items():
+                best[other] = entry
+            frontier = list(candidates)
+        return best
+
+    @staticmethod
+    def _reached(best: Mapping[str, tuple[float, tuple[str, ...], list[Hop]]], start: str) -> list[tuple[str, GraphPath]]:
+        return sorted(
+            ((names[-1], GraphPath(nodes=list(names), hops=hops)) for key, (_, names, hops) in best.items()
+             if key != start),
+            key=lambda item: (len(item[1].hops), _name_order(item[0])),
+        )
+
     def impacted_by(self, name: str, relations: Collection[str] | None = None) -> Impact:
         """What breaks when ``name`` fails: every entity that depends on it, with a path.
 
@@ -401,8 +439,8 @@ class ContextGraph:
         entity over incoming impact edges. Each impacted entity gets its shortest path (ties
         go to the better corroborated path, then by names), running from the failed entity
         to the impacted one with each hop in stored direction. Impacted entities come by hop
-        count, then name; survivors are the other entities that take part in an impact
-        edge, by name.
+        count, then name; survivors are every other entity of the relation graph (any cited
+        relation, co-mention aside: the owner teams too), by name.
 
         Parameters
         ----------
@@ -413,41 +451,30 @@ class ContextGraph:
         """
         failed = self.resolve(name)
         spread = set(self.impact_relations if relations is None else relations)
-        # key -> (corroboration, names along the path, hops along the path)
-        best: dict[str, tuple[float, tuple[str, ...], list[Hop]]] = {failed: (math.inf, (self.name(failed),), [])}
-        frontier = [failed]
-        while frontier:
-            candidates: dict[str, tuple[tuple, tuple[float, tuple[str, ...], list[Hop]]]] = {}
-            for broken in frontier:
-                corroboration, names, hops = best[broken]
-                for dependent, _, relation, edge in self.nx.in_edges(broken, keys=True, data="edge"):
-                    if relation not in spread or dependent in best:
-                        continue
-                    path_corroboration = min(corroboration, edge.weight)
-                    path_names = names + (self.name(dependent),)
-                    rank = (-path_corroboration, tuple(map(_name_order, path_names)), relation)
-                    if dependent not in candidates or rank < candidates[dependent][0]:
-                        candidates[dependent] = (rank, (path_corroboration, path_names, hops + [self._hop(edge)]))
-            for dependent, (_, entry) in candidates.items():
-                best[dependent] = entry
-            frontier = list(candidates)
-
-        impacted = sorted(
-            (
-                (names[-1], GraphPath(nodes=list(names), hops=hops))
-                for key, (_, names, hops) in best.items()
-                if key != failed
-            ),
-            key=lambda item: (len(item[1].hops), _name_order(item[0])),
-        )
+        best = self._reach(failed, spread, incoming=True)
         taking_part = {
             end
             for source, target, relation in self.nx.edges(keys=True)
-            if relation in spread
+            if relation != COMENTION_RELATION
             for end in (source, target)
         }
         survivors = sorted((self.name(key) for key in taking_part - best.keys()), key=_name_order)
-        return Impact(failed=self.name(failed), impacted=impacted, survivors=survivors)
+        return Impact(failed=self.name(failed), impacted=self._reached(best, failed), survivors=survivors)
+
+    def dependencies_of(self, name: str, relations: Collection[str] | None = None) -> list[tuple[str, GraphPath]]:
+        """What ``name`` depends on, directly or not: forward reachability over the impact
+        relations, ``(entity, path)`` by hop count then name, each path cited hop by hop.
+
+        Examples
+        --------
+        >>> g = ContextGraph([Entity("a", "A"), Entity("b", "B"), Entity("c", "C")],
+        ...                  [Edge("a", "depends_on", "b"), Edge("b", "uses", "c")])
+        >>> [(entity, path.nodes) for entity, path in g.dependencies_of("A")]
+        [('B', ['A', 'B']), ('C', ['A', 'B', 'C'])]
+        """
+        start = self.resolve(name)
+        spread = set(self.impact_relations if relations is None else relations)
+        return self._reached(self._reach(start, spread, incoming=False), start)
 
     # -- paths --------------------------------------------------------------------------
 

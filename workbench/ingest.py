@@ -24,7 +24,7 @@ import numpy as np
 from .canon import name_key
 from .chunking import chunk_document
 from .embedding import Embedder, text_hash
-from .extract import Extractor, extract_all, extractors_from_settings, similar_note_candidates
+from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from_settings, similar_note_candidates
 from .extract.llm import client_from_settings
 from .loaders import LoadProblem, file_digest, load_paths
 from .model import Chunk, Document
@@ -275,8 +275,9 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
 
 
 def pipeline_fingerprint(settings) -> str:
-    """Hash of the settings that decide what a document's chunks and extractions are."""
-    parts = settings.chunking.model_dump_json() + settings.extraction.model_dump_json()
+    """Hash of the settings (and the extractors' version) that decide what a document's chunks
+    and extractions are."""
+    parts = f"{EXTRACTION_VERSION}:" + settings.chunking.model_dump_json() + settings.extraction.model_dump_json()
     return hashlib.sha256(parts.encode("utf-8")).hexdigest()
 
 

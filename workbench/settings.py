@@ -95,6 +95,9 @@ DEFAULT_RELATIONS: list[dict] = [
     {"relation": "caused_by", "phrases": ["was caused by", "is caused by", "were caused by"]},
     {"relation": "caused_by", "phrases": ["caused", "causes"], "reverse": True},
     {"relation": "resolved_by", "phrases": ["was resolved by", "is resolved by", "was fixed by", "is fixed by"]},
+    {"relation": "leads", "phrases": ["leads", "heads", "is the lead of", "is the head of", "manages"]},
+    {"relation": "leads", "phrases": ["is led by", "are led by", "is headed by", "is managed by"], "reverse": True},
+    {"relation": "leads", "regex": r"(?P<object>\b[A-Z][\w-]*(?: [\w-]+)*? [Tt]eam): (?P<subject>@[A-Za-z][\w.-]*[A-Za-z0-9]) (?:leads|heads|runs|manages) the team"},
 ]
 
 DEFAULT_ENTITY_PATTERNS: list[dict] = [
@@ -168,6 +171,9 @@ class RetrievalSettings(_Section):
     dedupe_by_document: bool = Field(False, description="Vector search keeps only the best chunk per document.")
     rrf_k: int = Field(60, gt=0, description="Reciprocal Rank Fusion constant.")
     expand_discount: float = Field(0.7, gt=0, le=1, description="Score of a one-hop expansion: parent x discount x confidence.")
+    comention_hops: int = Field(1, ge=1, le=2, description="comention mode: hops walked from the direct hits' entities over co-mention and relation edges (1 or 2).")
+    comention_fanout: int = Field(5, gt=0, description="comention mode: strongest edges followed from each entity per hop.")
+    literal_boost: float = Field(0.05, ge=0, le=1, description="vector and hybrid: score added per identifier of the query (ECONNREFUSED, snake_case, a path) a chunk contains literally.")
     expand_min_confidence: float = Field(0.5, ge=0, le=1, description="Edges below this confidence are not followed by expansion.")
 
 

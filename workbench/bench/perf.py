@@ -253,12 +253,18 @@ def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=No
 
 
 def _graph_seconds(ws) -> float:
-    """Canonicalization + graph building from the stored record, as ``ws.graph`` derives it."""
-    from ..assemble import assemble_graph, note_resolver
+    """Canonicalization + the one graph (entities, passages, PageRank index) built from the stored
+    record, as ``ws.graph`` derives it."""
+    from ..assemble import PassageOptions, assemble_graph, note_resolver
 
     started = time.perf_counter()
-    assemble_graph(ws.store.mentions(), ws.store.triples(), ws.store.chunk_context(), ws.canonicalizer(),
-                   notes=note_resolver(ws.store.documents()), impact_relations=ws.settings.graph.impact_relations)
+    graph, _ = assemble_graph(ws.store.mentions(), ws.store.triples(), ws.store.chunk_context(), ws.canonicalizer(),
+                              notes=note_resolver(ws.store.documents()),
+                              impact_relations=ws.settings.graph.impact_relations,
+                              chunk_texts=ws.store.chunk_texts(),
+                              passage_options=PassageOptions.from_settings(ws.settings.graph),
+                              rejected=ws.store.rejected_suggestions())
+    graph.pagerank_index()
     return time.perf_counter() - started
 
 

@@ -15,7 +15,7 @@ Examples
 >>> sorted((t.subject, t.relation, t.object) for t in found.triples if t.origin == "pattern")
 [('checkout service', 'depends_on', 'Redis'), ('checkout service', 'depends_on', 'token cache')]
 >>> sorted({(m.surface, m.entity_type) for m in found.mentions})
-[('Redis', 'technology'), ('The checkout service', 'service'), ('token cache', 'service')]
+[('Redis', 'technology'), ('The checkout service', 'service'), ('d', 'title'), ('token cache', 'service')]
 """
 
 from __future__ import annotations
@@ -26,13 +26,18 @@ from workbench.canon import name_key
 from workbench.extract.base import Extraction, Extractor, PatternTimeout
 from workbench.extract.entities import EntityExtractor
 from workbench.extract.llm import ChatClient, LLMError, LLMExtractor
-from workbench.extract.names import NameExtractor
+from workbench.extract.names import GENERIC_TYPES, NameExtractor
 from workbench.extract.notes import DeclaredRelationExtractor, similar_note_candidates
 from workbench.extract.patterns import RelationPatternExtractor
 from workbench.model import Chunk, Document, Mention
 from workbench.settings import ExtractionSettings
 
+#: Raise when an extractor's code changes what it finds: every document is then extracted again
+#: on the next ingest (embeddings are kept, being cached by text).
+EXTRACTION_VERSION = 3
+
 __all__ = [
+    "EXTRACTION_VERSION",
     "Extraction",
     "Extractor",
     "PatternTimeout",
@@ -73,11 +78,16 @@ def extract_all(document: Document, chunks: Sequence[Chunk], extractors: Sequenc
 
     A triple's subject or object that no mention in its chunk names (by
     :func:`~workbench.canon.name_key`) gets a mention typed from the triple, at its offset
-    in the chunk text when found there (else -1).
+    in the chunk text when found there (else -1). A general ``name`` or ``date`` mention of a
+    name a typed extractor already found in the same chunk is dropped, so no mention counts
+    twice (``title`` mentions stay: they tie each chunk to its document's title).
     """
     result = Extraction()
     for extractor in extractors:
         result.merge(extractor.extract(document, chunks))
+    typed = {(m.chunk_id, name_key(m.surface)) for m in result.mentions if m.entity_type not in GENERIC_TYPES}
+    result.mentions = [m for m in result.mentions if m.entity_type == "title" or m.entity_type not in GENERIC_TYPES
+                       or (m.chunk_id, name_key(m.surface)) not in typed]
     text_of = {chunk.id: chunk.text for chunk in chunks}
     mentioned = {(m.chunk_id, name_key(m.surface)) for m in result.mentions}
     for triple in result.triples:

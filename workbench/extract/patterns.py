@@ -154,6 +154,8 @@ class RelationPatternExtractor:
             for subject, relation, obj in self._statements(chunk, result.problems):
                 if (subject, relation, obj) in seen or subject.lower() == obj.lower():
                     continue
+                if _refers_back(subject) or _refers_back(obj):
+                    continue  # "@mara.chen leads the team": which team is said elsewhere
                 seen.add((subject, relation, obj))
                 result.triples.append(
                     Triple(subject, relation, obj, chunk.id, 1.0, "pattern", self.type_of(subject), self.type_of(obj))
@@ -257,6 +259,16 @@ class RelationPatternExtractor:
         if _CJK_RE.search(name):
             name = name[-MAX_CJK_NAME_CHARS:] if keep_last else name[:MAX_CJK_NAME_CHARS]
         return name
+
+
+#: Words that point back to something named elsewhere; a triple ending in one names nothing.
+_REFERRING = frozenset({"it", "its", "them", "they", "this", "that", "these", "those", "team", "the team",
+                        "the service", "the system", "he", "she", "him", "her"})
+
+
+def _refers_back(name: str) -> bool:
+    """``True`` for "the team", "it", "them": words standing for a name given elsewhere."""
+    return " ".join(name.lower().split()) in _REFERRING
 
 
 def _continues_predicate(between: str) -> bool:

@@ -1,7 +1,7 @@
 """Retrieval strategies side by side: one protocol, a registry by name, one entry point.
 
 Built-in modes, in their stable order: ``keyword``, ``vector``, ``hybrid``, ``expand``,
-``graphrag``, ``paths``; modes registered later follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
+``graphrag``, ``paths``, ``comention``; modes registered later follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
 came back.
 
 Examples
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..model import RetrievalResult
 from .base import Retriever
+from .comention import ComentionRetriever
 from .expand import ExpandRetriever
 from .graphrag import GraphRAGRetriever
 from .hybrid import HybridRetriever
@@ -62,6 +63,6 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None) -> Retr
 
 
 for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), ExpandRetriever(),
-                   GraphRAGRetriever(), PathsRetriever()):
+                   GraphRAGRetriever(), PathsRetriever(), ComentionRetriever()):
     register(_retriever)
 del _retriever

@@ -87,6 +87,29 @@ class RetrievalIndexes:
                     for key, edges in out.items()}
 
     @cached_property
+    def entity_links(self) -> dict[str, tuple[tuple[str, Edge], ...]]:
+        """Entity key -> ``(other end, edge)`` over relation and co-mention edges (derived ones
+        included), strongest edge first, then by key."""
+        with self._lock:
+            graph = self.ws.graph
+            out: dict[str, list[tuple[str, Edge]]] = defaultdict(list)
+            for edge in list(graph.edges()) + graph.comention_edges():
+                out[edge.source].append((edge.target, edge))
+                out[edge.target].append((edge.source, edge))
+            return {key: tuple(sorted(pairs, key=lambda p: (-p[1].weight, p[0], p[1].relation)))
+                    for key, pairs in out.items()}
+
+    @cached_property
+    def edges_stated_by(self) -> dict[str, tuple[Edge, ...]]:
+        """Chunk id -> the edges (co-mention included) it is provenance of."""
+        with self._lock:
+            out: dict[str, list[Edge]] = defaultdict(list)
+            for edge in self.ws.graph.edges(include_comention=True):
+                for chunk_id in edge.chunk_ids:
+                    out[chunk_id].append(edge)
+            return {chunk_id: tuple(edges) for chunk_id, edges in out.items()}
+
+    @cached_property
     def key_of(self):
         """The canonicalizer's name -> key function (aliases and splits applied)."""
         with self._lock:

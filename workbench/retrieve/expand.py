@@ -1,10 +1,15 @@
-"""One-hop expansion: direct vector hits plus the chunks that state their relations.
+"""Direct retrieval plus one-hop relation expansion: the hits, then what their edges lead to.
 
-For each direct hit (vector search, best chunk per document) the entities its chunk mentions
-are looked up; every relation edge at those entities (either direction, co-mention left out)
-with confidence >= ``retrieval.expand_min_confidence`` brings in the chunks that state it,
-scored ``parent x expand_discount x confidence``. Not recursive: expanded hits are not
-expanded again. A chunk reached twice keeps its best score.
+1. Direct hits: vector search, best chunk per document, ``k`` of them.
+2. For each direct hit, the edges its chunk states (relation patterns, declared front-matter
+   relations and co-mentions) with confidence >= ``retrieval.expand_min_confidence``. Each
+   edge leads to the notes and chunks on its ends other than the hit's own document: a note
+   (an end that titles a document, such as the runbook an incident is RESOLVED_BY) gives its
+   note's text; any other end gives the chunk elsewhere that best states or mentions it
+   (stating one of its relations before merely mentioning it).
+3. Expanded chunks score ``parent x expand_discount x confidence`` and come *after* the
+   direct hits: ``k`` direct plus up to ``k`` expanded, both counts reported, each expanded hit
+   with the full directed edge that brought it and the end it reached. Not recursive.
 
 Examples
 --------
@@ -32,15 +37,32 @@ def expansion_score(parent: float, discount: float, confidence: float) -> float:
 
 def _edge_json(graph, edge: Edge) -> dict:
     return {"source": graph.name(edge.source), "relation": edge.relation, "target": graph.name(edge.target),
-            "confidence": edge.confidence, "chunks": list(edge.chunk_ids)}
+            "confidence": edge.confidence, "weight": edge.weight, "origin": edge.origin,
+            "chunks": list(edge.chunk_ids)}
+
+
+def _reached_chunks(ws, end: str, parent_document: str) -> list[str]:
+    """The chunks an edge's end leads to, outside the parent's document: its note's chunks if it
+    titles one, else the one chunk that best states or mentions it."""
+    graph = ws.graph
+    indexes = indexes_for(ws)
+    documents = indexes.chunk_documents
+    titled = sorted(c for c in graph.passages.chunks_of.get(end, ()) if graph.passages.title_of.get(c) == end
+                    and documents.get(c) != parent_document)
+    if titled:
+        return titled[:1]  # the note's opening chunk: its title and first lines
+    stating = {c for e in indexes.relation_edges.get(end, ()) for c in e.chunk_ids}
+    candidates = [c for c in graph.passages.chunks_of.get(end, ()) if documents.get(c) != parent_document]
+    candidates.sort(key=lambda c: (c not in stating, c))
+    return candidates[:1]
 
 
 class ExpandRetriever:
-    """Direct vector hits (one per document) plus their one-hop relation neighbours."""
+    """Direct vector hits (one per document) plus what their stated edges lead to."""
 
     name = "expand"
-    description = ("vector hits, best chunk per document, plus the chunks stating their one-hop relations, "
-                   "scored parent x expand_discount x confidence")
+    description = ("vector hits, best chunk per document, then the notes and chunks on the other ends of the edges "
+                   "they state, scored parent x expand_discount x confidence")
 
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
@@ -58,34 +80,39 @@ class ExpandRetriever:
             return result
         with timer("expand"):
             indexes = indexes_for(ws)
-            direct = best_per_document(direct, indexes.chunk_documents)[:k]
-            best: dict[str, Ranked] = {
-                chunk_id: (chunk_id, score, {"via": "direct", "similarity": why["similarity"]})
-                for chunk_id, score, why in direct
-            }
+            documents = indexes.chunk_documents
+            direct = best_per_document(direct, documents)[:k]
+            direct_documents = {documents.get(chunk_id) for chunk_id, _, _ in direct}
             graph = ws.graph
-            chunk_entities = ws.parts.chunk_entities
-            edges_seen = 0
+            stated = indexes.edges_stated_by
+            expanded: dict[str, Ranked] = {}
+            edges_followed = 0
             for parent, parent_score, _ in direct:
-                for key in sorted(chunk_entities.get(parent, ())):
-                    for edge in indexes.relation_edges.get(key, ()):
-                        if edge.confidence < settings.expand_min_confidence:
-                            continue
-                        edges_seen += 1
-                        score = expansion_score(parent_score, settings.expand_discount, edge.confidence)
-                        for chunk_id in edge.chunk_ids:
-                            current = best.get(chunk_id)
-                            if current is not None and current[1] >= score:
+                parent_document = documents.get(parent, "")
+                for edge in stated.get(parent, ()):
+                    if edge.confidence < settings.expand_min_confidence:
+                        continue
+                    edges_followed += 1
+                    score = expansion_score(parent_score, settings.expand_discount, edge.confidence)
+                    for end in (edge.source, edge.target):
+                        for chunk_id in _reached_chunks(ws, end, parent_document):
+                            current = expanded.get(chunk_id)
+                            # A note already among the direct hits is no new material.
+                            if documents.get(chunk_id) in direct_documents or (
+                                    current is not None and current[1] >= score):
                                 continue
-                            best[chunk_id] = (chunk_id, score, {
-                                "via": "expansion", "parent": parent, "edge": _edge_json(graph, edge)})
-            ranked = sort_ranked(list(best.values()))[:k]
+                            expanded[chunk_id] = (chunk_id, score, {
+                                "via": "expansion", "parent": parent, "edge": _edge_json(graph, edge),
+                                "reached": graph.name(end), "confidence": edge.confidence})
+            more = sort_ranked(list(expanded.values()))[:k]
+            ranked = [(chunk_id, score, {"via": "direct", "similarity": why["similarity"]})
+                      for chunk_id, score, why in direct] + more
         with timer("fetch"):
             hits = make_hits(ws, ranked)
         stats = {
             "direct_hits": sum(1 for h in hits if h.why["via"] == "direct"),
             "expanded_hits": sum(1 for h in hits if h.why["via"] == "expansion"),
-            "edges_followed": edges_seen,
+            "edges_followed": edges_followed,
             "seconds": timer.total(),
         }
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits, stats=stats,

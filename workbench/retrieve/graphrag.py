@@ -48,11 +48,11 @@ from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import OVERFETCH, hybrid_ranking
 from .keyword import keyword_ranking
-from .paths import find_entities, is_failure_question
+from .questions import read_question
 from .vector import embed_query, vector_query, vector_ranking
 
 __all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", "find_seeds", "name_seeds",
-           "personalization", "top_entities", "rank_provenance", "walk_ranking", "failure_paths", "path_chunks"]
+           "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks"]
 
 #: The walk stops when no score moves by this much in one iteration...
 PPR_TOLERANCE = 1e-6
@@ -186,20 +186,6 @@ def walk_ranking(walk: Mapping[str, float], dense: Mapping[str, float], graph_we
     return sorted(((cid, round(s, 12)) for cid, s in scores.items()), key=lambda item: (-item[1], item[0]))
 
 
-def failure_paths(ws, query: str) -> tuple[str, list[GraphPath]] | None:
-    """For a failure question ("if X goes down, what breaks?"): the failed entity's name and the
-    cited impact paths, longest first (a long chain holds the short ones), else ``None``."""
-    if not is_failure_question(query):
-        return None
-    graph = ws.graph
-    for key in find_entities(ws, query):
-        impact = graph.impacted_by(key)
-        if impact.impacted:
-            paths = sorted((path for _, path in impact.impacted), key=lambda p: -len(p.hops))
-            return impact.failed, paths
-    return None
-
-
 def path_chunks(paths: list[GraphPath], limit: int) -> list[tuple[str, dict]]:
     """One chunk per hop along the paths, in path order, each chunk once, at most ``limit``."""
     found: list[tuple[str, dict]] = []
@@ -312,13 +298,17 @@ class GraphRAGRetriever:
                                k=ws.settings.retrieval.rrf_k), key=lambda item: (-item[1], item[0]))
             provenance_of = {cid: (m, keys) for cid, m, keys in provenance}
             top_walk = max(walk.values(), default=0.0) or 1.0
-            # A failure question has a structural answer: the chunks stating its cited impact
-            # paths lead (at most half of the hits), the fused ranking follows.
-            structural = failure_paths(ws, query)
-            stated = dict(path_chunks(structural[1], (k + 1) // 2)) if structural else {}
-            if structural:
-                graph_context["paths"] = [path_to_json(p) for p in structural[1][:settings.max_triples]]
-                graph_context["failed"] = structural[0]
+            # A question with a structural reading (what breaks, who owns...) has cited paths
+            # for an answer: the chunks stating them lead (at most half of the hits), the
+            # fused ranking follows. A long chain holds the short ones: longest first.
+            reading = read_question(ws, query)
+            paths = sorted(reading.paths, key=lambda p: -len(p.hops)) if reading else []
+            stated = dict(path_chunks(paths, (k + 1) // 2))
+            if reading:
+                graph_context["reading"] = reading.kind
+                graph_context["paths"] = [path_to_json(p) for p in paths[:settings.max_triples]]
+                if reading.impact is not None:
+                    graph_context["failed"] = reading.impact.failed
             best = fused[0][1] if fused else 0.0
             fused = [(cid, round(best + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \
                 [(cid, score) for cid, score in fused if cid not in stated]
@@ -354,6 +344,8 @@ class GraphRAGRetriever:
                   f"seed_similarity_threshold={settings.seed_similarity_threshold}")
         if not converged:
             reason += f"; PageRank stopped after {iterations} iterations, scores kept"
+        if reading:
+            reason += f"; {reading.summary}, their chunks first"
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
 

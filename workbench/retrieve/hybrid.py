@@ -22,7 +22,8 @@ from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .fusion import rrf
 from .keyword import keyword_ranking
-from .vector import embed_query, vector_ranking
+from .literal import identifiers
+from .vector import embed_query, literal_boosted, vector_ranking
 
 __all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "OVERFETCH"]
 
@@ -73,17 +74,22 @@ class HybridRetriever:
                 vector = embed_query(ws, query)
         except EmbeddingUnavailable as exc:
             vector, mode_used, reason = None, "keyword_only", f"embeddings unavailable ({exc}); keyword ranking alone"
+        found = identifiers(query)
+        depth = k * OVERFETCH if found else k
         with timer("search"):
             try:
-                ranked = hybrid_ranking(ws, query, vector, k)
+                ranked = hybrid_ranking(ws, query, vector, depth)
             except VectorStoreUnavailable as exc:
                 mode_used, reason = "keyword_only", f"vector store unavailable ({exc}); keyword ranking alone"
-                ranked = hybrid_ranking(ws, query, None, k)
+                ranked = hybrid_ranking(ws, query, None, depth)
+        with timer("literal"):
+            ranked = literal_boosted(ws, ranked, found)[:k]
         with timer("fetch"):
             hits = make_hits(ws, ranked)
         stats = {
             "keyword_hits": sum(1 for h in hits if h.why.get("keyword_rank") is not None),
             "vector_hits": sum(1 for h in hits if h.why.get("vector_rank") is not None),
+            "literal_terms": found,
             "seconds": timer.total(),
         }
         if not hits and not reason:

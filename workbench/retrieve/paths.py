@@ -1,11 +1,11 @@
-"""Path retrieval: failure questions answered by impact, relation questions by cited paths.
+"""Path retrieval: the question read structurally, answered by the cited paths of that walk.
 
-The entities a question names are found in its text (n-grams folded like entity names, then
-display names as substrings, longest first), or failing that by entity-name embedding
-similarity. A failure question ("what breaks if X fails", "if X goes down", "X outage",
-"impact of X") runs :meth:`ContextGraph.impacted_by` on the first entity named; a question
-naming two entities without a failure word runs :meth:`ContextGraph.paths` between them.
-The hits are the chunks cited by the hops, in path order; path ``i`` scores ``1 / i``.
+:func:`~workbench.retrieve.questions.read_question` finds the walk a question asks for: what
+breaks if X fails (reverse impact), what X depends on (forward), who owns X, who leads the team
+that owns X, how X relates to Y. The entities come from the question's text, or failing that
+(when it carries a cue) by entity-name embedding similarity. The hits are the chunks cited by
+the hops, in path order; path ``i`` scores ``1 / i``. A question with no structural reading
+says so and gets the hybrid hits.
 
 Examples
 --------
@@ -17,89 +17,16 @@ False
 
 from __future__ import annotations
 
-import re
-
 from ..embedding import EmbeddingUnavailable
 from ..graph import hop_to_json, impact_to_json, path_to_json
 from ..model import GraphPath, RetrievalResult
 from ..vectors import ENTITIES, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
-from .cache import indexes_for
-from .tokenize import ENGLISH_STOPWORDS
+from .naming import FAILURE_WORDS, find_entities, is_failure_question
+from .questions import cue_of, read_question
 from .vector import embed_query, vector_query
 
 __all__ = ["PathsRetriever", "find_entities", "is_failure_question", "FAILURE_WORDS"]
-
-#: Words that make a question a failure question; they never name an entity in one.
-FAILURE_WORDS = re.compile(
-    r"\b(?:fail\w*|go(?:es)?\s+down|went\s+down|down|outage\w*|break\w*|broke\w*|impact\w*|affect\w*|"
-    r"unavailable|crash\w*|dies|died|dead|offline|stops?|stopped)\b|故障|宕机|挂了|不可用|影响|中断",
-    re.IGNORECASE,
-)
-_WORD = re.compile(r"\w[\w.'/-]*\w|\w")
-_MAX_NGRAM = 6
-
-
-def is_failure_question(query: str) -> bool:
-    """Whether the query asks what breaks when something fails."""
-    return FAILURE_WORDS.search(query) is not None
-
-
-def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
-    return any(span[0] < end and start < span[1] for start, end in taken)
-
-
-def find_entities(ws, query: str) -> list[str]:
-    """Keys of the graph entities named in ``query``, in the order they appear.
-
-    Longer names win over the names inside them ("auth service" over "service"); failure
-    words ("outage") and stopwords never count as names.
-    """
-    from ..canon import name_key
-
-    graph = ws.graph
-    indexes = indexes_for(ws)
-    words = [(m.start(), m.end()) for m in _WORD.finditer(query)]
-    found: list[tuple[int, str]] = []
-    taken: list[tuple[int, int]] = []
-
-    def accept(span: tuple[int, int], key: str) -> None:
-        text = query[span[0]:span[1]]
-        if FAILURE_WORDS.fullmatch(text.strip()) or key in {f[1] for f in found}:
-            return
-        found.append((span[0], key))
-        taken.append(span)
-
-    # Word n-grams folded like names catch "auth-service", "AuthService" and aliases.
-    for n in range(min(_MAX_NGRAM, len(words)), 0, -1):
-        for i in range(len(words) - n + 1):
-            span = (words[i][0], words[i + n - 1][1])
-            if _overlaps(span, taken):
-                continue
-            grams = [query[s:e].casefold() for s, e in words[i:i + n]]
-            if all(g in ENGLISH_STOPWORDS for g in grams):
-                continue
-            text = query[span[0]:span[1]]
-            for key in (indexes.key_of(text), name_key(text)):
-                if key and key in graph:
-                    accept(span, key)
-                    break
-    # Display names as substrings catch names inside Chinese text, which has no spaces.
-    folded = query.casefold()
-    for name, key in indexes.entity_names:
-        if len(name) < 2 or name in ENGLISH_STOPWORDS:
-            continue
-        start = folded.find(name)
-        while start != -1:
-            span = (start, start + len(name))
-            bounded = ((start == 0 or not folded[start - 1].isascii() or not folded[start - 1].isalnum())
-                       and (span[1] == len(folded) or not folded[span[1]].isascii() or not folded[span[1]].isalnum()))
-            if bounded and not _overlaps(span, taken):
-                accept(span, key)
-                break
-            start = folded.find(name, start + 1)
-    return [key for _, key in sorted(found)]
-
 
 def _entity_by_similarity(ws, query: str) -> str | None:
     """The entity whose name embedding is nearest the query, if it passes the seed threshold."""
@@ -137,64 +64,60 @@ def _subgraph(paths: list[GraphPath]) -> dict:
 
 
 class PathsRetriever:
-    """Impact of a failure, or cited paths between two named entities."""
+    """The question read structurally (impact, dependencies, owner, lead, relation), answered by
+    the cited paths of that walk; hybrid search when it has no structural reading."""
 
     name = "paths"
-    description = "failure questions: what depends on the entity (impact); two entities: cited paths between them"
+    description = ("questions read structurally: what breaks if X fails, what X depends on, who owns X, who leads "
+                   "the team that owns X, how X relates to Y; each answered by cited paths")
 
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
-        graph = ws.graph
         with timer("entities"):
             keys = find_entities(ws, query)
             matched_by = "name"
-            if not keys:
+            if not keys and cue_of(query) is not None:
                 fallback = _entity_by_similarity(ws, query)
                 keys, matched_by = ([fallback], "similarity") if fallback else ([], "none")
-        if not keys:
-            result = empty_result(query, self.name, reason="no entity of the graph is named in the query")
-            result.stats["seconds"] = timer.total()
-            return result
-        names = [graph.name(key) for key in keys]
-        failure = is_failure_question(query)
         with timer("traverse"):
-            if failure or len(keys) == 1:
-                ranked, graph_context, reason = self._impact(ws, keys, failure)
-            else:
-                ranked, graph_context, reason = self._paths(ws, keys)
+            reading = read_question(ws, query, keys)
+        if reading is None:
+            return self._unread(ws, query, k, timer, keys)
         with timer("fetch"):
+            ranked = _hits_along(reading.paths, [{"reading": reading.kind, "path_rank": i}
+                                                 for i in range(1, len(reading.paths) + 1)])
             hits = make_hits(ws, ranked[:k])
-        stats = {"entities": names, "matched_by": matched_by, "paths": len(graph_context.get("paths", []))
-                 or len(graph_context.get("impact", {}).get("impacted", [])), "seconds": timer.total()}
+        graph_context = {"kind": reading.kind, "entities": reading.entities,
+                         "paths": [path_to_json(p) for p in reading.paths], **_subgraph(reading.paths)}
+        if reading.impact is not None:
+            graph_context.update({"failed": reading.impact.failed, "impact": impact_to_json(reading.impact),
+                                  "survivors": list(reading.impact.survivors)})
+        stats = {"entities": reading.entities, "matched_by": matched_by, "reading": reading.kind,
+                 "paths": len(reading.paths), "seconds": timer.total()}
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits, stats=stats,
-                               graph_context=graph_context, reason=reason)
+                               graph_context=graph_context, reason=reading.summary)
 
-    @staticmethod
-    def _impact(ws, keys: list[str], failure: bool) -> tuple[list[Ranked], dict, str]:
-        graph = ws.graph
-        impact = graph.impacted_by(keys[0])
-        impacted = list(impact.impacted)
-        # "If Redis goes down, does the login flow break?": the path to the entity asked about first.
-        asked = {graph.name(key) for key in keys[1:]}
-        impacted.sort(key=lambda item: item[0] not in asked)
-        ranked = _hits_along([path for _, path in impacted], [{"impacted": entity} for entity, _ in impacted])
-        graph_context = {"kind": "impact", "failed": impact.failed, "impact": impact_to_json(impact),
-                         "survivors": list(impact.survivors), **_subgraph([path for _, path in impacted])}
-        how = "failure question" if failure else "one entity named and no second one: what depends on it"
-        reason = f"{how}: {len(impacted)} entities break if {impact.failed} fails"
-        return ranked, graph_context, reason
+    def _unread(self, ws, query: str, k: int, timer: StageTimer, keys: list[str]) -> RetrievalResult:
+        """No structural reading: say so, and give the hybrid hits rather than a walk nobody asked for."""
+        from .hybrid import hybrid_ranking
+        from .vector import embed_query as embed
 
-    @staticmethod
-    def _paths(ws, keys: list[str]) -> tuple[list[Ranked], dict, str]:
-        graph = ws.graph
-        settings = ws.settings.graph
-        found = graph.paths(keys[0], keys[1], max_hops=settings.max_path_hops, k=settings.max_paths)
-        ranked = _hits_along(found, [{"path_rank": i} for i in range(1, len(found) + 1)])
-        source, target = graph.name(keys[0]), graph.name(keys[1])
-        graph_context = {"kind": "paths", "from": source, "to": target,
-                         "paths": [path_to_json(p) for p in found], **_subgraph(found)}
-        reason = (f"relation question: {len(found)} paths from {source} to {target}" if found
-                  else f"no path from {source} to {target} within {settings.max_path_hops} hops")
-        return ranked, graph_context, reason
+        named = [ws.graph.name(key) for key in keys]
+        with timer("hybrid"):
+            try:
+                vector = embed(ws, query)
+            except EmbeddingUnavailable:
+                vector = None
+            try:
+                ranked = hybrid_ranking(ws, query, vector, k)
+            except VectorStoreUnavailable:
+                ranked = hybrid_ranking(ws, query, None, k)
+            hits = make_hits(ws, ranked[:k])
+        what = f"it names {', '.join(named)}" if named else "it names no entity of the graph"
+        reason = (f"no structural reading: {what}, but asks neither what breaks, what it depends on, who owns or "
+                  "leads it, nor how two entities relate; hybrid hits instead")
+        stats = {"entities": named, "reading": None, "paths": 0, "seconds": timer.total()}
+        return RetrievalResult(query=query, mode_requested=self.name, mode_used="hybrid", hits=hits, stats=stats,
+                               graph_context={}, reason=reason)

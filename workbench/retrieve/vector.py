@@ -24,6 +24,7 @@ from ..model import RetrievalResult
 from ..vectors import CHUNKS, VectorMatch, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
+from .literal import boost_literal, identifiers
 
 __all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document"]
 
@@ -59,6 +60,14 @@ def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]
         raise
     except Exception as exc:  # a server gone away, a broken collection: the store is unusable
         raise VectorStoreUnavailable(f"vector search in the {kind} collection failed: {exc}") from exc
+
+
+def literal_boosted(ws, ranked: Sequence[Ranked], found: Sequence[str]) -> list[Ranked]:
+    """``ranked`` with the literal-match boost (``retrieval.literal_boost``) for ``found`` identifiers."""
+    if not found:
+        return list(ranked)
+    texts = {c.id: c.text for c in ws.store.chunks([chunk_id for chunk_id, _, _ in ranked])}
+    return boost_literal(ranked, texts, found, ws.settings.retrieval.literal_boost)
 
 
 def best_per_document(ranked: Sequence[Ranked], chunk_documents: Mapping[str, str]) -> list[Ranked]:
@@ -105,15 +114,18 @@ class VectorRetriever:
             with timer("embed"):
                 vector = embed_query(ws, query)
             with timer("search"):
-                ranked = vector_ranking(ws, vector, k)
+                found = identifiers(query)
+                ranked = vector_ranking(ws, vector, k * 3 if found else k)
         except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
             result = empty_result(query, self.name, reason=f"vector search unavailable: {exc}")
             result.stats["seconds"] = timer.total()
             return result
+        with timer("literal"):
+            ranked = literal_boosted(ws, ranked, found)[:k]
         with timer("fetch"):
             hits = make_hits(ws, ranked)
         return RetrievalResult(
             query=query, mode_requested=self.name, mode_used=self.name, hits=hits,
-            stats={"vector_hits": len(hits), "seconds": timer.total()},
+            stats={"vector_hits": len(hits), "literal_terms": found, "seconds": timer.total()},
             reason="" if hits else f"no chunk reaches min_vector_score={ws.settings.retrieval.min_vector_score}",
         )
