@@ -185,6 +185,7 @@ def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settin
     Returns the :class:`~workbench.workspace.Workspace`. After one complete ingest the passages
     file's hash is recorded, and later calls open the workspace without ingesting (or locking).
     """
+    from ..ingest import pipeline_fingerprint
     from ..workspace import Workspace
 
     folder = Path(workspace) if workspace is not None else default_cache_dir(bench)
@@ -197,7 +198,8 @@ def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settin
     # A marker of the last complete ingest lets readers skip the write lock, so several bench
     # runs can share one cached workspace.
     marker = folder / "ingested.sha256"
-    digest = hashlib.sha256(passages.read_bytes()).hexdigest()
+    # The passages and the pipeline that extracted them: new extraction code re-ingests.
+    digest = hashlib.sha256(passages.read_bytes() + pipeline_fingerprint(ws.settings).encode()).hexdigest()
     if not (marker.exists() and marker.read_text().strip() == digest
             and ws.store.count("documents") == len(bench.passages)):
         ws.ingest([passages], progress=progress)

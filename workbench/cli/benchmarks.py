@@ -37,10 +37,30 @@ def cmd_multihop(args):
     workspace = None if Path(args.workspace) == Path("workspace") else args.workspace
     ws = bench_workspace(bench, workspace, settings=load_settings(args.settings), progress=tqdm_progress())
     try:
+        if args.ablation:
+            from ..bench.ablation import run_ablation
+
+            results = run_ablation(ws, bench)
+            payload = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(bench.passages),
+                       "ablation": {name: {"recall@2": round(s.recall_at_2, 1), "recall@5": round(s.recall_at_5, 1),
+                                           "seconds": round(s.seconds, 2), "modes_used": s.modes_used}
+                                    for name, s in results.items()}}
+            emit(args, payload, _render_ablation)
+            return
         report = run_multihop(ws, bench, modes or None)
     finally:
         ws.close()
     emit(args, report.to_json(), _render_multihop)
+
+
+def _render_ablation(payload: dict) -> str:
+    from .render import table
+
+    rows = [{"graphrag variant": name, "R@2 %": f"{r['recall@2']:.1f}", "R@5 %": f"{r['recall@5']:.1f}",
+             "modes used": ", ".join(f"{m} {n}" for m, n in sorted(r["modes_used"].items()))}
+            for name, r in payload["ablation"].items()]
+    head = f"{payload['dataset']}: graphrag ablation, {payload['questions']} questions over {payload['passages']} passages"
+    return head + "\n" + table(rows, ["graphrag variant", "R@2 %", "R@5 %", "modes used"])
 
 
 def _render_perf(payload: dict) -> str:
@@ -122,6 +142,8 @@ def register(subparsers, common) -> None:
     p.add_argument("--modes", help="comma-separated modes besides the baselines keyword,vector,hybrid "
                                    "(default: every registered mode)")
     p.add_argument("--limit", type=int, default=None, help="use only the first N questions")
+    p.add_argument("--ablation", action="store_true",
+                   help="run graphrag under each variant of workbench.bench.ablation instead of every mode")
     # --workspace (from the common options) names the corpus workspace; default: a cache under
     # ~/.cache/workbench/bench/<set>-<corpus hash>.
     p.set_defaults(handler=cmd_multihop)
