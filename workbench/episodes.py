@@ -84,8 +84,10 @@ def summarize_session(document: str, messages: Sequence[Chunk], graph: ContextGr
         entity = graph.entity(item[0]) if graph is not None else None
         return (entity is not None and entity.type in _GENERIC, -item[1], item[0])
 
-    entities = [graph.name(k) for k, _ in sorted(named.items(), key=order)
-                if graph is not None and graph.name(k).lstrip("@").casefold() not in speaker_keys][:max_entities]
+    # General names (a capitalised "Hit", the log's own title) are noise unless said twice.
+    entities = [graph.name(k) for k, n in sorted(named.items(), key=order)
+                if graph is not None and graph.name(k).lstrip("@").casefold() not in speaker_keys
+                and graph.entity(k).type != "title" and (graph.entity(k).type not in _GENERIC or n >= 2)][:max_entities]
     decisions = [Decision(sentence, m.id, m.timestamp, m.speaker)
                  for m in messages for sentence in split_sentences(m.text)
                  if states_decision(_without_speaker(sentence, m.speaker))]

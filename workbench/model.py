@@ -437,7 +437,8 @@ class Episode:
         """One paragraph: when, who, what about, what was decided."""
         who = ", ".join(name for name, _ in self.participants)
         about = ", ".join(self.entities[:8])
-        decided = " ".join(f"[{d.time}] {d.speaker}: {d.text}" for d in self.decisions)
+        decided = " ".join(f"[{d.time}] {d.text}" if d.speaker and d.text.startswith(d.speaker)
+                           else f"[{d.time}] {d.speaker}: {d.text}" for d in self.decisions)
         return (f"{self.document} {self.start} to {self.end}. Participants: {who}. Discussed: {about}."
                 + (f" Decisions: {decided}" if decided else ""))
 

@@ -207,7 +207,7 @@ class EpisodeSettings(_Section):
 class GlobalSearchSettings(_Section):
     max_communities: int = Field(6, gt=0, description="Community reports the global mode takes points from, most similar to the question first.")
     points_per_community: int = Field(3, gt=0, description="Points (cited sentences) the global mode takes from each community report.")
-    min_similarity: float = Field(0.0, ge=-1, le=1, description="Community reports less similar than this to the question are not used by the global mode.")
+    min_similarity: float = Field(-1.0, ge=-1, le=1, description="Community reports less similar than this to the question are not used by the global mode (-1: every report, up to max_communities, since a corpus-wide question is often unlike every theme).")
 
 
 class TimeSettings(_Section):

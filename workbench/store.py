@@ -369,18 +369,17 @@ class Store:
         return [(r[0], r[1], json.loads(r[2]), None if r[3] is None else np.frombuffer(r[3], dtype=np.float32))
                 for r in rows]
 
-    def replace_summaries(self, kind: str, rows: Sequence[tuple[str, str, dict, np.ndarray | None]],
+    def replace_summaries(self, rows_by_kind: dict[str, Sequence[tuple[str, str, dict, np.ndarray | None]]],
                           version_key: str, version: int) -> None:
-        """Replace every summary of ``kind`` and record the workspace version they describe, atomically.
-
-        Derived data: the workspace version is not bumped.
-        """
+        """Replace every summary of each kind given and record the workspace version they
+        describe, in one transaction. Derived data: the workspace version is not bumped."""
         with self.transaction() as db:
-            db.execute("DELETE FROM summaries WHERE kind=?", (kind,))
-            db.executemany("INSERT INTO summaries VALUES (?,?,?,?,?)",
-                           [(kind, i, sig, json.dumps(body, ensure_ascii=False),
-                             None if vec is None else np.asarray(vec, dtype=np.float32).tobytes())
-                            for i, sig, body, vec in rows])
+            for kind, rows in rows_by_kind.items():
+                db.execute("DELETE FROM summaries WHERE kind=?", (kind,))
+                db.executemany("INSERT INTO summaries VALUES (?,?,?,?,?)",
+                               [(kind, i, sig, json.dumps(body, ensure_ascii=False),
+                                 None if vec is None else np.asarray(vec, dtype=np.float32).tobytes())
+                                for i, sig, body, vec in rows])
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (version_key, str(version)))
 
     def chunk_times(self, ids: Sequence[str]) -> dict[str, str | None]:

@@ -104,3 +104,4 @@ for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), Exp
                    GraphRAGRetriever(), PathsRetriever()):
     register(_retriever)
 del _retriever
+from . import global_search  # noqa: E402,F401  (registers the global mode)
