@@ -52,7 +52,7 @@ __all__ = [
 SERVER_NAME = "context-graph-workbench"
 
 #: The tools the server offers, in the order they are registered.
-TOOL_NAMES = ("graphrag_search", "search_chunks", "impact", "neighbors", "get_chunk", "path")
+TOOL_NAMES = ("graphrag_search", "search_chunks", "impact", "neighbors", "get_chunk", "path", "communities", "timeline")
 
 #: Most hits a search tool returns.
 MAX_LIMIT = 100
