@@ -8,6 +8,8 @@ PAGES = [
     st.Page("pages/corpus.py", title="Corpus", default=True),
     st.Page("pages/canonicalization.py", title="Canonicalization"),
     st.Page("pages/graph.py", title="Graph"),
+    st.Page("pages/communities.py", title="Communities"),
+    st.Page("pages/timeline.py", title="Timeline"),
     st.Page("pages/compare.py", title="Compare"),
     st.Page("pages/evaluate.py", title="Evaluate"),
 ]

@@ -21,7 +21,7 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.settings import Settings, SettingsError, load_settings
-from workbench.visual import GraphFilters, graph_html, legend_html, select_view, type_legend
+from workbench.visual import GraphFilters, community_view, graph_html, legend_html, select_view, type_legend
 from workbench.workspace import Workspace, WorkspaceBusy
 
 __all__ = [
@@ -126,6 +126,18 @@ def _graph_view(path: str, settings_path: str | None, version: int, view: str, f
     return DrawnGraph(graph_html(selected, height), selected.note,
                       legend_html(type_legend(selected), len(selected.chunks)), len(selected.nodes),
                       len(selected.edges), len(selected.chunks), tuple(entity.key for entity in selected.nodes))
+
+
+@st.cache_data(show_spinner="Drawing the community...", max_entries=32)
+def _community_html(path: str, settings_path: str | None, version: int, members: tuple[str, ...], height: int) -> str:
+    ws = _open_workspace(path, settings_path)
+    return graph_html(community_view(ws.graph, members), height)
+
+
+def community_html(ws: Workspace, members: tuple[str, ...], height: int = 520) -> str:
+    """One community drawn with pyvis (cached by workspace version and members)."""
+    return _community_html(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version,
+                           tuple(members), height)
 
 
 def graph_view(ws: Workspace, view: str, filters: GraphFilters, height: int = 640) -> DrawnGraph:

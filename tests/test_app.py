@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import REDIS_QUESTION, ROOT
 
-PAGES = ["corpus", "canonicalization", "graph", "compare", "evaluate"]
+PAGES = ["corpus", "canonicalization", "graph", "communities", "timeline", "compare", "evaluate"]
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 

@@ -72,10 +72,13 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
     corpus, musique = _tiny_bench(tmp_path)
     code = main(["bench", "perf", "--json", "--ppr-sizes", "200:800", "--ingest-data", str(corpus),
                  "--musique-data", str(musique), "--queries", "5", "--cache-dir", str(tmp_path / "cache"),
-                 "--sections", "ppr,ingest,query"])
+                 "--sections", "ppr,ingest,query,communities"])
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"ppr", "ingest", "query", "app"}
+    assert set(payload) == {"ppr", "ingest", "query", "communities", "app"}
+    communities = payload["communities"]
+    assert {"communities", "detect_s", "reports_s", "seconds", "unchanged_kept"} <= set(communities)
+    assert communities["unchanged_built"] == 0 and communities["unchanged_kept"] == communities["communities"]
     (ppr,) = payload["ppr"]
     assert {"nodes", "edges", "ours_ms", "networkx_ms", "ratio"} <= set(ppr)
     assert ppr["max_abs_diff"] < 1e-6

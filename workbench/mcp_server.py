@@ -52,7 +52,7 @@ __all__ = [
 SERVER_NAME = "context-graph-workbench"
 
 #: The tools the server offers, in the order they are registered.
-TOOL_NAMES = ("graphrag_search", "search_chunks", "impact", "neighbors", "get_chunk", "path")
+TOOL_NAMES = ("graphrag_search", "search_chunks", "impact", "neighbors", "get_chunk", "path", "communities", "timeline")
 
 #: Most hits a search tool returns.
 MAX_LIMIT = 100
@@ -129,8 +129,8 @@ def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequenc
         "reason": result.reason,
         "document_filter": filters or [],
         "hits": [
-            {"rank": rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score, "text": h.text,
-             "why": h.why}
+            {"rank": rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score, "time": h.time,
+             "text": h.text, "why": h.why}
             for rank, h in enumerate(hits, 1)
         ],
         "stats": result.stats,
@@ -153,7 +153,8 @@ def build_server(ws: Workspace) -> MCPServer:
         instructions=(
             "Search a corpus and walk its context graph. Entities are nodes; every relation edge cites the "
             "chunks that state it. Use graphrag_search or search_chunks to find passages, impact to ask what "
-            "breaks if something fails, neighbors and path to walk the graph, get_chunk to read a cited chunk."
+            "breaks if something fails, neighbors and path to walk the graph, get_chunk to read a cited chunk, communities for the corpus's "
+            "themes, timeline for what happened to an entity over time."
         ),
     )
     turn = threading.Lock()
@@ -236,7 +237,32 @@ def build_server(ws: Workspace) -> MCPServer:
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
 
-    for tool in (graphrag_search, search_chunks, impact, neighbors, get_chunk, path):
+    def communities(
+        id: Annotated[str | None, Field(description="One community's id for its full report; omit for all.")] = None,
+    ) -> dict[str, Any]:
+        """The communities of the context graph (themes of the corpus), each with an extractive
+        report: title, key entities with types, strongest cited relations, representative
+        sentences with their chunk ids, and time span."""
+        with turn:
+            summaries = ws.summaries()
+            try:
+                reports = [summaries.report(id)] if id else summaries.reports
+            except KeyError as exc:
+                raise ToolError(str(exc.args[0])) from None
+            return {"communities": [r.to_json() for r in reports]}
+
+    def timeline(entity: EntityName) -> dict[str, Any]:
+        """An entity's dated mentions, relations and decisions, oldest first, each with its chunk id."""
+        from .timeline import timeline as entity_timeline
+
+        with turn:
+            try:
+                name, entries = entity_timeline(ws, entity)
+            except EntityNotFound as exc:
+                raise _entity_error(exc) from None
+            return {"entity": name, "entries": [e.to_json() for e in entries]}
+
+    for tool in (graphrag_search, search_chunks, impact, neighbors, get_chunk, path, communities, timeline):
         server.add_tool(tool, annotations=_READ_ONLY, structured_output=True)
     return server
 

@@ -192,6 +192,34 @@ class GraphRAGSettings(_Section):
     graph_weight: float = Field(1.0, ge=0, description="Walk ranking of a passage: dense similarity + graph_weight x its PageRank mass / the best passage's.")
 
 
+class CommunitySettings(_Section):
+    resolution: float = Field(1.0, gt=0, description="Louvain resolution: above 1 gives more, smaller communities; below 1 fewer, larger ones.")
+    seed: int = Field(42, description="Seed of the Louvain community detection, so the same graph always gives the same communities.")
+    min_size: int = Field(3, gt=0, description="Communities with fewer entities than this get no report.")
+    relation_weight: float = Field(2.0, ge=0, description="Weight of a cited relation edge per stating chunk when detecting communities, against 1 per chunk for a co-mention.")
+    generic_title_weight: float = Field(0.25, ge=0, le=1, description="Centrality factor of general names (types name and title) when choosing a community's title and key entities; dates are left out of communities altogether.")
+    key_entities: int = Field(8, gt=0, description="Most central entities listed in a community report.")
+    title_entities: int = Field(3, gt=0, description="Entities whose names make a community's title.")
+    max_relations: int = Field(5, ge=0, description="Strongest cited relations listed in a community report.")
+    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen by the centrality of the entities they name and how many not yet covered they add.")
+    candidate_chunks: int = Field(30, gt=0, description="Chunks of a community, those naming its most central entities first, searched for representative sentences.")
+
+
+class EpisodeSettings(_Section):
+    session_gap_minutes: float = Field(60, gt=0, description="A pause longer than this between two messages of a conversation log starts a new session (episode).")
+    max_entities: int = Field(10, gt=0, description="Entities listed in an episode summary, most mentioned first.")
+
+
+class GlobalSearchSettings(_Section):
+    max_communities: int = Field(6, gt=0, description="Community reports the global mode takes points from, most similar to the question first.")
+    points_per_community: int = Field(3, gt=0, description="Points (cited sentences) the global mode takes from each community report.")
+    min_similarity: float = Field(-1.0, ge=-1, le=1, description="Community reports less similar than this to the question are not used by the global mode (-1: every report, up to max_communities, since a corpus-wide question is often unlike every theme).")
+
+
+class TimeSettings(_Section):
+    overfetch: int = Field(4, gt=1, description="Under a time window, retrievers are asked for k x this many hits (and more, up to every chunk) so that k dated hits survive the filter.")
+
+
 class LLMSettings(_Section):
     base_url_env: str = Field("WORKBENCH_LLM_BASE_URL", description="Environment variable holding an OpenAI-compatible base URL.")
     model_env: str = Field("WORKBENCH_LLM_MODEL", description="Environment variable holding the chat model name.")
@@ -208,6 +236,10 @@ class Settings(_Section):
     vector_store: VectorStoreSettings = Field(default_factory=VectorStoreSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     graphrag: GraphRAGSettings = Field(default_factory=GraphRAGSettings)
+    communities: CommunitySettings = Field(default_factory=CommunitySettings)
+    episodes: EpisodeSettings = Field(default_factory=EpisodeSettings)
+    global_search: GlobalSearchSettings = Field(default_factory=GlobalSearchSettings)
+    time: TimeSettings = Field(default_factory=TimeSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
 
 

@@ -1,7 +1,8 @@
 """The SQLite system of record of a workspace.
 
-Documents, chunks, mentions, triples, user aliases and splits, the merge log and the
-embedding cache live in ``workspace.sqlite``. A document is replaced in one transaction, so a
+Documents, chunks, mentions, triples, user aliases and splits, the merge log, the
+embedding cache and the derived summaries (community reports, conversation episodes, with
+their embeddings) live in ``workspace.sqlite``. A document is replaced in one transaction, so a
 crash never leaves half of one. Every change bumps ``version``, which tells readers when a
 derived structure (the graph, the keyword index) must be rebuilt.
 """
@@ -60,6 +61,9 @@ CREATE TABLE IF NOT EXISTS merge_log (
 CREATE TABLE IF NOT EXISTS files (source_path TEXT PRIMARY KEY, digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS embeddings (
     hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
+CREATE TABLE IF NOT EXISTS summaries (
+    kind TEXT NOT NULL, id TEXT NOT NULL, signature TEXT NOT NULL, body TEXT NOT NULL, vector BLOB,
+    PRIMARY KEY (kind, id));
 """
 
 
@@ -357,6 +361,37 @@ class Store:
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",
                            [(h, model, np.asarray(v, dtype=np.float32).tobytes()) for h, v in zip(hashes, vectors)])
+
+    # -- summaries (community reports, episodes) -----------------------------------------
+    def summaries(self, kind: str) -> list[tuple[str, str, dict, np.ndarray | None]]:
+        """``(id, signature, body, vector)`` of every stored summary of ``kind``, by id."""
+        rows = self.db.execute("SELECT id, signature, body, vector FROM summaries WHERE kind=? ORDER BY id", (kind,))
+        return [(r[0], r[1], json.loads(r[2]), None if r[3] is None else np.frombuffer(r[3], dtype=np.float32))
+                for r in rows]
+
+    def replace_summaries(self, rows_by_kind: dict[str, Sequence[tuple[str, str, dict, np.ndarray | None]]],
+                          version_key: str, version: int) -> None:
+        """Replace every summary of each kind given and record the workspace version they
+        describe, in one transaction. Derived data: the workspace version is not bumped."""
+        with self.transaction() as db:
+            for kind, rows in rows_by_kind.items():
+                db.execute("DELETE FROM summaries WHERE kind=?", (kind,))
+                db.executemany("INSERT INTO summaries VALUES (?,?,?,?,?)",
+                               [(kind, i, sig, json.dumps(body, ensure_ascii=False),
+                                 None if vec is None else np.asarray(vec, dtype=np.float32).tobytes())
+                                for i, sig, body, vec in rows])
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (version_key, str(version)))
+
+    def chunk_times(self, ids: Sequence[str]) -> dict[str, str | None]:
+        """Chunk id -> its timestamp, else its document's date (None when neither is known)."""
+        out: dict[str, str | None] = {}
+        ids = list(ids)
+        for lo in range(0, len(ids), 500):
+            part = ids[lo:lo + 500]
+            q = (f"SELECT c.id, COALESCE(c.timestamp, d.date) FROM chunks c JOIN documents d ON d.id = c.document_id "
+                 f"WHERE c.id IN ({','.join('?' * len(part))})")
+            out.update((r[0], r[1]) for r in self.db.execute(q, part))
+        return out
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

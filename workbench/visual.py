@@ -55,6 +55,9 @@ __all__ = [
     "GraphView",
     "ChunkNode",
     "select_view",
+    "community_view",
+    "communities_frame",
+    "timeline_frame",
     "type_color",
     "type_legend",
     "legend_html",
@@ -661,3 +664,29 @@ def seeds_text(stats: Mapping) -> str:
     seeds = stats.get("seeds") or []
     return ", ".join(f"{s.get('entity', s)} ({s.get('similarity', 0):.2f})" if isinstance(s, Mapping) else str(s)
                      for s in seeds)
+
+
+def community_view(graph: ContextGraph, members: Collection[str], view: str = RELATIONS) -> GraphView:
+    """The entities of one community and the edges among them, for :func:`graph_html`.
+
+    ``view`` is :data:`RELATIONS` (cited relations) or :data:`COMENTION`; a community held
+    together by co-mentions alone is drawn with its co-mention edges either way.
+    """
+    sub = graph.subgraph([key for key in members if key in graph])
+    chosen = view if view == COMENTION or sub.edges() else COMENTION
+    return select_view(sub, chosen, GraphFilters(top_n=max(1, len(sub))))
+
+
+def communities_frame(reports: Iterable) -> pd.DataFrame:
+    """One row per community report: id, size, title, time span, key entities."""
+    return pd.DataFrame([{"id": r.id, "size": r.size, "title": r.title,
+                          "from": (r.first_seen or "")[:10], "to": (r.last_seen or "")[:10],
+                          "key entities": ", ".join(f"{n} ({t})" for n, t, _ in r.key_entities)} for r in reports],
+                        columns=["id", "size", "title", "from", "to", "key entities"])
+
+
+def timeline_frame(entries: Iterable) -> pd.DataFrame:
+    """An entity's timeline entries as a table, oldest first."""
+    return pd.DataFrame([{"time": e.time or "(undated)", "kind": e.kind, "text": e.text, "chunk": e.chunk_id,
+                          "document": e.document} for e in entries],
+                        columns=["time", "kind", "text", "chunk", "document"])

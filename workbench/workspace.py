@@ -136,6 +136,7 @@ class Workspace:
         with self._write_lock():
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
             self.sync_entity_vectors()
+            self.sync_summaries()
         return report
 
     def documents_under(self, path: str | Path) -> list[str]:
@@ -168,6 +169,7 @@ class Workspace:
                 self.store.replace_candidates(note_similarity_candidates(
                     self.store, self.embedder, self.settings.extraction.similar_notes_threshold))
             self.sync_entity_vectors()
+            self.sync_summaries()
         return ids
 
     def repair(self) -> int:
@@ -176,6 +178,7 @@ class Workspace:
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
             self.sync_entity_vectors(force=True)
+            self.sync_summaries()
         return changed
 
     def add_alias(self, alias: str, canonical: str) -> None:
@@ -284,6 +287,7 @@ class Workspace:
         with self._write_lock():
             entry = None if already_done else self.store.record(action, detail, **change)
             self.sync_entity_vectors()
+            self.sync_summaries()
         return entry
 
     def sync_entity_vectors(self, force: bool = False) -> int:
@@ -312,7 +316,27 @@ class Workspace:
         self.store.set_meta(ENTITY_VECTORS_VERSION, version)
         return len(stale) + len(changed)
 
+    def sync_summaries(self):
+        """Store the community reports and episodes of the current version (see :mod:`workbench.summaries`)."""
+        from .summaries import sync_summaries
+
+        return sync_summaries(self)
+
     # -- reading -------------------------------------------------------------------------
+    def summaries(self):
+        """Community reports and episodes of the current version, stored or built in memory."""
+        from .summaries import current_summaries
+
+        return current_summaries(self)
+
+    def communities(self):
+        """Community reports, largest community first."""
+        return self.summaries().reports
+
+    def episodes(self):
+        """Episodes (sessions of the conversation logs), by start time."""
+        return self.summaries().episodes
+
     def canonicalizer(self) -> Canonicalizer:
         c = self.settings.canonicalization
         return Canonicalizer(aliases=c.aliases, user_aliases=self.store.aliases(), splits=self.store.splits(),

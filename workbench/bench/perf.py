@@ -42,7 +42,7 @@ import numpy as np
 from ..progress import tqdm_progress
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
-           "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app",
+           "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_communities",
            "run_perf", "DEFAULT_INGEST_DATA", "DEFAULT_MUSIQUE", "DEFAULT_CACHE", "SECTIONS"]
 
 DEFAULT_PPR_SIZES = [(10_000, 40_000), (200_000, 1_000_000)]
@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_INGEST_DATA = ROOT.parent / "shared" / "bench" / "2wikimultihopqa"
 DEFAULT_MUSIQUE = ROOT.parent / "shared" / "bench" / "musique"
 DEFAULT_CACHE = Path.home() / ".cache" / "workbench" / "bench"
-SECTIONS = ("ppr", "ingest", "query", "app")
+SECTIONS = ("ppr", "ingest", "query", "communities", "app")
 
 
 class PerfError(ValueError):
@@ -476,6 +476,27 @@ def bench_app(workspace_path: Path, app_file: Path = ROOT / "app.py",
 
 
 # -- the whole run -----------------------------------------------------------------------------
+def bench_communities(ws) -> dict:
+    """Community detection plus extractive reports on the workspace's graph, from scratch
+    (target < 30 s; embedding the reports is not counted), then again with every report kept."""
+    from ..communities import ReportOptions, build_reports
+
+    start = time.perf_counter()
+    graph = ws.graph
+    graph_s = time.perf_counter() - start
+    options = ReportOptions.from_settings(ws.settings.communities)
+    fresh = build_reports(graph, ws.store.chunks, options)
+    again = build_reports(graph, ws.store.chunks, options, {r.signature: r for r in fresh.reports})
+    sizes = [r.size for r in fresh.reports]
+    return {"entities": len(graph), "edges": graph.number_of_edges(), "graph_build_s": round(graph_s, 3),
+            "communities": len(fresh.reports), "largest": max(sizes, default=0),
+            "median_size": statistics.median(sizes) if sizes else 0,
+            "detect_s": round(fresh.seconds["detect"], 3), "reports_s": round(fresh.seconds["reports"], 3),
+            "seconds": round(fresh.seconds["total"], 3),
+            "unchanged_rebuild_s": round(again.seconds["total"], 3), "unchanged_kept": again.kept,
+            "unchanged_built": again.built}
+
+
 def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DATA,
              musique_data: Path | None = DEFAULT_MUSIQUE, queries: int = 100, cache_dir: Path = DEFAULT_CACHE,
              sections: Sequence[str] = SECTIONS, settings=None, embed_sample: int = 256) -> dict:
@@ -491,7 +512,7 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
     skipped = {"not measured": "section not selected (--sections)"}
     payload: dict[str, Any] = {key: dict(skipped) for key in SECTIONS}
     payload["ppr"] = bench_ppr(ppr_sizes) if "ppr" in sections else skipped
-    if not {"ingest", "query", "app"} & set(sections):
+    if not {"ingest", "query", "communities", "app"} & set(sections):
         return payload
     minilm = SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size)
     static = StaticEmbedder()
@@ -509,6 +530,8 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
         if "query" in sections:
             passages = [json.loads(line) for line in (Path(ingest_data) / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
             payload["query"] = bench_queries(ws, title_questions(passages, queries))
+        if "communities" in sections:
+            payload["communities"] = bench_communities(ws)
         workspace_path = ws.path
     finally:
         ws.close()

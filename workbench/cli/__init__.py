@@ -72,13 +72,13 @@ def _common() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     # Imported here: each command module imports CommandError and emit from this one.
-    from . import benchmarks, core, evaluation, retrieval, serve
+    from . import benchmarks, core, evaluation, retrieval, serve, temporal
 
     common = _common()
     parser = argparse.ArgumentParser(prog="python -m workbench", parents=[common],
                                      description="Context Graph Workbench: a cited context graph beside a vector store.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (core, retrieval, evaluation, benchmarks, serve):  # each adds its commands, in help order
+    for module in (core, retrieval, temporal, evaluation, benchmarks, serve):  # each adds its commands, in help order
         module.register(subparsers, common)
     return parser
 

@@ -107,6 +107,15 @@ def _render_perf(payload: dict) -> str:
         lines.append(table([{"mode": m, "p50 ms": r["p50_ms"], "p95 ms": r["p95_ms"], "first ms": r["first_query_ms"],
                              "queries": r["queries"], "used": ",".join(f"{k}:{v}" for k, v in r["mode_used"].items())}
                             for m, r in q.items()], ["mode", "p50 ms", "p95 ms", "first ms", "queries", "used"]))
+    lines.append("\nCommunities (Louvain + extractive reports from scratch, report embedding excluded; target < 30 s)")
+    com = payload.get("communities", {"not measured": "section not selected (--sections)"})
+    if "not measured" in com:
+        lines.append(str(com))
+    else:
+        lines.append(f"{com['communities']} communities (largest {com['largest']}, median {com['median_size']} entities) "
+                     f"on {com['entities']} entities / {com['edges']} edges: detect {com['detect_s']} s + reports "
+                     f"{com['reports_s']} s = {com['seconds']} s; again with nothing changed {com['unchanged_rebuild_s']} s "
+                     f"({com['unchanged_kept']} kept, {com['unchanged_built']} rebuilt)")
     lines.append("\nApp render (AppTest; target < 3 s)")
     app = payload["app"]
     if "not measured" in app:
@@ -154,7 +163,7 @@ def register(subparsers, common) -> None:
 def _register_perf(sub, common) -> None:
     from ..bench.perf import DEFAULT_CACHE, DEFAULT_INGEST_DATA, DEFAULT_MUSIQUE, DEFAULT_PPR_SIZES, SECTIONS
 
-    p = sub.add_parser("perf", parents=[common], help="performance: PPR, ingest, embedding, query latency, app render")
+    p = sub.add_parser("perf", parents=[common], help="performance: PPR, ingest, embedding, query latency, communities, app render")
     p.add_argument("--ppr-sizes", default=",".join(f"{n}:{m}" for n, m in DEFAULT_PPR_SIZES),
                    help="random graphs as NODES:EDGES,... (default 10000:40000,200000:1000000)")
     p.add_argument("--ingest-data", type=Path, default=DEFAULT_INGEST_DATA,
@@ -164,5 +173,5 @@ def _register_perf(sub, common) -> None:
     p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
                    help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
-    p.add_argument("--sections", default=",".join(SECTIONS), help="sections to run (default ppr,ingest,query,app)")
+    p.add_argument("--sections", default=",".join(SECTIONS), help="sections to run (default ppr,ingest,query,communities,app)")
     p.set_defaults(handler=cmd_perf)

@@ -16,17 +16,18 @@ def result_json(result) -> dict:
         "mode_used": result.mode_used,
         "reason": result.reason,
         "hits": [{"rank": h.rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score,
-                  "text": h.text, "why": h.why} for h in result.hits],
+                  "time": h.time, "text": h.text, "why": h.why} for h in result.hits],
         "stats": result.stats,
         "graph_context": result.graph_context,
     }
 
 
-def _run(ws, text: str, mode: str, k: int | None):
+def _run(ws, text: str, mode: str, k: int | None, args=None):
     from ..retrieve import retrieve
 
+    window = {name: getattr(args, name, None) for name in ("since", "until", "as_of")}
     try:
-        return retrieve(ws, text, mode=mode, k=k)
+        return retrieve(ws, text, mode=mode, k=k, **window)
     except ValueError as exc:
         raise CommandError(str(exc), code=2) from None
 
@@ -39,13 +40,14 @@ def _why_line(why: dict) -> str:
 def _render_result(p: dict) -> str:
     head = f"mode {p['mode_requested']} (used: {p['mode_used']})" + (f" - {p['reason']}" if p["reason"] else "")
     rows = [{"rank": h["rank"], "score": round(h["score"], 4), "document": h["document"], "chunk": h["chunk_id"],
-             "text": " ".join(h["text"].split()), "why": _why_line(h["why"])} for h in p["hits"]]
-    return head + "\n" + table(rows, ["rank", "score", "document", "chunk", "text", "why"], max_width=50)
+             "time": h.get("time") or "", "text": " ".join(h["text"].split()), "why": _why_line(h["why"])}
+            for h in p["hits"]]
+    return head + "\n" + table(rows, ["rank", "score", "document", "chunk", "time", "text", "why"], max_width=50)
 
 
 def cmd_query(args):
     ws = open_workspace(args)
-    emit(args, result_json(_run(ws, args.text, args.mode, args.k)), _render_result)
+    emit(args, result_json(_run(ws, args.text, args.mode, args.k, args)), _render_result)
 
 
 def cmd_compare(args):
@@ -53,7 +55,7 @@ def cmd_compare(args):
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else list(MODES)
     ws = open_workspace(args)
-    results = {mode: result_json(_run(ws, args.text, mode, args.k)) for mode in modes}
+    results = {mode: result_json(_run(ws, args.text, mode, args.k, args)) for mode in modes}
     seen: dict[str, int] = {}
     for payload in results.values():
         for chunk_id in {h["chunk_id"] for h in payload["hits"]}:
@@ -84,7 +86,7 @@ def cmd_context(args):
     from ..context import build_context, render_markdown
 
     ws = open_workspace(args)
-    context = build_context(ws, _run(ws, args.text, args.mode, args.k), max_chunks=args.max_chunks)
+    context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
     emit(args, context.data, render_markdown)  # rendered again from the data made safe for a terminal
 
 
@@ -92,11 +94,18 @@ def cmd_answer(args):
     from ..context import answer, build_context
 
     ws = open_workspace(args)
-    context = build_context(ws, _run(ws, args.text, args.mode, args.k), max_chunks=args.max_chunks)
+    context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
     reply = answer(ws, context)
     payload = {"question": args.text, "answer": reply.text, "model": reply.model, "configured": reply.configured,
                "context": context.data}
     emit(args, payload, lambda p: p["answer"])
+
+
+def _time_options(p) -> None:
+    p.add_argument("--since", default=None, help="keep hits dated on or after this day (YYYY-MM-DD)")
+    p.add_argument("--until", default=None, help="keep hits dated on or before this day (YYYY-MM-DD)")
+    p.add_argument("--as-of", dest="as_of", default=None,
+                   help="reference day for phrases such as 'last month' in the question (default: today)")
 
 
 def register(subparsers, common) -> None:
@@ -106,12 +115,14 @@ def register(subparsers, common) -> None:
     p.add_argument("text")
     p.add_argument("--mode", default="hybrid", help=f"one of: {', '.join(MODES)} (default hybrid)")
     p.add_argument("--k", "-k", type=int, default=None, help="hits wanted (default: settings retrieval.k)")
+    _time_options(p)
     p.set_defaults(handler=cmd_query)
 
     p = subparsers.add_parser("compare", parents=[common], help="several modes side by side, shared hits marked")
     p.add_argument("text")
     p.add_argument("--modes", default=None, help="comma-separated modes (default: all)")
     p.add_argument("--k", "-k", type=int, default=None)
+    _time_options(p)
     p.set_defaults(handler=cmd_compare)
 
     for name, handler, help_text in (("context", cmd_context, "the cited material for an answer (Markdown; --json the data)"),

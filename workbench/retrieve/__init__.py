@@ -53,16 +53,56 @@ def get_retriever(name: str) -> Retriever:
         raise ValueError(f"unknown retrieval mode {name!r}; modes: {', '.join(RETRIEVERS)}") from None
 
 
-def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None) -> RetrievalResult:
-    """Run one retrieval mode on a workspace; ``k`` defaults to ``settings.retrieval.k``."""
+def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, since=None, until=None,
+             as_of=None) -> RetrievalResult:
+    """Run one retrieval mode on a workspace; ``k`` defaults to ``settings.retrieval.k``.
+
+    Every mode takes a time window: ``since`` / ``until`` (days, inclusive) or a phrase of the
+    question ("last month", "in February", "since the outage"), resolved against ``as_of``
+    (default today; see :mod:`workbench.retrieve.timewindow`). Under a window the retriever
+    is asked for more hits until ``k`` dated ones fall in it; ``reason`` and
+    ``stats["time_window"]`` say which window was used. Every hit carries its chunk's ``time``.
+    """
+    from .timewindow import anchor_from_documents, in_window, resolve_window
+
     retriever = get_retriever(mode)
     k = ws.settings.retrieval.k if k is None else k
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    return retriever.retrieve(ws, query, k)
+    window, text = resolve_window(query, since, until, as_of, anchor=anchor_from_documents(ws.store.documents()))
+    if window is None:
+        result = retriever.retrieve(ws, query, k)
+        _stamp_times(ws, result.hits)
+        return result
+    total = max(1, ws.store.count("chunks"))
+    asked = min(total, k * ws.settings.time.overfetch)
+    while True:
+        result = retriever.retrieve(ws, text, asked)
+        _stamp_times(ws, result.hits)
+        kept = [hit for hit in result.hits if in_window(hit.time, window)]
+        if len(kept) >= k or len(result.hits) < asked or asked >= total:
+            break
+        asked = min(total, asked * ws.settings.time.overfetch)
+    for rank, hit in enumerate(kept[:k], 1):
+        hit.rank = rank
+    fetched = len(result.hits)
+    note = f"time window {window.describe()}: {len(kept)} of {fetched} hits fall in it"
+    result.query, result.hits = query, kept[:k]
+    result.reason = f"{result.reason}; {note}" if result.reason else note
+    result.stats["time_window"] = {**window.to_json(), "asked": asked, "fetched": fetched, "in_window": len(kept),
+                                   "kept": len(result.hits), "searched_text": text}
+    return result
+
+
+def _stamp_times(ws, hits) -> None:
+    """Give each hit its chunk's time (timestamp, else its document's date)."""
+    times = ws.store.chunk_times([hit.chunk_id for hit in hits])
+    for hit in hits:
+        hit.time = times.get(hit.chunk_id)
 
 
 for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), ExpandRetriever(),
                    GraphRAGRetriever(), PathsRetriever(), ComentionRetriever()):
     register(_retriever)
 del _retriever
+from . import global_search  # noqa: E402,F401  (registers the global mode)

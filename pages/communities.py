@@ -1,0 +1,37 @@
+"""Communities: the themes of the corpus, each with its extractive report and drawn."""
+
+import streamlit as st
+
+import ui
+from workbench.safe_text import printable
+from workbench.visual import communities_frame
+
+ui.keep_widget_state()
+st.title("Communities")
+st.caption("Groups of entities that the graph ties together (Louvain on relation and co-mention edges). Each report "
+           "is extractive: its title names the most central entities, and every point is a sentence quoted from a "
+           "cited chunk. The global retrieval mode answers corpus-wide questions from these reports.")
+ws = ui.workspace()
+if not ui.require_documents(ws):
+    st.stop()
+reports = ws.communities()
+if not reports:
+    st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
+    st.stop()
+st.dataframe(communities_frame(reports), hide_index=True, width="stretch")
+titles = {r.id: f"{printable(r.title)} ({r.size} entities)" for r in reports}
+chosen = st.selectbox("Community", list(titles), format_func=titles.get, key=ui.kept("communities", "id", reports[0].id))
+report = next((r for r in reports if r.id == chosen), reports[0])
+
+st.subheader(printable(report.title))
+st.caption(f"{report.size} entities, seen {(report.first_seen or '?')[:10]} to {(report.last_seen or '?')[:10]}")
+st.markdown("**Key entities:** " + ui.md_text(", ".join(f"{n} ({t})" for n, t, _ in report.key_entities)))
+if report.relations:
+    st.markdown("**Strongest relations**")
+    for r in report.relations:
+        st.markdown("- " + ui.md_text(f"{r['source']} -{r['relation']}-> {r['target']} (weight {r['weight']}; "
+                               f"chunks {', '.join(r['chunks'])})"))
+st.markdown("**Representative sentences**")
+for point in report.points:
+    st.markdown("- " + ui.md_text(f"{point.text} [{point.chunk_id}; {point.document}]"))
+st.iframe(ui.community_html(ws, report.members), height=540)

@@ -1,0 +1,45 @@
+"""Timeline: conversation episodes with their decisions, and one entity's dated facts in order."""
+
+import streamlit as st
+
+import ui
+from workbench.graph import EntityNotFound
+from workbench.safe_text import printable
+from workbench.timeline import timeline
+from workbench.visual import timeline_frame
+
+ui.keep_widget_state()
+st.title("Timeline")
+ws = ui.workspace()
+if not ui.require_documents(ws):
+    st.stop()
+
+st.subheader("Episodes")
+st.caption(f"Each chat log is split into sessions where a pause passes {ws.settings.episodes.session_gap_minutes:g} "
+           "minutes; each session lists who took part, what was discussed and the sentences that state a decision.")
+episodes = ws.episodes()
+if not episodes:
+    st.info("No conversation log (.jsonl chat) in the workspace, so no episodes.")
+for episode in episodes:
+    with st.expander(printable(f"{episode.document}: {episode.start} to {episode.end}"), expanded=True):
+        st.markdown("**Participants:** " + ui.md_text(", ".join(f"{s} ({n})" for s, n in episode.participants)))
+        st.markdown("**Discussed:** " + ui.md_text(", ".join(episode.entities) or "(no entity)"))
+        if episode.decisions:
+            st.markdown("**Decisions**")
+            for d in episode.decisions:
+                st.markdown("- " + ui.md_text(f"{d.time}: {d.text} [{d.chunk_id}]"))
+        else:
+            st.caption("No sentence states a decision.")
+
+st.subheader("An entity over time")
+names = {e.key: e.name for e in ws.entities()}
+center = st.selectbox("Entity", sorted(names, key=lambda k: names[k].casefold()), index=None, format_func=names.get,
+                      placeholder="Type a name", key="timeline.entity")
+if center is not None:
+    try:
+        name, entries = timeline(ws, names[center])
+    except EntityNotFound as exc:
+        st.warning(str(exc))
+    else:
+        st.caption(f"{len(entries)} dated mentions, relations and decisions about {printable(name)}, oldest first.")
+        st.dataframe(timeline_frame(entries), hide_index=True, width="stretch")

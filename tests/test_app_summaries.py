@@ -1,0 +1,26 @@
+"""AppTest for the Communities and Timeline pages."""
+
+from __future__ import annotations
+
+from tests.test_app import open_app, page, texts
+
+
+def test_communities_page_lists_reports_and_draws_one(monkeypatch, sample_workspace):
+    at = page(open_app(monkeypatch, sample_workspace.path), "communities")
+    frame = at.dataframe[0].value
+    assert len(frame) == len(sample_workspace.communities()) >= 4
+    shown = texts(at).replace("\\", "")  # Markdown escapes are not what a person reads
+    first = sample_workspace.communities()[0]
+    assert first.points[0].chunk_id in shown
+    srcdoc = at.get("iframe")[0].proto.srcdoc
+    assert "vis.DataSet" in srcdoc and first.key_entities[0][0].split()[0] in srcdoc
+
+
+def test_timeline_page_shows_episodes_with_participants_and_decisions(monkeypatch, sample_workspace):
+    at = page(open_app(monkeypatch, sample_workspace.path), "timeline")
+    shown = texts(at).replace("\\", "")  # Markdown escapes are not what a person reads
+    assert "@sam.okafor" in shown and "go for the rollback" in shown
+    assert "moves to next Tuesday" in shown
+    at.selectbox(key="timeline.entity").set_value("tokencache").run()
+    assert not at.exception
+    assert any("decision" in set(f["kind"]) for f in (d.value for d in at.dataframe))

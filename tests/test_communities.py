@@ -1,0 +1,182 @@
+"""Communities, the global mode, time windows, episodes and timelines on the sample corpus."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+
+import pytest
+
+from tests.conftest import SAMPLE
+from workbench.retrieve import retrieve
+from workbench.retrieve.timewindow import TimeWindowError, resolve_window
+from workbench.summaries import SUMMARIES_VERSION
+
+THEMES = "What are the main themes across all documents?"
+SESSION_QUESTION = "What did we decide about the session store last month?"
+
+
+def test_sample_corpus_communities_are_stored_and_cover_the_themes(sample_workspace):
+    ws = sample_workspace
+    assert ws.store.meta(SUMMARIES_VERSION) == str(ws.store.version)
+    summaries = ws.summaries()
+    assert summaries.stored and len(summaries.reports) >= 4
+    members = [set(r.members) for r in summaries.reports]
+    assert any({"authservice", "tokencache"} <= m for m in members)  # identity / login chain
+    assert any("kafka" in m and "reportingpipeline" in m for m in members)  # data / reporting
+    assert any("searchservice" in m and "elasticsearch" in m for m in members)  # search
+    assert all(r.title and r.points and r.first_seen for r in summaries.reports if r.size >= 5)
+    assert summaries.report_vectors is not None and len(summaries.report_vectors) == len(summaries.reports)
+
+
+def test_every_report_point_is_a_sentence_of_its_chunk(sample_workspace):
+    points = [p for r in sample_workspace.communities() for p in r.points]
+    assert len(points) >= 10
+    chunks = {c.id: c for c in sample_workspace.chunks([p.chunk_id for p in points])}
+    for point in points:
+        assert point.text in chunks[point.chunk_id].text
+        assert chunks[point.chunk_id].document_id == point.document
+
+
+def test_global_mode_answers_the_themes_question_with_cited_points(sample_workspace):
+    result = retrieve(sample_workspace, THEMES, mode="global", k=10)
+    assert result.mode_used == "global" and len(result.hits) == 10
+    used = result.graph_context["communities"]
+    assert len(used) >= 4
+    titles = " ".join(c["title"] for c in used)
+    for theme in ("Auth Service", "Kafka", "Search service"):
+        assert theme in titles
+    assert {h.why["community"] for h in result.hits} >= {c["id"] for c in used if c["points"]} - {None}
+    for hit in result.hits:
+        assert hit.why["point"] in hit.text  # the point's chunk states what the point says
+        assert hit.why["community_title"]
+
+
+def test_timeline_entries_are_in_time_order_and_cited(sample_workspace):
+    from workbench.timeline import timeline
+
+    name, entries = timeline(sample_workspace, "token cache")
+    assert name == "token cache" and len(entries) >= 5
+    dated = [e.time for e in entries if e.time]
+    assert dated == sorted(dated)
+    assert {"mention", "relation", "decision"} <= {e.kind for e in entries}
+    chunks = {c.id: c.text for c in sample_workspace.chunks([e.chunk_id for e in entries])}
+    assert all(e.text in chunks[e.chunk_id] for e in entries if e.kind != "relation")
+
+
+def test_last_month_in_july_2024_finds_the_june_decision_not_the_november_one(sample_workspace):
+    for mode in ("hybrid", "vector", "graphrag"):
+        result = retrieve(sample_workspace, SESSION_QUESTION, mode=mode, k=5, as_of="2024-07-15")
+        assert result.hits, mode
+        documents = {h.document for h in result.hits}
+        assert "sample_corpus/decisions/2024-06-session-store-redis.md" in documents
+        assert "sample_corpus/decisions/2023-11-session-store.md" not in documents
+        assert all(h.time and "2024-06-01" <= h.time[:10] <= "2024-06-30" for h in result.hits)
+        assert result.stats["time_window"]["since"] == "2024-06-01" and "last month" in result.reason
+    unfiltered = retrieve(sample_workspace, "What did we decide about the session store?", mode="hybrid", k=10)
+    assert "sample_corpus/decisions/2023-11-session-store.md" in {h.document for h in unfiltered.hits}
+    assert all(h.time for h in unfiltered.hits if not h.document.endswith(".json") and "#" not in h.document)
+
+
+def test_explicit_window_overfetches_until_k_hits_survive(sample_workspace):
+    result = retrieve(sample_workspace, "Redis", mode="keyword", k=3, since="2024-05-01", until="2024-05-31")
+    assert len(result.hits) == 3
+    assert all("2024-05-01" <= h.time[:10] <= "2024-05-31" for h in result.hits)
+    assert [h.rank for h in result.hits] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("phrase, as_of, since, until", [
+    ("last month", date(2024, 1, 10), "2023-12-01", "2023-12-31"),
+    ("this year", date(2024, 7, 1), "2024-01-01", "2024-07-01"),
+    ("in February", date(2024, 7, 1), "2024-02-01", "2024-02-29"),
+    ("in March 2023", date(2024, 7, 1), "2023-03-01", "2023-03-31"),
+    ("in 2023", date(2024, 7, 1), "2023-01-01", "2023-12-31"),
+    ("last 30 days", date(2024, 7, 31), "2024-07-01", "2024-07-31"),
+])
+def test_relative_phrases_resolve_against_the_reference_day(phrase, as_of, since, until):
+    window, text = resolve_window(f"what changed {phrase}?", as_of=as_of)
+    assert (window.since, window.until) == (since, until)
+    assert phrase not in text
+
+
+def test_since_the_outage_anchors_on_the_outage_report(sample_workspace):
+    result = retrieve(sample_workspace, "What changed about Redis since the login outage?", mode="hybrid", k=5,
+                      as_of="2024-07-15")
+    assert result.stats["time_window"]["since"] == "2024-05-02"
+    assert result.hits and all(h.time[:10] >= "2024-05-02" for h in result.hits)
+
+
+def test_a_bad_day_is_named():
+    with pytest.raises(TimeWindowError, match="since 'yesterdayish'"):
+        resolve_window("x", since="yesterdayish")
+
+
+def test_chat_logs_give_episodes_with_participants_and_timed_decisions(sample_workspace):
+    episodes = sample_workspace.episodes()
+    assert len(episodes) == 2
+    for episode in episodes:
+        assert episode.participants and episode.decisions
+        assert all(d.time and d.chunk_id for d in episode.decisions)
+        chunks = {c.id: c.text for c in sample_workspace.chunks([d.chunk_id for d in episode.decisions])}
+        assert all(d.text in chunks[d.chunk_id] for d in episode.decisions)
+    incident = next(e for e in episodes if e.document.endswith("incident-channel.jsonl"))
+    assert "@sam.okafor" in dict(incident.participants)
+    assert any("go for the rollback" in d.text for d in incident.decisions)
+
+
+def test_a_long_pause_splits_a_chat_into_two_sessions(make_workspace, tmp_path):
+    corpus = tmp_path / "chat"
+    corpus.mkdir()
+    lines = [{"speaker": "@a", "text": "Redis memory alert fired again.", "timestamp": "2024-05-02T09:00:00Z"},
+             {"speaker": "@b", "text": "Let's raise maxmemory on Redis to 8 GB.", "timestamp": "2024-05-02T09:05:00Z"},
+             {"speaker": "@a", "text": "Kafka lag is back to normal.", "timestamp": "2024-05-03T14:00:00Z"},
+             {"speaker": "@c", "text": "We decided to keep Kafka retention at 14 days.", "timestamp": "2024-05-03T14:02:00Z"}]
+    (corpus / "ops.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    episodes = ws.episodes()
+    assert [len(e.chunk_ids) for e in episodes] == [2, 2]
+    assert [dict(e.participants) for e in episodes] == [{"@a": 1, "@b": 1}, {"@a": 1, "@c": 1}]
+    assert [len(e.decisions) for e in episodes] == [1, 1]
+
+
+def test_changing_one_document_keeps_the_other_reports(make_workspace, tmp_path):
+    corpus = tmp_path / "sample_corpus"
+    shutil.copytree(SAMPLE, corpus)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    before = {r.id: r.signature for r in ws.communities()}
+    assert len(before) >= 4
+    search = corpus / "architecture" / "search-service.md"
+    search.write_text(search.read_text(encoding="utf-8") + "\nThe search service calls the ranking service.\n",
+                      encoding="utf-8")
+    ws.ingest([corpus])
+    summaries = ws.summaries()
+    assert summaries.stored and summaries.kept >= 1 and summaries.built >= 1
+    after = {r.id: r.signature for r in summaries.reports}
+    unchanged = [i for i, sig in before.items() if after.get(i) == sig]
+    assert 1 <= len(unchanged) < len(before) or summaries.built < len(summaries.reports)
+    assert summaries.built < len(summaries.reports)
+    assert any("Ranking service".casefold() in " ".join(r.members) or "rankingservice" in r.members
+               for r in summaries.reports)
+
+
+def test_cli_communities_timeline_and_global_query(sample_workspace, capsys):
+    from workbench.cli import main
+
+    ws = ["--workspace", str(sample_workspace.path)]
+    assert main([*ws, "communities", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["communities"]
+    assert len(listed) >= 4 and all(c["points"] for c in listed if c["size"] >= 5)
+    assert main([*ws, "communities", listed[0]["id"]]) == 0
+    assert listed[0]["title"] in capsys.readouterr().out
+    assert main([*ws, "timeline", "redis", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["entity"] == "Redis"
+    assert main([*ws, "query", THEMES, "--mode", "global", "--json"]) == 0
+    hits = json.loads(capsys.readouterr().out)["hits"]
+    assert hits and all(h["why"]["point"] in h["text"] for h in hits)
+    assert main([*ws, "query", SESSION_QUESTION, "--as-of", "2024-07-15", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["hits"] and all(h["time"].startswith("2024-06") for h in out["hits"])
+    assert main([*ws, "query", "x", "--since", "June"]) == 2

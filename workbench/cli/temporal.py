@@ -1,0 +1,96 @@
+"""Corpus-wide and time commands: communities, timeline, episodes."""
+
+from __future__ import annotations
+
+from . import CommandError, emit
+from .core import open_workspace
+from .render import table
+
+__all__ = ["register"]
+
+
+def cmd_communities(args):
+    ws = open_workspace(args)
+    summaries = ws.summaries()
+    reports = summaries.reports
+    if args.id:
+        try:
+            reports = [summaries.report(args.id)]
+        except KeyError as exc:
+            raise CommandError(str(exc.args[0]), code=2) from None
+    payload = {"communities": [r.to_json() for r in reports], "stored": summaries.stored,
+               "built": summaries.built, "kept": summaries.kept}
+
+    def render(p):
+        if not p["communities"]:
+            return "no communities: the graph has no group of entities linked closely enough"
+        if args.id is None:
+            rows = [{"id": c["id"], "size": c["size"], "title": c["title"],
+                     "span": f"{(c['first_seen'] or '')[:10]}..{(c['last_seen'] or '')[:10]}",
+                     "points": len(c["points"])} for c in p["communities"]]
+            return table(rows, ["id", "size", "title", "span", "points"], max_width=60)
+        lines = []
+        for c in p["communities"]:
+            lines.append(f"{c['id']}: {c['title']} ({c['size']} entities, "
+                         f"{(c['first_seen'] or '?')[:10]}..{(c['last_seen'] or '?')[:10]})")
+            lines.append("key entities: " + ", ".join(f"{e['name']} ({e['type']})" for e in c["key_entities"]))
+            for r in c["relations"]:
+                lines.append(f"  {r['source']} -{r['relation']}-> {r['target']}  [weight {r['weight']}; chunks "
+                             f"{', '.join(r['chunks'])}]")
+            for point in c["points"]:
+                lines.append(f"  - {point['text']}  [{point['chunk_id']}; {point['document']}]")
+        return "\n".join(lines)
+
+    emit(args, payload, render)
+
+
+def cmd_timeline(args):
+    from ..timeline import timeline
+
+    ws = open_workspace(args)
+    name, entries = timeline(ws, args.entity)
+    payload = {"entity": name, "entries": [e.to_json() for e in entries]}
+
+    def render(p):
+        rows = [{"time": e["time"] or "(undated)", "kind": e["kind"], "text": e["text"], "chunk": e["chunk_id"],
+                 "document": e["document"]} for e in p["entries"]]
+        return f"{p['entity']}: {len(rows)} dated facts\n" + table(rows, ["time", "kind", "text", "chunk", "document"],
+                                                                   max_width=60)
+
+    emit(args, payload, render)
+
+
+def cmd_episodes(args):
+    ws = open_workspace(args)
+    episodes = ws.episodes()
+    payload = {"episodes": [e.to_json() for e in episodes]}
+
+    def render(p):
+        if not p["episodes"]:
+            return "no episodes: the workspace holds no conversation log (.jsonl chat)"
+        lines = []
+        for e in p["episodes"]:
+            lines.append(f"{e['id']}  {e['document']}  {e['start']} .. {e['end']}")
+            lines.append("  participants: " + ", ".join(f"{x['speaker']} ({x['messages']})" for x in e["participants"]))
+            lines.append("  discussed: " + ", ".join(e["entities"]))
+            for d in e["decisions"]:
+                lines.append(f"  decision [{d['time']}] {d['text']}  [{d['chunk_id']}]")
+        return "\n".join(lines)
+
+    emit(args, payload, render)
+
+
+def register(subparsers, common) -> None:
+    p = subparsers.add_parser("communities", parents=[common],
+                              help="communities of the graph with their extractive reports")
+    p.add_argument("id", nargs="?", default=None, help="one community's id: its full report")
+    p.set_defaults(handler=cmd_communities)
+
+    p = subparsers.add_parser("timeline", parents=[common],
+                              help="an entity's dated mentions, relations and decisions, in order")
+    p.add_argument("entity")
+    p.set_defaults(handler=cmd_timeline)
+
+    p = subparsers.add_parser("episodes", parents=[common],
+                              help="sessions of the conversation logs: participants, topics, decisions")
+    p.set_defaults(handler=cmd_episodes)

@@ -1,0 +1,55 @@
+"""Sentences of a chunk, as exact substrings, and the cue words that mark a decision.
+
+Extractive summaries (community reports, episodes, timelines) quote sentences; a quoted
+sentence must stand in its chunk exactly as written, so it can be checked against the citation.
+
+Examples
+--------
+>>> split_sentences("Sessions are stored in Redis. We decided to keep it.  Done")
+['Sessions are stored in Redis.', 'We decided to keep it.', 'Done']
+>>> states_decision("OK, go for the rollback."), states_decision("Hit rate 96%.")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DECISION_CUES", "split_sentences", "states_decision", "sentence_naming"]
+
+#: Phrases that state a decision (matched case-insensitively on word boundaries).
+DECISION_CUES = (
+    "we decided", "decided", "decision", "let's", "let us", "agreed", "we agree", "will move", "moves to",
+    "go for", "we will", "we'll", "accepted", "approved",
+)
+
+_CUE = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in DECISION_CUES) + r")\b", re.IGNORECASE)
+# A sentence ends at . ! ? (or a line break) followed by space; headings and list items are lines.
+_SENTENCE = re.compile(r"(?:[^\n.!?]|[.!?]+(?![\s.!?]|$))+[.!?]*")
+_MIN_WORDS = 3
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, stripped, each an exact substring of it."""
+    out = []
+    for match in _SENTENCE.finditer(text):
+        sentence = match.group(0).strip().lstrip("#-* ").strip()
+        if sentence:
+            out.append(sentence)
+    return out
+
+
+def states_decision(sentence: str) -> bool:
+    """Whether a sentence uses one of :data:`DECISION_CUES`."""
+    return bool(_CUE.search(sentence))
+
+
+def sentence_naming(text: str, names: list[str]) -> str | None:
+    """The first sentence of ``text`` with at least :data:`_MIN_WORDS` words naming one of ``names``
+    (case-insensitive), else None."""
+    folded = [n.casefold() for n in names if n]
+    for sentence in split_sentences(text):
+        low = sentence.casefold()
+        if len(sentence.split()) >= _MIN_WORDS and any(n in low for n in folded):
+            return sentence
+    return None

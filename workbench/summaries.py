@@ -1,0 +1,173 @@
+"""The stored summaries of a workspace: community reports and conversation episodes.
+
+Both are derived from the record and kept in the ``summaries`` table of ``workspace.sqlite``
+with their embeddings (a few hundred short texts: a brute-force cosine over them in numpy
+costs microseconds, and keeping them beside the record means one transaction writes them, with
+no second store to reconcile after a crash). :func:`sync_summaries` runs after every write step
+(ingest, remove, repair, a canonicalization change), under the write lock: it detects the
+communities again, keeps every report whose signature (members and their chunks) is unchanged,
+builds and embeds the others, and replaces the table in one transaction with the version it
+describes. A crash before that commit leaves the previous summaries and an older version mark.
+
+Readers call :func:`current_summaries`: the stored summaries when they describe the current
+version, else the same build done in memory (stored reports reused by signature), so a
+read-only surface never writes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .communities import ReportOptions, build_reports
+from .embedding import EmbeddingUnavailable
+from .episodes import episodes_of
+from .model import CommunityReport, Episode
+
+__all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_summaries", "sync_summaries",
+           "rank_by_similarity"]
+
+COMMUNITY = "community"
+EPISODE = "episode"
+#: Meta key: the workspace version the stored summaries describe.
+SUMMARIES_VERSION = "summaries_version"
+
+_memo: "weakref.WeakKeyDictionary[object, Summaries]" = weakref.WeakKeyDictionary()
+_memo_lock = threading.Lock()
+
+
+@dataclass
+class Summaries:
+    """Community reports and episodes of one workspace version, with their embeddings."""
+
+    version: int
+    reports: list[CommunityReport]
+    report_vectors: np.ndarray | None
+    episodes: list[Episode]
+    episode_vectors: np.ndarray | None
+    built: int = 0
+    """Reports built anew by the last build (0 when read from the store)."""
+    kept: int = 0
+    """Reports kept unchanged by the last build."""
+    stored: bool = False
+    """Whether these are the summaries stored in the workspace."""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def report(self, report_id: str) -> CommunityReport:
+        for report in self.reports:
+            if report.id == report_id:
+                return report
+        raise KeyError(f"no community {report_id!r}; communities: {', '.join(r.id for r in self.reports) or 'none'}")
+
+
+def _stored(ws, kind: str):
+    return ws.store.summaries(kind)
+
+
+def _conversations(ws):
+    ids = [d.id for d in ws.store.documents() if d.kind == "conversation"]
+    by_doc: dict[str, list] = {i: [] for i in ids}
+    for chunk in ws.store.chunks(ws.store.chunk_ids_of(ids)) if ids else []:
+        by_doc[chunk.document_id].append(chunk)
+    return sorted(by_doc.items())
+
+
+def _vectors(ws, texts: list[str], cache: bool) -> np.ndarray | None:
+    if not texts:
+        return np.zeros((0, getattr(ws.embedder, "dimension", 0)), dtype=np.float32)
+    try:
+        if cache:
+            from .ingest import embed_cached
+
+            return embed_cached(texts, ws.store, ws.embedder)[0]
+        return np.asarray(ws.embedder.embed(texts), dtype=np.float32)
+    except EmbeddingUnavailable:
+        return None
+
+
+def _build(ws, version: int, cache: bool) -> Summaries:
+    graph = ws.graph
+    previous = {sig: CommunityReport.from_json(body) for _, sig, body, _ in _stored(ws, COMMUNITY)}
+    old_vectors = {sig: vec for _, sig, _, vec in _stored(ws, COMMUNITY)}
+    build = build_reports(graph, ws.store.chunks, ReportOptions.from_settings(ws.settings.communities), previous)
+    start = time.perf_counter()
+    e = ws.settings.episodes
+    episodes = episodes_of(_conversations(ws), graph, e.session_gap_minutes, e.max_entities)
+    episode_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    # Kept reports keep their vectors; only the new ones are embedded.
+    new = [r for r in build.reports if old_vectors.get(r.signature) is None]
+    fresh = _vectors(ws, [r.text() for r in new], cache)
+    vectors: dict[str, np.ndarray] = {sig: v for sig, v in old_vectors.items() if v is not None}
+    if fresh is not None:
+        vectors.update((r.signature, v) for r, v in zip(new, fresh))
+    report_vectors = (np.stack([vectors[r.signature] for r in build.reports]) if build.reports else None) \
+        if all(r.signature in vectors for r in build.reports) else None
+    episode_vectors = _vectors(ws, [ep.summary() for ep in episodes], cache)
+    seconds = {**build.seconds, "episodes": round(episode_seconds, 6), "embed": round(time.perf_counter() - start, 6)}
+    return Summaries(version, build.reports, report_vectors, episodes, episode_vectors, build.built, build.kept,
+                     False, seconds)
+
+
+def sync_summaries(ws) -> Summaries:
+    """Rebuild and store the summaries when the workspace changed (call under the write lock)."""
+    version = ws.store.version
+    if ws.store.meta(SUMMARIES_VERSION) == str(version):
+        return current_summaries(ws)
+    built = _build(ws, version, cache=True)
+    rv, ev = built.report_vectors, built.episode_vectors
+    ws.store.replace_summaries({
+        COMMUNITY: [(r.id, r.signature, r.to_json(), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
+        EPISODE: [(ep.id, ep.id, ep.to_json(), None if ev is None else ev[i]) for i, ep in enumerate(built.episodes)],
+    }, SUMMARIES_VERSION, version)
+    built.stored = True
+    with _memo_lock:
+        _memo[ws] = built
+    return built
+
+
+def current_summaries(ws) -> Summaries:
+    """The summaries of the workspace's current version (stored, else built in memory)."""
+    version = ws.store.version
+    with _memo_lock:
+        memo = _memo.get(ws)
+    if memo is not None and memo.version == version:
+        return memo
+    if ws.store.meta(SUMMARIES_VERSION) == str(version):
+        rows = _stored(ws, COMMUNITY)
+        reports = [CommunityReport.from_json(body) for _, _, body, _ in rows]
+        reports.sort(key=lambda r: (-r.size, r.members[0] if r.members else ""))
+        vecs = [vec for _, _, _, vec in rows]
+        order = {r.id: i for i, r in enumerate(reports)}
+        rv = None
+        if rows and all(v is not None for v in vecs):
+            rv = np.zeros((len(rows), len(vecs[0])), dtype=np.float32)
+            for (rid, _, _, vec) in rows:
+                rv[order[rid]] = vec
+        erows = _stored(ws, EPISODE)
+        episodes = sorted((Episode.from_json(body) for _, _, body, _ in erows), key=lambda e: (e.start or "", e.document))
+        eorder = {e.id: i for i, e in enumerate(episodes)}
+        ev = None
+        if erows and all(vec is not None for *_, vec in erows):
+            ev = np.zeros((len(erows), len(erows[0][3])), dtype=np.float32)
+            for rid, _, _, vec in erows:
+                ev[eorder[rid]] = vec
+        found = Summaries(version, reports, rv, episodes, ev, 0, len(reports), True)
+    else:
+        found = _build(ws, version, cache=False)
+    with _memo_lock:
+        _memo[ws] = found
+    return found
+
+
+def rank_by_similarity(vectors: np.ndarray | None, query: np.ndarray) -> list[tuple[int, float]]:
+    """``(row, cosine)`` of every row, most similar first (rows and query are unit vectors)."""
+    if vectors is None or len(vectors) == 0:
+        return []
+    norms = np.linalg.norm(vectors, axis=1) * (np.linalg.norm(query) or 1.0)
+    scores = (vectors @ np.asarray(query, dtype=np.float32)) / np.where(norms == 0, 1.0, norms)
+    return sorted(((i, float(s)) for i, s in enumerate(scores)), key=lambda item: (-item[1], item[0]))
