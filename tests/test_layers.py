@@ -17,7 +17,7 @@ LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "embedding",
      "static_embedder"},
-    {"ingest", "assemble", "workspace"},
+    {"ingest", "assemble", "workspace", "scope"},
     {"retrieve", "context", "evaluate", "bench"},
     {"cli", "mcp_server", "visual", "explain", "notebook_helpers", "__main__"},
 ]

@@ -54,21 +54,26 @@ class Answer:
     """False when no model is configured: then :attr:`text` says how to configure one."""
 
 
-def _edge(source: str, relation: str, target: str, chunks) -> dict:
-    return {"source": source, "relation": relation, "target": target, "chunks": list(chunks)}
+def _edge(source: str, relation: str, target: str, chunks, weight: int | None = None) -> dict:
+    edge = {"source": source, "relation": relation, "target": target, "chunks": list(chunks)}
+    if weight is not None:
+        edge["weight"] = weight  # corroboration: the distinct chunks that state it
+    return edge
 
 
 def _subgraph(ws, result: RetrievalResult) -> dict:
     """The result's graph context, or for chunk-only modes the relation edges stated by its hits."""
     context = result.graph_context or {}
     if context.get("triples"):
-        edges = [_edge(t["source"], t["relation"], t["target"], t.get("chunks", [])) for t in context["triples"]]
+        edges = [_edge(t["source"], t["relation"], t["target"], t.get("chunks", []), t.get("weight"))
+                 for t in context["triples"]]
         nodes = [n.get("name", n) if isinstance(n, dict) else n for n in context.get("nodes", [])]
     else:
         hit_ids = {hit.chunk_id for hit in result.hits}
         graph = ws.graph
         edges = [
-            _edge(graph.name(e.source), e.relation, graph.name(e.target), [c for c in e.chunk_ids if c in hit_ids])
+            _edge(graph.name(e.source), e.relation, graph.name(e.target), [c for c in e.chunk_ids if c in hit_ids],
+                  e.weight)
             for e in sorted(graph.edges(), key=lambda e: (e.source, e.relation, e.target))
             if hit_ids.intersection(e.chunk_ids)
         ]
@@ -102,7 +107,8 @@ def render_markdown(data: dict) -> str:
     edges = data["subgraph"]["edges"]
     if edges:
         lines += ["## Graph", ""]
-        lines += [f"- {e['source']} -{e['relation']}-> {e['target']} [{', '.join(e['chunks'])}]" for e in edges]
+        lines += [f"- {e['source']} -{e['relation']}-> {e['target']} [{', '.join(e['chunks'])}]"
+                  + (f" x{e['weight']}" if e.get("weight") is not None else "") for e in edges]
         lines.append("")
     lines += [f"## Sources ({data['mode']})", ""]
     for chunk in data["chunks"]:

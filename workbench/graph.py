@@ -608,6 +608,15 @@ class ContextGraph:
             self._comention = list(stored.values()) + derived
         return self._comention
 
+    def comention_neighbors(self, name: str) -> list[tuple[str, Edge]]:
+        """``(display name, edge)`` of every entity co-mentioned with ``name`` (stored or derived
+        from passages), most corroborated first, then by name; each edge carries its chunks and
+        its first and last seen."""
+        key = self.resolve(name)
+        found = [(self.name(e.target if e.source == key else e.source), e)
+                 for e in self.comention_edges() if key in (e.source, e.target)]
+        return sorted(found, key=lambda item: (-item[1].weight, _name_order(item[0])))
+
     def centrality(self) -> dict[str, float]:
         """Each entity's PageRank in the whole graph (passages included), with no seed: how
         central it is to the corpus. Built once."""

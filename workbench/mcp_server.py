@@ -36,6 +36,7 @@ from pydantic import Field
 
 from .graph import EntityNotFound, impact_to_json, path_to_json
 from .retrieve import MODES, retrieve
+from .scope import document_matches, scoped
 from .settings import Settings
 from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
 
@@ -60,7 +61,6 @@ MAX_LIMIT = 100
 MAX_HOPS = 5
 # A document filter is applied after retrieval: fetch this many times the limit so a narrow
 # filter still fills its page.
-_FILTER_OVERFETCH = 10
 
 log = logging.getLogger("workbench.mcp")
 
@@ -89,18 +89,6 @@ def open_read_only(path: str | Path, settings: Settings | None = None, **backend
     return Workspace(path, settings=settings, create=False, **backends)
 
 
-def document_matches(document_id: str, filters: Sequence[str]) -> bool:
-    """Whether a document id is one of ``filters`` or lies under one of them (a folder or file)."""
-    for wanted in filters:
-        wanted = wanted.strip()
-        if not wanted:
-            continue
-        folder = wanted.rstrip("/")
-        if document_id == wanted or document_id.startswith(folder + "/") or document_id.startswith(wanted + "#"):
-            return True
-    return False
-
-
 def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str] | None:
     """The filters if at least one matches a stored document; a tool error otherwise."""
     if not documents:
@@ -115,13 +103,13 @@ def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str
 
 
 def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequence[str] | None) -> dict[str, Any]:
+    """One retrieval, scoped to ``documents`` when given: seeds, walk, context and stats included."""
     filters = _resolve_filters(ws, documents)
-    k = limit if filters is None else min(limit * _FILTER_OVERFETCH, max(limit, ws.store.count("chunks")))
+    target = _scoped_view(ws, tuple(filters)) if filters else ws
     try:
-        result = retrieve(ws, query, mode=mode, k=k)
+        result = retrieve(target, query, mode=mode, k=limit)
     except ValueError as exc:
         raise ToolError(str(exc)) from None
-    hits = [h for h in result.hits if filters is None or document_matches(h.document, filters)][:limit]
     return {
         "query": query,
         "mode_requested": result.mode_requested,
@@ -129,13 +117,27 @@ def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequenc
         "reason": result.reason,
         "document_filter": filters or [],
         "hits": [
-            {"rank": rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score, "time": h.time,
+            {"rank": h.rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score, "time": h.time,
              "text": h.text, "why": h.why}
-            for rank, h in enumerate(hits, 1)
+            for h in result.hits
         ],
         "stats": result.stats,
         "graph_context": result.graph_context,
     }
+
+
+_views: dict[tuple, Workspace] = {}
+
+
+def _scoped_view(ws: Workspace, filters: tuple[str, ...]) -> Workspace:
+    """The workspace scoped to ``filters``, kept for the last few filters while the record is unchanged."""
+    key = (id(ws), ws.version, filters)
+    view = _views.get(key)
+    if view is None:
+        if len(_views) >= 8:
+            _views.pop(next(iter(_views)))
+        view = _views[key] = scoped(ws, filters)
+    return view
 
 
 def _entity_error(exc: EntityNotFound) -> ToolError:
@@ -196,11 +198,20 @@ def build_server(ws: Workspace) -> MCPServer:
         hops: Annotated[int, Field(ge=1, le=MAX_HOPS, description=f"Edges to walk, 1 to {MAX_HOPS}.")] = 1,
         direction: Annotated[Literal["out", "in", "both"], Field(
             description="'out' follows edges from the entity, 'in' towards it, 'both' either way.")] = "both",
+        comention: Annotated[bool, Field(
+            description="Instead, the entities named beside it in the same chunks, with weight and first/last seen.")]
+        = False,
     ) -> dict[str, Any]:
-        """The entities within a number of hops of an entity, and the cited edges walked."""
+        """The entities within a number of hops of an entity, and the cited edges walked (or, with
+        ``comention``, the entities co-mentioned with it and when)."""
         with turn:
             graph = ws.graph
             try:
+                if comention:
+                    return {"center": graph.name(graph.resolve(entity)), "comentions": [
+                        {"entity": name, "weight": e.weight, "first_seen": e.first_seen, "last_seen": e.last_seen,
+                         "chunks": list(e.chunk_ids), "documents": list(e.documents)}
+                        for name, e in graph.comention_neighbors(entity)]}
                 hood = graph.neighbors(entity, hops=hops, direction=direction)
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None

@@ -156,8 +156,16 @@ def cmd_alias(args):
 
 def cmd_neighbors(args):
     ws = open_workspace(args)
-    hood = ws.graph.neighbors(args.entity, hops=args.hops, direction=args.direction)
     graph = ws.graph
+    if args.comention:
+        found = graph.comention_neighbors(args.entity)
+        payload = {"center": graph.name(graph.resolve(args.entity)),
+                   "comentions": [{"entity": name, **_edge_json(graph, e), "first_seen": e.first_seen,
+                                   "last_seen": e.last_seen} for name, e in found]}
+        emit(args, payload, lambda p: f"co-mentioned with {p['center']}:\n" + table(
+            p["comentions"], ["entity", "weight", "first_seen", "last_seen", "chunks"]))
+        return
+    hood = graph.neighbors(args.entity, hops=args.hops, direction=args.direction)
     payload = {
         "center": hood.center,
         "entities": [{"entity": name, "distance": d} for name, d in hood.entities],
@@ -206,7 +214,8 @@ def cmd_path(args):
         for i, path in enumerate(p["paths"], 1):
             lines.append(f"{i}. {' -> '.join(path['nodes'])}  (corroboration {path['corroboration']})")
             for h in path["hops"]:
-                lines.append(f"      {h['source']} -{h['relation']}-> {h['target']}  [chunks {', '.join(h['chunks'])}]")
+                lines.append(f"      {h['source']} -{h['relation']}-> {h['target']}  "
+                             f"[weight {h['weight']}; chunks {', '.join(h['chunks'])}]")
         return "\n".join(lines)
 
     emit(args, payload, render)
@@ -274,6 +283,8 @@ def register(subparsers, common) -> None:
     p.add_argument("entity")
     p.add_argument("--hops", type=int, default=1)
     p.add_argument("--direction", choices=["out", "in", "both"], default="both")
+    p.add_argument("--comention", action="store_true",
+                   help="the entities co-mentioned with it instead, with weight and first/last seen")
     p.set_defaults(handler=cmd_neighbors)
 
     p = subparsers.add_parser("impact", parents=[common], help="what breaks if ENTITY fails, and what survives")

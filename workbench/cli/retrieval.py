@@ -46,7 +46,7 @@ def _render_result(p: dict) -> str:
 
 
 def cmd_query(args):
-    ws = open_workspace(args)
+    ws = _scoped_workspace(args)
     emit(args, result_json(_run(ws, args.text, args.mode, args.k, args)), _render_result)
 
 
@@ -54,7 +54,7 @@ def cmd_compare(args):
     from ..retrieve import MODES
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else list(MODES)
-    ws = open_workspace(args)
+    ws = _scoped_workspace(args)
     results = {mode: result_json(_run(ws, args.text, mode, args.k, args)) for mode in modes}
     seen: dict[str, int] = {}
     for payload in results.values():
@@ -85,7 +85,7 @@ def cmd_compare(args):
 def cmd_context(args):
     from ..context import build_context, render_markdown
 
-    ws = open_workspace(args)
+    ws = _scoped_workspace(args)
     context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
     emit(args, context.data, render_markdown)  # rendered again from the data made safe for a terminal
 
@@ -93,7 +93,7 @@ def cmd_context(args):
 def cmd_answer(args):
     from ..context import answer, build_context
 
-    ws = open_workspace(args)
+    ws = _scoped_workspace(args)
     context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
     reply = answer(ws, context)
     payload = {"question": args.text, "answer": reply.text, "model": reply.model, "configured": reply.configured,
@@ -101,7 +101,24 @@ def cmd_answer(args):
     emit(args, payload, lambda p: p["answer"])
 
 
+def _scoped_workspace(args):
+    """The workspace, scoped to ``--documents`` when given (the whole retrieval runs inside it)."""
+    ws = open_workspace(args)
+    filters = [f.strip() for f in (getattr(args, "documents", None) or "").split(",") if f.strip()]
+    if not filters:
+        return ws
+    from ..scope import scoped
+
+    try:
+        return scoped(ws, filters)
+    except ValueError as exc:
+        examples = ", ".join(sorted(d.id for d in ws.documents())[:5])
+        raise CommandError(f"{exc}; give document ids or folder prefixes such as: {examples}", code=2) from None
+
+
 def _time_options(p) -> None:
+    p.add_argument("--documents", default=None,
+                   help="comma-separated document ids or folder prefixes: retrieve from these documents only")
     p.add_argument("--since", default=None, help="keep hits dated on or after this day (YYYY-MM-DD)")
     p.add_argument("--until", default=None, help="keep hits dated on or before this day (YYYY-MM-DD)")
     p.add_argument("--as-of", dest="as_of", default=None,
@@ -132,4 +149,5 @@ def register(subparsers, common) -> None:
         p.add_argument("--mode", default="graphrag", help=f"one of: {', '.join(MODES)} (default graphrag)")
         p.add_argument("--k", "-k", type=int, default=None)
         p.add_argument("--max-chunks", type=int, default=10)
+        _time_options(p)
         p.set_defaults(handler=handler)

@@ -309,12 +309,13 @@ class GraphRAGRetriever:
                 graph_context["paths"] = [path_to_json(p) for p in paths[:settings.max_triples]]
                 if reading.impact is not None:
                     graph_context["failed"] = reading.impact.failed
+            rrf_of = dict(fused)
             best = fused[0][1] if fused else 0.0
             fused = [(cid, round(best + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \
                 [(cid, score) for cid, score in fused if cid not in stated]
             ranked: list[Ranked] = []
             for cid, score in fused[:k]:
-                why: dict = {"rrf": round(score, 6), "walk_rank": ranks["walk"].get(cid),
+                why: dict = {"rrf": round(rrf_of.get(cid, 0.0), 6), "walk_rank": ranks["walk"].get(cid),
                              "provenance_rank": ranks["provenance"].get(cid), "hybrid_rank": ranks["hybrid"].get(cid),
                              "similarity": round(dense.get(cid, 0.0), 6),
                              "pagerank": round(walk.get(cid, 0.0) / top_walk, 6)}

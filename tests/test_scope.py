@@ -1,0 +1,39 @@
+"""A document filter scopes the whole retrieval: seeds, walk, graph context and stats."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.retrieve import retrieve
+from workbench.scope import scoped
+
+from tests.conftest import REDIS_QUESTION
+
+SCOPE = ["sample_corpus/architecture/", "sample_corpus/infrastructure/redis.md"]
+
+
+def test_a_scoped_graphrag_walks_only_the_scoped_documents(sample_workspace):
+    ws = sample_workspace
+    view = scoped(ws, SCOPE)
+    inside = {d.id for d in view.documents()}
+    assert inside and all(d.startswith("sample_corpus/architecture/") or d.endswith("redis.md") for d in inside)
+    result = retrieve(view, REDIS_QUESTION, mode="graphrag", k=10)
+    assert result.mode_used == "full_graphrag"
+    assert result.hits and {h.document for h in result.hits} <= inside
+    # The graph walked is the scope's: its passages are the scope's chunks, its entities theirs.
+    assert result.stats["graph"]["passages"] == view.store.count("chunks") < ws.store.count("chunks")
+    scoped_entities = set(view.graph.nx)
+    assert {n["key"] for n in result.graph_context["nodes"]} <= scoped_entities
+    for triple in result.graph_context["triples"]:
+        assert all(view.chunk(c) for c in triple["chunks"])
+    # Unscoped, the same question reaches documents outside.
+    everywhere = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=10)
+    assert {h.document for h in everywhere.hits} - inside
+
+
+def test_a_scoped_view_is_read_only_and_names_a_filter_that_matches_nothing(sample_workspace):
+    view = scoped(sample_workspace, SCOPE)
+    with pytest.raises(AttributeError, match="read-only"):
+        view.store.record("alias", {})
+    with pytest.raises(ValueError, match="no stored document matches 'nowhere/'"):
+        scoped(sample_workspace, ["nowhere/"])
