@@ -16,6 +16,8 @@ ValueError: unknown retrieval mode 'bm42'; modes: keyword, vector, hybrid, expan
 
 from __future__ import annotations
 
+import re
+
 from ..model import RetrievalResult
 from .base import Retriever
 from .comention import ComentionRetriever
@@ -60,7 +62,8 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
     Every mode takes a time window: ``since`` / ``until`` (days, inclusive) or a phrase of the
     question ("last month", "in February", "since the outage"), resolved against ``as_of``
     (default today; see :mod:`workbench.retrieve.timewindow`). Under a window the retriever
-    is asked for more hits until ``k`` dated ones fall in it; ``reason`` and
+    is asked for more hits until ``k`` fall in it; explicit bounds keep only dated hits inside
+    them, a phrase drops the hits dated outside it and keeps undated ones. ``reason`` and
     ``stats["time_window"]`` say which window was used. Every hit carries its chunk's ``time``.
     """
     from .timewindow import anchor_from_documents, in_window, resolve_window
@@ -74,12 +77,19 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
         result = retriever.retrieve(ws, query, k)
         _stamp_times(ws, result.hits)
         return result
+    # A year the question names ("in 1930", "since 2004") may describe what it asks about rather
+    # than when its sources were written: such a window drops the hits dated outside it, keeps
+    # the undated ones, and the whole question is searched. Relative phrases ("last month") and
+    # explicit bounds keep dated hits inside the window only.
+    from_phrase = since is None and until is None and re.search(r"\b\d{4}\b", window.phrase or "") is not None
+    if from_phrase:
+        text = query
     total = max(1, ws.store.count("chunks"))
     asked = min(total, k * ws.settings.time.overfetch)
     while True:
         result = retriever.retrieve(ws, text, asked)
         _stamp_times(ws, result.hits)
-        kept = [hit for hit in result.hits if in_window(hit.time, window)]
+        kept = [hit for hit in result.hits if in_window(hit.time, window) or (from_phrase and not hit.time)]
         if len(kept) >= k or len(result.hits) < asked or asked >= total:
             break
         asked = min(total, asked * ws.settings.time.overfetch)

@@ -75,9 +75,10 @@ def find_entities(ws, query: str) -> list[str]:
                 if key and key in graph:
                     accept(span, key)
                     break
-    # Display names as substrings catch names inside Chinese text, which has no spaces.
+    # Display names as substrings catch names inside Chinese text, which has no spaces; a query
+    # written in ASCII alone is covered by the n-grams, and a scan of every name costs milliseconds.
     folded = query.casefold()
-    for name, key in indexes.entity_names:
+    for name, key in (indexes.entity_names if not query.isascii() else ()):
         if len(name) < 2 or name in ENGLISH_STOPWORDS:
             continue
         start = folded.find(name)
