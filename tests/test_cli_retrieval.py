@@ -25,7 +25,7 @@ def test_query_json_has_the_documented_shape(sample_workspace, capsys):
     assert payload["mode_requested"] == "graphrag" and payload["mode_used"] == "full_graphrag"
     assert 0 < len(payload["hits"]) <= 4
     for rank, hit in enumerate(payload["hits"], 1):
-        assert set(hit) == {"rank", "chunk_id", "document", "score", "text", "why"}
+        assert set(hit) == {"rank", "chunk_id", "document", "score", "time", "text", "why"}
         assert hit["rank"] == rank and hit["why"]
     assert payload["graph_context"]["triples"]
 

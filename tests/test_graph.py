@@ -186,10 +186,11 @@ def test_impact_hops_keep_stored_direction_and_citations(services):
 
 
 def test_impact_lists_survivors(services):
-    # Alice (owned_by) and billing service (co-mention only) take part in no impact edge.
-    assert services.impacted_by("Redis").survivors == ["Elasticsearch", "search service"]
+    # Every entity of the relation graph the failure does not reach survives: Alice, who owns
+    # something (owned_by is no impact edge), too; billing service is co-mentioned only.
+    assert services.impacted_by("Redis").survivors == ["Alice", "Elasticsearch", "search service"]
     assert services.impacted_by("auth service").survivors == [
-        "Elasticsearch", "Redis", "search service", "token cache"]
+        "Alice", "Elasticsearch", "Redis", "search service", "token cache"]
 
 
 def test_impact_ignores_comention(services):
@@ -251,7 +252,7 @@ def test_impact_to_json_has_the_printed_shape(services):
                 {"source": "login flow", "relation": "depends_on", "target": "auth service",
                  "weight": 2, "chunks": ["c1", "c2"], "documents": ["docs/login.md"]}]},
         ],
-        "survivors": ["Elasticsearch", "Redis", "search service"],
+        "survivors": ["Alice", "Elasticsearch", "Redis", "search service"],
     }
 
 

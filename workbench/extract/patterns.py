@@ -263,7 +263,10 @@ class RelationPatternExtractor:
 
 #: Words that point back to something named elsewhere; a triple ending in one names nothing.
 _REFERRING = frozenset({"it", "its", "them", "they", "this", "that", "these", "those", "team", "the team",
-                        "the service", "the system", "he", "she", "him", "her"})
+                        "the service", "the system", "the trial", "the study", "the project", "the company",
+                        "the grant", "he", "she", "him", "her",
+                        # an honorific cut from its name at its dot ("led by Dr. Tomas Berg")
+                        "dr", "mr", "mrs", "ms", "prof", "st"})
 
 
 def _refers_back(name: str) -> bool:
