@@ -31,9 +31,9 @@ def test_full_graphrag_puts_the_cited_chain_in_its_top_five(sample_workspace):
     # The hits that state the cited impact path say which hop they state.
     cited = [h for h in result.hits if "cited_path" in h.why]
     assert [h.why["cited_path"]["states"] for h in cited] == [
-        "token cache -backed_by-> Redis", "Auth Service -depends_on-> token cache", "Login flow -depends_on-> Auth Service"]
+        "token cache -backed_by-> Redis", "Auth Service -depends_on-> token cache", "login flow -depends_on-> Auth Service"]
     assert result.graph_context["failed"] == "Redis"
-    assert result.graph_context["paths"][0]["nodes"] == ["Redis", "token cache", "Auth Service", "Login flow"]
+    assert result.graph_context["paths"][0]["nodes"] == ["Redis", "token cache", "Auth Service", "login flow"]
 
 
 def test_graph_context_cites_the_triples_among_the_walked_entities(sample_workspace):
@@ -58,7 +58,7 @@ def test_graphrag_brings_the_login_flow_chunk_for_the_login_question(sample_work
     result = retrieve(ws, "If Redis goes down, does the login flow break?", mode="graphrag", k=10)
     login = chunk_id(ws, "architecture/login-flow.md", "The login flow depends on the auth service.")
     hit = next(h for h in result.hits if h.chunk_id == login)
-    assert hit.why["cited_path"]["states"] == "Login flow -depends_on-> Auth Service"
+    assert hit.why["cited_path"]["states"] == "login flow -depends_on-> Auth Service"
 
 
 def test_a_query_naming_nothing_with_no_similar_entity_falls_back_to_hybrid(sample_workspace):

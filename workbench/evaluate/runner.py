@@ -197,14 +197,18 @@ def _default_retrieve() -> Retrieve:
 def _score(task: EvalTask, strategy: str, result: Any, k: int, latency_ms: float,
            outdated: dict[str, tuple[str, ...]]) -> CaseResult:
     hits = list(result.hits)
-    ranked = ranked_units(hits, task.level)[:k]
+    # Everything a mode returns is scored: expansion adds its linked notes after k direct hits,
+    # and those are what it is judged on (and what its reader pays for).
+    ranked = ranked_units(hits, task.level)
+    depth = max(k, len(ranked))
     gold = list(task.gold)
     chars, tokens = reading_cost(h.text for h in hits)
     surfaced = sorted({h.document for h in hits if h.document in outdated})
     return CaseResult(
         task_id=task.id, strategy=strategy, mode_used=getattr(result, "mode_used", strategy), k=k, level=task.level,
-        recall=recall_at_k(ranked, gold, k), precision=precision_at_k(ranked, gold, k),
-        mrr=reciprocal_rank(ranked, gold, k), ndcg=ndcg_at_k(ranked, gold, k), all_found=all_found(ranked, gold, k),
+        recall=recall_at_k(ranked, gold, depth), precision=precision_at_k(ranked, gold, depth),
+        mrr=reciprocal_rank(ranked, gold, depth), ndcg=ndcg_at_k(ranked, gold, depth),
+        all_found=all_found(ranked, gold, depth),
         ranked=ranked, gold=gold, missed=[g for g in gold if g not in ranked],
         found_beyond_direct=[], added_irrelevant=[], reading_chars=chars, reading_tokens=tokens,
         surfaced_outdated=surfaced, latency_ms=round(latency_ms, 2), tags=list(task.tags), question=task.question,

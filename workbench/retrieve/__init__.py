@@ -93,6 +93,15 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
         if len(kept) >= k or len(result.hits) < asked or asked >= total:
             break
         asked = min(total, asked * ws.settings.time.overfetch)
+    if not kept and since is None and until is None:
+        # Nothing the question's time phrase points at is dated in the corpus: the phrase was
+        # about the subject, not a filter on the sources. Say so and answer without it.
+        result = retriever.retrieve(ws, query, k)
+        _stamp_times(ws, result.hits)
+        note = f"time window {window.describe()} matched no dated source; searched without it"
+        result.reason = f"{result.reason}; {note}" if result.reason else note
+        result.stats["time_window"] = {**window.to_json(), "in_window": 0, "ignored": True}
+        return result
     for rank, hit in enumerate(kept[:k], 1):
         hit.rank = rank
     fetched = len(result.hits)

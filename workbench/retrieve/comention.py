@@ -48,6 +48,9 @@ class ComentionRetriever:
     description = ("vector hits, then the documents of the entities named beside theirs: a 1-2 hop walk over "
                    "co-mention and relation edges, each added hit with the entity and edge that brought it")
 
+    #: Returns ``k`` direct hits and up to ``k`` more after them.
+    max_hits_per_k = 2
+
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)

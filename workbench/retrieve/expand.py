@@ -64,6 +64,9 @@ class ExpandRetriever:
     description = ("vector hits, best chunk per document, then the notes and chunks on the other ends of the edges "
                    "they state, scored parent x expand_discount x confidence")
 
+    #: Returns ``k`` direct hits and up to ``k`` more after them.
+    max_hits_per_k = 2
+
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
