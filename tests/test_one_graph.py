@@ -113,3 +113,13 @@ def test_no_module_builds_a_second_graph_to_walk():
     assert [b for b in builders if b[0] not in allowed] == []
     assert ("workbench/graph.py", "PageRankIndex.from_edges") in builders
     assert not (ROOT / "workbench" / "passage_graph_index.py").exists()
+
+
+def test_the_default_aliases_merge_the_usual_short_names():
+    from workbench.settings import Settings
+
+    c = Settings().canonicalization
+    canon = Canonicalizer(aliases=c.aliases, articles=tuple(c.articles))
+    assert canon.key("postgres") == canon.key("PostgreSQL")
+    assert canon.key("user db") == canon.key("User Database")
+    assert canon.key("k8s") == canon.key("Kubernetes")

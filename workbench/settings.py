@@ -135,7 +135,9 @@ class ExtractionSettings(_Section):
 
 class CanonicalizationSettings(_Section):
     articles: list[str] = Field(default_factory=lambda: ["the", "a", "an"], description="Leading words dropped from names.")
-    aliases: dict[str, str] = Field(default_factory=dict, description="Alias -> canonical name, merged before the graph is built.")
+    aliases: dict[str, str] = Field(
+        default_factory=lambda: {"postgres": "PostgreSQL", "user db": "user database", "k8s": "Kubernetes"},
+        description="Alias -> canonical name, merged before the graph is built (the user's aliases override these).")
     suggest_threshold: float = Field(0.85, ge=0, le=1, description="Similarity above which two names are suggested for merging.")
 
 
