@@ -531,7 +531,7 @@ def cross_language_suggestions(names: Sequence[str], neighbours: Mapping[str, Co
     [('Auth Service', '认证服务', 'translation: 认证 = auth, 服务 = service')]
     """
     articles = tuple(articles)
-    by_key = {}
+    by_key: dict[str, str] = {}
     for name in names:
         by_key.setdefault(name_key(name, articles), name)
     neighbours = neighbours or {}
@@ -590,7 +590,7 @@ def declared_alias_suggestions(names: Sequence[str], texts: Iterable[tuple[str, 
     [('认证服务', 'Auth Service', 'declared in zh.md: “认证服务（Auth Service）”')]
     """
     articles = tuple(articles)
-    known = {}
+    known: dict[str, str] = {}
     for name in names:
         key = name_key(name, articles)
         if key:
@@ -604,7 +604,7 @@ def declared_alias_suggestions(names: Sequence[str], texts: Iterable[tuple[str, 
             a = _known_suffix(left, known, articles)
             if not a or not b or name_key(a, articles) == name_key(b, articles):
                 continue
-            pair = tuple(sorted((name_key(a, articles), name_key(b, articles))))
+            pair = _key_pair(a, b, articles)
             previous = found.get(pair)
             count = previous[1] + 1 if previous else 1
             if previous is None:
@@ -617,6 +617,12 @@ def declared_alias_suggestions(names: Sequence[str], texts: Iterable[tuple[str, 
     suggestions = [s for s, _ in found.values()]
     suggestions.sort(key=lambda s: (-s.score, s.a, s.b))
     return suggestions
+
+
+def _key_pair(a: str, b: str, articles: tuple[str, ...]) -> tuple[str, str]:
+    """The name keys of two names, smaller first: one pair however the two are ordered."""
+    x, y = name_key(a, articles), name_key(b, articles)
+    return (x, y) if x <= y else (y, x)
 
 
 def combine_suggestions(*groups: Iterable[MergeSuggestion], articles: Iterable[str] = DEFAULT_ARTICLES
@@ -634,7 +640,7 @@ def combine_suggestions(*groups: Iterable[MergeSuggestion], articles: Iterable[s
     merged: dict[tuple[str, str], MergeSuggestion] = {}
     for group in groups:
         for s in group:
-            pair = tuple(sorted((name_key(s.a, articles), name_key(s.b, articles))))
+            pair = _key_pair(s.a, s.b, articles)
             old = merged.get(pair)
             if old is None:
                 merged[pair] = s

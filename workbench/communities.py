@@ -212,15 +212,15 @@ def _report(graph: ContextGraph, g: nx.Graph, members: frozenset[str], chunks: M
     for relation in relations[:2]:
         for chunk_id in relation["chunks"]:
             chunk = chunks.get(chunk_id)
-            sentence = chunk and sentence_naming(chunk.text, [relation["source"]])
-            if chunk and sentence and relation["target"].casefold() in sentence.casefold() and sentence not in used_texts:
-                used_texts.add(sentence)
-                points.append(ReportPoint(sentence, chunk_id, chunk.document_id,
+            named = sentence_naming(chunk.text, [relation["source"]]) if chunk else None
+            if chunk and named and relation["target"].casefold() in named.casefold() and named not in used_texts:
+                used_texts.add(named)
+                points.append(ReportPoint(named, chunk_id, chunk.document_id,
                                           (relation["source"], relation["target"]), float(relation["weight"]),
                                           "relation", chunk.timestamp))
                 break
-    firsts = [entity[k].first_seen for k in members if entity[k].first_seen]
-    lasts = [entity[k].last_seen for k in members if entity[k].last_seen]
+    firsts = [str(entity[k].first_seen) for k in members if entity[k].first_seen]
+    lasts = [str(entity[k].last_seen) for k in members if entity[k].last_seen]
     documents = sorted({p.document for p in points} | {d for r in relations for d in r["documents"]})
     return CommunityReport(id=report_id(members), title=title, size=len(members), members=tuple(sorted(members)),
                            key_entities=key_entities, relations=relations, points=points,
@@ -281,7 +281,7 @@ def build_reports(graph: ContextGraph, fetch_chunks: Callable[[Sequence[str]], I
             reports.append(None)  # type: ignore[arg-type]
             todo.append((i, members, signature))
     wanted: set[str] = set()
-    for i, members, _ in todo:
+    for _, members, _ in todo:
         wanted.update(_candidate_chunks(graph, members, _centrality(g, members), options.candidate_chunks))
         for r in _relations(graph, members, 2):
             wanted.update(r["chunks"])

@@ -55,7 +55,7 @@ class Answer:
 
 
 def _edge(source: str, relation: str, target: str, chunks, weight: int | None = None) -> dict:
-    edge = {"source": source, "relation": relation, "target": target, "chunks": list(chunks)}
+    edge: dict = {"source": source, "relation": relation, "target": target, "chunks": list(chunks)}
     if weight is not None:
         edge["weight"] = weight  # corroboration: the distinct chunks that state it
     return edge

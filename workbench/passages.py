@@ -164,7 +164,7 @@ def link_passages(
     entities_of: dict[str, frozenset[str]] = {}
     chunks_of: dict[str, list[str]] = defaultdict(list)
     for chunk_id, text in sorted(chunks):
-        keys = set(mentioned.get(chunk_id, ())) | set(matcher.find(text))
+        keys: set[str] = set(mentioned.get(chunk_id, ())) | set(matcher.find(text))
         if chunk_id in title_of:
             keys.add(title_of[chunk_id])
         entities_of[chunk_id] = frozenset(keys)
@@ -176,16 +176,16 @@ def link_passages(
         titled: dict[str, list[str]] = defaultdict(list)
         for chunk_id, key in sorted(title_of.items()):
             titled[key].append(chunk_id)
-        for chunk_id, keys in entities_of.items():
+        for chunk_id, linked in entities_of.items():
             own = title_of.get(chunk_id)
-            for key in sorted(keys - common):
+            for key in sorted(linked - common):
                 if key != own:
                     links.extend((chunk_id, target) for target in titled.get(key, ()) if target != chunk_id)
     display = dict(names or {})
     for key, key_forms in forms.items():
         display.setdefault(key, next(iter(key_forms), key))
-    linked = sorted(key for key in chunks_of if key not in common)
-    synonyms = synonym_pairs({key: display.get(key, key) for key in linked}, synonym_threshold) \
+    walked = sorted(key for key in chunks_of if key not in common)
+    synonyms = synonym_pairs({key: display.get(key, key) for key in walked}, synonym_threshold) \
         if synonym_threshold < 1.0 else []
     return PassageLayer(
         entities_of=entities_of,

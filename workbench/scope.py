@@ -137,9 +137,7 @@ def scoped(ws, filters: Sequence[str]):
         raise ValueError(f"no stored document matches {', '.join(map(repr, filters))}")
     view = Workspace.__new__(Workspace)
     view.__dict__.update({k: v for k, v in ws.__dict__.items() if k not in ("_derived", "_derive_lock")})
-    view._derived = None
-    view._derive_lock = threading.Lock()
-    view.store = ScopedStore(ws.store, ids)
-    view._vectors = ScopedVectors(ws.vectors, ids, in_scope=lambda key: key in view.graph)
-    view.scope = tuple(filters)
+    view.__dict__.update({
+        "_derived": None, "_derive_lock": threading.Lock(), "store": ScopedStore(ws.store, ids),
+        "_vectors": ScopedVectors(ws.vectors, ids, in_scope=lambda key: key in view.graph), "scope": tuple(filters)})
     return view

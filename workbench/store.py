@@ -341,7 +341,7 @@ class Store:
             entry = db.execute("INSERT INTO merge_log (at, action, detail) VALUES (?,?,?)",
                                (time.time(), action, json.dumps(detail, ensure_ascii=False)))
             self._bump(db)
-        return int(entry.lastrowid)
+        return int(entry.lastrowid or 0)
 
     def merge_log(self) -> list[dict]:
         rows = self.db.execute("SELECT id, at, action, detail FROM merge_log ORDER BY id")

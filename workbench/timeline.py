@@ -42,7 +42,7 @@ def timeline(ws, name: str) -> tuple[str, list[TimelineEntry]]:
     forms = [entity.name]
     chunk_ids = set(graph.passages.chunks_of.get(key, ()))
     relations = []
-    for source, target, rel, edge in list(graph.nx.out_edges(key, keys=True, data="edge")) + \
+    for _, _, rel, edge in list(graph.nx.out_edges(key, keys=True, data="edge")) + \
             list(graph.nx.in_edges(key, keys=True, data="edge")):
         if rel != COMENTION_RELATION:
             relations.append(edge)
