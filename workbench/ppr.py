@@ -229,17 +229,9 @@ class PageRankIndex:
         """
         _check_parameters(alpha, tol, max_iter)
         n = len(self.nodelist)
-        p = np.asarray(p, dtype=np.float64)
-        if p.shape != (n,):
-            raise ValueError(f"personalization vector has shape {p.shape}, expected ({n},)")
         if n == 0:
             return np.zeros(0)
-        if (p < 0).any():
-            raise ValueError("personalization weights must be non-negative")
-        total = p.sum()
-        if not total > 0:
-            raise _empty_personalization()
-        p = p / total
+        p = self._normalised(p)
         restart = (1.0 - alpha) * p
         x = np.full(n, 1.0 / n)
         threshold = n * tol
@@ -255,6 +247,19 @@ class PageRankIndex:
         raise PageRankNotConverged(max_iter, tol)
 
 
+    def _normalised(self, p: np.ndarray) -> np.ndarray:
+        """``p`` as a float vector of the index's length summing to 1; ``ValueError`` if it cannot be."""
+        n = len(self.nodelist)
+        p = np.asarray(p, dtype=np.float64)
+        if p.shape != (n,):
+            raise ValueError(f"personalization vector has shape {p.shape}, expected ({n},)")
+        if (p < 0).any():
+            raise ValueError("personalization weights must be non-negative")
+        total = p.sum()
+        if not total > 0:
+            raise _empty_personalization()
+        return p / total
+
     def walk(self, p: np.ndarray, alpha: float = 0.85, tol: float = 1e-6,
              max_iter: int = 100) -> tuple[np.ndarray, int, bool]:
         """Personalized PageRank that stops when no score moves by ``tol`` or more, or after
@@ -269,16 +274,7 @@ class PageRankIndex:
         (True, 1.0)
         """
         _check_parameters(alpha, tol, max_iter)
-        n = len(self.nodelist)
-        p = np.asarray(p, dtype=np.float64)
-        if p.shape != (n,):
-            raise ValueError(f"personalization vector has shape {p.shape}, expected ({n},)")
-        if (p < 0).any():
-            raise ValueError("personalization weights must be non-negative")
-        total = p.sum()
-        if not total > 0:
-            raise _empty_personalization()
-        p = p / total
+        p = self._normalised(p)
         restart = (1.0 - alpha) * p
         x = p.copy()
         matrix, dangling = self.transition_t, self._dangling_mask

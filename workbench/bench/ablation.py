@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from .multihop import HITS_PER_QUESTION, BenchSet, ModeScore, passage_of, recall_at
+from .multihop import BenchSet, ModeScore, score_mode
 
 __all__ = ["ABLATIONS", "run_ablation"]
 
@@ -36,8 +36,6 @@ ABLATIONS: dict[str, dict[str, dict[str, object]]] = {
 def run_ablation(ws, bench: BenchSet, variants: Mapping[str, Mapping] | None = None,
                  progress: Callable[[str, int, int], None] | None = None) -> dict[str, ModeScore]:
     """graphrag's Recall@2/@5 on ``bench`` under each variant's settings, by variant name."""
-    import time
-
     from ..retrieve import retrieve
     from ..workspace import Workspace
 
@@ -49,19 +47,7 @@ def run_ablation(ws, bench: BenchSet, variants: Mapping[str, Mapping] | None = N
                 setattr(getattr(settings, section), field, value)
         variant = Workspace(ws.path, settings=settings, embedder=ws.embedder)
         try:
-            r2 = r5 = 0.0
-            used: dict[str, int] = {}
-            started = time.perf_counter()
-            for number, q in enumerate(bench.questions, start=1):
-                result = retrieve(variant, q.question, mode="graphrag", k=HITS_PER_QUESTION)
-                ranked = [passage_of(h.document) for h in result.hits]
-                r2 += recall_at(ranked, q.gold_ids, 2)
-                r5 += recall_at(ranked, q.gold_ids, 5)
-                used[result.mode_used] = used.get(result.mode_used, 0) + 1
-                if progress:
-                    progress(name, number, len(bench.questions))
-            n = max(len(bench.questions), 1)
-            results[name] = ModeScore(name, 100 * r2 / n, 100 * r5 / n, time.perf_counter() - started, used)
+            results[name] = score_mode(variant, bench, "graphrag", retrieve, progress, label=name)
         finally:
             variant.close()
     return results

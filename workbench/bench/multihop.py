@@ -42,6 +42,7 @@ __all__ = [
     "passage_of",
     "recall_at",
     "run_multihop",
+    "score_mode",
 ]
 
 #: BM25, dense and their Reciprocal Rank Fusion: always run, first.
@@ -234,22 +235,27 @@ def run_multihop(ws, bench: BenchSet, modes: Sequence[str] | None = None,
         retrieve = default_retrieve
     wanted = list(modes) if modes else available_modes()
     order = list(BASELINE_MODES) + [m for m in dict.fromkeys(wanted) if m not in BASELINE_MODES]
-    results: dict[str, ModeScore] = {}
-    for mode in order:
-        r2 = r5 = 0.0
-        used: dict[str, int] = {}
-        if bench.questions:
-            # One untimed query first: model loading and index building are not per-query cost.
-            retrieve(ws, bench.questions[0].question, mode=mode, k=HITS_PER_QUESTION)
-        started = time.perf_counter()
-        for number, q in enumerate(bench.questions, start=1):
-            result = retrieve(ws, q.question, mode=mode, k=HITS_PER_QUESTION)
-            ranked = [passage_of(h.document) for h in result.hits]
-            r2 += recall_at(ranked, q.gold_ids, 2)
-            r5 += recall_at(ranked, q.gold_ids, 5)
-            used[result.mode_used] = used.get(result.mode_used, 0) + 1
-            if progress:
-                progress(mode, number, len(bench.questions))
-        n = max(len(bench.questions), 1)
-        results[mode] = ModeScore(mode, 100 * r2 / n, 100 * r5 / n, time.perf_counter() - started, used)
+    results = {mode: score_mode(ws, bench, mode, retrieve, progress) for mode in order}
     return MultihopReport(bench.name, len(bench.questions), len(bench.passages), results)
+
+
+def score_mode(ws, bench: BenchSet, mode: str, retrieve: Callable[..., Any],
+               progress: Callable[[str, int, int], None] | None = None, label: str | None = None) -> ModeScore:
+    """Recall@2/@5 of one mode over every question of ``bench`` (timed after one untimed query)."""
+    label = label or mode
+    r2 = r5 = 0.0
+    used: dict[str, int] = {}
+    if bench.questions:
+        # One untimed query first: model loading and index building are not per-query cost.
+        retrieve(ws, bench.questions[0].question, mode=mode, k=HITS_PER_QUESTION)
+    started = time.perf_counter()
+    for number, q in enumerate(bench.questions, start=1):
+        result = retrieve(ws, q.question, mode=mode, k=HITS_PER_QUESTION)
+        ranked = [passage_of(h.document) for h in result.hits]
+        r2 += recall_at(ranked, q.gold_ids, 2)
+        r5 += recall_at(ranked, q.gold_ids, 5)
+        used[result.mode_used] = used.get(result.mode_used, 0) + 1
+        if progress:
+            progress(label, number, len(bench.questions))
+    n = max(len(bench.questions), 1)
+    return ModeScore(label, 100 * r2 / n, 100 * r5 / n, time.perf_counter() - started, used)

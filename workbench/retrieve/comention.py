@@ -24,8 +24,7 @@ from ..model import Edge, RetrievalResult
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
-from .hybrid import OVERFETCH
-from .vector import best_per_document, embed_query, vector_ranking
+from .vector import direct_by_document, unavailable
 
 __all__ = ["ComentionRetriever", "comention_score"]
 
@@ -57,18 +56,12 @@ class ComentionRetriever:
         settings = ws.settings.retrieval
         timer = StageTimer()
         try:
-            with timer("embed"):
-                vector = embed_query(ws, query)
-            with timer("search"):
-                direct = vector_ranking(ws, vector, k * OVERFETCH, dedupe=False)
+            direct = direct_by_document(ws, query, k, timer)
         except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
-            result = empty_result(query, self.name, reason=f"vector search unavailable: {exc}")
-            result.stats["seconds"] = timer.total()
-            return result
+            return unavailable(query, self.name, exc, timer)
         with timer("walk"):
             indexes = indexes_for(ws)
             documents = indexes.chunk_documents
-            direct = best_per_document(direct, documents)[:k]
             direct_documents = {documents.get(chunk_id) for chunk_id, _, _ in direct}
             graph = ws.graph
             layer = graph.passages

@@ -9,10 +9,8 @@ says so and gets the hybrid hits.
 
 Examples
 --------
->>> bool(is_failure_question("If Redis goes down, what breaks?"))
-True
->>> bool(is_failure_question("How is the login flow related to Redis?"))
-False
+>>> PathsRetriever.name
+'paths'
 """
 
 from __future__ import annotations

@@ -70,6 +70,25 @@ def literal_boosted(ws, ranked: Sequence[Ranked], found: Sequence[str]) -> list[
     return boost_literal(ranked, texts, found, ws.settings.retrieval.literal_boost)
 
 
+def direct_by_document(ws, query: str, k: int, timer: StageTimer) -> list[Ranked]:
+    """The ``k`` most similar chunks of distinct documents: the direct hits expansion modes add to.
+
+    Raises :class:`EmbeddingUnavailable` or :class:`VectorStoreUnavailable` as vector search does.
+    """
+    with timer("embed"):
+        vector = embed_query(ws, query)
+    with timer("search"):
+        ranked = vector_ranking(ws, vector, k * 3, dedupe=False)
+    return best_per_document(ranked, indexes_for(ws).chunk_documents)[:k]
+
+
+def unavailable(query: str, mode: str, exc: Exception, timer: StageTimer) -> RetrievalResult:
+    """The empty result of a mode whose vector search cannot run, saying why."""
+    result = empty_result(query, mode, reason=f"vector search unavailable: {exc}")
+    result.stats["seconds"] = timer.total()
+    return result
+
+
 def best_per_document(ranked: Sequence[Ranked], chunk_documents: Mapping[str, str]) -> list[Ranked]:
     """Keep the first (best) chunk of each document, in order."""
     seen: set[str] = set()
