@@ -16,7 +16,7 @@ PACKAGE = ROOT / "workbench"
 LAYERS = [
     {"model", "settings", "progress"},
     {"loaders", "chunking", "extract", "canon", "graph", "ppr", "store", "vectors", "embedding", "static_embedder",
-     "passage_graph_index"},
+     "passage_graph_index", "local_model"},
     {"ingest", "assemble", "workspace"},
     {"retrieve", "context", "evaluate", "bench"},
     {"cli", "mcp_server", "visual", "notebook_helpers", "__main__"},
