@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 import time
 from typing import Any
 
-from .evaluate.answer_checks import AnswerChecks, check_answer, find_citations
+from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations
 from .evaluate.runner import outdated_documents
 from .model import RetrievalResult
 
@@ -225,7 +225,7 @@ def answer(ws, context: AnswerContext, client=None, unanswerable: bool = False) 
     started = time.perf_counter()
     text = client.chat(prompt_messages(context))
     seconds = time.perf_counter() - started
-    cited, unknown = find_citations(text, [c["id"] for c in context.data["chunks"]])
+    cited, unknown = find_citations(text, context_sources(context.data))
     checks = check_answer(text, context.data, unanswerable=unanswerable,
                           threshold=ws.settings.answers.support_threshold)
     return Answer(text=text, model=str(getattr(client, "model", "")), configured=True, citations=cited,

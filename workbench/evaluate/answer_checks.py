@@ -39,6 +39,7 @@ __all__ = [
     "SentenceCheck",
     "AnswerChecks",
     "check_answer",
+    "context_sources",
     "find_citations",
     "split_sentences",
     "support_score",
@@ -268,6 +269,18 @@ def _hypotheses_in(sentence: str, citations: list[str], context: dict) -> list[s
     return found
 
 
+def context_sources(context: dict[str, Any]) -> dict[str, str]:
+    """Chunk id -> what the context shows of it: its document and text, or, for a chunk cited only
+    by a subgraph edge, the edges it states ("login flow depends on Auth Service")."""
+    source = {c["id"]: f"{c.get('document', '')}\n{c.get('text', '')}" for c in context.get("chunks", [])}
+    stated: dict[str, list[str]] = {}
+    for e in context.get("subgraph", {}).get("edges", []):
+        for cid in e.get("chunks", []):
+            if cid not in source:
+                stated.setdefault(cid, []).append(f"{e['source']} {e['relation'].replace('_', ' ')} {e['target']}.")
+    return {**source, **{cid: "\n".join(lines) for cid, lines in stated.items()}}
+
+
 def check_answer(text: str, context: dict[str, Any], unanswerable: bool = False,
                  threshold: float = DEFAULT_SUPPORT_THRESHOLD) -> AnswerChecks:
     """Check ``text`` against the answer ``context`` (``AnswerContext.data``).
@@ -281,8 +294,8 @@ def check_answer(text: str, context: dict[str, Any], unanswerable: bool = False,
     unanswerable : the question cannot be answered from the corpus: the answer must say so.
     threshold : support at or above which a sentence counts as supported by its citations.
     """
-    chunks = {c["id"]: c for c in context.get("chunks", [])}
-    source = {cid: f"{c.get('document', '')}\n{c.get('text', '')}" for cid, c in chunks.items()}
+    source = context_sources(context)
+    chunks = source
     checks: list[SentenceCheck] = []
     problems: list[str] = []
     for number, raw in enumerate(split_sentences(text), start=1):
