@@ -376,7 +376,7 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     at = page(open_app(monkeypatch, ws.path), "evaluate")
     shown = texts(at)
     assert "press Run" in shown and "few seconds" not in shown
-    assert "31 tasks × 3 strategies = 93 cases" in shown and "No saved run to estimate the time from" in shown
+    assert "36 tasks × 3 strategies = 108 cases" in shown and "No saved run to estimate the time from" in shown
     at.button(key="eval.run").click().run()
     assert not at.exception and not at.error
     summary, cases = dataframes(at)[:2]
@@ -391,6 +391,7 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     assert [b.proto.label for b in at.get("download_button")] == ["Download cases (CSV)", "Download report (Markdown)"]
     assert len(at.expander) == 3
     assert "Run the evaluation again" in texts(at)  # one saved run: nothing to compare yet
+    assert "This run has no answer stage: retrieval only." in texts(at)  # no model configured here
 
     at.multiselect(key="keep.eval.modes").set_value(["vector", "graphrag"])
     at.button(key="eval.run").click().run()
