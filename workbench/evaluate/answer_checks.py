@@ -245,7 +245,7 @@ def _mentions(sentence_terms: set[str], name: str) -> bool:
 
 
 def _hypotheses_in(sentence: str, citations: list[str], context: dict) -> list[str]:
-    found = []
+    found: list[str] = []
     terms = _terms(sentence)
     if is_hedged(sentence):
         return found
