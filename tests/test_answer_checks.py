@@ -166,3 +166,10 @@ def test_the_support_threshold_is_the_one_measured_on_the_labelled_examples():
 def test_support_is_zero_when_a_name_of_the_sentence_is_in_no_source():
     assert support_score("The Payments team owns the token cache.", ["The Identity team owns the token cache."]) == 0.0
     assert support_score("The Identity team owns the token cache.", ["The Identity team owns the token cache."]) == 1.0
+
+
+def test_a_chunk_cited_only_by_a_subgraph_edge_counts_as_a_source_with_the_edges_it_states():
+    context = {**CONTEXT, "subgraph": {"nodes": [], "edges": [
+        {"source": "token cache", "relation": "backed_by", "target": "Redis", "chunks": ["edgeonly1"], "confidence": 1.0}]}}
+    checks = check_answer("The token cache is backed by Redis [c:edgeonly1].", context)
+    assert checks.sentences[0].citations == ["edgeonly1"] and checks.passed
