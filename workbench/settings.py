@@ -191,7 +191,7 @@ class LLMSettings(_Section):
     model_env: str = Field("WORKBENCH_LLM_MODEL", description="Environment variable holding the chat model name.")
     api_key_env: str = Field("WORKBENCH_LLM_API_KEY", description="Environment variable holding the API key.")
     timeout_seconds: float = Field(60, gt=0, description="Timeout of one chat request.")
-    max_tokens: int = Field(256, gt=0, description="Longest reply asked of the chat model, in tokens.")
+    max_tokens: int = Field(160, gt=0, description="Longest reply asked of the chat model, in tokens (answers are asked for in one to three sentences).")
 
 
 class AnswerSettings(_Section):
