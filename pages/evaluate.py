@@ -8,11 +8,12 @@ import streamlit as st
 
 import ui
 from workbench.evaluate.charts import run_charts
-from workbench.evaluate.report import (RunNotFound, cases_frame, comparison_table, estimate_seconds, export_csv,
+from workbench.evaluate.report import (RunNotFound, answer_summary_frame, answers_frame, cases_frame, comparison_table, estimate_seconds, export_csv,
                                        export_markdown, highlights, list_runs, load_run, progress_text, runs_frame,
                                        save_run, summary_table)
 from workbench.evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES, StrategyFailed, run_evaluation
 from workbench.evaluate.tasks import TaskError, load_resolved_tasks
+from workbench.extract.llm import client_from_settings
 from workbench.retrieve import MODES
 
 ui.keep_widget_state()
@@ -27,6 +28,11 @@ task_file = st.text_input("Task file (YAML or JSONL)", key=ui.kept("eval", "task
 strategies = st.multiselect("Strategies", MODES, key=ui.kept("eval", "modes", [m for m in DEFAULT_STRATEGIES
                                                                              if m in MODES]))
 k = st.slider("k (hits per question)", 1, 20, key=ui.kept("eval", "k", ws.settings.retrieval.k))
+client = client_from_settings(ws.settings.llm)
+with_answers = st.checkbox("Answer stage: the chat model answers every case from its cited context, and the answers "
+                           "are checked", key=ui.kept("eval", "answers", False), disabled=client is None,
+                           help=None if client else f"Set {ws.settings.llm.base_url_env} and {ws.settings.llm.model_env} "
+                                                    "(python -m workbench llm-serve starts the bundled local model).")
 saved = list_runs(ws.path)
 try:
     tasks = load_resolved_tasks(ws, Path(task_file))
@@ -52,7 +58,8 @@ if st.button("Run the evaluation", type="primary", key="eval.run", disabled=task
         bar.progress(done / total, text=progress_text(done, total, time.perf_counter() - started, warmed["at"]))
 
     try:
-        run = run_evaluation(ws, tasks, strategies or [DEFAULT_DIRECT], k=k, task_file=task_file, progress=progress)
+        run = run_evaluation(ws, tasks, strategies or [DEFAULT_DIRECT], k=k, task_file=task_file, progress=progress,
+                             answer_client=client if with_answers else None)
         save_run(run, ws.path)
         st.session_state["eval.last_run"] = run
         saved = list_runs(ws.path)
@@ -76,6 +83,17 @@ else:
 
     st.subheader("Cases")
     st.dataframe(cases_frame(run), hide_index=True, width="stretch")
+
+    answers = answer_summary_frame(run)
+    st.subheader("Answer stage")
+    if answers.empty:
+        st.caption("This run has no answer stage: retrieval only.")
+    else:
+        st.caption(f"{run.answer_model} answered every case from its cited context; these checks are about the "
+                   "answers (citations kept, sources supporting them, hypotheses, insufficient evidence), "
+                   "apart from the retrieval metrics above.")
+        st.dataframe(answers, hide_index=True, width="stretch")
+        st.dataframe(answers_frame(run), hide_index=True, width="stretch")
 
     st.subheader("One case")
     task_id = st.selectbox("Task", run.task_ids, key="eval.case")

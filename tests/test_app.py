@@ -376,7 +376,7 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     at = page(open_app(monkeypatch, ws.path), "evaluate")
     shown = texts(at)
     assert "press Run" in shown and "few seconds" not in shown
-    assert "31 tasks × 3 strategies = 93 cases" in shown and "No saved run to estimate the time from" in shown
+    assert "36 tasks × 3 strategies = 108 cases" in shown and "No saved run to estimate the time from" in shown
     at.button(key="eval.run").click().run()
     assert not at.exception and not at.error
     summary, cases = dataframes(at)[:2]
@@ -391,6 +391,7 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     assert [b.proto.label for b in at.get("download_button")] == ["Download cases (CSV)", "Download report (Markdown)"]
     assert len(at.expander) == 3
     assert "Run the evaluation again" in texts(at)  # one saved run: nothing to compare yet
+    assert "This run has no answer stage: retrieval only." in texts(at)  # no model configured here
 
     at.multiselect(key="keep.eval.modes").set_value(["vector", "graphrag"])
     at.button(key="eval.run").click().run()
@@ -404,3 +405,54 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     assert list(comparison["strategy"]) == ["vector", "graphrag"]  # the strategies both runs have
     assert comparison.set_index("strategy").loc["vector", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
     assert "Download the comparison (CSV)" in [b.proto.label for b in at.get("download_button")]
+
+
+def test_evaluate_page_shows_the_answer_stage_apart_from_retrieval(monkeypatch, make_workspace, tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Canned(BaseHTTPRequestHandler):  # an OpenAI-compatible server that answers without citing
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            payload = json.dumps({"choices": [{"message": {"role": "assistant",
+                                                           "content": "The token cache is backed by Redis."}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Canned)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    monkeypatch.setenv("WORKBENCH_LLM_MODEL", "canned")
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "redis.md").write_text("# Redis\n\nThe token cache is backed by Redis.\n", encoding="utf-8")
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text("- {id: backed, question: 'What backs the token cache?', gold_documents: [redis.md]}\n"
+                     "- {id: cost, question: 'What does Redis cost?', gold_documents: [redis.md], tags: [unanswerable]}\n",
+                     encoding="utf-8")
+    ws = make_workspace("answers-ws")
+    ws.ingest([corpus])
+    try:
+        at = page(open_app(monkeypatch, ws.path), "evaluate")
+        at.text_input(key="keep.eval.tasks").set_value(str(tasks)).run()
+        at.multiselect(key="keep.eval.modes").set_value(["keyword"]).run()
+        at.checkbox(key="keep.eval.answers").check().run()
+        at.button(key="eval.run").click().run()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not at.exception and not at.error
+    assert "canned answered every case from its cited context" in texts(at)
+    frames = dataframes(at)
+    summary = next(f for f in frames if "unanswerable ok" in f.columns)
+    assert set(summary["strategy"]) == {"vector", "keyword"}
+    assert list(summary["no citation"]) == [2, 2] and list(summary["unanswerable ok"]) == ["0/1", "0/1"]
+    assert list(summary["passed"]) == ["0/2", "0/2"]
+    retrieval = frames[0]
+    assert "recall" in retrieval.columns and "coverage" not in retrieval.columns  # the two stages apart

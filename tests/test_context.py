@@ -57,4 +57,13 @@ def test_answer_sends_the_context_to_the_given_client(sample_workspace):
     client = RecordingClient()
     reply = answer(sample_workspace, context, client=client)
     assert reply.configured and reply.model == "test-model" and reply.text.startswith("The login flow breaks")
-    assert client.sent[0][-1]["content"] == context.markdown
+    prompt = client.sent[0][-1]["content"]
+    assert prompt.endswith("Answer in one to three sentences, each ending with its [c:ID].")
+    assert f"Question: {REDIS_QUESTION}" in prompt
+    for chunk in context.data["chunks"]:
+        assert f"[c:{chunk['id']}]" in prompt
+    assert "login flow depends on auth service [c:" in prompt.lower()
+    # The canned reply cites "b2c", no chunk of the context: the checks say so.
+    assert reply.citations == [] and reply.checks is not None and not reply.checks.passed
+    assert reply.checks.coverage == 0.0
+    assert reply.to_json()["checks"]["passed"] is False

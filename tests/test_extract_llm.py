@@ -27,12 +27,18 @@ class _Canned:
         return self.reply
 
 
-def test_fenced_json_list_becomes_llm_triples():
+def test_fenced_json_list_becomes_candidate_triples():
     reply = '```json\n[{"subject": "Cart", "relation": "Depends On", "object": "Redis", "object_type": "Technology"}]\n```'
     [triple] = LLMExtractor(_Canned(reply)).extract(*_doc_chunk()).triples
     assert (triple.subject, triple.relation, triple.object) == ("Cart", "depends_on", "Redis")
-    assert (triple.origin, triple.confidence, triple.chunk_id) == ("llm", 0.8, "c1")
+    assert (triple.origin, triple.confidence, triple.chunk_id) == ("candidate", 0.5, "c1")
     assert (triple.subject_type, triple.object_type) == ("concept", "technology")
+
+
+def test_the_models_own_confidence_is_kept_when_it_is_between_0_and_1():
+    triples, _ = parse_triples('[{"subject": "A", "relation": "uses", "object": "B", "confidence": 0.3},'
+                               ' {"subject": "A", "relation": "uses", "object": "C", "confidence": 7}]', "c1")
+    assert [t.confidence for t in triples] == [0.3, 0.5]
 
 
 def test_object_with_triples_key_is_accepted():
@@ -144,7 +150,7 @@ def test_extraction_llm_on_without_a_model_names_the_variables_to_set():
         extractors_from_settings(ExtractionSettings(llm=True))
 
 
-def test_ingest_with_extraction_llm_stores_the_models_triples(canned_server, make_workspace, settings, tmp_path,
+def test_ingest_with_extraction_llm_stores_candidates_kept_out_of_the_graph_until_accepted(canned_server, make_workspace, settings, tmp_path,
                                                                 monkeypatch):
     base_url, received = canned_server
     monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", base_url)
@@ -156,9 +162,19 @@ def test_ingest_with_extraction_llm_stores_the_models_triples(canned_server, mak
     (corpus / "cart.md").write_text("# Cart\n\nThe cart keeps sessions.\n", encoding="utf-8")
     ws = make_workspace(settings=on)
     ws.ingest([corpus])
-    llm_triples = [t for t in ws.store.triples() if t.origin == "llm"]
-    assert [(t.subject, t.relation, t.object) for t in llm_triples] == [("Cart", "uses", "Redis")]
+    llm_triples = [t for t in ws.store.triples() if t.relation == "uses"]
+    assert [(t.subject, t.relation, t.object, t.origin) for t in llm_triples] == [("Cart", "uses", "Redis", "candidate")]
     assert len(received) == len(ws.chunks()) >= 1  # one request per chunk
+    assert [(t.subject, t.object) for t in ws.candidates()] == [("Cart", "Redis")]
+    assert not ws.graph.edges(relation="uses")
+    ws.store.replace_candidates([])  # recomputing the SIMILAR_TO candidates keeps the model's
+    assert len(ws.candidates()) == 1
+    with pytest.raises(ValueError, match="no candidate Cart -uses-> Kafka; candidates: Cart -uses-> Redis"):
+        ws.accept_candidate("Cart", "uses", "Kafka")
+    assert ws.accept_candidate("Cart", "uses", "Redis") == 1
+    [edge] = ws.graph.edges(relation="uses")
+    assert (ws.graph.name(edge.source), ws.graph.name(edge.target), edge.origin) == ("Cart", "Redis", "accepted")
+    assert ws.candidates() == []
 
 
 def test_ingest_with_extraction_llm_and_no_model_stops_before_writing(make_workspace, settings, tmp_path,

@@ -2,8 +2,11 @@
 
 :func:`build_context` turns a :class:`~workbench.model.RetrievalResult` into the material for
 an answer: the subgraph on the answer paths (nodes, and edges with the chunk ids that state
-them) and the cited chunks, as Markdown and as JSON. :func:`answer` sends that material to an
-OpenAI-compatible chat endpoint only when one is configured in the environment; by default
+them), the cited chunks, the hypotheses touching them (candidate relations, low-confidence
+edges) and which of their notes a later note contradicts, as Markdown and as JSON.
+:func:`answer` sends that material (:func:`prompt_messages`, asking for ``[c:<chunk id>]``
+citations) to an OpenAI-compatible chat endpoint only when one is configured in the
+environment, and checks the reply (:mod:`workbench.evaluate.answer_checks`); by default
 nothing is sent anywhere.
 
 Examples
@@ -22,16 +25,23 @@ q
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
+import time
 from typing import Any
 
+from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations
+from .evaluate.runner import outdated_documents
 from .model import RetrievalResult
 
-__all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "SYSTEM_PROMPT"]
+__all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",
+           "prompt_messages", "SYSTEM_PROMPT"]
 
 SYSTEM_PROMPT = (
-    "Answer the question using only the graph edges and source chunks given. Cite the chunk ids "
-    "in square brackets after each claim, e.g. [c1]. If the material does not answer the question, say so."
+    "Answer the question using only the facts and sources given. After every sentence, cite the source it "
+    "comes from as [c:ID] with the source's id, for example [c:4fbcd4dbd6e91e58]. Statements listed under "
+    "'Unconfirmed' are suggestions, not facts: if you use one, say that it may be true. Sources marked "
+    "OUTDATED were contradicted by a later note. If the sources do not answer the question, say: "
+    "The sources do not say."
 )
 
 
@@ -41,21 +51,36 @@ class AnswerContext:
 
     markdown: str
     data: dict[str, Any]
-    """``{"question", "mode", "subgraph": {"nodes", "edges"}, "chunks": [{"id", "document", "text"}]}``."""
+    """``{"question", "mode", "subgraph": {"nodes", "edges"}, "chunks": [{"id", "document", "text"}],
+    "hypotheses": [{"source", "relation", "target", "chunks", "kind", "confidence"}], "outdated": {doc: [newer]}}``."""
 
 
 @dataclass
 class Answer:
-    """What the language model said, or why nothing was asked."""
+    """What the language model said, the chunks it cited and the checks of its reply, or why nothing was asked."""
 
     text: str
     model: str
     configured: bool
     """False when no model is configured: then :attr:`text` says how to configure one."""
+    citations: list[str] = field(default_factory=list)
+    """Chunk ids of the context the reply cites, in order of first citation."""
+    unknown_citations: list[str] = field(default_factory=list)
+    """Ids the reply cites that the context does not hold."""
+    checks: AnswerChecks | None = None
+    """The answer checks of the reply (None when nothing was asked)."""
+    seconds: float = 0.0
+    """Time the model took."""
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["checks"] = self.checks.to_json() if self.checks else None
+        return data
 
 
-def _edge(source: str, relation: str, target: str, chunks, weight: int | None = None) -> dict:
-    edge: dict = {"source": source, "relation": relation, "target": target, "chunks": list(chunks)}
+def _edge(source: str, relation: str, target: str, chunks, confidence: float = 1.0, weight: int | None = None) -> dict:
+    edge: dict = {"source": source, "relation": relation, "target": target, "chunks": list(chunks),
+                  "confidence": float(confidence)}
     if weight is not None:
         edge["weight"] = weight  # corroboration: the distinct chunks that state it
     return edge
@@ -65,7 +90,8 @@ def _subgraph(ws, result: RetrievalResult) -> dict:
     """The result's graph context, or for chunk-only modes the relation edges stated by its hits."""
     context = result.graph_context or {}
     if context.get("triples"):
-        edges = [_edge(t["source"], t["relation"], t["target"], t.get("chunks", []), t.get("weight"))
+        edges = [_edge(t["source"], t["relation"], t["target"], t.get("chunks", []), t.get("confidence", 1.0),
+                       t.get("weight"))
                  for t in context["triples"]]
         nodes = [n.get("name", n) if isinstance(n, dict) else n for n in context.get("nodes", [])]
     else:
@@ -73,7 +99,7 @@ def _subgraph(ws, result: RetrievalResult) -> dict:
         graph = ws.graph
         edges = [
             _edge(graph.name(e.source), e.relation, graph.name(e.target), [c for c in e.chunk_ids if c in hit_ids],
-                  e.weight)
+                  e.confidence, e.weight)
             for e in sorted(graph.edges(), key=lambda e: (e.source, e.relation, e.target))
             if hit_ids.intersection(e.chunk_ids)
         ]
@@ -85,19 +111,43 @@ def _subgraph(ws, result: RetrievalResult) -> dict:
     return {"nodes": nodes, "edges": edges}
 
 
-def build_context(ws, result: RetrievalResult, max_chunks: int = 10) -> AnswerContext:
+def _hypotheses(ws, subgraph: dict, chunks: list[dict]) -> list[dict]:
+    """Candidate relations touching the context (by a node, a chunk or a note title), and the
+    subgraph's edges below ``answers.min_edge_confidence``: what an answer may not state as fact."""
+    names = {n.lower() for n in subgraph["nodes"]}
+    chunk_ids = {c["id"] for c in chunks}
+    documents = {c["document"] for c in chunks}
+    titles = {d.title.lower() for d in ws.store.documents() if d.id in documents and d.title}
+    found = []
+    for t in ws.candidates():
+        if t.chunk_id in chunk_ids or {t.subject.lower(), t.object.lower()} & (names | titles):
+            found.append({"source": t.subject, "relation": t.relation, "target": t.object,
+                          "chunks": [t.chunk_id] if t.chunk_id else [], "kind": "candidate",
+                          "confidence": round(t.confidence, 4)})
+    floor = ws.settings.answers.min_edge_confidence
+    for e in subgraph["edges"]:
+        if e.get("confidence", 1.0) < floor:
+            found.append({**e, "kind": "low-confidence edge"})
+    return found
+
+
+def build_context(ws, result: RetrievalResult, max_chunks: int | None = None) -> AnswerContext:
     """The subgraph and the cited chunks of ``result``, as Markdown and JSON.
 
     The chunks are the hits (best first), then chunks cited by the subgraph's edges, up to
-    ``max_chunks`` in all.
+    ``max_chunks`` in all (default ``answers.max_chunks``).
     """
+    max_chunks = max_chunks or ws.settings.answers.max_chunks
     subgraph = _subgraph(ws, result)
     chunks = [{"id": h.chunk_id, "document": h.document, "text": h.text} for h in result.hits[:max_chunks]]
     have = {c["id"] for c in chunks}
     cited = [c for edge in subgraph["edges"] for c in edge["chunks"] if c not in have]
     cited = list(dict.fromkeys(cited))[: max(0, max_chunks - len(chunks))]
     chunks += [{"id": c.id, "document": c.document_id, "text": c.text} for c in ws.store.chunks(cited)]
-    data = {"question": result.query, "mode": result.mode_used, "subgraph": subgraph, "chunks": chunks}
+    in_context = {c["document"] for c in chunks}
+    outdated = {doc: list(newer) for doc, newer in outdated_documents(ws.store.documents()).items() if doc in in_context}
+    data = {"question": result.query, "mode": result.mode_used, "subgraph": subgraph, "chunks": chunks,
+            "hypotheses": _hypotheses(ws, subgraph, chunks), "outdated": outdated}
     return AnswerContext(markdown=render_markdown(data), data=data)
 
 
@@ -110,12 +160,46 @@ def render_markdown(data: dict) -> str:
         lines += [f"- {e['source']} -{e['relation']}-> {e['target']} [{', '.join(e['chunks'])}]"
                   + (f" x{e['weight']}" if e.get("weight") is not None else "") for e in edges]
         lines.append("")
+    hypotheses = data.get("hypotheses") or []
+    if hypotheses:
+        lines += ["## Unconfirmed (candidates, not facts)", ""]
+        lines += [f"- {h['source']} -{h['relation']}-> {h['target']} ({h['kind']}, confidence {h['confidence']:.2f})"
+                  for h in hypotheses]
+        lines.append("")
+    outdated = data.get("outdated") or {}
     lines += [f"## Sources ({data['mode']})", ""]
     for chunk in data["chunks"]:
-        lines.append(f"[{chunk['id']}] {chunk['document']}")
+        mark = f" (OUTDATED: contradicted by {', '.join(outdated[chunk['document']])})" if chunk["document"] in outdated else ""
+        lines.append(f"[{chunk['id']}] {chunk['document']}{mark}")
         lines += ["> " + line if line else ">" for line in chunk["text"].splitlines()]
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+def render_prompt(data: dict) -> str:
+    """The material as the model reads it: facts with ``[c:<id>]`` citations, unconfirmed statements,
+    sources by ``[c:<id>]``, then the question (small models follow what comes last)."""
+    lines = []
+    edges = data["subgraph"]["edges"]
+    if edges:
+        lines += ["Facts:"] + [f"- {e['source']} {e['relation'].replace('_', ' ')} {e['target']} "
+                               f"[{', '.join('c:' + c for c in e['chunks'])}]" for e in edges] + [""]
+    hypotheses = data.get("hypotheses") or []
+    if hypotheses:
+        lines += ["Unconfirmed (may be wrong):"] + [
+            f"- {h['source']} {h['relation'].replace('_', ' ')} {h['target']}" for h in hypotheses] + [""]
+    outdated = data.get("outdated") or {}
+    lines.append("Sources:")
+    for chunk in data["chunks"]:
+        mark = " OUTDATED" if chunk["document"] in outdated else ""
+        lines.append(f"[c:{chunk['id']}]{mark} {' '.join(chunk['text'].split())}")
+    lines += ["", f"Question: {data['question']}", "Answer in one to three sentences, each ending with its [c:ID]."]
+    return "\n".join(lines)
+
+
+def prompt_messages(context: AnswerContext) -> list[dict[str, str]]:
+    """The chat messages :func:`answer` sends."""
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": render_prompt(context.data)}]
 
 
 def _not_configured(llm_settings) -> Answer:
@@ -127,11 +211,13 @@ def _not_configured(llm_settings) -> Answer:
     )
 
 
-def answer(ws, context: AnswerContext, client=None) -> Answer:
-    """Ask the configured chat model to answer from ``context``; says plainly when none is configured.
+def answer(ws, context: AnswerContext, client=None, unanswerable: bool = False) -> Answer:
+    """Ask the configured chat model to answer from ``context`` and check its reply; says plainly
+    when no model is configured.
 
     ``client`` (anything with ``chat(messages) -> str``) overrides the one made from
-    ``settings.llm`` and the environment.
+    ``settings.llm`` and the environment. ``unanswerable``: the question is known not to be
+    answerable from the corpus, so the checks require the reply to say so.
     """
     if client is None:
         try:
@@ -141,6 +227,11 @@ def answer(ws, context: AnswerContext, client=None) -> Answer:
         client = client_from_settings(ws.settings.llm)
         if client is None:
             return _not_configured(ws.settings.llm)
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": context.markdown}]
-    text = client.chat(messages)
-    return Answer(text=text, model=str(getattr(client, "model", "")), configured=True)
+    started = time.perf_counter()
+    text = client.chat(prompt_messages(context))
+    seconds = time.perf_counter() - started
+    cited, unknown = find_citations(text, context_sources(context.data))
+    checks = check_answer(text, context.data, unanswerable=unanswerable,
+                          threshold=ws.settings.answers.support_threshold)
+    return Answer(text=text, model=str(getattr(client, "model", "")), configured=True, citations=cited,
+                  unknown_citations=unknown, checks=checks, seconds=round(seconds, 3))

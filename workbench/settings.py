@@ -130,7 +130,7 @@ class ExtractionSettings(_Section):
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
     names: bool = Field(True, description="Find general names in every chunk: its document's title, proper-noun phrases, quoted names and dates (types title, name, date).")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
-    llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples (origin 'llm'); one request per chunk.")
+    llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples; one request per chunk. They are stored as candidates (origin 'candidate', with the model's confidence), never graph facts until accepted (candidates accept).")
 
 
 class CanonicalizationSettings(_Section):
@@ -227,6 +227,13 @@ class LLMSettings(_Section):
     model_env: str = Field("WORKBENCH_LLM_MODEL", description="Environment variable holding the chat model name.")
     api_key_env: str = Field("WORKBENCH_LLM_API_KEY", description="Environment variable holding the API key.")
     timeout_seconds: float = Field(60, gt=0, description="Timeout of one chat request.")
+    max_tokens: int = Field(160, gt=0, description="Longest reply asked of the chat model, in tokens (answers are asked for in one to three sentences).")
+
+
+class AnswerSettings(_Section):
+    max_chunks: int = Field(6, gt=0, description="Chunks given to the model for one answer (the hits first, then chunks the subgraph cites).")
+    support_threshold: float = Field(0.6, ge=0, le=1, description="Support score (share of a sentence's terms found in its cited chunks; 0 if a name is missing) at which a cited chunk counts as supporting its sentence; measured on tests/data/answer_support.jsonl.")
+    min_edge_confidence: float = Field(0.5, ge=0, le=1, description="An edge below this confidence is a hypothesis: an answer resting only on it must say so.")
 
 
 class Settings(_Section):
@@ -243,6 +250,7 @@ class Settings(_Section):
     global_search: GlobalSearchSettings = Field(default_factory=GlobalSearchSettings)
     time: TimeSettings = Field(default_factory=TimeSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    answers: AnswerSettings = Field(default_factory=AnswerSettings)
 
 
 def load_settings(path: str | Path | None = None) -> Settings:

@@ -305,11 +305,23 @@ class Store:
         return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT id, document_id, timestamp FROM chunks")}
 
     def replace_candidates(self, triples: Sequence[Triple]) -> None:
-        """Replace every automatically discovered candidate relation."""
+        """Replace every ``SIMILAR_TO`` candidate between notes (the LLM's candidates belong to their
+        chunks and are replaced with their document)."""
         with self.transaction() as db:
-            db.execute("DELETE FROM triples WHERE origin='candidate'")
+            db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
             db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
             self._bump(db)
+
+    def accept_candidate(self, subject: str, relation: str, obj: str) -> int:
+        """Turn the candidate statements of ``subject -relation-> obj`` into accepted facts (origin
+        ``accepted``, confidence 1: a person checked them); the number of statements changed."""
+        with self.transaction() as db:
+            changed = db.execute(
+                "UPDATE triples SET origin='accepted', confidence=1.0 WHERE origin='candidate' AND subject=? "
+                "AND relation=? AND object=?", (subject, relation, obj)).rowcount
+            if changed:
+                self._bump(db)
+        return changed
 
     # -- aliases, splits, merge log -----------------------------------------------------
     def aliases(self) -> dict[str, str]:

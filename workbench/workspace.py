@@ -392,6 +392,21 @@ class Workspace:
         """Every canonical entity that folds two or more surface forms, with counts and chunks."""
         return build_merges(self.store.mentions(), self.canonicalizer())
 
+    def accept_candidate(self, subject: str, relation: str, obj: str) -> int:
+        """Accept a candidate relation as a graph fact (it is stated by its chunks from now on).
+
+        Raises
+        ------
+        ValueError
+            When no candidate ``subject -relation-> obj`` is stored; the message lists a few that are.
+        """
+        with self._write_lock():
+            changed = self.store.accept_candidate(subject, relation, obj)
+        if not changed:
+            known = [f"{t.subject} -{t.relation}-> {t.object}" for t in self.candidates()[:5]]
+            raise ValueError(f"no candidate {subject} -{relation}-> {obj}; candidates: {', '.join(known) or 'none'}")
+        return changed
+
     def candidates(self) -> list[Triple]:
         """Relations discovered automatically (``SIMILAR_TO`` between similar notes), with their
         confidence: suggestions for a person to check, kept out of the graph."""

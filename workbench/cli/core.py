@@ -125,11 +125,21 @@ def cmd_merges(args):
 
 
 def cmd_candidates(args):
-    found = open_workspace(args).candidates()
+    ws = open_workspace(args)
+    if args.accept:
+        try:
+            changed = ws.accept_candidate(*args.accept)
+        except ValueError as exc:
+            raise CommandError(str(exc), code=2) from None
+        subject, relation, obj = args.accept
+        emit(args, {"accepted": list(args.accept), "statements": changed},
+             lambda p: f"accepted {subject} -{relation}-> {obj} ({changed} statement(s)): now a graph fact")
+        return
+    found = ws.candidates()
     payload = [{"subject": t.subject, "relation": t.relation, "object": t.object,
                 "confidence": round(t.confidence, 4), "chunk": t.chunk_id} for t in found]
     emit(args, payload, lambda p: table(p, ["confidence", "subject", "relation", "object"]) if p
-         else "no candidate relations (no two notes are similar enough)")
+         else "no candidate relations (no two notes are similar enough, no LLM triples waiting)")
 
 
 def cmd_alias(args):
@@ -270,7 +280,9 @@ def register(subparsers, common) -> None:
     p.set_defaults(handler=cmd_merges)
 
     p = subparsers.add_parser("candidates", parents=[common],
-                              help="relations discovered automatically (similar notes): to check, not facts")
+                              help="relations discovered automatically (similar notes, LLM triples): to check, not facts")
+    p.add_argument("--accept", nargs=3, metavar=("SUBJECT", "RELATION", "OBJECT"),
+                   help="accept one candidate as a graph fact")
     p.set_defaults(handler=cmd_candidates)
 
     p = subparsers.add_parser("alias", parents=[common], help="add or remove an alias; split a form out or back")

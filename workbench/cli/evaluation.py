@@ -44,7 +44,25 @@ def _print_run(run) -> str:
              f"Summary (Δ = strategy - {run.direct}, paired, 95% bootstrap CI over tasks):",
              table(summary_rows, list(summary_rows[0])), ""]
     lines += highlights(run) or ["(no highlight cases in this run)"]
+    lines += _answer_lines(run)
     return "\n".join(lines)
+
+
+def _answer_lines(run) -> list[str]:
+    """The answer stage, printed apart from the retrieval metrics."""
+    from ..evaluate.report import answer_summary_frame, answers_frame
+    from .render import table
+
+    summary = answer_summary_frame(run)
+    if summary.empty:
+        return []
+    cols = ["task", "strategy", "coverage", "supported", "cited", "unknown_citations", "hypotheses_as_fact",
+            "unanswerable", "says_insufficient", "passed"]
+    rows = [{c: (f"{v:.2f}" if isinstance(v, float) else v) for c, v in r.items()}
+            for r in answers_frame(run)[cols].to_dict("records")]
+    return ["", f"Answer stage ({run.answer_model}): the model answers from each case's cited context; "
+            "the checks, apart from retrieval:", table(rows, cols), "", "Answer summary per strategy:",
+            table(summary.to_dict("records"), list(summary.columns))]
 
 
 def cmd_eval(args):
@@ -76,8 +94,18 @@ def cmd_eval(args):
     unknown = [m for m in modes + [args.direct] if m not in MODES]
     if unknown:
         raise CommandError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}", code=2)
+    client = None
+    if args.answers:
+        from ..extract.llm import client_from_settings
+
+        client = client_from_settings(ws.settings.llm)
+        if client is None:
+            llm = ws.settings.llm
+            raise CommandError(f"--answers needs a chat model: set {llm.base_url_env} and {llm.model_env} "
+                               "(python -m workbench llm-serve starts the bundled local one and prints them)", code=2)
     try:
-        run = run_evaluation(ws, tasks, strategies=modes, direct=args.direct, k=args.k, task_file=str(args.tasks))
+        run = run_evaluation(ws, tasks, strategies=modes, direct=args.direct, k=args.k, task_file=str(args.tasks),
+                             answer_client=client)
     except StrategyFailed as exc:
         raise CommandError(str(exc)) from None
     written = []
@@ -88,6 +116,7 @@ def cmd_eval(args):
     if args.md:
         written.append(str(report.export_markdown(run, args.md)))
     payload = {**run.to_json(), "summary": report.summary_frame(run).to_dict("records"),
+               "answer_summary": report.answer_summary_frame(run).to_dict("records"),
                "highlights": report.highlights(run), "written": written}
     payload.pop("settings")
     emit(args, payload, lambda p: _print_run(run) + "".join(f"\nwrote {w}" for w in written))
@@ -106,5 +135,7 @@ def register(subparsers, common) -> None:
     p.add_argument("--md", metavar="FILE", help="write summary, highlights and cases as Markdown")
     p.add_argument("--save", action=argparse.BooleanOptionalAction, default=True,
                    help="save the run under <workspace>/runs/ (default: on)")
+    p.add_argument("--answers", action="store_true",
+                   help="also answer every case with the configured chat model and check the answers (answer stage)")
     p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="compare two saved runs (ids or files)")
     p.set_defaults(handler=cmd_eval)

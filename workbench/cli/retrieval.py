@@ -92,13 +92,28 @@ def cmd_context(args):
 
 def cmd_answer(args):
     from ..context import answer, build_context
+    from ..extract.llm import LLMError
 
     ws = _scoped_workspace(args)
     context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
-    reply = answer(ws, context)
+    try:
+        reply = answer(ws, context)
+    except LLMError as exc:
+        raise CommandError(str(exc)) from None
     payload = {"question": args.text, "answer": reply.text, "model": reply.model, "configured": reply.configured,
+               "citations": reply.citations, "checks": reply.checks.to_json() if reply.checks else None,
                "context": context.data}
-    emit(args, payload, lambda p: p["answer"])
+
+    def render(p):
+        checks = p["checks"]
+        if not checks:
+            return p["answer"]
+        verdict = "checks passed" if checks["passed"] else "checks found problems:"
+        lines = [p["answer"], "", f"[{p['model']}] cites {len(p['citations'])} chunk(s); coverage "
+                 f"{checks['coverage']:.2f}, supported {checks['supported_share']:.2f}; {verdict}"]
+        return "\n".join(lines + [f"  - {line}" for line in checks["problems"]])
+
+    emit(args, payload, render)
 
 
 def _scoped_workspace(args):
@@ -148,6 +163,6 @@ def register(subparsers, common) -> None:
         p.add_argument("text")
         p.add_argument("--mode", default="graphrag", help=f"one of: {', '.join(MODES)} (default graphrag)")
         p.add_argument("--k", "-k", type=int, default=None)
-        p.add_argument("--max-chunks", type=int, default=10)
+        p.add_argument("--max-chunks", type=int, default=None, help="chunks in the material (default: answers.max_chunks)")
         _time_options(p)
         p.set_defaults(handler=handler)

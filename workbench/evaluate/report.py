@@ -26,6 +26,8 @@ from .bootstrap import paired_bootstrap_ci, win_tie_loss
 from .runner import EvalRun
 
 __all__ = [
+    "answers_frame",
+    "answer_summary_frame",
     "METRICS",
     "RunNotFound",
     "cases_frame",
@@ -67,6 +69,52 @@ def cases_frame(run: EvalRun) -> pd.DataFrame:
             "added_irrelevant": len(c.added_irrelevant), "outdated": len(c.surfaced_outdated),
             "chars": c.reading_chars, "tokens": c.reading_tokens, "latency_ms": c.latency_ms,
             "tags": ",".join(c.tags),
+        })
+    return pd.DataFrame(rows)
+
+
+def answers_frame(run: EvalRun) -> pd.DataFrame:
+    """The answer stage, one row per task x strategy that has one (empty when the run has none)."""
+    rows = []
+    for c in run.cases:
+        a = c.answer
+        if a is None:
+            continue
+        rows.append({
+            "task": c.task_id, "strategy": c.strategy, "coverage": a.coverage, "supported": a.supported_share,
+            "factual": a.factual_sentences, "cited": len(a.citations), "unknown_citations": a.unknown_citations,
+            "unsupported_citations": a.unsupported_citations, "hypotheses_as_fact": a.hypotheses_as_fact,
+            "unanswerable": a.expected_insufficient, "says_insufficient": a.says_insufficient,
+            "passed": a.passed, "seconds": a.seconds, "answer": a.text, "problems": " | ".join(a.problems),
+        })
+    return pd.DataFrame(rows)
+
+
+def answer_summary_frame(run: EvalRun) -> pd.DataFrame:
+    """One row per strategy: how its answers kept their sources, apart from its retrieval metrics.
+
+    ``coverage`` and ``supported`` are means over the answers; ``hypotheses as fact`` counts
+    answers stating a candidate or a contradicted note as fact; ``unanswerable ok`` is
+    answers to unanswerable tasks that said the evidence is insufficient / such tasks;
+    ``abstained`` counts answerable tasks answered with "insufficient"."""
+    frame = answers_frame(run)
+    if frame.empty:
+        return frame
+    rows = []
+    for strategy in run.strategies:
+        part = frame[frame["strategy"] == strategy]
+        if part.empty:
+            continue
+        trap = part[part["unanswerable"]]
+        rows.append({
+            "strategy": strategy, "answers": len(part), "coverage": round(part["coverage"].mean(), 3),
+            "supported": round(part["supported"].mean(), 3),
+            "no citation": int((part["cited"] == 0).sum()),
+            "unknown citations": int(part["unknown_citations"].sum()),
+            "hypotheses as fact": int((part["hypotheses_as_fact"] > 0).sum()),
+            "unanswerable ok": f"{int(trap['says_insufficient'].sum())}/{len(trap)}",
+            "abstained": int((part["says_insufficient"] & ~part["unanswerable"]).sum()),
+            "passed": f"{int(part['passed'].sum())}/{len(part)}", "seconds": round(part["seconds"].mean(), 2),
         })
     return pd.DataFrame(rows)
 
@@ -165,6 +213,9 @@ def export_markdown(run: EvalRun, path: str | Path) -> Path:
     if highlights(run):
         parts += ["## Highlights", ""] + [f"- {h}" for h in highlights(run)] + [""]
     parts += ["## Cases", "", markdown_table(cases_frame(run)), ""]
+    answers = answer_summary_frame(run)
+    if not answers.empty:
+        parts += [f"## Answer stage ({run.answer_model}), apart from retrieval", "", markdown_table(answers), ""]
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 

@@ -35,6 +35,8 @@ from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciproc
 from .tasks import EvalTask
 
 __all__ = [
+    "AnswerCase",
+    "UNANSWERABLE_TAG",
     "DEFAULT_STRATEGIES",
     "DEFAULT_DIRECT",
     "OUTDATING_RELATIONS",
@@ -56,10 +58,39 @@ OUTDATING_RELATIONS = frozenset({"CONTRADICTS", "SUPERSEDES", "REPLACES", "OVERR
 CHARS_PER_TOKEN = 4
 
 Retrieve = Callable[..., Any]
+#: Tasks with this tag cannot be answered from the corpus: the answer must say the evidence is insufficient.
+UNANSWERABLE_TAG = "unanswerable"
 
 
 class StrategyFailed(RuntimeError):
     """A strategy raised on a task; the message names the strategy and the task."""
+
+
+@dataclass
+class AnswerCase:
+    """The answer stage of one case: what the model said from the case's retrieval, checked
+    (:mod:`workbench.evaluate.answer_checks`), kept apart from the retrieval metrics."""
+
+    text: str
+    model: str
+    citations: list[str]
+    """Chunk ids of the context the answer cites."""
+    coverage: float
+    """Factual sentences citing a chunk of the context / factual sentences."""
+    supported_share: float
+    """Factual sentences supported by their citations / factual sentences."""
+    factual_sentences: int
+    unknown_citations: int
+    unsupported_citations: int
+    hypotheses_as_fact: int
+    says_insufficient: bool
+    expected_insufficient: bool
+    insufficiency_ok: bool
+    passed: bool
+    problems: list[str]
+    seconds: float
+    error: str = ""
+    """The model request failed (then nothing else is meaningful)."""
 
 
 @dataclass
@@ -95,6 +126,8 @@ class CaseResult:
     latency_ms: float
     tags: list[str] = field(default_factory=list)
     question: str = ""
+    answer: AnswerCase | None = None
+    """The answer stage (``eval --answers``), None when answers were not asked for."""
 
 
 @dataclass
@@ -114,13 +147,16 @@ class EvalRun:
     """Wall-clock time of the whole run, warm-up included (0 for runs saved before it was kept)."""
     warm_up_seconds: float = 0.0
     """Of which the untimed warm-up (one query per strategy before the timed cases)."""
+    answer_model: str = ""
+    """The chat model of the answer stage; empty when the run has none."""
 
     def to_json(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict) -> "EvalRun":
-        cases = [CaseResult(**c) for c in data.get("cases", [])]
+        cases = [CaseResult(**{**c, "answer": AnswerCase(**c["answer"]) if c.get("answer") else None})
+                 for c in data.get("cases", [])]
         return cls(**{**data, "cases": cases})
 
     def case(self, task_id: str, strategy: str) -> CaseResult:
@@ -225,6 +261,7 @@ def run_evaluation(
     retrieve: Retrieve | None = None,
     progress: Callable[[int, int], None] | None = None,
     warm_up: bool = True,
+    answer_client: Any = None,
 ) -> EvalRun:
     """Run every strategy (the direct one first) on every task and score the cases.
 
@@ -242,6 +279,11 @@ def run_evaluation(
         every question once, so that no strategy's latency includes loading models, building
         indexes or embedding a question another strategy then reuses (the direct strategy runs
         first on every task and would otherwise pay for all).
+    answer_client : a chat client (``chat(messages) -> str``): when given, every case also gets
+        an answer stage (:class:`AnswerCase`): the model answers from the case's cited context
+        (:func:`workbench.context.build_context`) and the answer is checked; tasks tagged
+        ``unanswerable`` must be answered with "the evidence is insufficient". Not timed in
+        ``latency_ms``.
 
     Raises
     ------
@@ -283,6 +325,8 @@ def run_evaluation(
                 raise StrategyFailed(f"strategy {strategy!r} failed on task {task.id!r}: {exc}") from exc
             elapsed = (time.perf_counter() - started) * 1000
             by_strategy[strategy] = _score(task, strategy, result, k, elapsed, outdated)
+            if answer_client is not None:
+                by_strategy[strategy].answer = answer_case(ws, task, result, answer_client)
             done += 1
             if progress:
                 progress(done, total)
@@ -299,4 +343,31 @@ def run_evaluation(
         task_file=str(task_file), strategies=order, direct=direct, k=k,
         settings=ws.settings.model_dump(mode="json"), cases=cases,
         seconds=round(time.perf_counter() - run_started, 3), warm_up_seconds=round(warm_up_seconds, 3),
+        answer_model=str(getattr(answer_client, "model", "")) if answer_client is not None else "",
+    )
+
+
+def answer_case(ws, task: EvalTask, result: Any, client: Any) -> AnswerCase:
+    """Answer ``task`` from ``result`` with ``client`` and check the answer."""
+    from ..context import answer, build_context
+    from ..extract.llm import LLMError
+
+    unanswerable = UNANSWERABLE_TAG in task.tags
+    context = build_context(ws, result)
+    try:
+        reply = answer(ws, context, client=client, unanswerable=unanswerable)
+    except LLMError as exc:
+        return AnswerCase(text="", model=str(getattr(client, "model", "")), citations=[], coverage=0.0,
+                          supported_share=0.0, factual_sentences=0, unknown_citations=0, unsupported_citations=0,
+                          hypotheses_as_fact=0, says_insufficient=False, expected_insufficient=unanswerable,
+                          insufficiency_ok=False, passed=False, problems=[str(exc)], seconds=0.0, error=str(exc))
+    checks = reply.checks
+    assert checks is not None  # a client was given
+    return AnswerCase(
+        text=reply.text, model=reply.model, citations=reply.citations, coverage=checks.coverage,
+        supported_share=checks.supported_share, factual_sentences=checks.factual_sentences,
+        unknown_citations=len(checks.unknown_citations), unsupported_citations=len(checks.unsupported_citations),
+        hypotheses_as_fact=len(checks.hypotheses_as_fact), says_insufficient=checks.says_insufficient,
+        expected_insufficient=unanswerable, insufficiency_ok=checks.insufficiency_ok, passed=checks.passed,
+        problems=checks.problems, seconds=reply.seconds,
     )

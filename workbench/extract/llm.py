@@ -3,7 +3,9 @@
 The client is passed in (anything with ``.chat(messages) -> str``), so tests use a fake and
 nothing here touches the network unless configured. Answers are parsed leniently: a reply
 that is not JSON, or items without subject/relation/object, become problem lines, never
-exceptions. LLM triples have origin ``llm`` and confidence 0.8.
+exceptions. A model's triples are guesses, not statements a person can check at a glance: they
+are stored as candidates (origin ``candidate``) with the model's confidence (0.5 when it gives
+none), kept out of the graph until a user accepts them (``candidates accept``).
 
 Examples
 --------
@@ -14,7 +16,7 @@ Examples
 >>> doc = Document("d", "/d", "d", "text", "Cart uses Redis.", "h")
 >>> [(t.subject, t.relation, t.object, t.origin, t.confidence)
 ...  for t in LLMExtractor(Canned()).extract(doc, [Chunk("c1", "d", 0, doc.text, 0, 16)]).triples]
-[('Cart', 'uses', 'Redis', 'llm', 0.8)]
+[('Cart', 'uses', 'Redis', 'candidate', 0.5)]
 """
 
 from __future__ import annotations
@@ -33,11 +35,15 @@ from workbench.settings import LLMSettings
 
 __all__ = ["ChatClient", "LLMError", "LLMExtractor", "OpenAICompatibleClient", "client_from_settings", "parse_triples"]
 
-LLM_CONFIDENCE = 0.8
+#: Confidence of a model's triple that states none of its own.
+LLM_CONFIDENCE = 0.5
+#: Origin of the model's triples: candidates, never graph facts until accepted.
+LLM_ORIGIN = "candidate"
 
 _SYSTEM_PROMPT = (
     "You extract knowledge-graph triples from text. Reply with JSON only: a list of objects "
-    'with keys "subject", "relation", "object", and optionally "subject_type" and "object_type". '
+    'with keys "subject", "relation", "object", and optionally "subject_type", "object_type" and '
+    '"confidence" (0 to 1, how sure the text makes you). '
     "Relations are short snake_case verbs such as depends_on, uses, owned_by, runs_on, part_of, "
     "caused_by. Names are written as in the text. Only state what the text states. "
     "Reply [] when there is nothing."
@@ -59,15 +65,20 @@ class ChatClient(Protocol):
 class OpenAICompatibleClient:
     """A chat client for any server speaking the OpenAI ``/chat/completions`` API (stdlib only)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0,
+                 max_tokens: int | None = None) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
+        self.max_tokens = max_tokens
 
     def chat(self, messages: list[dict[str, str]]) -> str:
         """Post the messages; the first choice's content. Raises :class:`LLMError`."""
-        body = json.dumps({"model": self.model, "messages": messages, "temperature": 0}).encode("utf-8")
+        request_body: dict = {"model": self.model, "messages": messages, "temperature": 0}
+        if self.max_tokens:
+            request_body["max_tokens"] = self.max_tokens
+        body = json.dumps(request_body).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
@@ -106,7 +117,8 @@ def client_from_settings(llm: LLMSettings, environ: Mapping[str, str] | None = N
     model = (env.get(llm.model_env) or "").strip()
     if not base_url or not model:
         return None
-    return OpenAICompatibleClient(base_url, model, (env.get(llm.api_key_env) or "").strip() or None, llm.timeout_seconds)
+    return OpenAICompatibleClient(base_url, model, (env.get(llm.api_key_env) or "").strip() or None, llm.timeout_seconds,
+                                  llm.max_tokens)
 
 
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -142,11 +154,18 @@ def parse_triples(reply: str, chunk_id: str) -> tuple[list[Triple], list[str]]:
         relation = re.sub(r"\W+", "_", relation).strip("_").lower() or relation
         triples.append(
             Triple(
-                subject, relation, obj, chunk_id, LLM_CONFIDENCE, "llm",
+                subject, relation, obj, chunk_id, _confidence(item.get("confidence")), LLM_ORIGIN,
                 _type(item.get("subject_type")), _type(item.get("object_type")),
             )
         )
     return triples, problems
+
+
+def _confidence(value) -> float:
+    """The model's own confidence when it is a number in [0, 1], else :data:`LLM_CONFIDENCE`."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
+        return float(value)
+    return LLM_CONFIDENCE
 
 
 def _type(value) -> str:
