@@ -118,9 +118,10 @@ def assemble_graph(
         key = key_of(surface)
         if not key:
             return ""
-        forms[key][display_form(surface)] += 1
+        shown = display_form(surface)
+        forms[key][shown] += 1
         if etype != "title":  # a title is repeated on every chunk of its document: not how prose writes it
-            written[key][display_form(surface)] += 1
+            written[key][shown] += 1
         types[key][etype] += 1
         ts = chunk_context.get(chunk_id, (None, None))[1]
         span = seen.setdefault(key, [None, None])

@@ -18,6 +18,7 @@ Examples
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -102,9 +103,14 @@ def _has_alnum(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
+@functools.lru_cache(maxsize=64)
+def _folded_articles(articles: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(a.lower() for a in articles)
+
+
 def _drop_leading_articles(words: list[str], articles: Iterable[str]) -> list[str]:
     """Drop leading article words while a word with letters or digits remains after them."""
-    folded = {a.lower() for a in articles}
+    folded = _folded_articles(tuple(articles))
     while len(words) > 1 and words[0].lower() in folded and _has_alnum(" ".join(words[1:])):
         words = words[1:]
     return words
