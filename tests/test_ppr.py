@@ -177,7 +177,8 @@ def test_empty_graph_gives_empty_scores():
 def test_scores_are_a_distribution_matching_the_reference(seed, directed, alpha, seeds):
     graph = random_graph(seed, directed, n=30, m=50)
     p = {node: 1.0 for node in seeds}
-    scores = PageRankIndex(graph).run(p, alpha=alpha)
+    # A damping near 0.95 needs more than 100 iterations to meet the l1 rule on some graphs.
+    scores = PageRankIndex(graph).run(p, alpha=alpha, max_iter=2000)
     assert sum(scores.values()) == pytest.approx(1.0, abs=1e-9)
     assert min(scores.values()) >= 0
-    assert_scores_close(scores, pagerank_reference(graph, p, alpha=alpha), tol=1e-9)
+    assert_scores_close(scores, pagerank_reference(graph, p, alpha=alpha, max_iter=2000), tol=1e-9)

@@ -34,18 +34,18 @@ def test_second_writer_gets_workspace_busy(make_workspace, tmp_path):
 def test_alias_merges_two_entities_and_remove_alias_undoes_it(make_workspace, tmp_path):
     corpus = tmp_path / "c"
     corpus.mkdir()
-    (corpus / "a.md").write_text("The billing service is backed by Postgres.\n\nThe ledger is backed by PostgreSQL.\n")
+    (corpus / "a.md").write_text("The billing service is backed by Mongo.\n\nThe ledger is backed by MongoDB.\n")
     ws = make_workspace()
     ws.ingest([corpus])
-    assert {"postgres", "postgresql"} <= set(ws.graph.nx.nodes)
-    ws.add_alias("Postgres", "PostgreSQL")
-    assert "postgres" not in ws.graph.nx.nodes
-    impacted = {name for name, _ in ws.graph.impacted_by("postgresql").impacted}
+    assert {"mongo", "mongodb"} <= set(ws.graph.nx.nodes)
+    ws.add_alias("Mongo", "MongoDB")
+    assert "mongo" not in ws.graph.nx.nodes
+    impacted = {name for name, _ in ws.graph.impacted_by("mongodb").impacted}
     assert impacted == {"billing service", "ledger"}
-    merged = {m.canonical: m for m in ws.merges()}["PostgreSQL"]
-    assert {f.form for f in merged.surface_forms} == {"Postgres", "PostgreSQL"}
-    ws.remove_alias("Postgres")
-    assert {"postgres", "postgresql"} <= set(ws.graph.nx.nodes)
+    merged = {m.canonical: m for m in ws.merges()}["MongoDB"]
+    assert {f.form for f in merged.surface_forms} == {"Mongo", "MongoDB"}
+    ws.remove_alias("Mongo")
+    assert {"mongo", "mongodb"} <= set(ws.graph.nx.nodes)
     assert [entry["action"] for entry in ws.merge_log()] == ["alias", "unalias"]
 
 
