@@ -112,9 +112,13 @@ class PageRankIndex:
             self.transition_t = sp.csr_array((0, 0), dtype=np.float64)
             self._dangling_mask = np.zeros(0)
             return
-        adjacency = nx.to_scipy_sparse_array(
+        self._set_transition(nx.to_scipy_sparse_array(
             graph, nodelist=self.nodelist, weight=weight, dtype=np.float64, format="csr"
-        )
+        ))
+
+    def _set_transition(self, adjacency) -> None:
+        """The row-stochastic transition matrix of a weighted adjacency matrix, kept transposed."""
+        n = adjacency.shape[0]
         out_weight = np.asarray(adjacency.sum(axis=1), dtype=np.float64).ravel()
         inverse = np.zeros(n)
         np.divide(1.0, out_weight, out=inverse, where=out_weight != 0)
@@ -151,13 +155,7 @@ class PageRankIndex:
         both_weights = np.concatenate([weights, weights[~loops]])
         adjacency = sp.csr_array((both_weights, (both_rows, both_cols)), shape=(n, n))
         adjacency.sum_duplicates()
-        out_weight = np.asarray(adjacency.sum(axis=1), dtype=np.float64).ravel()
-        inverse = np.zeros(n)
-        np.divide(1.0, out_weight, out=inverse, where=out_weight != 0)
-        transition = sp.diags_array(inverse, format="csr") @ adjacency
-        self.transition_t = sp.csr_array(transition.T, dtype=np.float64)
-        self.transition_t.sort_indices()
-        self._dangling_mask = (out_weight == 0).astype(np.float64)
+        self._set_transition(adjacency)
         return self
 
     def __len__(self) -> int:
