@@ -18,6 +18,10 @@
 4. **Fusion.** Passages ranked by ``dense similarity + graph_weight x walk mass / best mass``,
    the provenance chunks and the hybrid ranking are fused by Reciprocal Rank Fusion
    (``retrieval.rrf_k``).
+5. **Structure.** When the question has a structural reading
+   (:mod:`~workbench.retrieve.questions`: what breaks if X fails, who owns X...), one chunk per
+   hop of its cited paths, longest path first, leads the hits (at most half of them), each
+   saying which hop it states; the cited paths join the graph context.
 
 The mode used is reported: ``full_graphrag``; ``vector_only`` (hybrid search, no graph
 context) when no seed entity is found or the graph has more than ``max_graph_nodes``
