@@ -72,7 +72,9 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
     k = ws.settings.retrieval.k if k is None else k
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    window, text = resolve_window(query, since, until, as_of, anchor=anchor_from_documents(ws.store.documents()))
+    # The documents are read only for a "since the <event>" phrase, not on every query.
+    window, text = resolve_window(query, since, until, as_of,
+                                  anchor=lambda phrase: anchor_from_documents(ws.store.documents())(phrase))
     if window is None:
         result = retriever.retrieve(ws, query, k)
         _stamp_times(ws, result.hits)
