@@ -158,12 +158,10 @@ def _parts_of(raw: str) -> list[str]:
     is_camel = _IS_CAMEL.search(raw) is not None
     if not (is_compound or is_camel) or not _HAS_LETTER.search(raw):
         return []
-    parts: list[str] = []
+    candidates: list[str] = []
     if _PATH_SEPARATOR.search(raw):
-        parts.extend(segment.lower() for segment in _PATH_SEPARATOR.split(raw) if segment)
+        candidates.extend(segment.lower() for segment in _PATH_SEPARATOR.split(raw))
     for piece in _NOT_ALNUM.split(raw):
-        for word in _CAMEL_BOUNDARY.split(piece):
-            word = word.lower()
-            if len(word) > 1 and word not in ENGLISH_STOPWORDS:
-                parts.append(word)
-    return parts
+        candidates.extend(word.lower() for word in _CAMEL_BOUNDARY.split(piece))
+    # One rule for path segments and sub-words alike ("0\\A" gives no "a").
+    return [part for part in candidates if len(part) > 1 and part not in ENGLISH_STOPWORDS]
