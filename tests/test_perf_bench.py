@@ -21,12 +21,32 @@ def test_random_digraph_has_exactly_the_requested_simple_edges():
     assert nx.number_of_selfloops(graph) == 0
 
 
-def test_ppr_bench_agrees_with_networkx_to_1e6_on_a_small_graph():
+def test_ppr_bench_agrees_with_igraph_and_networkx_on_a_small_graph():
     (entry,) = bench_ppr([(200, 800)], queries=3)
     assert entry["nodes"] == 200 and entry["edges"] == 800
-    assert entry["max_abs_diff"] < 1e-6
-    assert entry["ours_ms"] > 0 and entry["networkx_ms"] > 0
+    assert entry["max_abs_diff_igraph"] <= 1e-5 and entry["igraph_agrees"] is True  # PRPACK is exact
+    assert entry["max_abs_diff"] < 1e-5  # networkx stops at l1 change < N * 1e-6
+    assert entry["ours_ms"] > 0 and entry["networkx_ms"] > 0 and entry["igraph_ms"] > 0
     assert entry["ratio"] == pytest.approx(entry["networkx_ms"] / entry["ours_ms"], rel=0.05)
+
+
+def test_the_walk_on_edge_arrays_matches_igraph_where_the_l1_rule_would_not():
+    """On 20k nodes the l1 rule (change < N x 1e-6) stops early; the walk's max-change rule does not."""
+    import igraph
+
+    from workbench.bench.perf import random_edges
+
+    nodes = 20_000
+    src, dst = random_edges(nodes, 100_000, seed=5)
+    index = PageRankIndex.from_edges(range(nodes), src, dst, directed=True)
+    reset = np.zeros(nodes)
+    reset[[3, 99, 1234]] = 1.0
+    exact = np.asarray(igraph.Graph(n=nodes, edges=np.column_stack([src, dst]).tolist(), directed=True)
+                       .personalized_pagerank(damping=0.85, reset=reset.tolist()))
+    walked, _, converged = index.walk(reset)
+    assert converged and np.abs(walked - exact).max() <= 1e-5
+    loose = index.run_vector(reset)
+    assert np.abs(loose - exact).max() > np.abs(walked - exact).max()
 
 
 def test_ppr_index_matches_networkx_on_the_bench_graph_node_by_node():
