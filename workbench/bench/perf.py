@@ -16,6 +16,8 @@ a ratio alike. Sections:
 - ``query``: p50/p95 of every retrieval mode over N queries, query embedding included.
 - ``app``: Graph and Compare page render times through ``streamlit.testing`` in a child process
   (the core never imports streamlit).
+- ``app_sample``: the app on the bundled sample corpus as an analyst meets it: first load, a
+  switch to every page, and the sample evaluation run in the app against ``workbench eval``.
 
 Examples
 --------
@@ -43,7 +45,8 @@ import numpy as np
 from ..progress import tqdm_progress
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
-           "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_communities",
+           "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_app_sample",
+           "bench_communities",
            "run_perf", "DEFAULT_INGEST_DATA", "DEFAULT_MUSIQUE", "DEFAULT_CACHE", "SECTIONS"]
 
 DEFAULT_PPR_SIZES = [(10_000, 40_000), (200_000, 1_000_000)]
@@ -51,7 +54,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_INGEST_DATA = ROOT.parent / "shared" / "bench" / "2wikimultihopqa"
 DEFAULT_MUSIQUE = ROOT.parent / "shared" / "bench" / "musique"
 DEFAULT_CACHE = Path.home() / ".cache" / "workbench" / "bench"
-SECTIONS = ("ppr", "ingest", "query", "communities", "app")
+SECTIONS = ("ppr", "ingest", "query", "communities", "app", "app_sample")
 
 
 class PerfError(ValueError):
@@ -533,6 +536,70 @@ def bench_app(workspace_path: Path, app_file: Path = ROOT / "app.py",
     return out
 
 
+_TOUR_SCRIPT = r"""
+import json, sys, time
+from streamlit.testing.v1 import AppTest
+app_file, pages = sys.argv[1], sys.argv[2:]
+out = {"pages": {}}
+at = AppTest.from_file(app_file, default_timeout=600)
+started = time.perf_counter(); at.run(); out["first_load_s"] = time.perf_counter() - started
+out["first_load_exceptions"] = [str(e.value) for e in at.exception]
+for name in pages:
+    started = time.perf_counter()
+    at.switch_page(name).run()
+    out["pages"][name] = {"switch_s": time.perf_counter() - started, "exceptions": [str(e.value) for e in at.exception]}
+at.switch_page("pages/evaluate.py").run()
+started = time.perf_counter()
+at.button(key="eval.run").click().run()
+out["evaluation_s"] = time.perf_counter() - started
+out["evaluation_exceptions"] = [str(e.value) for e in at.exception] + [e.value for e in at.error]
+print(json.dumps(out))
+"""
+
+
+def bench_app_sample(cache_dir: Path, settings, app_file: Path = ROOT / "app.py") -> dict:
+    """The app as an analyst meets it, on the bundled sample corpus, in a fresh child process:
+    the first page load (the model warmed up behind it), a switch to every page, and the
+    evaluation of the sample tasks run from the Evaluate page against ``workbench eval`` on the
+    same workspace (targets: first load < 20 s, each switch < 3 s, the app's evaluation within
+    1.5x of the CLI's)."""
+    import os
+
+    from ..workspace import Workspace
+
+    sample, tasks = ROOT / "sample_corpus", ROOT / "sample_corpus" / "tasks.yaml"
+    pages = sorted(str(p.relative_to(app_file.parent)) for p in (app_file.parent / "pages").glob("*.py"))
+    if not app_file.exists() or not sample.is_dir() or not pages:
+        return {"not measured": f"no app or sample corpus beside {app_file}"}
+    folder = Path(cache_dir) / "perf-sample" / "ws"
+    ws = Workspace(folder, settings=settings)
+    try:
+        ws.ingest([sample])
+    finally:
+        ws.close()
+    env = {**os.environ, "WORKBENCH_WORKSPACE": str(folder)}
+    done = subprocess.run([sys.executable, "-c", _TOUR_SCRIPT, str(app_file), *pages], cwd=app_file.parent,
+                          env=env, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0 or not done.stdout.strip():
+        return {"not measured": f"AppTest failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}"}
+    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    started = time.perf_counter()
+    cli = subprocess.run([sys.executable, "-m", "workbench", "--workspace", str(folder), "eval", str(tasks), "--json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    cli_s = time.perf_counter() - started
+    if cli.returncode != 0:
+        return {"not measured": f"workbench eval failed: {cli.stderr.strip().splitlines()[-1:]}"}
+    cli_run_s = json.loads(cli.stdout)["seconds"]
+    switches = {Path(name).stem: round(v["switch_s"], 2) for name, v in raw["pages"].items()}
+    return {"first_load_s": round(raw["first_load_s"], 2), "page_switch_s": switches,
+            "slowest_switch_s": max(switches.values()), "evaluation_in_app_s": round(raw["evaluation_s"], 2),
+            "evaluation_cli_s": round(cli_s, 2), "evaluation_cli_run_s": round(cli_run_s, 2),
+            "app_vs_cli": round(raw["evaluation_s"] / cli_s, 2),
+            "exceptions": raw["first_load_exceptions"] + [e for v in raw["pages"].values() for e in v["exceptions"]]
+            + raw["evaluation_exceptions"],
+            "note": "the CLI's time is the whole command (start, model load, run); its run alone is evaluation_cli_run_s"}
+
+
 # -- the whole run -----------------------------------------------------------------------------
 def bench_communities(ws) -> dict:
     """Community detection plus extractive reports on the workspace's graph, from scratch
@@ -570,6 +637,8 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
     skipped = {"not measured": "section not selected (--sections)"}
     payload: dict[str, Any] = {key: dict(skipped) for key in SECTIONS}
     payload["ppr"] = bench_ppr(ppr_sizes) if "ppr" in sections else skipped
+    if "app_sample" in sections:
+        payload["app_sample"] = bench_app_sample(Path(cache_dir), settings)
     if not {"ingest", "query", "communities", "app"} & set(sections):
         return payload
     minilm = SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size)

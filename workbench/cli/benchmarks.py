@@ -128,6 +128,17 @@ def _render_perf(payload: dict) -> str:
         lines.append(table([{"page": k, "first s": v["first_render_s"], "again s": v["rerender_s"],
                              "exceptions": len(v["exceptions"])} for k, v in app.items() if isinstance(v, dict)],
                            ["page", "first s", "again s", "exceptions"]) + f"\n(app start {app['start_s']} s)")
+    lines.append("\nThe app on the sample corpus (AppTest, fresh process; targets: first load < 20 s, "
+                 "each page switch < 3 s, evaluation in the app within 1.5x of `workbench eval`)")
+    tour = payload.get("app_sample", {})
+    if "first_load_s" not in tour:
+        lines.append(str(tour))
+    else:
+        lines.append(f"first load, model warm-up included: {tour['first_load_s']} s")
+        lines.append(table([{"page": k, "switch s": v} for k, v in tour["page_switch_s"].items()], ["page", "switch s"]))
+        lines.append(f"evaluation of the sample tasks: in the app {tour['evaluation_in_app_s']} s, `workbench eval` "
+                     f"{tour['evaluation_cli_s']} s (its run alone {tour['evaluation_cli_run_s']} s) = "
+                     f"{tour['app_vs_cli']}x; exceptions: {len(tour['exceptions'])}")
     return "\n".join(lines)
 
 
@@ -177,5 +188,5 @@ def _register_perf(sub, common) -> None:
     p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
                    help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
-    p.add_argument("--sections", default=",".join(SECTIONS), help="sections to run (default ppr,ingest,query,communities,app)")
+    p.add_argument("--sections", default=",".join(SECTIONS), help=f"sections to run (default {','.join(SECTIONS)})")
     p.set_defaults(handler=cmd_perf)
