@@ -94,3 +94,17 @@ def test_the_workspace_index_follows_an_alias_and_replaces_a_legacy_collection(m
     before = ws.entity_vectors.ids()
     ws.add_alias("AuthSvc", "Auth Service")
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes) != before
+
+
+def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_workspace):
+    from workbench.retrieve import retrieve
+
+    ws = make_workspace()
+    doc = ws.path.parent / "notes" / "a.md"
+    doc.parent.mkdir()
+    doc.write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n")
+    ws.ingest([doc.parent])
+    ws.entity_vectors.path.unlink()  # as a workspace from before the index existed
+    result = retrieve(ws, "What does the Auth Service depend on?", mode="graphrag", k=3)
+    assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
+    assert any(seed["source"] == "similar" for seed in result.graph_context["seeds"])

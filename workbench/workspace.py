@@ -311,6 +311,19 @@ class Workspace:
         self.store.set_meta(ENTITY_VECTORS_VERSION, version)
         return changed
 
+    def ensure_entity_vectors(self) -> None:
+        """Build the entity-name index if the folder has none (a workspace made before it existed).
+
+        Skipped, leaving name search empty for now, when another process is writing.
+        """
+        if self.entity_vectors.version() is not None or not len(self.graph):
+            return
+        try:
+            with self._write_lock():
+                self.sync_entity_vectors(force=True)
+        except (WorkspaceBusy, AttributeError, OSError):  # busy, or a read-only scoped view
+            pass
+
     def sync_summaries(self):
         """Store the community reports and episodes of the current version (see :mod:`workbench.summaries`)."""
         from .summaries import sync_summaries

@@ -64,6 +64,7 @@ def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]
 
 def entity_query(ws, vector: np.ndarray, n: int) -> list[VectorMatch]:
     """The ``n`` entities whose names are nearest ``vector`` (the workspace's entity-name index)."""
+    ws.ensure_entity_vectors()
     return ws.entity_vectors.query(vector, n)
 
 
