@@ -15,7 +15,7 @@ PACKAGE = ROOT / "workbench"
 #: Lowest first. A module may import its own layer and the layers below it, never one above.
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml"},
-    {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "embedding",
+    {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors", "embedding",
      "static_embedder", "sentences", "communities", "episodes", "timeline", "local_model"},
     {"ingest", "assemble", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},

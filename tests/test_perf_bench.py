@@ -196,3 +196,27 @@ def test_embedding_model_static_with_a_bad_dimension_names_the_key(settings, val
     chosen.embedding.model = value
     with pytest.raises(SettingsError, match=r"embedding.model: .*whole number from 1 to 384"):
         embedder_from_settings(chosen)
+
+
+# -- the scale run ------------------------------------------------------------------------------
+def test_the_scale_corpus_repeats_every_passage_with_names_of_its_own(tmp_path):
+    from workbench.bench.scale import scale_corpus
+
+    source = tmp_path / "src"
+    source.mkdir()
+    lines = (BENCH / "2wikimultihopqa" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:20]
+    (source / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    folder = scale_corpus(source, 3, tmp_path / "out")
+    rows = [json.loads(line) for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 60 and len({r["id"] for r in rows}) == 60
+    assert len({r["text"] for r in rows}) == 60  # nothing deduplicates
+    titles = [{r["title"] for r in rows[c * 20:(c + 1) * 20]} for c in range(3)]
+    assert not (titles[0] & titles[1]) and not (titles[1] & titles[2]) and not (titles[0] & titles[2])
+    assert rows[0]["text"] == json.loads(lines[0])["text"]  # copy 0 is the original
+
+
+def test_the_scale_run_rejects_more_copies_than_it_has_syllables(tmp_path):
+    from workbench.bench.scale import SUFFIXES, scale_corpus
+
+    with pytest.raises(PerfError, match="--copies"):
+        scale_corpus(tmp_path, len(SUFFIXES) + 2, tmp_path / "out")

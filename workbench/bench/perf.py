@@ -297,19 +297,26 @@ def _graph_seconds(ws) -> float:
     return time.perf_counter() - started
 
 
-def _fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, desc: str) -> dict:
+def _fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
+                  embedding: str | None = None, keep: bool = False) -> dict:
     """A fresh ingest in a child process, so its peak RSS is that of an ingest as a user runs it
-    (model loaded, nothing left over from the sections before). ``served_from``: a workspace whose
-    embedding cache serves the chunk vectors (see :class:`_ServedEmbedder`); None embeds with the
-    static embedder."""
+    (model loaded, nothing left over from the sections before).
+
+    ``embedding``: ``"served"`` (the default when ``served_from`` is given: chunk vectors from that
+    workspace's embedding cache, see :class:`_ServedEmbedder`), ``"static"`` (the default
+    otherwise) or ``"model"`` (the settings' embedder computes everything). ``keep`` leaves the
+    workspace in ``folder`` afterwards.
+    """
     import multiprocessing
 
+    embedding = embedding or ("served" if served_from is not None else "static")
     context = multiprocessing.get_context("spawn")
     with context.Pool(1) as pool:
-        return pool.apply(_fresh_ingest_child, (path, folder, settings, served_from, desc))
+        return pool.apply(_fresh_ingest_child, (path, folder, settings, served_from, desc, embedding, keep))
 
 
-def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | None, desc: str) -> dict:
+def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
+                        embedding: str, keep: bool) -> dict:
     import psutil
 
     from ..embedding import embedder_from_settings
@@ -319,13 +326,15 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
 
     cache = None
     embedder: Any
-    if served_from is not None:
-        base = embedder_from_settings(settings)
-        base.embed(["warm the model as a user's ingest would"])
-        cache = Store(served_from / "workspace.sqlite")
-        embedder = _ServedEmbedder(base, cache)
-    else:
+    if embedding == "static":
         embedder = StaticEmbedder()
+    else:
+        embedder = embedder_from_settings(settings)
+        embedder.embed(["warm the model as a user's ingest would"])
+        if embedding == "served":
+            assert served_from is not None
+            cache = Store(served_from / "workspace.sqlite")
+            embedder = _ServedEmbedder(embedder, cache)
     shutil.rmtree(folder, ignore_errors=True)
     ws = Workspace(folder, settings=settings, embedder=embedder)
     try:
@@ -351,7 +360,8 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
         ws.close()
         if cache is not None:
             cache.close()
-        shutil.rmtree(folder, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def bench_ingest(data_dir: Path, cache_dir: Path, settings, minilm, static) -> tuple[dict, Any]:

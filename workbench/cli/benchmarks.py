@@ -157,7 +157,7 @@ def cmd_perf(args):
 
 
 def register(subparsers, common) -> None:
-    bench = subparsers.add_parser("bench", parents=[common], help="benchmarks: multihop and perf")
+    bench = subparsers.add_parser("bench", parents=[common], help="benchmarks: multihop, perf and scale")
     sub = bench.add_subparsers(dest="bench_command", metavar="BENCHMARK", required=True)
 
     p = sub.add_parser("multihop", parents=[common],
@@ -173,6 +173,7 @@ def register(subparsers, common) -> None:
     p.set_defaults(handler=cmd_multihop)
 
     _register_perf(sub, common)
+    _register_scale(sub, common)
 
 
 def _register_perf(sub, common) -> None:
@@ -190,3 +191,58 @@ def _register_perf(sub, common) -> None:
                    help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
     p.add_argument("--sections", default=",".join(SECTIONS), help=f"sections to run (default {','.join(SECTIONS)})")
     p.set_defaults(handler=cmd_perf)
+
+
+def _render_scale(payload: dict) -> str:
+    from .render import table
+
+    lines = [f"Scale run: {payload['passages']} passages ({payload['copies']} perturbed copies), "
+             f"{payload.get('entities', '?')} entities, {payload.get('graph_edges', '?')} graph edges; "
+             f"embedding backend {payload['embedding_backend']}"]
+    runs = [("first ingest, embedding included", payload.get("first_ingest")),
+            ("fresh ingest, vectors served (embedded Chroma)", payload.get("fresh_ingest")),
+            ("fresh ingest, vectors served (chroma run server)", payload.get("server"))]
+    lines.append(table([{"run": name, "seconds": r["seconds"], "passages/s": r["passages_per_second"],
+                         "graph build s": r["graph_build_s"], "peak RSS MB": r["peak_rss_mb"]}
+                        for name, r in runs if r], ["run", "seconds", "passages/s", "graph build s", "peak RSS MB"]))
+    rows = []
+    for where, figures in (("embedded", payload.get("query")), ("server", (payload.get("server") or {}).get("query"))):
+        for mode, r in (figures or {}).items():
+            rows.append({"store": where, "mode": mode, "p50 ms": r["p50_ms"], "p95 ms": r["p95_ms"],
+                         "queries": r["queries"], "used": ",".join(f"{k}:{v}" for k, v in r["mode_used"].items())})
+    lines.append(table(rows, ["store", "mode", "p50 ms", "p95 ms", "queries", "used"]))
+    app = payload.get("app", {})
+    graph = app.get("graph") if isinstance(app, dict) else None
+    lines.append(f"Graph page: first render {graph['first_render_s']} s, again {graph['rerender_s']} s"
+                 if graph else f"Graph page: {app}")
+    lines.append("targets: peak RSS < 4096 MB, graph build < 60 s, graphrag p50 < 300 ms, hybrid p50 < 100 ms, "
+                 "Graph page < 5 s")
+    return "\n".join(lines)
+
+
+def cmd_scale(args):
+    from ..bench.perf import PerfError
+    from ..bench.scale import bench_scale
+    from ..settings import load_settings
+
+    try:
+        payload = bench_scale(args.data, args.cache_dir, load_settings(args.settings), copies=args.copies,
+                              queries=args.queries, server=not args.no_server)
+    except PerfError as exc:
+        raise CommandError(str(exc), code=2) from None
+    emit(args, payload, _render_scale)
+
+
+def _register_scale(sub, common) -> None:
+    from ..bench.perf import DEFAULT_CACHE, DEFAULT_INGEST_DATA
+
+    p = sub.add_parser("scale", parents=[common],
+                       help="the scale run: a corpus repeated with perturbed names, ingested and queried")
+    p.add_argument("--data", type=Path, default=DEFAULT_INGEST_DATA,
+                   help="benchmark folder with corpus.jsonl (default ../shared/bench/2wikimultihopqa)")
+    p.add_argument("--copies", type=int, default=10, help="copies of the corpus (default 10: about 60k passages)")
+    p.add_argument("--queries", type=int, default=50, help="queries per mode (default 50)")
+    p.add_argument("--no-server", action="store_true", help="skip the chroma run server half")
+    p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
+                   help="where the scale workspace is kept between runs (default ~/.cache/workbench/bench)")
+    p.set_defaults(handler=cmd_scale)
