@@ -21,7 +21,7 @@ from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_sugges
 from .embedding import Embedder, embedder_from_settings
 from .entity_vectors import EntityVectors
 from .graph import ContextGraph
-from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
+from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
                      VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
 from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
@@ -435,7 +435,7 @@ class Workspace:
         # Every pair of name embeddings is compared: past a few thousand names that matrix
         # alone takes gigabytes, so large graphs rely on spelling and the synonym edges.
         use_embeddings = use_embeddings and len(names) <= EMBEDDING_SUGGESTION_LIMIT
-        similar = suggest_merges(names, self.embedder if use_embeddings else None,
+        similar = suggest_merges(names, CacheFirstEmbedder(self.embedder, self.store) if use_embeddings else None,
                                  self.settings.canonicalization.suggest_threshold)
         # The synonym edges the walk follows, so accepting or rejecting one changes retrieval.
         synonyms = [MergeSuggestion(graph.name(a), graph.name(b), score,

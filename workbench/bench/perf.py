@@ -215,29 +215,6 @@ class _RssSampler:
         self.peak = max(self.peak, self._process.memory_info().rss)
 
 
-class _ServedEmbedder:
-    """MiniLM's vectors looked up in a workspace's embedding cache; the model only for misses.
-
-    Lets a fresh ingest be timed without the model while writing exactly the same vectors.
-    """
-
-    def __init__(self, base, store):
-        self.base, self.store = base, store
-        self.name, self.dimension = base.name, base.dimension
-        self.missed = 0
-
-    def embed(self, texts):
-        from ..embedding import text_hash
-
-        hashes = [text_hash(t) for t in texts]
-        found = self.store.cached_embeddings(sorted(set(hashes)), self.name)
-        missing = [t for t, h in zip(texts, hashes) if h not in found]
-        if missing:
-            self.missed += len(missing)
-            found.update(zip((text_hash(t) for t in missing), self.base.embed(missing)))
-        return np.stack([np.asarray(found[h], dtype=np.float32) for h in hashes])
-
-
 class _FreshQueries:
     """The same embedder under a new identity, so no query vector is served from a cache."""
 
@@ -303,7 +280,7 @@ def _fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, 
     (model loaded, nothing left over from the sections before).
 
     ``embedding``: ``"served"`` (the default when ``served_from`` is given: chunk vectors from that
-    workspace's embedding cache, see :class:`_ServedEmbedder`), ``"static"`` (the default
+    workspace's embedding cache, see :class:`~workbench.ingest.CacheFirstEmbedder`), ``"static"`` (the default
     otherwise) or ``"model"`` (the settings' embedder computes everything). ``keep`` leaves the
     workspace in ``folder`` afterwards.
     """
@@ -320,6 +297,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
     import psutil
 
     from ..embedding import embedder_from_settings
+    from ..ingest import CacheFirstEmbedder
     from ..static_embedder import StaticEmbedder
     from ..store import Store
     from ..workspace import Workspace
@@ -334,7 +312,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
         if embedding == "served":
             assert served_from is not None
             cache = Store(served_from / "workspace.sqlite")
-            embedder = _ServedEmbedder(embedder, cache)
+            embedder = CacheFirstEmbedder(embedder, cache)
     shutil.rmtree(folder, ignore_errors=True)
     ws = Workspace(folder, settings=settings, embedder=embedder)
     try:
@@ -355,7 +333,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
                 "rss_before_mb": baseline / 2**20, "second": second_s,
                 "unchanged": second.documents_unchanged, "chunks": report.chunks_written,
                 "documents": report.documents_added,
-                "missed": embedder.missed if isinstance(embedder, _ServedEmbedder) else None}
+                "missed": embedder.missed if isinstance(embedder, CacheFirstEmbedder) else None}
     finally:
         ws.close()
         if cache is not None:
