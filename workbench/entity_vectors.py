@@ -85,15 +85,19 @@ class EntityVectors:
         query = np.asarray(vector, dtype=np.float32).ravel()
         norm = float(np.linalg.norm(query))
         scores = loaded.vectors @ (query / norm if norm else query)
-        order = np.argsort(-scores, kind="stable")
         out: list[VectorMatch] = []
-        for i in order:
-            key = str(loaded.keys[i])
-            if keep is None or keep(key):
-                out.append(VectorMatch(key, float(scores[i]), {"name": str(loaded.names[i])}))
-                if len(out) == k:
-                    break
-        return out
+        wanted = k
+        while True:  # the best few first; more only when ``keep`` turned too many away
+            if wanted < len(scores):
+                best = np.argpartition(-scores, wanted)[:wanted]
+                order = best[np.lexsort((loaded.keys[best], -scores[best]))]
+            else:
+                order = np.lexsort((loaded.keys, -scores))
+            out = [VectorMatch(str(loaded.keys[i]), float(scores[i]), {"name": str(loaded.names[i])})
+                   for i in order if keep is None or keep(str(loaded.keys[i]))]
+            if len(out) >= k or wanted >= len(scores):
+                return out[:k]
+            wanted *= 8
 
     # -- writing -----------------------------------------------------------------------
     def sync(self, names: Mapping[str, str], version: str, embedder_name: str,

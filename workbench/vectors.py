@@ -116,12 +116,12 @@ class VectorIndex:
 
     def query(self, kind: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorMatch]:
         """The ``k`` nearest ids by cosine similarity, best first."""
-        col = self.collection(kind)
-        n = col.count()
-        if n == 0 or k <= 0:
+        if k <= 0:
             return []
-        res = col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=min(k, n),
-                        where=where, include=["distances", "metadatas"])
+        # Chroma returns what there is when asked for more (nothing from an empty collection),
+        # so no count() first: that is a second round trip per query.
+        res = self.collection(kind).query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
+                                          where=where, include=["distances", "metadatas"])
         ids, dists, metas = res["ids"][0], res["distances"][0], (res.get("metadatas") or [[None] * len(res["ids"][0])])[0]
         return [VectorMatch(i, 1.0 - float(d), m) for i, d, m in zip(ids, dists, metas)]
 
