@@ -275,44 +275,45 @@ def _graph_seconds(ws) -> float:
 
 
 def _fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
-                  embedding: str | None = None, keep: bool = False) -> dict:
+                  embedder: str = "model", keep: bool = False, resident_model: bool = False) -> dict:
     """A fresh ingest in a child process, so its peak RSS is that of an ingest as a user runs it
     (model loaded, nothing left over from the sections before).
 
-    ``embedding``: ``"served"`` (the default when ``served_from`` is given: chunk vectors from that
-    workspace's embedding cache, see :class:`~workbench.ingest.CacheFirstEmbedder`), ``"static"`` (the default
-    otherwise) or ``"model"`` (the settings' embedder computes everything). ``keep`` leaves the
-    workspace in ``folder`` afterwards.
+    ``embedder``: ``"model"`` (the settings' embedder, warmed up first) or ``"static"``. With
+    ``served_from``, chunk and name vectors are read from that workspace's embedding cache and
+    the embedder computes only the misses (:class:`~workbench.ingest.CacheFirstEmbedder`).
+    ``resident_model`` keeps the settings' model loaded beside a static embedder, as an app
+    would. ``keep`` leaves the workspace in ``folder`` afterwards.
     """
     import multiprocessing
 
-    embedding = embedding or ("served" if served_from is not None else "static")
     context = multiprocessing.get_context("spawn")
     with context.Pool(1) as pool:
-        return pool.apply(_fresh_ingest_child, (path, folder, settings, served_from, desc, embedding, keep))
+        return pool.apply(_fresh_ingest_child, (path, folder, settings, served_from, desc, embedder, keep,
+                                                resident_model))
 
 
 def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
-                        embedding: str, keep: bool) -> dict:
+                        embedder_kind: str, keep: bool, resident_model: bool) -> dict:
     import psutil
 
     from ..embedding import embedder_from_settings
     from ..ingest import CacheFirstEmbedder
     from ..static_embedder import StaticEmbedder
     from ..store import Store
+
     from ..workspace import Workspace
 
     cache = None
     embedder: Any
-    if embedding == "static":
-        embedder = StaticEmbedder()
-    else:
-        embedder = embedder_from_settings(settings)
-        embedder.embed(["warm the model as a user's ingest would"])
-        if embedding == "served":
-            assert served_from is not None
-            cache = Store(served_from / "workspace.sqlite")
-            embedder = CacheFirstEmbedder(embedder, cache)
+    resident = None
+    if embedder_kind == "model" or resident_model:
+        resident = embedder_from_settings(settings)
+        resident.embed(["warm the model as a user's ingest would"])
+    embedder = StaticEmbedder() if embedder_kind == "static" else resident
+    if served_from is not None:
+        cache = Store(served_from / "workspace.sqlite")
+        embedder = CacheFirstEmbedder(embedder, cache)
     shutil.rmtree(folder, ignore_errors=True)
     ws = Workspace(folder, settings=settings, embedder=embedder)
     try:
@@ -364,7 +365,8 @@ def bench_ingest(data_dir: Path, cache_dir: Path, settings, minilm, static) -> t
         "chunk_vectors": f"served from the cached workspace's embedding cache ({run['missed']} computed); "
                          "MiniLM's cost is under 'embedding'",
     }
-    static_run = _fresh_ingest(path, cache_dir / "perf-fresh-static", settings, None, "fresh ingest (static)")
+    static_run = _fresh_ingest(path, cache_dir / "perf-fresh-static", settings, None, "fresh ingest (static)",
+                              embedder="static")
     out["static_embedder_ingest"] = {
         "seconds": round(static_run["seconds"], 2), "passages_per_second": round(n / static_run["seconds"], 1),
         "peak_rss_mb": round(static_run["peak_rss_mb"], 1), "per_stage_s": static_run["stages"],

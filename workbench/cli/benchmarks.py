@@ -198,7 +198,7 @@ def _render_scale(payload: dict) -> str:
 
     lines = [f"Scale run: {payload['passages']} passages ({payload['copies']} perturbed copies), "
              f"{payload.get('entities', '?')} entities, {payload.get('graph_edges', '?')} graph edges; "
-             f"embedding backend {payload['embedding_backend']}"]
+             f"embedder {payload['embedder']}"]
     runs = [("first ingest, embedding included", payload.get("first_ingest")),
             ("fresh ingest, vectors served (embedded Chroma)", payload.get("fresh_ingest")),
             ("fresh ingest, vectors served (chroma run server)", payload.get("server"))]
@@ -227,7 +227,7 @@ def cmd_scale(args):
 
     try:
         payload = bench_scale(args.data, args.cache_dir, load_settings(args.settings), copies=args.copies,
-                              queries=args.queries, server=not args.no_server)
+                              queries=args.queries, server=not args.no_server, embedder=args.embedder)
     except PerfError as exc:
         raise CommandError(str(exc), code=2) from None
     emit(args, payload, _render_scale)
@@ -243,6 +243,9 @@ def _register_scale(sub, common) -> None:
     p.add_argument("--copies", type=int, default=10, help="copies of the corpus (default 10: about 60k passages)")
     p.add_argument("--queries", type=int, default=50, help="queries per mode (default 50)")
     p.add_argument("--no-server", action="store_true", help="skip the chroma run server half")
+    p.add_argument("--embedder", choices=("model", "static"), default="model",
+                   help="embed the corpus with the settings' model (default) or the static embedder, the model "
+                        "kept loaded beside it")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
                    help="where the scale workspace is kept between runs (default ~/.cache/workbench/bench)")
     p.set_defaults(handler=cmd_scale)
