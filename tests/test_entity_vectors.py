@@ -108,3 +108,24 @@ def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_w
     result = retrieve(ws, "What does the Auth Service depend on?", mode="graphrag", k=3)
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
     assert any(seed["source"] == "similar" for seed in result.graph_context["seeds"])
+
+
+def test_a_sync_embeds_in_slices_and_puts_each_vector_on_its_row(index, monkeypatch):
+    import workbench.entity_vectors as module
+
+    monkeypatch.setattr(module, "SYNC_BATCH", 2)
+    recorder = Recorder()
+    names = {"redis": "Redis", "auth service": "Auth Service", "token cache": "token cache", "kafka": "Kafka"}
+    index.sync(names, "1", "m", recorder)
+    assert [len(batch) for batch in recorder.asked] == [2, 2]
+    for key, name in names.items():
+        (best,) = index.query(VECTORS[name], 1)
+        assert best.id == key and best.similarity == pytest.approx(1.0, abs=1e-6)
+
+
+def test_long_names_do_not_widen_every_row_of_the_file(index):
+    """Keys and names are stored as text, not as a fixed-width array as wide as the longest."""
+    names = {f"entity {i}": f"Entity {i}" for i in range(2000)}
+    names["x" * 5000] = "X" * 5000
+    index.sync(names, "1", "m", lambda batch: np.tile(unit(1, 0, 0), (len(batch), 1)))
+    assert index.path.stat().st_size < 200_000
