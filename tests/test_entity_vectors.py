@@ -129,3 +129,10 @@ def test_long_names_do_not_widen_every_row_of_the_file(index):
     names["x" * 5000] = "X" * 5000
     index.sync(names, "1", "m", lambda batch: np.tile(unit(1, 0, 0), (len(batch), 1)))
     assert index.path.stat().st_size < 200_000
+
+
+def test_a_damaged_index_file_reads_as_absent_and_the_next_sync_replaces_it(index):
+    index.path.write_bytes(b"not an npz file")
+    assert index.version() is None and index.query(unit(1, 0, 0), 3) == []
+    index.sync({"redis": "Redis"}, "1", "m", Recorder())
+    assert index.ids() == {"redis"}

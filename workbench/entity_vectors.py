@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
@@ -70,10 +71,13 @@ class EntityVectors:
         stamp = (stat.st_mtime_ns, stat.st_size)
         with self._lock:
             if self._loaded is None or self._loaded.stamp != stamp:
-                with np.load(self.path, allow_pickle=False) as data:
-                    self._loaded = _Loaded(stamp, str(data["version"]), str(data["embedder"]), _untext(data["keys"]),
-                                           _untext(data["names"]),
-                                           np.ascontiguousarray(data["vectors"], dtype=np.float32))
+                try:
+                    with np.load(self.path, allow_pickle=False) as data:
+                        self._loaded = _Loaded(stamp, str(data["version"]), str(data["embedder"]),
+                                               _untext(data["keys"]), _untext(data["names"]),
+                                               np.ascontiguousarray(data["vectors"], dtype=np.float32))
+                except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
+                    return None  # damaged or of another format: as if absent, rebuilt on the next sync
             return self._loaded
 
     def version(self) -> str | None:
