@@ -197,7 +197,7 @@ def test_kill_during_ingest_then_rerun_equals_clean_ingest(crash_env):
         db = ws / "workspace.sqlite"
         # Two runs are killed right after the first batch commits, so a half-done ingest is
         # certainly among the cases; the others at a random moment of the step.
-        kill = {"kill_when": lambda: committed_documents(db) > 0} if attempt < 2 else {}
+        kill = {"kill_when": lambda db=db: committed_documents(db) > 0} if attempt < 2 else {}
         killed, after = crash_env.kill_and_rerun(ws, "ingest", str(crash_env.corpus), crash_env.ingest_seconds, **kill)
         kills += killed
         assert after == crash_env.clean_full

@@ -101,7 +101,6 @@ class _Vanishing:
 
     def __call__(self, folder):
         listing = self.real(folder)
-        real = self
 
         class Listing:
             def __enter__(self):
