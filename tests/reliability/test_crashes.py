@@ -24,12 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import committed_documents
-from tests.reliability.conftest import make_corpus
+from tests.conftest import ROOT, committed_documents, make_corpus
 from workbench.store import Store
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 SEED = 20240817
 BATCH_CHUNKS = 16  # several SQLite commits per ingest, so kills land between batches too
 ALIAS = ("queue number 3", "queue number 4")
