@@ -81,7 +81,9 @@ for mode, result in results.items():
     context = result.graph_context
     if context.empty:
         continue
-    st.subheader(f"What {mode} walked" + (f" ({context.reading} question)" if context.reading else ""))
+    st.subheader(f"What {mode} walked")
+    if context.reading:
+        st.caption(f"Structural reading: {context.reading} (the cited paths below answer the question).")
     if context.seeds:
         st.text("Seeds: " + seeds_text(context.seeds))
     if context.nodes or context.triples:

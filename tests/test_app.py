@@ -345,7 +345,8 @@ def test_compare_page_shows_the_redis_chain_side_by_side(monkeypatch, sample_wor
     assert "Fused by RRF" in shown and "rrf=" not in shown and "rrf:" not in shown
     overlap = dataframes(at)[0]
     assert list(overlap.columns) == ["chunk", "document", "strategies", "graphrag", "hybrid", "paths"]
-    assert "What graphrag walked (impact question)" in [h.value for h in at.subheader]
+    assert "What graphrag walked" in [h.value for h in at.subheader]
+    assert "Structural reading: impact (the cited paths below answer the question)." in shown
     walked = results["graphrag"].graph_context
     assert walked.triples and walked.paths and walked.seeds
     triples = next(f for f in dataframes(at) if "relation" in f.columns and "documents" in f.columns
