@@ -52,12 +52,14 @@ def server_workspace(chroma_server, tmp_path_factory, embedder, settings):
     ws.close()
 
 
-def test_ingest_fills_the_servers_chunk_and_entity_collections(server_workspace, observer):
+def test_ingest_fills_the_servers_chunk_collection_and_keeps_entity_names_local(server_workspace, observer):
     ws, report = server_workspace
     assert report.chunks_embedded > 0
     chunk_ids = {c.id for c in ws.chunks()}
     assert server_ids(observer, ws, "chunks") == chunk_ids
-    assert server_ids(observer, ws, "entities") == set(ws.graph.nx.nodes)
+    assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)  # the exact name index, in the folder
+    legacy = f"{ws.settings.vector_store.collection_prefix}_{ws.store.workspace_id}_entities"
+    assert legacy not in {c.name for c in observer.list_collections()}
     assert not (ws.path / "chroma").exists()  # nothing embedded in the folder
 
 
@@ -92,7 +94,7 @@ def test_removing_a_document_deletes_its_vectors_on_the_server(chroma_server, tm
         removed = ws.remove(corpus / "architecture" / "auth-service.md")
         assert [d for d in removed if d.endswith("auth-service.md")] == removed and removed
         assert server_ids(observer, ws, "chunks") == kept
-        assert server_ids(observer, ws, "entities") == set(ws.graph.nx.nodes)
+        assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
     finally:
         ws.close()
 

@@ -21,12 +21,32 @@ def test_random_digraph_has_exactly_the_requested_simple_edges():
     assert nx.number_of_selfloops(graph) == 0
 
 
-def test_ppr_bench_agrees_with_networkx_to_1e6_on_a_small_graph():
+def test_ppr_bench_agrees_with_igraph_and_networkx_on_a_small_graph():
     (entry,) = bench_ppr([(200, 800)], queries=3)
     assert entry["nodes"] == 200 and entry["edges"] == 800
-    assert entry["max_abs_diff"] < 1e-6
-    assert entry["ours_ms"] > 0 and entry["networkx_ms"] > 0
+    assert entry["max_abs_diff_igraph"] <= 1e-5 and entry["igraph_agrees"] is True  # PRPACK is exact
+    assert entry["max_abs_diff"] < 1e-5  # networkx stops at l1 change < N * 1e-6
+    assert entry["ours_ms"] > 0 and entry["networkx_ms"] > 0 and entry["igraph_ms"] > 0
     assert entry["ratio"] == pytest.approx(entry["networkx_ms"] / entry["ours_ms"], rel=0.05)
+
+
+def test_the_walk_on_edge_arrays_matches_igraph_where_the_l1_rule_would_not():
+    """On 20k nodes the l1 rule (change < N x 1e-6) stops early; the walk's max-change rule does not."""
+    import igraph
+
+    from workbench.bench.perf import random_edges
+
+    nodes = 20_000
+    src, dst = random_edges(nodes, 100_000, seed=5)
+    index = PageRankIndex.from_edges(range(nodes), src, dst, directed=True)
+    reset = np.zeros(nodes)
+    reset[[3, 99, 1234]] = 1.0
+    exact = np.asarray(igraph.Graph(n=nodes, edges=np.column_stack([src, dst]).tolist(), directed=True)
+                       .personalized_pagerank(damping=0.85, reset=reset.tolist()))
+    walked, _, converged = index.walk(reset)
+    assert converged and np.abs(walked - exact).max() <= 1e-5
+    loose = index.run_vector(reset)
+    assert np.abs(loose - exact).max() > np.abs(walked - exact).max()
 
 
 def test_ppr_index_matches_networkx_on_the_bench_graph_node_by_node():
@@ -75,19 +95,19 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
                  "--sections", "ppr,ingest,query,communities"])
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"ppr", "ingest", "query", "communities", "app"}
+    assert set(payload) == {"ppr", "ingest", "query", "communities", "app", "app_sample"}
     communities = payload["communities"]
     assert {"communities", "detect_s", "reports_s", "seconds", "unchanged_kept"} <= set(communities)
     assert communities["unchanged_built"] == 0 and communities["unchanged_kept"] == communities["communities"]
     (ppr,) = payload["ppr"]
-    assert {"nodes", "edges", "ours_ms", "networkx_ms", "ratio"} <= set(ppr)
-    assert ppr["max_abs_diff"] < 1e-6
+    assert {"nodes", "edges", "ours_ms", "networkx_ms", "ratio", "igraph_ms", "igraph_ratio"} <= set(ppr)
+    assert ppr["max_abs_diff"] < 1e-5 and ppr["igraph_agrees"] is True
     ingest = payload["ingest"]
     assert {"passages", "seconds", "passages_per_second", "peak_rss_mb", "per_stage_s", "second_run_seconds"} <= set(ingest)
     assert ingest["passages"] == 30
     assert ingest["second_run_unchanged"] == 30
     assert {"load", "chunk", "extract", "canonicalize+graph", "embed", "store"} <= set(ingest["per_stage_s"])
-    assert ingest["peak_rss_mb"] > 0
+    assert ingest["peak_rss_mb"] >= ingest["rss_before_ingest_mb"] > 0  # measured in the ingest's own process
     assert ingest["static_embedder_recall"]["questions"] >= 1
     from workbench.retrieve import MODES
 
@@ -95,7 +115,7 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
     for figures in payload["query"].values():
         assert figures["queries"] == 5
         assert 0 < figures["p50_ms"] <= figures["p95_ms"]
-    assert "not measured" in payload["app"]
+    assert "not measured" in payload["app"] and "not measured" in payload["app_sample"]
 
 
 def test_perf_rejects_an_unknown_section(tmp_path, capsys):
@@ -176,3 +196,27 @@ def test_embedding_model_static_with_a_bad_dimension_names_the_key(settings, val
     chosen.embedding.model = value
     with pytest.raises(SettingsError, match=r"embedding.model: .*whole number from 1 to 384"):
         embedder_from_settings(chosen)
+
+
+# -- the scale run ------------------------------------------------------------------------------
+def test_the_scale_corpus_repeats_every_passage_with_names_of_its_own(tmp_path):
+    from workbench.bench.scale import scale_corpus
+
+    source = tmp_path / "src"
+    source.mkdir()
+    lines = (BENCH / "2wikimultihopqa" / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:20]
+    (source / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    folder = scale_corpus(source, 3, tmp_path / "out")
+    rows = [json.loads(line) for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 60 and len({r["id"] for r in rows}) == 60
+    assert len({r["text"] for r in rows}) == 60  # nothing deduplicates
+    titles = [{r["title"] for r in rows[c * 20:(c + 1) * 20]} for c in range(3)]
+    assert not (titles[0] & titles[1]) and not (titles[1] & titles[2]) and not (titles[0] & titles[2])
+    assert rows[0]["text"] == json.loads(lines[0])["text"]  # copy 0 is the original
+
+
+def test_the_scale_run_rejects_more_copies_than_it_has_syllables(tmp_path):
+    from workbench.bench.scale import SUFFIXES, scale_corpus
+
+    with pytest.raises(PerfError, match="--copies"):
+        scale_corpus(tmp_path, len(SUFFIXES) + 2, tmp_path / "out")

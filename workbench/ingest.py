@@ -32,7 +32,7 @@ from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
-           "embed_cached", "remove_documents"]
+           "embed_cached", "CacheFirstEmbedder", "remove_documents"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
@@ -91,6 +91,32 @@ def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder) -> tupl
     for i, h in enumerate(hashes):
         out[i] = cached[h]
     return out, len(missing)
+
+
+class CacheFirstEmbedder:
+    """An embedder that reads each text's vector from the record's embedding cache and computes
+    only the misses, writing nothing (safe on a read path, or a scoped read-only view).
+    ``missed`` counts the texts it had to compute."""
+
+    def __init__(self, base: Embedder, store: Store):
+        self.base, self.store = base, store
+        self.name, self.dimension = base.name, base.dimension
+        self.missed = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        hashes = [text_hash(t) for t in texts]
+        found = self.store.cached_embeddings(sorted(set(hashes)), self.name)
+        missing = [t for t, h in zip(texts, hashes) if h not in found]
+        if missing:
+            self.missed += len(missing)
+            found.update(zip((text_hash(t) for t in missing), self.base.embed(missing)))
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([np.asarray(found[h], dtype=np.float32) for h in hashes])
+
+    def __getattr__(self, name):  # represents(), when the base embedder can tell
+        return getattr(self.base, name)
 
 
 def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from .vectors import CHUNKS
 
 __all__ = ["ScopedStore", "ScopedVectors", "document_matches", "scoped"]
 
@@ -100,16 +99,11 @@ class ScopedStore:
 
 
 class ScopedVectors:
-    """Vector search limited to some documents: chunks by a Chroma ``where`` on their document,
-    entity names by keeping those of the scoped graph (``in_scope``)."""
+    """Chunk vector search limited to some documents, by a Chroma ``where`` on their document."""
 
-    #: Entity-name candidates fetched per one wanted, before those outside the scope are dropped.
-    ENTITY_OVERFETCH = 20
-
-    def __init__(self, vectors, document_ids: Sequence[str], in_scope: Callable[[str], bool] | None = None) -> None:
+    def __init__(self, vectors, document_ids: Sequence[str]) -> None:
         self._vectors = vectors
         self._where = {"document": {"$in": sorted(document_ids)}}
-        self._in_scope = in_scope
 
     def __getattr__(self, name):
         if name in ("upsert", "delete"):
@@ -117,12 +111,23 @@ class ScopedVectors:
         return getattr(self._vectors, name)
 
     def query(self, kind: str, vector, k: int, where: dict | None = None):
-        if kind == CHUNKS:
-            return self._vectors.query(kind, vector, k, where=where or self._where)
-        if self._in_scope is None:
-            return self._vectors.query(kind, vector, k, where=where)
-        found = self._vectors.query(kind, vector, k * self.ENTITY_OVERFETCH, where=where)
-        return [m for m in found if self._in_scope(m.id)][:k]
+        return self._vectors.query(kind, vector, k, where=where or self._where)
+
+
+class ScopedEntityVectors:
+    """Entity-name search limited to the entities of the scoped graph (``in_scope``)."""
+
+    def __init__(self, entity_vectors, in_scope: Callable[[str], bool]) -> None:
+        self._entity_vectors = entity_vectors
+        self._in_scope = in_scope
+
+    def __getattr__(self, name):
+        if name == "sync":
+            raise AttributeError("a workspace scoped to some documents is read-only: no sync()")
+        return getattr(self._entity_vectors, name)
+
+    def query(self, vector, k: int, keep: Callable[[str], bool] | None = None):
+        return self._entity_vectors.query(vector, k, keep=lambda key: self._in_scope(key) and (keep is None or keep(key)))
 
 
 def scoped(ws, filters: Sequence[str]):
@@ -139,5 +144,7 @@ def scoped(ws, filters: Sequence[str]):
     view.__dict__.update({k: v for k, v in ws.__dict__.items() if k not in ("_derived", "_derive_lock")})
     view.__dict__.update({
         "_derived": None, "_derive_lock": threading.Lock(), "store": ScopedStore(ws.store, ids),
-        "_vectors": ScopedVectors(ws.vectors, ids, in_scope=lambda key: key in view.graph), "scope": tuple(filters)})
+        "_vectors": ScopedVectors(ws.vectors, ids),
+        "entity_vectors": ScopedEntityVectors(ws.entity_vectors, in_scope=lambda key: key in view.graph),
+        "scope": tuple(filters)})
     return view

@@ -1,10 +1,12 @@
-"""Chroma collections of chunk vectors and entity-name vectors.
+"""The Chroma collection of chunk vectors.
 
 The store is embedded in the workspace folder by default, or a shared ``chroma run`` server
 (``vector_store.backend: server``). Collections are named
 ``<prefix>_<workspace id>_<kind>`` so several workspaces can share one server. Vectors are
 always passed in: Chroma never embeds anything itself (its default embedder would try to
-download a model).
+download a model). Entity-name vectors are not here: :mod:`workbench.entity_vectors` keeps them
+as an exact index beside the record (workspaces made before kept them in a second collection,
+``<prefix>_<workspace id>_entities``, which :meth:`VectorIndex.drop_legacy_entities` removes).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import numpy as np
 __all__ = ["VectorIndex", "VectorMatch", "VectorStoreUnavailable", "chroma_client"]
 
 CHUNKS = "chunks"
-ENTITIES = "entities"
+#: The collection of entity-name vectors that earlier workspaces kept in Chroma.
+LEGACY_ENTITIES = "entities"
 
 
 class VectorStoreUnavailable(RuntimeError):
@@ -53,14 +56,15 @@ def chroma_client(settings, workspace_dir: Path):
 
 
 class VectorIndex:
-    """The workspace's two Chroma collections: chunk vectors and entity-name vectors."""
+    """The workspace's Chroma collection of chunk vectors."""
 
     def __init__(self, client, prefix: str, workspace_id: str):
         """``client`` is a Chroma client, or a function making one on first use (so a step
         that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma)."""
         self._client = client if hasattr(client, "get_or_create_collection") else None
         self._make_client = None if self._client is not None else client
-        self._names = {kind: f"{prefix}_{workspace_id}_{kind}" for kind in (CHUNKS, ENTITIES)}
+        self._names = {CHUNKS: f"{prefix}_{workspace_id}_{CHUNKS}"}
+        self._legacy = f"{prefix}_{workspace_id}_{LEGACY_ENTITIES}"
         self._collections: dict[str, Any] = {}
         self._batch_size: int | None = None
 
@@ -112,12 +116,12 @@ class VectorIndex:
 
     def query(self, kind: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorMatch]:
         """The ``k`` nearest ids by cosine similarity, best first."""
-        col = self.collection(kind)
-        n = col.count()
-        if n == 0 or k <= 0:
+        if k <= 0:
             return []
-        res = col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=min(k, n),
-                        where=where, include=["distances", "metadatas"])
+        # Chroma returns what there is when asked for more (nothing from an empty collection),
+        # so no count() first: that is a second round trip per query.
+        res = self.collection(kind).query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
+                                          where=where, include=["distances", "metadatas"])
         ids, dists, metas = res["ids"][0], res["distances"][0], (res.get("metadatas") or [[None] * len(res["ids"][0])])[0]
         return [VectorMatch(i, 1.0 - float(d), m) for i, d, m in zip(ids, dists, metas)]
 
@@ -127,9 +131,16 @@ class VectorIndex:
         res = self.collection(kind).get(ids=list(ids), include=["embeddings"])
         return {i: np.asarray(v, dtype=np.float32) for i, v in zip(res["ids"], res["embeddings"])}
 
+    def drop_legacy_entities(self) -> None:
+        """Delete the entity-name collection an earlier version kept here, if there is one."""
+        try:
+            self.client.delete_collection(self._legacy)
+        except Exception:  # absent: nothing to do
+            pass
+
     def drop(self) -> None:
-        """Delete both collections (used when a workspace is cleared)."""
-        for name in self._names.values():
+        """Delete the collections (used when a workspace is cleared)."""
+        for name in [*self._names.values(), self._legacy]:
             try:
                 self.client.delete_collection(name)
             except Exception:  # already absent

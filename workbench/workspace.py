@@ -1,4 +1,5 @@
-"""The workspace: one folder holding the SQLite record, the Chroma store and saved runs.
+"""The workspace: one folder holding the SQLite record, the Chroma store, the entity-name index
+and saved runs.
 
 :class:`Workspace` is the facade every surface (CLI, app, notebooks, MCP server) uses. Writers
 take a file lock on the folder, so two processes never write at once; a second writer waits
@@ -18,20 +19,21 @@ from .assemble import GraphParts, PassageOptions, assemble_graph, note_resolver
 from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_suggestions, cross_language_suggestions,
                     declared_alias_suggestions, display_form, name_key, suggest_merges)
 from .embedding import Embedder, embedder_from_settings
+from .entity_vectors import EntityVectors
 from .graph import ContextGraph
-from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
+from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
                      VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
 from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable
-from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
+from .vectors import CHUNKS, VectorIndex, chroma_client
 
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
 DEFAULT_WORKSPACE = Path("workspace")
 #: Above this many entities, merge suggestions compare spellings only, not name embeddings.
 EMBEDDING_SUGGESTION_LIMIT = 5000
-#: Meta key: the workspace version whose entities the entity-name collection holds.
+#: Meta key: the workspace version whose entities the entity-name index holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
 
@@ -108,6 +110,7 @@ class Workspace:
         self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
         self._chroma = chroma
         self._vectors: VectorIndex | None = None
+        self.entity_vectors = EntityVectors(self.path)
         self._lock = FileLock(str(self.path / "workspace.lock"))
         self.lock_timeout = lock_timeout
         self._derived: _Derived | None = None
@@ -291,30 +294,35 @@ class Workspace:
         return entry
 
     def sync_entity_vectors(self, force: bool = False) -> int:
-        """Keep the entity-name collection equal to the graph's entities. Returns vectors changed.
+        """Keep the entity-name index equal to the graph's entities. Returns the entries changed.
 
         Skipped when nothing changed since the last complete sync (unless ``force``).
         """
         version = str(self.store.version)
-        if not force and self.store.meta(ENTITY_VECTORS_VERSION) == version:
+        if not force and self.store.meta(ENTITY_VECTORS_VERSION) == version \
+                and self.entity_vectors.version() == version:
             return 0
+        if self.entity_vectors.version() is None:
+            self.vectors.drop_legacy_entities()
         graph = self.graph
         wanted = {key: graph.entity(key).name for key in graph.nx.nodes}
-        col = self.vectors.collection(ENTITIES)
-        have: dict[str, str] = {}
-        total = col.count()
-        for offset in range(0, total, 4000):
-            got = col.get(limit=4000, offset=offset, include=["metadatas"])
-            have.update((i, (m or {}).get("name", "")) for i, m in zip(got["ids"], got["metadatas"]))
-        stale = sorted(k for k in have if k not in wanted)
-        changed = sorted(k for k, name in wanted.items() if have.get(k) != name)
-        if stale:
-            self.vectors.delete(ENTITIES, stale)
-        if changed:
-            vecs, _ = embed_cached([wanted[k] for k in changed], self.store, self.embedder)
-            self.vectors.upsert(ENTITIES, changed, vecs, [{"name": wanted[k]} for k in changed])
+        changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
+                                           lambda names: embed_cached(names, self.store, self.embedder)[0])
         self.store.set_meta(ENTITY_VECTORS_VERSION, version)
-        return len(stale) + len(changed)
+        return changed
+
+    def ensure_entity_vectors(self) -> None:
+        """Build the entity-name index if the folder has none (a workspace made before it existed).
+
+        Skipped, leaving name search empty for now, when another process is writing.
+        """
+        if self.entity_vectors.version() is not None or not len(self.graph):
+            return
+        try:
+            with self._write_lock():
+                self.sync_entity_vectors(force=True)
+        except (WorkspaceBusy, AttributeError, OSError):  # busy, or a read-only scoped view
+            pass
 
     def sync_summaries(self):
         """Store the community reports and episodes of the current version (see :mod:`workbench.summaries`)."""
@@ -427,7 +435,7 @@ class Workspace:
         # Every pair of name embeddings is compared: past a few thousand names that matrix
         # alone takes gigabytes, so large graphs rely on spelling and the synonym edges.
         use_embeddings = use_embeddings and len(names) <= EMBEDDING_SUGGESTION_LIMIT
-        similar = suggest_merges(names, self.embedder if use_embeddings else None,
+        similar = suggest_merges(names, CacheFirstEmbedder(self.embedder, self.store) if use_embeddings else None,
                                  self.settings.canonicalization.suggest_threshold)
         # The synonym edges the walk follows, so accepting or rejecting one changes retrieval.
         synonyms = [MergeSuggestion(graph.name(a), graph.name(b), score,
@@ -457,7 +465,7 @@ class Workspace:
         }
 
     def vector_counts(self) -> dict[str, int]:
-        return {"chunks": self.vectors.count(CHUNKS), "entities": self.vectors.count(ENTITIES)}
+        return {"chunks": self.vectors.count(CHUNKS), "entities": self.entity_vectors.count()}
 
     def close(self) -> None:
         self.store.close()

@@ -31,7 +31,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import workbench.ingest as ingest_module  # noqa: E402
 from workbench.settings import load_settings  # noqa: E402
-from workbench.vectors import CHUNKS, ENTITIES  # noqa: E402
+from workbench.vectors import CHUNKS  # noqa: E402
 from workbench.workspace import Workspace  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def snapshot(ws: Workspace) -> dict:
         "chunks": sorted(c.id for c in ws.chunks()),
         "chunk_vectors": sorted(ws.vectors.ids(CHUNKS)),
         "entities": sorted(graph.nx.nodes),
-        "entity_vectors": sorted(ws.vectors.ids(ENTITIES)),
+        "entity_vectors": sorted(ws.entity_vectors.ids()),
         "edges": sorted([e.source, e.relation, e.target, list(e.chunk_ids)]
                         for e in graph.edges(include_comention=True)),
         "aliases": ws.store.aliases(),

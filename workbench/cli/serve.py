@@ -3,7 +3,8 @@ and ``llm-serve`` (the bundled local chat model behind an OpenAI-compatible API)
 
 from __future__ import annotations
 
-from ..vectors import CHUNKS, ENTITIES
+from ..entity_vectors import FILE_NAME as ENTITY_FILE
+from ..vectors import CHUNKS
 from . import emit, invoked_as
 
 __all__ = ["register"]
@@ -26,7 +27,7 @@ def cmd_chroma_check(args):
     ws = open_read_only(args.workspace, settings)
     try:
         # Ids, not counts: as many vectors as chunks can still be the wrong vectors.
-        chunk_vectors, entity_vectors = ws.vectors.ids(CHUNKS), ws.vectors.ids(ENTITIES)  # unreachable: one line
+        chunk_vectors, entity_vectors = ws.vectors.ids(CHUNKS), ws.entity_vectors.ids()  # unreachable: one line
         chunks, entities = ws.store.chunk_ids(), set(ws.graph.nx.nodes)
     finally:
         ws.close()
@@ -41,7 +42,7 @@ def cmd_chroma_check(args):
 
     def render(p):
         line = (f"Chroma {p['where']}: {p['chunks']} chunk vectors ({p['chunks_in_sqlite']} chunks stored), "
-                f"{p['entities']} entity vectors ({p['entities_in_graph']} entities)")
+                f"{p['entities']} entity-name vectors ({p['entities_in_graph']} entities, in {ENTITY_FILE})")
         if p["in_step"]:
             return line + "; every id matches"
         return (line + f"; out of step: chunk vectors {p['chunk_vectors_missing']} missing, "

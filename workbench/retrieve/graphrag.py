@@ -46,14 +46,14 @@ import numpy as np
 from ..embedding import EmbeddingUnavailable
 from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, PathStep, RetrievalResult, RetrievalStats,
                      Seed, Why)
-from ..vectors import ENTITIES, VectorStoreUnavailable
+from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import OVERFETCH, hybrid_ranking
 from .keyword import keyword_ranking
 from .questions import read_question
-from .vector import embed_query, vector_query, vector_ranking
+from .vector import embed_query, entity_query, vector_ranking
 
 __all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", "find_seeds", "name_seeds",
            "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks"]
@@ -93,7 +93,7 @@ def find_seeds(ws, vector: np.ndarray) -> tuple[list[tuple[str, float]], float |
     settings = ws.settings.graphrag
     wanted = settings.max_seeds * settings.vector_overfetch_multiplier
     graph = ws.graph
-    candidates = sorted(((m.id, m.similarity) for m in vector_query(ws, ENTITIES, vector, wanted) if m.id in graph),
+    candidates = sorted(((m.id, m.similarity) for m in entity_query(ws, vector, wanted) if m.id in graph),
                         key=lambda pair: (-pair[1], pair[0]))
     best_similarity = candidates[0][1] if candidates else None
     best_key = candidates[0][0] if candidates else None

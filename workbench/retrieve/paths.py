@@ -18,18 +18,18 @@ from __future__ import annotations
 from ..embedding import EmbeddingUnavailable
 from ..graph import EntityNotFound
 from ..model import ContextNode, GraphContext, GraphPath, PathStep, RetrievalResult, RetrievalStats, Why
-from ..vectors import ENTITIES, VectorStoreUnavailable
+from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .naming import FAILURE_WORDS, find_entities, is_failure_question
 from .questions import Reading, cue_of, read_question
-from .vector import embed_query, vector_query
+from .vector import embed_query, entity_query
 
 __all__ = ["PathsRetriever", "find_entities", "is_failure_question", "FAILURE_WORDS"]
 
 def _entity_by_similarity(ws, query: str) -> str | None:
     """The entity whose name embedding is nearest the query, if it passes the seed threshold."""
     try:
-        matches = vector_query(ws, ENTITIES, embed_query(ws, query), 5)
+        matches = entity_query(ws, embed_query(ws, query), 5)
     except (EmbeddingUnavailable, VectorStoreUnavailable):
         return None
     graph = ws.graph

@@ -65,6 +65,12 @@ def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]
         raise VectorStoreUnavailable(f"vector search in the {kind} collection failed: {exc}") from exc
 
 
+def entity_query(ws, vector: np.ndarray, n: int) -> list[VectorMatch]:
+    """The ``n`` entities whose names are nearest ``vector`` (the workspace's entity-name index)."""
+    ws.ensure_entity_vectors()
+    return ws.entity_vectors.query(vector, n)
+
+
 def literal_boosted(ws, ranked: Sequence[Ranked], found: Sequence[str]) -> list[Ranked]:
     """``ranked`` with the literal-match boost (``retrieval.literal_boost``) for ``found`` identifiers."""
     if not found:

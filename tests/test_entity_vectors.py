@@ -1,0 +1,131 @@
+"""The entity-name index: exact search, incremental syncs, atomic replacement, one per embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench.entity_vectors import FILE_NAME, EntityVectors
+
+
+def unit(*values: float) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+VECTORS = {"Redis": unit(1, 0, 0), "Auth Service": unit(0, 1, 0), "token cache": unit(1, 1, 0),
+           "Kafka": unit(0, 0, 1)}
+
+
+class Recorder:
+    """Embeds names from VECTORS, recording which it was asked for."""
+
+    def __init__(self):
+        self.asked: list[list[str]] = []
+
+    def __call__(self, names: list[str]) -> np.ndarray:
+        self.asked.append(list(names))
+        return np.stack([VECTORS[n] for n in names])
+
+
+@pytest.fixture
+def index(tmp_path):
+    return EntityVectors(tmp_path)
+
+
+def test_query_is_exact_cosine_best_first(index):
+    names = {"redis": "Redis", "auth service": "Auth Service", "token cache": "token cache", "kafka": "Kafka"}
+    index.sync(names, "1", "m", Recorder())
+    query = unit(1, 0.2, 0)
+    found = index.query(query, 3)
+    expected = sorted(names, key=lambda k: -float(VECTORS[names[k]] @ query))[:3]
+    assert [m.id for m in found] == expected
+    assert found[0].similarity == pytest.approx(float(VECTORS["Redis"] @ query), abs=1e-6)
+    assert found[0].metadata == {"name": "Redis"}
+
+
+def test_query_keeps_only_what_keep_accepts(index):
+    index.sync({"redis": "Redis", "kafka": "Kafka", "token cache": "token cache"}, "1", "m", Recorder())
+    found = index.query(unit(1, 0, 0), 2, keep=lambda key: key != "redis")
+    assert [m.id for m in found] == ["token cache", "kafka"]
+
+
+def test_a_sync_embeds_only_new_or_renamed_entities_and_drops_the_gone(index):
+    recorder = Recorder()
+    assert index.sync({"redis": "Redis", "kafka": "Kafka"}, "1", "m", recorder) == 2
+    changed = index.sync({"redis": "Redis", "auth service": "Auth Service"}, "2", "m", recorder)
+    assert changed == 2  # one added, one gone
+    assert recorder.asked == [["Kafka", "Redis"], ["Auth Service"]]
+    assert index.ids() == {"redis", "auth service"} and index.version() == "2"
+    assert index.sync({"redis": "Redis", "auth service": "Auth Service"}, "2", "m", recorder) == 0
+    assert len(recorder.asked) == 2
+
+
+def test_another_embedder_rebuilds_every_row(index):
+    recorder = Recorder()
+    index.sync({"redis": "Redis", "kafka": "Kafka"}, "1", "minilm", recorder)
+    index.sync({"redis": "Redis", "kafka": "Kafka"}, "1", "minilm-onnx", recorder)
+    assert recorder.asked[-1] == ["Kafka", "Redis"]
+
+
+def test_a_reader_sees_a_writers_replacement_and_no_temporary_file_is_left(tmp_path):
+    writer, reader = EntityVectors(tmp_path), EntityVectors(tmp_path)
+    assert reader.count() == 0 and reader.query(unit(1, 0, 0), 3) == []
+    writer.sync({"redis": "Redis"}, "1", "m", Recorder())
+    assert reader.ids() == {"redis"}
+    writer.sync({"redis": "Redis", "kafka": "Kafka"}, "2", "m", Recorder())
+    assert reader.ids() == {"redis", "kafka"} and reader.version() == "2"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [FILE_NAME]
+
+
+def test_the_workspace_index_follows_an_alias_and_replaces_a_legacy_collection(make_workspace):
+    from workbench.vectors import LEGACY_ENTITIES
+
+    ws = make_workspace()
+    legacy = f"{ws.settings.vector_store.collection_prefix}_{ws.store.workspace_id}_{LEGACY_ENTITIES}"
+    ws.vectors.client.get_or_create_collection(legacy, embedding_function=None)
+    doc = ws.path.parent / "notes" / "a.md"
+    doc.parent.mkdir()
+    doc.write_text("# Outage\n\nThe Auth Service depends on the token cache. The AuthSvc team owns it.\n")
+    ws.ingest([doc.parent])
+    assert legacy not in {c.name for c in ws.vectors.client.list_collections()}
+    assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
+    assert ws.entity_vectors.version() == str(ws.store.version)
+    before = ws.entity_vectors.ids()
+    ws.add_alias("AuthSvc", "Auth Service")
+    assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes) != before
+
+
+def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_workspace):
+    from workbench.retrieve import retrieve
+
+    ws = make_workspace()
+    doc = ws.path.parent / "notes" / "a.md"
+    doc.parent.mkdir()
+    doc.write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n")
+    ws.ingest([doc.parent])
+    ws.entity_vectors.path.unlink()  # as a workspace from before the index existed
+    result = retrieve(ws, "What does the Auth Service depend on?", mode="graphrag", k=3)
+    assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
+    assert any(seed.source == "similar" for seed in result.graph_context.seeds)
+
+
+def test_a_sync_embeds_in_slices_and_puts_each_vector_on_its_row(index, monkeypatch):
+    import workbench.entity_vectors as module
+
+    monkeypatch.setattr(module, "SYNC_BATCH", 2)
+    recorder = Recorder()
+    names = {"redis": "Redis", "auth service": "Auth Service", "token cache": "token cache", "kafka": "Kafka"}
+    index.sync(names, "1", "m", recorder)
+    assert [len(batch) for batch in recorder.asked] == [2, 2]
+    for key, name in names.items():
+        (best,) = index.query(VECTORS[name], 1)
+        assert best.id == key and best.similarity == pytest.approx(1.0, abs=1e-6)
+
+
+def test_long_names_do_not_widen_every_row_of_the_file(index):
+    """Keys and names are stored as text, not as a fixed-width array as wide as the longest."""
+    names = {f"entity {i}": f"Entity {i}" for i in range(2000)}
+    names["x" * 5000] = "X" * 5000
+    index.sync(names, "1", "m", lambda batch: np.tile(unit(1, 0, 0), (len(batch), 1)))
+    assert index.path.stat().st_size < 200_000
