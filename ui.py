@@ -20,8 +20,9 @@ from pathlib import Path
 
 import streamlit as st
 
+from workbench.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
-from workbench.visual import GraphFilters, community_view, graph_html, legend_html, select_view, type_legend
+from workbench.views.graph import GraphFilters, community_view, graph_html, legend_html, select_view, type_legend
 from workbench.workspace import Workspace, WorkspaceBusy
 
 __all__ = [
@@ -159,15 +160,18 @@ def suggestions(ws: Workspace):
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
-def md_text(text: str) -> str:
-    r"""``text`` for ``st.markdown`` shown as written: Markdown marks and HTML brackets escaped.
+def md_text(text: object) -> str:
+    r"""``text`` for ``st.markdown`` shown as written: control characters as escapes
+    (:func:`~workbench.safe_text.printable`), Markdown marks and HTML brackets escaped.
 
     Examples
     --------
     >>> print(md_text("<img src=x> *a*"))
     \<img src=x\> \*a\*
+    >>> print(md_text("a\x1b[2J"))
+    a\\x1b\[2J
     """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", printable(text))
 
 
 def canonical_first(ws: Workspace, a: str, b: str) -> tuple[str, str]:
@@ -224,9 +228,9 @@ def run_write(ws: Workspace, action, *args) -> bool:
         action(*args)
         return True
     except WorkspaceBusy as exc:
-        st.error(f"{exc}")
+        st.error(md_text(exc))
     except (ValueError, KeyError) as exc:
-        st.error(str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc))
+        st.error(md_text(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc))
     return False
 
 
@@ -252,16 +256,17 @@ def show_last_ingest() -> None:
     if not report:
         return
     if "error" in report:
-        st.error(report["error"])
+        st.error(md_text(report["error"]))
         return
     st.success(f"Ingested in {report['seconds']:.1f} s: {report['documents_added']} added, "
                f"{report['documents_updated']} updated, {report['documents_unchanged']} unchanged, "
                f"{report['documents_removed']} removed; {report['chunks_written']} chunks written.")
     problems, task_files = split_task_files(report["problems"] + report["extraction_problems"])
     for problem in problems:
-        st.warning(problem)
+        st.warning(md_text(problem))
     if task_files:
-        st.caption("Not ingested, as expected: " + ", ".join(task_files) + " (task sets are run on the Evaluate page).")
+        st.caption("Not ingested, as expected: " + md_text(", ".join(task_files))
+                   + " (task sets are run on the Evaluate page).")
 
 
 _SKIPPED_YAML = re.compile(r"^(?P<file>.+\.ya?ml): skipped: unsupported extension \.ya?ml$")

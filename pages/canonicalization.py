@@ -4,7 +4,8 @@ import streamlit as st
 
 import ui
 from workbench.canon import form_reasons
-from workbench.visual import log_sentence, merge_log_frame, merges_frame, undoable
+from workbench.safe_text import printable
+from workbench.views.merges import log_sentence, merge_log_frame, merges_frame, undoable
 
 ui.keep_widget_state()
 st.title("Canonicalization")
@@ -33,8 +34,8 @@ else:
                               placeholder="Choose a surface form", key="canon.form_chunks")
     if shown_form:
         chunks = ws.chunks(forms[shown_form])
-        st.dataframe([{"chunk": c.id, "document": c.document_id, "text": c.text} for c in chunks],
-                     hide_index=True, width="stretch")
+        st.dataframe([{"chunk": c.id, "document": printable(c.document_id), "text": printable(c.text, keep_newlines=True)}
+                      for c in chunks], hide_index=True, width="stretch")
 
 st.subheader("Suggested merges")
 st.caption("Ranked by evidence: similar spelling or meaning, a Chinese name whose translation is an English "
@@ -64,7 +65,7 @@ with alias_column, st.form("canon.alias", clear_on_submit=True):
 with split_column, st.form("canon.split"):
     st.markdown("**Split a form out**: give one surface form an entity of its own")
     split_forms = sorted({form.form for merge in merges for form in merge.surface_forms}, key=str.casefold)
-    form = st.selectbox("Surface form", split_forms, index=None, placeholder="Choose a form")
+    form = st.selectbox("Surface form", split_forms, index=None, placeholder="Choose a form", format_func=printable)
     if st.form_submit_button("Split") and form and ui.run_write(ws, ws.split, form):
         st.rerun()
 

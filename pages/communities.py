@@ -4,7 +4,7 @@ import streamlit as st
 
 import ui
 from workbench.safe_text import printable
-from workbench.visual import communities_frame
+from workbench.views.tables import communities_frame
 
 ui.keep_widget_state()
 st.title("Communities")
@@ -23,7 +23,7 @@ titles = {r.id: f"{printable(r.title)} ({r.size} entities)" for r in reports}
 chosen = st.selectbox("Community", list(titles), format_func=titles.get, key=ui.kept("communities", "id", reports[0].id))
 report = next((r for r in reports if r.id == chosen), reports[0])
 
-st.subheader(printable(report.title))
+st.subheader(ui.md_text(report.title))
 st.caption(f"{report.size} entities, seen {(report.first_seen or '?')[:10]} to {(report.last_seen or '?')[:10]}")
 st.markdown("**Key entities:** " + ui.md_text(", ".join(f"{n} ({t})" for n, t, _ in report.key_entities)))
 if report.relations:

@@ -1,12 +1,15 @@
 """Compare: one question, several retrieval strategies side by side, with the graph evidence."""
 
+import json
+
 import streamlit as st
 
 import ui
 from workbench.context import build_context
-from workbench.explain import graph_walk, rank_overlap, walk_frames, why_sentence
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
-from workbench.visual import impact_frame, path_frame, shared_hits
+from workbench.safe_text import printable
+from workbench.views.retrieval import (communities_used_frame, hit_card, impact_frame, path_frame, path_line,
+                                       path_text, rank_overlap, seeds_text, shared_hits, walk_frames)
 
 ui.keep_widget_state()
 st.title("Compare retrieval strategies")
@@ -31,7 +34,7 @@ if "compare.results" not in st.session_state:
     st.stop()
 (shown_question, _, _), results = st.session_state["compare.results"]
 if (shown_question, tuple(results), k) != asked:
-    st.caption(f"Showing the results for “{shown_question}”; press Compare to run the new settings.")
+    st.caption(f"Showing the results for “{ui.md_text(shown_question)}”; press Compare to run the new settings.")
 
 shared = shared_hits(results)
 side_key = ui.kept("compare", "side_by_side", list(results)[:3])
@@ -43,22 +46,21 @@ st.caption(f"★ marks a chunk returned by two or more strategies ({len(shared)}
 
 def show_result(mode: str) -> None:
     result = results[mode]
+    context = result.graph_context
     st.subheader(mode)
-    st.caption(f"mode used: {result.mode_used}" + (f" — {result.reason}" if result.reason else ""))
-    walk = graph_walk(result)
-    if walk.seeds:
-        st.caption("seeds: " + ", ".join(f"{name} ({score:.2f})" if score is not None else name
-                                         for name, score in walk.seeds)
-                   + f" · entities explored: {result.stats.get('entities_explored', len(walk.nodes))}")
+    st.caption(f"mode used: {result.mode_used}" + (f" — {ui.md_text(result.reason)}" if result.reason else ""))
+    if context.seeds:
+        st.caption(f"seeds: {ui.md_text(seeds_text(context.seeds))} · entities explored: {len(context.nodes)}")
+    for number, path in enumerate(context.paths[:3], 1):
+        st.text(f"Cited path {number}: {path_text(path)}")
     if not result.hits:
         st.write("No hits.")
     for hit in result.hits:
         with st.container(border=True):
-            mark = (" ★ also in " + ", ".join(m for m in shared[hit.chunk_id] if m != mode)
-                    if hit.chunk_id in shared else "")
-            st.text(f"#{hit.rank} · {hit.score:.3f} · chunk {hit.chunk_id}{mark}\n{hit.document}")
-            st.text(hit.text if len(hit.text) < 600 else hit.text[:600] + "…")
-            st.caption(why_sentence(hit.why))
+            heading, text, why = hit_card(hit, [m for m in shared.get(hit.chunk_id, []) if m != mode])
+            st.text(heading)
+            st.text(text)
+            st.caption(ui.md_text(why))
 
 
 if side:
@@ -76,27 +78,34 @@ st.caption("Each chunk any strategy returned, with its rank in each (blank: not 
 st.dataframe(rank_overlap(results), hide_index=True, width="stretch")
 
 for mode, result in results.items():
-    context = result.graph_context or {}
-    if context.get("kind") == "impact":
-        st.subheader(f"If {context['failed']} fails ({mode})")
-        st.dataframe(impact_frame(context["impact"]), hide_index=True, width="stretch")
-        st.text("Survivors (not impacted): " + (", ".join(context.get("survivors", [])) or "none"))
-    elif context.get("kind") == "paths":
-        st.subheader(f"Paths from {context.get('from')} to {context.get('to')} ({mode})")
-        for number, path in enumerate(context.get("paths", []), 1):
-            st.text(f"Path {number}: " + " → ".join(path.get("nodes", [])))
-            st.dataframe(path_frame(path), hide_index=True, width="stretch")
-    elif not graph_walk(result).empty:
-        walk = graph_walk(result)
-        st.subheader(f"What {mode} walked")
-        st.text("Seeds: " + (", ".join(name for name, _ in walk.seeds) or "none"))
-        nodes, triples = walk_frames(walk)
+    context = result.graph_context
+    if context.empty:
+        continue
+    st.subheader(f"What {mode} walked")
+    if context.reading:
+        st.caption(f"Structural reading: {context.reading} (the cited paths below answer the question).")
+    if context.seeds:
+        st.text("Seeds: " + seeds_text(context.seeds))
+    if context.nodes or context.triples:
+        nodes, triples = walk_frames(context)
         left, right = st.columns([1, 2])
-        left.caption("Entities ranked by the walk")
+        left.caption("Entities of the context" + (", ranked by the walk" if context.seeds else ""))
         left.dataframe(nodes, hide_index=True, width="stretch")
         right.caption("Cited triples among them (the graph context)")
         right.dataframe(triples, hide_index=True, width="stretch")
+    if context.impact is not None:
+        st.subheader(f"If {ui.md_text(context.impact.failed)} fails ({mode})")
+        st.dataframe(impact_frame(context.impact), hide_index=True, width="stretch")
+        st.text("Survivors (not impacted): " + (", ".join(map(printable, context.impact.survivors)) or "none"))
+    for number, path in enumerate(context.paths, 1):
+        st.text(f"Path {number}: {path_line(path)} (corroboration {path.corroboration})")
+        st.dataframe(path_frame(path), hide_index=True, width="stretch")
+    if context.communities:
+        st.dataframe(communities_used_frame(context), hide_index=True, width="stretch")
 
 for mode, result in results.items():
     with st.expander(f"Assembled context: {mode}"):
-        st.code(build_context(ws, result).markdown, language="markdown", wrap_lines=True)
+        st.code(printable(build_context(ws, result).markdown, keep_newlines=True), language="markdown", wrap_lines=True)
+st.download_button("Download the results (JSON)", key="compare.download", mime="application/json",
+                   file_name="compare.json", data=json.dumps({"question": shown_question, "results": {
+                       mode: result.to_json() for mode, result in results.items()}}, ensure_ascii=False, indent=1))

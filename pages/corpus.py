@@ -5,7 +5,8 @@ from pathlib import Path
 import streamlit as st
 
 import ui
-from workbench.visual import documents_frame
+from workbench.safe_text import printable
+from workbench.views.tables import documents_frame
 
 ui.keep_widget_state()
 st.title("Corpus")
@@ -46,15 +47,15 @@ documents = ws.documents()
 if documents:
     st.dataframe(documents_frame(documents), hide_index=True, width="stretch")
     doomed = st.selectbox("Remove a document", [d.id for d in documents], index=None, placeholder="Choose a document",
-                          key="corpus.doomed")
+                          format_func=printable, key="corpus.doomed")
     if doomed:
-        st.warning(f"Remove {doomed}? Its chunks, vectors and the edges only it states leave the workspace; "
-                   "ingesting the file again brings them back.")
+        st.warning(f"Remove {ui.md_text(doomed)}? Its chunks, vectors and the edges only it states leave the "
+                   "workspace; ingesting the file again brings them back.")
         confirm, cancel = st.columns([1, 6])
         if confirm.button("Remove", type="primary", key="corpus.remove") and ui.run_write(ws, ws.remove, doomed):
             st.session_state["corpus.last_report"] = None
             st.session_state.pop("corpus.doomed", None)
-            st.toast(f"Removed {doomed}")
+            st.toast(f"Removed {ui.md_text(doomed)}")
             st.rerun()
         if cancel.button("Cancel", key="corpus.cancel"):
             st.session_state.pop("corpus.doomed", None)

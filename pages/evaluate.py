@@ -15,6 +15,7 @@ from workbench.evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES, Strate
 from workbench.evaluate.tasks import TaskError, load_resolved_tasks
 from workbench.extract.llm import client_from_settings
 from workbench.retrieve import MODES
+from workbench.safe_text import printable
 
 ui.keep_widget_state()
 st.title("Evaluate")
@@ -101,9 +102,10 @@ else:
         case = run.case(task_id, strategy)
         with st.expander(f"{strategy}: recall {case.recall:.2f}, {len(case.missed)} missed",
                          expanded=strategy != run.direct):
-            st.text(f"Question: {case.question}\nGold: {', '.join(case.gold)}\nMissed: {', '.join(case.missed) or 'none'}\n"
-                    f"Found beyond direct: {', '.join(case.found_beyond_direct) or 'none'}\n"
-                    f"Added irrelevant: {', '.join(case.added_irrelevant) or 'none'}\nRanked: {', '.join(case.ranked)}")
+            st.text("\n".join(f"{label}: {printable(value)}" for label, value in (
+                ("Question", case.question), ("Gold", ", ".join(case.gold)), ("Missed", ", ".join(case.missed) or "none"),
+                ("Found beyond direct", ", ".join(case.found_beyond_direct) or "none"),
+                ("Added irrelevant", ", ".join(case.added_irrelevant) or "none"), ("Ranked", ", ".join(case.ranked)))))
 
     with tempfile.TemporaryDirectory() as folder:
         csv_data = export_csv(run, Path(folder) / "cases.csv").read_bytes()

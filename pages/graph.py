@@ -4,8 +4,9 @@ import streamlit as st
 
 import ui
 from workbench.graph import EntityNotFound
-from workbench.visual import (COMENTION, RANKINGS, RELATIONS, GraphFilters, edge_chunks_frame, graph_dates,
-                              max_edge_weight, neighbours_frame)
+from workbench.safe_text import printable
+from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters, graph_dates, max_edge_weight
+from workbench.views.tables import edge_chunks_frame, neighbours_frame
 
 ui.keep_widget_state()
 st.title("Graph")
@@ -42,7 +43,8 @@ with st.sidebar:
     show_chunks = st.toggle("Show passages (chunks) mentioning them", key=ui.kept("graph", "chunks", False))
 
 center = st.selectbox("Find an entity: it is highlighted, centred and its neighbours listed",
-                      sorted(names, key=lambda k: names[k].casefold()), index=None, format_func=names.get,
+                      sorted(names, key=lambda k: names[k].casefold()), index=None,
+                      format_func=lambda key: printable(names[key]),
                       placeholder="Type a name", key="graph.center")
 filters = GraphFilters(types=tuple(chosen_types) or None, min_weight=min_weight, time_range=time_range,
                        relations=tuple(chosen_relations) or None if view == RELATIONS else None,
@@ -55,7 +57,7 @@ st.caption(f"{drawn.nodes} of {len(graph)} entities and {drawn.edges} edges show
 if drawn.note:
     st.info(drawn.note)
 if center is not None and center not in drawn.keys:
-    st.warning(f"{names[center]} has no edge passing these filters, so it is not drawn.")
+    st.warning(f"{ui.md_text(names[center])} has no edge passing these filters, so it is not drawn.")
 if drawn.nodes:
     st.iframe(drawn.html, height=680)
 else:
@@ -68,7 +70,7 @@ else:
     try:
         around = graph.neighbors(center, hops=1, direction="both", include_comention=view == COMENTION)
     except EntityNotFound as exc:
-        st.warning(str(exc))
+        st.warning(ui.md_text(exc))
     else:
         st.dataframe(neighbours_frame(around, graph), hide_index=True, width="stretch")
         chunk_ids = sorted({c for edge in around.edges for c in edge.chunk_ids})

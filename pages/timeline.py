@@ -6,7 +6,7 @@ import ui
 from workbench.graph import EntityNotFound
 from workbench.safe_text import printable
 from workbench.timeline import timeline
-from workbench.visual import timeline_frame
+from workbench.views.tables import timeline_frame
 
 ui.keep_widget_state()
 st.title("Timeline")
@@ -33,13 +33,14 @@ for episode in episodes:
 
 st.subheader("An entity over time")
 names = {e.key: e.name for e in ws.entities()}
-center = st.selectbox("Entity", sorted(names, key=lambda k: names[k].casefold()), index=None, format_func=names.get,
+center = st.selectbox("Entity", sorted(names, key=lambda k: names[k].casefold()), index=None,
+                      format_func=lambda key: printable(names[key]),
                       placeholder="Type a name", key="timeline.entity")
 if center is not None:
     try:
         name, entries = timeline(ws, names[center])
     except EntityNotFound as exc:
-        st.warning(str(exc))
+        st.warning(ui.md_text(exc))
     else:
-        st.caption(f"{len(entries)} dated mentions, relations and decisions about {printable(name)}, oldest first.")
+        st.caption(f"{len(entries)} dated mentions, relations and decisions about {ui.md_text(name)}, oldest first.")
         st.dataframe(timeline_frame(entries), hide_index=True, width="stretch")

@@ -1,9 +1,12 @@
-"""Shared fixtures: the real bundled model, real Chroma, a workspace built from the sample corpus."""
+"""Shared fixtures and helpers: the real bundled model, real Chroma, a workspace built from the
+sample corpus, small generated corpora, the command line run as a user runs it."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,6 +99,26 @@ class BrokenEmbedder:
         from workbench.embedding import EmbeddingUnavailable
 
         raise EmbeddingUnavailable("model files missing (test)")
+
+
+def make_corpus(folder: Path, n: int, offset: int = 0, reviewed: bool = False) -> Path:
+    """``n`` documents ``svcNNNN.txt``, each stating that a service depends on a queue (and, with
+    ``reviewed``, a second paragraph); returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(offset, offset + n):
+        text = f"The service number {i} depends on the queue number {i % 7}.\n"
+        if reviewed:
+            text += f"\nService {i} was reviewed by the team in week {i % 52}.\n"
+        (folder / f"svc{i:04d}.txt").write_text(text, encoding="utf-8")
+    return folder
+
+
+def run_cli(*args, env: dict | None = None, timeout: float = 240) -> subprocess.CompletedProcess:
+    """``python -m workbench ARGS`` in a subprocess from the repository root, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+        timeout=timeout, stdin=subprocess.DEVNULL, env={**os.environ, "TQDM_DISABLE": "1", **(env or {})},
+    )
 
 
 def committed_documents(db: Path) -> int:

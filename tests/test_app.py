@@ -103,10 +103,13 @@ def test_empty_workspace_offers_the_sample_corpus_and_no_page_fails(monkeypatch,
 
 
 def test_removing_a_document_asks_first_and_cancel_keeps_it(monkeypatch, hostile_workspace):
+    from ui import md_text
+
     at = open_app(monkeypatch, hostile_workspace.path)
     doomed = next(d.id for d in hostile_workspace.documents() if d.id.endswith("redis.md"))
     at.selectbox(key="corpus.doomed").select(doomed).run()
-    assert any(w.value.startswith(f"Remove {doomed}?") for w in at.warning)
+    # The name is shown as written: its Markdown marks escaped (md_text), so "." and "-" stay literal.
+    assert any(w.value.startswith(f"Remove {md_text(doomed)}?") for w in at.warning)
     assert doomed in [d.id for d in hostile_workspace.documents()]  # choosing is not removing
     at.button(key="corpus.cancel").click().run()
     assert doomed in [d.id for d in hostile_workspace.documents()] and not at.warning
@@ -123,7 +126,7 @@ def test_ingesting_a_folder_with_its_task_set_warns_about_nothing(monkeypatch, t
     at.button(key="corpus.ingest_folder").click().run()
     assert not at.exception and "2 added" in texts(at)
     assert not [w.value for w in at.warning]
-    assert any("Not ingested, as expected: " in c.value and "tasks.yaml" in c.value for c in at.caption)
+    assert any("Not ingested, as expected: " in c.value and "tasks\\.yaml" in c.value for c in at.caption)
 
 
 def test_upload_is_saved_inside_the_session_folder(monkeypatch, tmp_path):
@@ -271,7 +274,7 @@ def test_graph_page_shows_a_hostile_entity_name_as_written_escaped_once(monkeypa
 
 
 def test_graph_page_has_a_legend_and_a_weight_slider_that_fits_the_data(monkeypatch, sample_workspace):
-    from workbench.visual import type_color
+    from workbench.views.graph import type_color
 
     at = page(open_app(monkeypatch, sample_workspace.path), "graph")
     srcdoc = at.get("iframe")[0].proto.srcdoc
@@ -319,6 +322,7 @@ def test_graph_filters_change_what_is_drawn(monkeypatch, sample_workspace):
 # -- Compare ------------------------------------------------------------------------------------
 
 def test_compare_page_shows_the_redis_chain_side_by_side(monkeypatch, sample_workspace):
+    from ui import md_text
     from workbench.retrieve import retrieve
 
     at = page(open_app(monkeypatch, sample_workspace.path), "compare")
@@ -326,24 +330,36 @@ def test_compare_page_shows_the_redis_chain_side_by_side(monkeypatch, sample_wor
     assert [h.value for h in at.subheader][:3] == ["graphrag", "hybrid", "paths"]
     shown = texts(at)
     k = sample_workspace.settings.retrieval.k
-    for mode in ("graphrag", "hybrid", "paths"):
-        for hit in retrieve(sample_workspace, REDIS_QUESTION, mode, k).hits:
-            assert hit.text[:200] in shown
+    results = {mode: retrieve(sample_workspace, REDIS_QUESTION, mode, k) for mode in ("graphrag", "hybrid", "paths")}
+    for mode, result in results.items():
+        assert result.hits, mode
+        for hit in result.hits:
+            assert hit.text[:200] in shown and md_text(hit.why.describe()) in shown  # the why, as a sentence
     impact = next(f for f in dataframes(at) if "entity" in f.columns and "path" in f.columns)
     assert {"Auth Service", "login flow", "token cache"} <= set(impact["entity"])
     assert "★" in shown and "mode used: full_graphrag" in shown
     assert "Survivors (not impacted)" in shown
     assert len(at.expander) == 3 and "# Question" in at.code[0].value
-    for hit in retrieve(sample_workspace, REDIS_QUESTION, "hybrid", k).hits:
+    for hit in results["hybrid"].hits:
         assert f"chunk {hit.chunk_id}" in shown and hit.document in shown
     assert "Fused by RRF" in shown and "rrf=" not in shown and "rrf:" not in shown
     overlap = dataframes(at)[0]
     assert list(overlap.columns) == ["chunk", "document", "strategies", "graphrag", "hybrid", "paths"]
     assert "What graphrag walked" in [h.value for h in at.subheader]
-    walked = retrieve(sample_workspace, REDIS_QUESTION, "graphrag", k).graph_context
+    assert "Structural reading: impact (the cited paths below answer the question)." in shown
+    walked = results["graphrag"].graph_context
+    assert walked.triples and walked.paths and walked.seeds
     triples = next(f for f in dataframes(at) if "relation" in f.columns and "documents" in f.columns
-                   and "target" in f.columns and len(f) == len(walked["triples"]))
-    assert set(triples["relation"]) == {t["relation"] for t in walked["triples"]}
+                   and "target" in f.columns and len(f) == len(walked.triples))
+    assert set(triples["relation"]) == {t.relation for t in walked.triples}
+    # graphrag's own seeds and cited paths, each hop with the chunks that state it, in its column.
+    seeds = next(c.value for c in at.caption if c.value.startswith("seeds: "))
+    assert all(md_text(s.entity) in seeds for s in walked.seeds)
+    first = walked.paths[0]
+    column = next(t.value for t in at.text if t.value.startswith("Cited path 1: "))
+    assert " → ".join(first.nodes) in column
+    assert all(f"{h.source} -{h.relation}-> {h.target} [{', '.join(h.chunks)}]" in column for h in first.hops)
+    assert at.get("download_button") and not at.exception
 
 
 def test_compare_puts_three_strategies_side_by_side_and_the_rest_in_tabs(monkeypatch, sample_workspace):

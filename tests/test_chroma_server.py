@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import chromadb
@@ -16,7 +13,7 @@ from chromadb.config import Settings as ChromaSettings
 from workbench.vectors import VectorStoreUnavailable
 from workbench.workspace import Workspace
 
-from tests.conftest import ROOT, SAMPLE, free_port
+from tests.conftest import SAMPLE, free_port, run_cli
 
 
 def server_settings(settings, host: str, port: int):
@@ -126,12 +123,6 @@ def test_unreachable_server_names_host_and_port(tmp_path, embedder, settings):
             ws.ingest([SAMPLE / "architecture"])
     finally:
         ws.close()
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
-    return subprocess.run([sys.executable, "-m", "workbench", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
 def test_cli_prints_an_unreachable_server_as_one_line_and_exits_1(tmp_path):

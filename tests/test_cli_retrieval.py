@@ -21,18 +21,38 @@ def test_query_json_has_the_documented_shape(sample_workspace, capsys):
     code, out, _ = run(capsys, sample_workspace, "query", QUESTION, "--mode", "graphrag", "--k", "4", "--json")
     assert code == 0
     payload = json.loads(out)
-    assert set(payload) == {"mode_requested", "mode_used", "reason", "hits", "stats", "graph_context"}
+    assert set(payload) == {"query", "mode_requested", "mode_used", "reason", "hits", "stats", "graph_context"}
+    assert payload["query"] == QUESTION
     assert payload["mode_requested"] == "graphrag" and payload["mode_used"] == "full_graphrag"
     assert 0 < len(payload["hits"]) <= 4
     for rank, hit in enumerate(payload["hits"], 1):
         assert set(hit) == {"rank", "chunk_id", "document", "score", "time", "text", "why"}
-        assert hit["rank"] == rank and hit["why"]
-    assert payload["graph_context"]["triples"]
+        assert hit["rank"] == rank and {"walk_rank", "provenance_rank", "hybrid_rank"} <= set(hit["why"])
+        assert "rrf" in hit["why"] or "cited_path" in hit["why"]
+    assert set(payload["graph_context"]) == {"seeds", "nodes", "triples", "passages", "reading", "entities", "paths",
+                                             "failed", "impact", "survivors", "communities"}
+    triple = payload["graph_context"]["triples"][0]
+    assert set(triple) == {"source", "relation", "target", "weight", "confidence", "origin", "first_seen",
+                           "last_seen", "chunks", "documents"} and triple["chunks"]
+    assert payload["stats"]["seconds"]["total"] > 0 and payload["stats"]["ppr_converged"] is True
+    assert payload["graph_context"]["seeds"] == payload["stats"]["seeds"] != []
+
+
+def test_query_json_is_the_results_one_serialization(sample_workspace, capsys):
+    from workbench.retrieve import retrieve
+
+    code, out, _ = run(capsys, sample_workspace, "query", QUESTION, "--mode", "paths", "--k", "4", "--json")
+    expected = retrieve(sample_workspace, QUESTION, mode="paths", k=4).to_json()
+    payload = json.loads(out)
+    for stage in set(payload["stats"]["seconds"]):  # timings differ between two runs; nothing else does
+        payload["stats"]["seconds"][stage] = expected["stats"]["seconds"][stage]
+    assert code == 0 and payload == expected and payload["graph_context"]["reading"] == "impact"
 
 
 def test_query_table_names_the_mode_used(sample_workspace, capsys):
     code, out, _ = run(capsys, sample_workspace, "query", QUESTION, "--mode", "keyword", "--k", "3")
     assert code == 0 and out.startswith("mode keyword (used: keyword)") and "redis" in out.lower()
+    assert "Matched the words" in out and "matched_terms=" not in out  # the why as a sentence
 
 
 def test_unknown_mode_is_an_error_naming_the_modes(sample_workspace, capsys):

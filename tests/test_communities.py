@@ -42,15 +42,15 @@ def test_every_report_point_is_a_sentence_of_its_chunk(sample_workspace):
 def test_global_mode_answers_the_themes_question_with_cited_points(sample_workspace):
     result = retrieve(sample_workspace, THEMES, mode="global", k=10)
     assert result.mode_used == "global" and len(result.hits) == 10
-    used = result.graph_context["communities"]
+    used = result.graph_context.communities
     assert len(used) >= 4
-    titles = " ".join(c["title"] for c in used).casefold()
+    titles = " ".join(c.title for c in used).casefold()
     for theme in ("Auth Service", "Kafka", "Search service"):
         assert theme.casefold() in titles
-    assert {h.why["community"] for h in result.hits} >= {c["id"] for c in used if c["points"]} - {None}
+    assert {h.why.community for h in result.hits} >= {c.id for c in used if c.points}
     for hit in result.hits:
-        assert hit.why["point"] in hit.text  # the point's chunk states what the point says
-        assert hit.why["community_title"]
+        assert hit.why.point in hit.text  # the point's chunk states what the point says
+        assert hit.why.community_title and hit.why.point_kind in ("relation", "sentence")
 
 
 def test_timeline_entries_are_in_time_order_and_cited(sample_workspace):
@@ -73,7 +73,7 @@ def test_last_month_in_july_2024_finds_the_june_decision_not_the_november_one(sa
         assert "sample_corpus/decisions/2024-06-session-store-redis.md" in documents
         assert "sample_corpus/decisions/2023-11-session-store.md" not in documents
         assert all(h.time and "2024-06-01" <= h.time[:10] <= "2024-06-30" for h in result.hits)
-        assert result.stats["time_window"]["since"] == "2024-06-01" and "last month" in result.reason
+        assert result.stats.time_window.window.since == "2024-06-01" and "last month" in result.reason
     unfiltered = retrieve(sample_workspace, "What did we decide about the session store?", mode="hybrid", k=10)
     assert "sample_corpus/decisions/2023-11-session-store.md" in {h.document for h in unfiltered.hits}
     assert all(h.time for h in unfiltered.hits if not h.document.endswith(".json") and "#" not in h.document)
@@ -103,7 +103,7 @@ def test_relative_phrases_resolve_against_the_reference_day(phrase, as_of, since
 def test_since_the_outage_anchors_on_the_outage_report(sample_workspace):
     result = retrieve(sample_workspace, "What changed about Redis since the login outage?", mode="hybrid", k=5,
                       as_of="2024-07-15")
-    assert result.stats["time_window"]["since"] == "2024-05-02"
+    assert result.stats.time_window.window.since == "2024-05-02"
     assert result.hits and all(h.time[:10] >= "2024-05-02" for h in result.hits)
 
 

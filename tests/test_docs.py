@@ -12,7 +12,7 @@ def test_settings_yaml_documents_every_setting_with_its_default():
     text = (ROOT / "settings.yaml").read_text(encoding="utf-8")
     assert text == render_defaults_yaml(), "settings.yaml is stale: python -m workbench settings --defaults > settings.yaml"
     assert load_settings(ROOT / "settings.yaml") == Settings()
-    for section, field in Settings.model_fields.items():
+    for section in Settings.model_fields:
         for name, info in type(getattr(Settings(), section)).model_fields.items():
             assert f"  {name}:" in text
             assert info.description and info.description in text

@@ -107,7 +107,7 @@ def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_w
     ws.entity_vectors.path.unlink()  # as a workspace from before the index existed
     result = retrieve(ws, "What does the Auth Service depend on?", mode="graphrag", k=3)
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
-    assert any(seed["source"] == "similar" for seed in result.graph_context["seeds"])
+    assert any(seed.source == "similar" for seed in result.graph_context.seeds)
 
 
 def test_a_sync_embeds_in_slices_and_puts_each_vector_on_its_row(index, monkeypatch):

@@ -7,13 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.graph import (
-    DEFAULT_IMPACT_RELATIONS,
-    ContextGraph,
-    EntityNotFound,
-    impact_to_json,
-    path_to_json,
-)
+from workbench.graph import DEFAULT_IMPACT_RELATIONS, ContextGraph, EntityNotFound
 from workbench.model import Edge, Entity
 
 
@@ -238,19 +232,22 @@ def test_impact_path_ties_go_to_better_corroboration_then_name():
     assert dict(even.impacted_by("db").impacted)["app"].nodes == ["db", "x", "app"]
 
 
-def test_impact_to_json_has_the_printed_shape(services):
-    data = impact_to_json(services.impacted_by("token cache"))
+def hop_json(source: str, relation: str, target: str, weight: int, chunks: list[str], documents: list[str]) -> dict:
+    """A cited edge's JSON form, the extraction fields at their defaults."""
+    return {"source": source, "relation": relation, "target": target, "weight": weight, "confidence": 1.0,
+            "origin": "pattern", "first_seen": None, "last_seen": None, "chunks": chunks, "documents": documents}
+
+
+def test_impact_json_has_the_printed_shape(services):
+    data = services.impacted_by("token cache").to_json()
     assert data == {
         "failed": "token cache",
         "impacted": [
             {"entity": "auth service", "path": ["token cache", "auth service"], "hops": [
-                {"source": "auth service", "relation": "depends_on", "target": "token cache",
-                 "weight": 1, "chunks": ["c3"], "documents": ["docs/auth.md"]}]},
+                hop_json("auth service", "depends_on", "token cache", 1, ["c3"], ["docs/auth.md"])]},
             {"entity": "login flow", "path": ["token cache", "auth service", "login flow"], "hops": [
-                {"source": "auth service", "relation": "depends_on", "target": "token cache",
-                 "weight": 1, "chunks": ["c3"], "documents": ["docs/auth.md"]},
-                {"source": "login flow", "relation": "depends_on", "target": "auth service",
-                 "weight": 2, "chunks": ["c1", "c2"], "documents": ["docs/login.md"]}]},
+                hop_json("auth service", "depends_on", "token cache", 1, ["c3"], ["docs/auth.md"]),
+                hop_json("login flow", "depends_on", "auth service", 2, ["c1", "c2"], ["docs/login.md"])]},
         ],
         "survivors": ["Alice", "Elasticsearch", "Redis", "search service"],
     }
@@ -345,12 +342,18 @@ def test_paths_with_unknown_entity_raise(services):
         services.paths("login flow", "no such thing")
 
 
-def test_path_to_json_cites_every_hop(routes):
-    data = path_to_json(routes.paths("gateway", "db")[0])
+def test_path_json_cites_every_hop(routes):
+    data = routes.paths("gateway", "db")[0].to_json()
     assert data["nodes"] == ["gateway", "a", "db"]
     assert data["corroboration"] == 3
-    assert data["hops"][1] == {"source": "a", "relation": "calls", "target": "db", "weight": 3,
-                               "chunks": ["c5", "c6", "c7"], "documents": []}
+    assert data["hops"][1] == hop_json("a", "calls", "db", 3, ["c5", "c6", "c7"], [])
+
+
+def test_every_edge_leaves_the_graph_in_one_json_shape(services):
+    edge = services.nx.edges["tokencache", "redis", "backed_by"]["edge"]
+    shape = services.cited_hop(edge).to_json()
+    assert shape == hop_json("token cache", "backed_by", "Redis", 3, ["c4", "c5", "c6"], ["docs/cache.md", "docs/ops.md"])
+    assert shape in services.to_json()["edges"]
 
 
 # -- PageRank and views -------------------------------------------------------------------

@@ -21,36 +21,38 @@ def test_full_graphrag_puts_the_cited_chain_in_its_top_five(sample_workspace):
     result = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=5)
     assert result.mode_used == "full_graphrag"
     assert {"login-flow.md", "auth-service.md", "redis.md"} <= set(_documents(result))
-    named = [s for s in result.stats["seeds"] if s["source"] == "named"]
-    assert [s["entity"] for s in named] == ["Redis"]
-    similar = [s for s in result.stats["seeds"] if s["source"] == "similar"]
+    named = [s for s in result.stats.seeds if s.source == "named"]
+    assert [s.entity for s in named] == ["Redis"] and named[0].specificity > 0
+    similar = [s for s in result.stats.seeds if s.source == "similar"]
     assert len(similar) <= ws.settings.graphrag.max_seeds
-    assert all(s["similarity"] >= ws.settings.graphrag.seed_similarity_threshold for s in similar)
-    assert set(result.stats["seconds"]) >= {"embed", "seeds", "dense", "ppr", "provenance", "hybrid", "fuse", "total"}
-    assert result.stats["ppr_converged"] and result.stats["ppr_iterations"] <= 100
+    assert all(s.similarity >= ws.settings.graphrag.seed_similarity_threshold for s in similar)
+    assert set(result.stats.seconds) >= {"embed", "seeds", "dense", "ppr", "provenance", "hybrid", "fuse", "total"}
+    assert result.stats.ppr_converged and result.stats.ppr_iterations <= 100
+    assert result.graph_context.seeds == result.stats.seeds
     # The hits that state the cited impact path say which hop they state.
-    cited = [h for h in result.hits if "cited_path" in h.why]
-    assert [h.why["cited_path"]["states"] for h in cited] == [
+    cited = [h for h in result.hits if h.why.cited_path]
+    assert [h.why.cited_path.hop.states for h in cited] == [
         "token cache -backed_by-> Redis", "Auth Service -depends_on-> token cache", "login flow -depends_on-> Auth Service"]
-    assert result.graph_context["failed"] == "Redis"
-    assert result.graph_context["paths"][0]["nodes"] == ["Redis", "token cache", "Auth Service", "login flow"]
+    assert result.graph_context.failed == "Redis" and result.graph_context.reading == "impact"
+    assert result.graph_context.paths[0].nodes == ["Redis", "token cache", "Auth Service", "login flow"]
 
 
 def test_graph_context_cites_the_triples_among_the_walked_entities(sample_workspace):
     ws = sample_workspace
     result = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=10)
-    assert result.stats["entities_explored"] == ws.settings.graphrag.ppr_top_k
-    triples = {(t["source"], t["relation"], t["target"]): t["chunks"] for t in result.graph_context["triples"]}
+    assert result.stats.entities_explored == ws.settings.graphrag.ppr_top_k == len(result.graph_context.nodes)
+    triples = {(t.source, t.relation, t.target): t.chunks for t in result.graph_context.triples}
     assert chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in \
         triples[("token cache", "backed_by", "Redis")]
     assert len(triples) <= ws.settings.graphrag.max_triples
+    assert result.hits
     for hit in result.hits:
-        ranks = [hit.why[name] for name in ("walk_rank", "provenance_rank", "hybrid_rank")]
-        assert any(r is not None for r in ranks) or "cited_path" in hit.why
-        if hit.why["provenance_rank"] is not None:
-            assert hit.why["entities"] and hit.why["ppr_mass"] > 0
-    walked = result.graph_context["passages"]
-    assert walked and walked == sorted(walked, key=lambda p: (-p["mass"], p["chunk"]))
+        assert set(hit.why.ranks) == {"walk", "provenance", "hybrid"}
+        assert any(r is not None for r in hit.why.ranks.values()) or hit.why.cited_path
+        if hit.why.ranks["provenance"] is not None:
+            assert hit.why.entities and hit.why.ppr_mass > 0
+    walked = result.graph_context.passages
+    assert walked and walked == sorted(walked, key=lambda p: (-p.mass, p.chunk))
 
 
 def test_graphrag_brings_the_login_flow_chunk_for_the_login_question(sample_workspace):
@@ -58,7 +60,8 @@ def test_graphrag_brings_the_login_flow_chunk_for_the_login_question(sample_work
     result = retrieve(ws, "If Redis goes down, does the login flow break?", mode="graphrag", k=10)
     login = chunk_id(ws, "architecture/login-flow.md", "The login flow depends on the auth service.")
     hit = next(h for h in result.hits if h.chunk_id == login)
-    assert hit.why["cited_path"]["states"] == "login flow -depends_on-> Auth Service"
+    assert hit.why.cited_path.hop.states == "login flow -depends_on-> Auth Service"
+    assert login in hit.why.cited_path.hop.chunks
 
 
 def test_a_query_naming_nothing_with_no_similar_entity_falls_back_to_hybrid(sample_workspace):
@@ -72,7 +75,7 @@ def test_a_query_naming_nothing_with_no_similar_entity_falls_back_to_hybrid(samp
     assert result.mode_used == "vector_only"
     assert "seed_similarity_threshold" in result.reason and "names no entity" in result.reason
     assert [h.chunk_id for h in result.hits] == [h.chunk_id for h in hybrid.hits]
-    assert result.stats["seeds"] == [] and result.graph_context == {"seeds": []}
+    assert result.stats.seeds == [] and result.graph_context.empty
 
 
 def test_a_graph_larger_than_max_graph_nodes_falls_back_to_hybrid(sample_workspace):

@@ -10,20 +10,14 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT, SAMPLE, committed_documents
+from tests.conftest import ROOT, SAMPLE, committed_documents, make_corpus
 
 from workbench.vectors import CHUNKS
 
 
 def write_corpus(folder: Path, n: int, offset: int = 0) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(offset, offset + n):
-        (folder / f"svc{i:04d}.txt").write_text(
-            f"The service number {i} depends on the queue number {i % 7}.\n\n"
-            f"Service {i} was reviewed by the team in week {i % 52}.\n",
-            encoding="utf-8",
-        )
-    return folder
+    """``n`` two-paragraph documents (see :func:`tests.conftest.make_corpus`)."""
+    return make_corpus(folder, n, offset, reviewed=True)
 
 
 def snapshot(ws) -> dict:

@@ -13,13 +13,17 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "workbench"
 
 #: Lowest first. A module may import its own layer and the layers below it, never one above.
+#: The core is layers 0-3; ``views`` (tables, text and HTML for people) sits above it, and the
+#: surfaces inside the package (the CLI, the MCP server) on top. app.py, pages/ and ui.py sit
+#: above all of these, outside the package.
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors", "embedding",
      "static_embedder", "sentences", "communities", "episodes", "timeline", "local_model"},
     {"ingest", "assemble", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},
-    {"cli", "mcp_server", "visual", "explain", "notebook_helpers", "__main__"},
+    {"views"},
+    {"cli", "mcp_server", "__main__"},
 ]
 LAYER = {name: number for number, names in enumerate(LAYERS) for name in names}
 #: Only the surfaces outside workbench/ (app.py, pages/, ui.py) may import these.

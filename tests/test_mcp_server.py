@@ -142,9 +142,13 @@ def test_graphrag_search_for_the_redis_question_returns_the_chain_chunks(session
         assert link in cited and cited[link]["chunks"], (link, sorted(cited))
     assert any(d.endswith("architecture/auth-service.md") for d in cited[CHAIN[1]]["documents"])
     assert found["mode_requested"] == "graphrag" and found["mode_used"] and found["stats"]
-    assert [hit["rank"] for hit in found["hits"]] == list(range(1, len(found["hits"]) + 1))
+    assert found["hits"] and [hit["rank"] for hit in found["hits"]] == list(range(1, len(found["hits"]) + 1))
     for hit in found["hits"]:
         assert hit["chunk_id"] and hit["text"] and isinstance(hit["score"], float) and isinstance(hit["why"], dict)
+    # The CLI's --json document (RetrievalResult.to_json), plus the filter applied.
+    assert set(found) == {"query", "mode_requested", "mode_used", "reason", "hits", "stats", "graph_context",
+                          "document_filter"}
+    assert found["graph_context"]["seeds"] and found["graph_context"]["reading"] == "impact"
 
 
 def test_graphrag_search_document_filter_keeps_only_those_documents(session_results):

@@ -138,7 +138,11 @@ def test_compare_runs_every_mode_and_graphrag_uses_the_full_graph(executed):
         assert re.search(rf"^\s*{mode} -> used \w+\s+\d+ hits", out, re.MULTILINE), f"no line for mode {mode}"
     assert "mode used: full_graphrag" in out
     assert int(re.search(r"entities explored: (\d+)", out).group(1)) > 0
-    assert re.search(r"seeds: Redis \(0\.\d\d\)", out)
+    assert re.search(r"seeds: Redis \(named, 0\.\d\d\)", out)
+    assert re.search(r"cited path: Redis → token cache → Auth Service → login flow \(corroboration \d\)", out)
+    # The top hit's why, as a sentence and as JSON.
+    assert re.search(r"^why: (Fused by RRF \(0\.\d{3}\)|States hop \d of the path Redis → )", out, re.MULTILINE)
+    assert '"walk_rank": ' in out and '"similarity": ' in out
     side_by_side = next(t for t in displayed(nb, "text/html") if "rank" in t and all(m in t for m in MODES))
     assert "★" in side_by_side
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,9 @@ from workbench.canon import Canonicalizer
 from workbench.model import Mention
 from workbench.retrieve import retrieve
 
-ROOT = Path(__file__).resolve().parent.parent
-RESEARCH = Path(__file__).parent / "data" / "research_corpus"
+from tests.conftest import ROOT, reopened
+
+RESEARCH = ROOT / "tests" / "data" / "research_corpus"
 QUESTION = "How does Sarah Chen's work relate to the BREATHE-2 trial?"
 
 
@@ -47,9 +47,9 @@ def test_graphrag_links_a_paper_to_the_trial_and_the_grant_that_funds_it(researc
     assert result.mode_used == "full_graphrag"
     documents = {h.document.rsplit("/", 1)[-1] for h in result.hits}
     assert {"chen-2019-ariel-study.md", "breathe-2-trial.md", "grant-nf-4471.md"} <= documents
-    named = {s["entity"] for s in result.stats["seeds"] if s["source"] == "named"}
+    named = {s.entity for s in result.graph_context.seeds if s.source == "named"}
     assert {"Sarah Chen", "BREATHE-2 trial"} <= named
-    context = {n["name"] for n in result.graph_context["nodes"]}
+    context = {n.name for n in result.graph_context.nodes}
     assert {"ARIEL study", "BREATHE-2 trial", "Grant NF-4471"} <= context
 
 
@@ -65,8 +65,6 @@ def test_dense_retrieval_alone_misses_the_grant(research_workspace):
 
 
 def test_an_alias_changes_the_seeds_and_the_walk_of_the_next_query(research_workspace, tmp_path):
-    from tests.conftest import reopened
-
     ws = reopened(research_workspace)
     try:
         before = retrieve(ws, QUESTION, mode="graphrag", k=5)
@@ -79,14 +77,14 @@ def test_an_alias_changes_the_seeds_and_the_walk_of_the_next_query(research_work
         ws.close()
 
     def specificity(result):
-        return next(s["specificity"] for s in result.stats["seeds"] if s["entity"] == "Sarah Chen")
+        return next(s.specificity for s in result.graph_context.seeds if s.entity == "Sarah Chen")
 
     # "Chen" alone was its own entity; merged, Sarah Chen is named in one more passage, so
     # the seed weighs less and the walk's masses move.
     assert chen_before == "chen" and chen_after == "sarahchen"
     assert specificity(after) < specificity(before)
-    assert [n["ppr"] for n in before.graph_context["nodes"]] != [n["ppr"] for n in after.graph_context["nodes"]]
-    assert "chen" not in {n["key"] for n in after.graph_context["nodes"]}
+    assert [n.ppr for n in before.graph_context.nodes] != [n.ppr for n in after.graph_context.nodes]
+    assert "chen" not in {n.key for n in after.graph_context.nodes}
 
 
 def test_a_rejected_synonym_leaves_the_walk():

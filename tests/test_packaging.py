@@ -41,12 +41,25 @@ def test_public_api_is_exported_without_loading_the_heavy_modules():
     assert out.split() == ["0.1.0", "[]"]
 
 
-def test_public_api_names_workspace_retrieve_and_load_settings():
+def test_public_api_names_workspace_retrieve_load_settings_and_the_result_dataclasses():
     import workbench
+    import workbench.model
     from workbench.retrieve import retrieve
     from workbench.settings import load_settings
     from workbench.workspace import Workspace
 
     assert workbench.Workspace is Workspace and workbench.load_settings is load_settings
+    for name in ("RetrievalResult", "Hit", "Why", "RetrievalStats", "GraphContext"):
+        assert name in workbench.__all__ and getattr(workbench, name) is getattr(workbench.model, name)
     # workbench.retrieve is the strategies' package, callable as its retrieve() function.
     assert callable(workbench.retrieve) and workbench.retrieve.retrieve is retrieve
+
+
+def test_help_names_the_command_as_it_was_invoked():
+    from workbench.cli import build_parser, invoked_as
+
+    out = subprocess.run([sys.executable, "-m", "workbench", "--help"], capture_output=True, text=True, check=True,
+                         cwd=ROOT).stdout
+    assert out.startswith("usage: python -m workbench ")
+    # The console script runs with its own path as argv[0].
+    assert build_parser(invoked_as("/opt/venv/bin/workbench")).format_usage().startswith("usage: workbench ")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from workbench.retrieve import MODES, RETRIEVERS, get_retriever, retrieve
@@ -34,13 +36,14 @@ def test_every_mode_keeps_the_retrieval_contract(backend_workspace, mode):
             # Best first; expansion modes rank their added hits after the direct ones, each part by score.
             parts: dict[str, list[float]] = {}
             for h in result.hits:
-                parts.setdefault(str(h.why.get("via", "")), []).append(h.score)
-            vias = [str(h.why.get("via", "")) for h in result.hits]
+                parts.setdefault(h.why.via or "", []).append(h.score)
+            vias = [h.why.via or "" for h in result.hits]
             assert vias == sorted(vias, key=lambda v: v != "direct"), (mode, query, vias)
             for scores in parts.values():
                 assert scores == sorted(scores, reverse=True), (mode, query, scores)
-            assert all(h.why and h.text and h.document and h.chunk_id for h in result.hits)
-            assert "seconds" in result.stats
+            assert all(h.why.to_json() and h.text and h.document and h.chunk_id for h in result.hits)
+            assert "total" in result.stats.seconds
+            assert json.loads(json.dumps(result.to_json())) == result.to_json()  # the one serialization is JSON
             again = retrieve(ws, query, mode=mode, k=k)
             assert [(h.chunk_id, h.score, h.why) for h in again.hits] == [(h.chunk_id, h.score, h.why) for h in result.hits]
             assert again.mode_used == result.mode_used

@@ -16,7 +16,7 @@ import yaml
 
 from workbench.model import DECLARED_RELATION_TYPES
 
-CORPUS = Path(__file__).resolve().parent.parent / "sample_corpus"
+from tests.conftest import SAMPLE as CORPUS
 DOCUMENT_SUFFIXES = {".md", ".txt", ".jsonl", ".json"}
 DATE_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TIMESTAMP_PATTERN = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")

@@ -21,11 +21,12 @@ def test_a_scoped_graphrag_walks_only_the_scoped_documents(sample_workspace):
     assert result.mode_used == "full_graphrag"
     assert result.hits and {h.document for h in result.hits} <= inside
     # The graph walked is the scope's: its passages are the scope's chunks, its entities theirs.
-    assert result.stats["graph"]["passages"] == view.store.count("chunks") < ws.store.count("chunks")
+    assert result.stats.graph["passages"] == view.store.count("chunks") < ws.store.count("chunks")
     scoped_entities = set(view.graph.nx)
-    assert {n["key"] for n in result.graph_context["nodes"]} <= scoped_entities
-    for triple in result.graph_context["triples"]:
-        assert all(view.chunk(c) for c in triple["chunks"])
+    assert result.graph_context.nodes and {n.key for n in result.graph_context.nodes} <= scoped_entities
+    assert result.graph_context.triples
+    for triple in result.graph_context.triples:
+        assert triple.chunks and all(view.chunk(c) for c in triple.chunks)
     # Unscoped, the same question reaches documents outside.
     everywhere = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=10)
     assert {h.document for h in everywhere.hits} - inside

@@ -1,4 +1,5 @@
-"""Graph views, offline pyvis HTML with escaped text, and the tables the pages show."""
+"""The views: graph views as offline pyvis HTML with escaped text, the tables the pages show, and
+hits explained in sentences."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import re
 import pytest
 
 from workbench.graph import ContextGraph
-from workbench.model import Edge, Entity, GraphPath, Hit, Hop, Merge, RetrievalResult, SurfaceForm
-from workbench.explain import graph_walk, rank_overlap, why_sentence
-from workbench.visual import (COMENTION, RELATIONS, GraphFilters, edge_chunks_frame, graph_dates, graph_html,
-                              hits_frame, impact_frame, legend_html, local_time, max_edge_weight, merge_log_frame,
-                              merges_frame, neighbours_frame, path_frame, select_view, shared_hits, strip_cdn_tags,
-                              type_color, type_legend)
+from workbench.model import (ContextNode, Edge, Entity, GraphContext, GraphPath, Hit, Hop, Impact, Merge, PathStep,
+                             RetrievalResult, Seed, SurfaceForm, Why)
+from workbench.views.graph import (COMENTION, RELATIONS, GraphFilters, graph_dates, graph_html, legend_html,
+                                   max_edge_weight, select_view, strip_cdn_tags, type_color, type_legend)
+from workbench.views.merges import local_time, merge_log_frame, merges_frame
+from workbench.views.retrieval import (hit_card, hits_frame, impact_frame, path_frame, path_text, rank_overlap,
+                                       seeds_text, shared_hits, walk_frames)
+from workbench.views.tables import documents_frame, edge_chunks_frame, neighbours_frame
 
 HOSTILE = "<img src=x onerror=alert(1)>"
 
@@ -207,8 +210,9 @@ def test_strip_cdn_tags_removes_remote_links_and_scripts_only():
 
 
 def test_shared_hits_are_starred_in_each_result():
-    a = RetrievalResult("q", "a", "a", hits=[Hit("c1", "d", "t", 0.9, 1, {"similarity": 0.91234}), Hit("c2", "d", "t", 0.5, 2)])
-    b = RetrievalResult("q", "b", "b", hits=[Hit("c2", "d", "t", 1.0, 1, {"matched_terms": ["redis", "down"]})])
+    a = RetrievalResult("q", "a", "a", hits=[Hit("c1", "d", "t", 0.9, 1, Why(similarity=0.91234)),
+                                             Hit("c2", "d", "t", 0.5, 2)])
+    b = RetrievalResult("q", "b", "b", hits=[Hit("c2", "d", "t", 1.0, 1, Why(matched_terms=["redis", "down"]))])
     shared = shared_hits({"a": a, "b": b})
     assert shared == {"c2": ["a", "b"]}
     frame = hits_frame(a, shared)
@@ -221,10 +225,11 @@ def test_path_and_impact_tables_cite_each_hop():
     frame = path_frame(GraphPath(["Redis", "Auth Service"], [hop]))
     assert frame.to_dict("records") == [{"source": "Auth Service", "relation": "backed_by", "target": "Redis",
                                          "weight": 2, "chunks": "c3, c7", "documents": "b.md"}]
-    impact = {"failed": "Redis", "impacted": [{"entity": "Auth Service", "path": ["Redis", "Auth Service"],
-                                               "hops": [{"chunks": ["c3"]}]}], "survivors": []}
+    impact = Impact("Redis", [("Auth Service", GraphPath(["Redis", "Auth Service"], [hop]))], survivors=[])
     assert impact_frame(impact).to_dict("records") == [{"entity": "Auth Service", "hops": 1,
-                                                        "path": "Redis → Auth Service", "chunks": "c3"}]
+                                                        "path": "Redis → Auth Service", "chunks": "c3, c7"}]
+    assert path_text(GraphPath(["Redis", "Auth Service"], [hop])) == (
+        "Redis → Auth Service (corroboration 2)\n  Auth Service -backed_by-> Redis [c3, c7]")
 
 
 def test_merges_table_has_a_sample_per_form_and_filters_by_search():
@@ -270,25 +275,66 @@ def test_neighbours_table_has_relation_direction_and_weight(graph):
                     ("Redis", "co_mentioned"): ("— (no direction)", 3)}
 
 
+EDGE = Hop("Auth Service", "depends_on", "token cache", 1, ("c7",), ("auth.md",), confidence=0.9)
+
+
 def test_why_reads_as_a_sentence_for_every_kind_of_hit():
-    assert why_sentence({"via": {"source": "Auth Service", "relation": "depends_on", "target": "token cache"},
-                         "confidence": 1.0}) == "Reached via Auth Service -depends_on-> token cache; confidence 1.00."
-    assert why_sentence({"rrf": 0.03, "provenance_rank": 4, "hybrid_rank": 1, "ppr_mass": 0.66,
-                         "entities": ["Redis"]}) == ("Fused by RRF (0.030): hybrid rank 1, provenance rank 4; "
-                                                     "PageRank mass 0.66; mentions “Redis”.")
-    assert why_sentence({"new_key": 0.12345}) == "New key: 0.123."
+    assert Why(via="expansion", parent="c1", edge=EDGE, reached="token cache").describe() == (
+        "Reached over an edge of chunk c1; through Auth Service -depends_on-> token cache (weight 1), stated by c7; "
+        "for token cache.")
+    assert Why(via="comention", parent="c1", edge=EDGE, reached="token cache", hops=2).describe().startswith(
+        "Reached 2 hop(s) from the entities of chunk c1; through Auth Service -depends_on-> token cache")
+    assert Why(via="direct", similarity=0.634).describe() == "Direct vector hit; embedding similarity 0.63."
+    fused = Why(rrf=0.03, ranks={"walk": None, "provenance": 4, "hybrid": 1}, ppr_mass=0.66, entities=["Redis"])
+    assert fused.describe() == "Fused by RRF (0.030): provenance rank 4, hybrid rank 1; PageRank mass 0.66; mentions “Redis”."
+    step = PathStep(("Redis", "token cache"), path_rank=1, hop_number=1, hop=EDGE, reading="impact")
+    assert Why(cited_path=step).describe() == ("States hop 1 of the path Redis → token cache: Auth Service "
+                                               "-depends_on-> token cache (weight 1), stated by c7.")
+    assert Why(community="k1", community_title="Auth and Redis", point="Redis backs the cache.", similarity=0.5,
+               entities=[]).describe() == ("Quoted by the report of the community “Auth and Redis” (similarity 0.50); "
+                                           "mentions no graph entity.")
+    assert Why(matched_terms=[], literal_match=["ECONNREFUSED"], literal_boost=0.05).describe() == (
+        "Matched no word; holds “ECONNREFUSED” literally (+0.05).")
+    assert Why().describe() == "No explanation given."
 
 
-def test_rank_overlap_and_graph_walk_read_results_defensively():
+def test_why_json_has_the_fields_set_and_the_fused_ranks_with_their_gaps():
+    why = Why(rrf=0.03, ranks={"keyword": None, "vector": 2}, similarity=0.5, cited_path=PathStep(
+        ("Redis", "token cache"), path_rank=1, hop_number=1, hop=EDGE))
+    data = why.to_json()
+    assert data == {"similarity": 0.5, "rrf": 0.03, "keyword_rank": None, "vector_rank": 2, "cited_path": {
+        "path": ["Redis", "token cache"], "path_rank": 1, "hop_number": 1, "states": "Auth Service -depends_on-> token cache",
+        "hop": EDGE.to_json(), "reading": None}}
+    assert EDGE.to_json() == {"source": "Auth Service", "relation": "depends_on", "target": "token cache", "weight": 1,
+                              "confidence": 0.9, "origin": "pattern", "first_seen": None, "last_seen": None,
+                              "chunks": ["c7"], "documents": ["auth.md"]}
+
+
+def test_rank_overlap_and_the_walk_tables_read_the_typed_result():
     a = RetrievalResult("q", "a", "a", hits=[Hit("c1", "d1", "t", 1.0, 1)])
-    b = RetrievalResult("q", "graphrag", "full_graphrag", hits=[Hit("c1", "d1", "t", 1.0, 2)],
-                        graph_context={"seeds": [{"entity": "Redis", "similarity": 0.6}], "nodes": None,
-                                       "triples": [{"source": "A", "relation": "r", "target": "B", "chunks": ["c1"]}, 7]})
+    context = GraphContext(seeds=[Seed("Redis", "redis", "similar", similarity=0.6)],
+                           nodes=[ContextNode("Redis", "redis", "technology", 0.25)], triples=[EDGE])
+    b = RetrievalResult("q", "graphrag", "full_graphrag", hits=[Hit("c1", "d1", "t", 1.0, 2)], graph_context=context)
     assert rank_overlap({"a": a, "graphrag": b}).to_dict("records") == [
         {"chunk": "c1", "document": "d1", "strategies": 2, "a": "1", "graphrag": "2"}]
-    walk = graph_walk(b)
-    assert walk.seeds == [("Redis", 0.6)] and walk.nodes == [] and [t["source"] for t in walk.triples] == ["A"]
-    assert graph_walk(RetrievalResult("q", "k", "k", graph_context=None)).empty
+    assert seeds_text(context.seeds) == "Redis (similar, 0.60)"
+    nodes, triples = walk_frames(context)
+    assert nodes.to_dict("records") == [{"entity": "Redis", "type": "technology", "score": 0.25}]
+    assert triples.to_dict("records") == [{"source": "Auth Service", "relation": "depends_on", "target": "token cache",
+                                           "weight": 1, "chunks": "c7", "documents": "auth.md"}]
+    assert not context.empty and GraphContext().empty and a.graph_context.empty
+
+
+def test_tables_and_cards_show_control_characters_as_escapes_and_markup_as_written():
+    class Record:
+        id, title, kind, date, chunks, tags = "notes/\x1b[2Jx.md", HOSTILE, "markdown", None, 1, ("a\u202eb",)
+
+    row = documents_frame([Record()]).to_dict("records")[0]
+    assert row["document"] == "notes/\\x1b[2Jx.md" and row["title"] == HOSTILE and row["tags"] == "a\\u202eb"
+    hit = Hit("c1", "notes/\x1b[2Jx.md", "line one\nline two\x07", 0.5, rank=1, why=Why(entities=["A\nB"]))
+    heading, text, why = hit_card(hit)
+    assert heading == "#1 · 0.500 · chunk c1\nnotes/\\x1b[2Jx.md"
+    assert text == "line one\nline two\\x07" and why == "Mentions “A\\nB”."
 
 
 def test_edge_evidence_lists_one_row_per_stating_chunk(graph):

@@ -4,7 +4,11 @@ The public API, each imported on first use so that ``python -m workbench --help`
 
 - :class:`Workspace` (from ``workbench.workspace``): open a folder, ingest documents, query the graph;
 - :func:`retrieve` (from ``workbench.retrieve``): one retrieval mode over a workspace, a ``RetrievalResult``;
-- :func:`load_settings` (from ``workbench.settings``): ``settings.yaml`` into the one settings model.
+- :func:`load_settings` (from ``workbench.settings``): ``settings.yaml`` into the one settings model;
+- the retrieval contract (from ``workbench.model``): :class:`RetrievalResult`, its :class:`Hit`
+  objects with their :class:`Why`, :class:`RetrievalStats`, :class:`GraphContext` and the
+  :class:`Seed`, :class:`Hop`, :class:`GraphPath` and :class:`PathStep` inside them, each with
+  ``to_json()``.
 
 ``workbench.retrieve`` names both the function and the package of strategies that defines it:
 the package is callable as its function, so ``from workbench import retrieve; retrieve(ws, query)``
@@ -14,6 +18,8 @@ and ``from workbench.retrieve import MODES`` both work.
 >>> from workbench.retrieve import MODES, retrieve as the_function
 >>> callable(workbench.retrieve), "hybrid" in MODES, the_function.__module__
 (True, True, 'workbench.retrieve')
+>>> workbench.Why(similarity=0.5).to_json()
+{'similarity': 0.5}
 """
 
 from __future__ import annotations
@@ -24,12 +30,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Workspace", "retrieve", "load_settings", "__version__"]
+#: The retrieval contract, exported from ``workbench.model``.
+_RESULTS = ("RetrievalResult", "Hit", "Why", "RetrievalStats", "GraphContext", "Seed", "Hop", "GraphPath", "PathStep")
+
+__all__ = ["Workspace", "retrieve", "load_settings", "RetrievalResult", "Hit", "Why", "RetrievalStats", "GraphContext",
+           "Seed", "Hop", "GraphPath", "PathStep", "__version__"]
 
 #: Public name -> the module that defines it.
-_EXPORTS = {"Workspace": "workbench.workspace", "load_settings": "workbench.settings"}
+_EXPORTS = {"Workspace": "workbench.workspace", "load_settings": "workbench.settings",
+            **{name: "workbench.model" for name in _RESULTS}}
 
 if TYPE_CHECKING:
+    from .model import GraphContext, GraphPath, Hit, Hop, PathStep, RetrievalResult, RetrievalStats, Seed, Why
     from .retrieve import retrieve
     from .settings import load_settings
     from .workspace import Workspace

@@ -159,8 +159,7 @@ def _relations(graph: ContextGraph, members: frozenset[str], n: int) -> list[dic
             if other in members and rel != COMENTION_RELATION and other != key:
                 found.append(edge)
     found.sort(key=lambda e: (-e.weight, -e.confidence, e.source, e.relation, e.target))
-    return [{"source": graph.name(e.source), "relation": e.relation, "target": graph.name(e.target),
-             "weight": e.weight, "chunks": list(e.chunk_ids), "documents": list(e.documents)} for e in found[:n]]
+    return [graph.cited_hop(e).to_json() for e in found[:n]]
 
 
 def _report(graph: ContextGraph, g: nx.Graph, members: frozenset[str], chunks: Mapping[str, Chunk],

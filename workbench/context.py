@@ -25,8 +25,8 @@ q
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 import time
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations
@@ -78,30 +78,20 @@ class Answer:
         return data
 
 
-def _edge(source: str, relation: str, target: str, chunks, confidence: float = 1.0, weight: int | None = None) -> dict:
-    edge: dict = {"source": source, "relation": relation, "target": target, "chunks": list(chunks),
-                  "confidence": float(confidence)}
-    if weight is not None:
-        edge["weight"] = weight  # corroboration: the distinct chunks that state it
-    return edge
-
-
 def _subgraph(ws, result: RetrievalResult) -> dict:
-    """The result's graph context, or for chunk-only modes the relation edges stated by its hits."""
-    context = result.graph_context or {}
-    if context.get("triples"):
-        edges = [_edge(t["source"], t["relation"], t["target"], t.get("chunks", []), t.get("confidence", 1.0),
-                       t.get("weight"))
-                 for t in context["triples"]]
-        nodes = [n.get("name", n) if isinstance(n, dict) else n for n in context.get("nodes", [])]
+    """The result's graph context, or for chunk-only modes the relation edges stated by its hits
+    (each citing only those hits)."""
+    context = result.graph_context
+    if context.triples:
+        edges = [hop.to_json() for hop in context.triples]
+        nodes = [node.name for node in context.nodes]
     else:
         hit_ids = {hit.chunk_id for hit in result.hits}
         graph = ws.graph
         edges = [
-            _edge(graph.name(e.source), e.relation, graph.name(e.target), [c for c in e.chunk_ids if c in hit_ids],
-                  e.confidence, e.weight)
-            for e in sorted(graph.edges(), key=lambda e: (e.source, e.relation, e.target))
-            if hit_ids.intersection(e.chunk_ids)
+            replace(hop, chunks=tuple(c for c in hop.chunks if c in hit_ids)).to_json()
+            for hop in (graph.cited_hop(e) for e in sorted(graph.edges(), key=lambda e: (e.source, e.relation, e.target)))
+            if hit_ids.intersection(hop.chunks)
         ]
         nodes = []
     for edge in edges:

@@ -46,9 +46,6 @@ __all__ = [
     "ContextGraph",
     "EntityNotFound",
     "Neighborhood",
-    "hop_to_json",
-    "impact_to_json",
-    "path_to_json",
 ]
 
 #: Relation label of the edges between entities named in the same chunk.
@@ -108,39 +105,6 @@ class Neighborhood:
     """The edges walked inside the neighbourhood, in stored direction."""
     keys: list[str] = field(default_factory=list)
     """Keys of the center and of every entity reached, for :meth:`ContextGraph.subgraph`."""
-
-
-def hop_to_json(hop: Hop) -> dict[str, Any]:
-    """One cited hop as a JSON-ready dict."""
-    return {
-        "source": hop.source,
-        "relation": hop.relation,
-        "target": hop.target,
-        "weight": hop.weight,
-        "chunks": list(hop.chunks),
-        "documents": list(hop.documents),
-    }
-
-
-def path_to_json(path: GraphPath) -> dict[str, Any]:
-    """A cited path as ``{"nodes": [...], "hops": [...], "corroboration": n}``."""
-    return {
-        "nodes": list(path.nodes),
-        "hops": [hop_to_json(hop) for hop in path.hops],
-        "corroboration": path.corroboration,
-    }
-
-
-def impact_to_json(impact: Impact) -> dict[str, Any]:
-    """An impact as ``{"failed", "impacted": [{"entity", "path", "hops"}], "survivors"}``."""
-    return {
-        "failed": impact.failed,
-        "impacted": [
-            {"entity": entity, "path": list(path.nodes), "hops": [hop_to_json(h) for h in path.hops]}
-            for entity, path in impact.impacted
-        ],
-        "survivors": list(impact.survivors),
-    }
 
 
 class ContextGraph:
@@ -390,12 +354,17 @@ class ContextGraph:
             weight=edge.weight,
             chunks=tuple(edge.chunk_ids),
             documents=tuple(edge.documents),
+            confidence=edge.confidence,
+            origin=edge.origin,
+            first_seen=edge.first_seen,
+            last_seen=edge.last_seen,
         )
 
     # -- impact -------------------------------------------------------------------------
 
     def cited_hop(self, edge: Edge) -> Hop:
-        """An edge as a cited hop: display names, relation, weight, chunks and documents."""
+        """An edge between display names, with its citations: how every edge leaves the core
+        (``cited_hop(edge).to_json()`` is its one JSON form)."""
         return self._hop(edge)
 
     def _reach(self, start: str, spread: Collection[str], incoming: bool) -> dict[str, tuple[float, tuple[str, ...], list[Hop]]]:
@@ -685,19 +654,5 @@ class ContextGraph:
             }
             for entity in self.entities()
         ]
-        edges = [
-            {
-                "source": self.name(edge.source),
-                "relation": edge.relation,
-                "target": self.name(edge.target),
-                "weight": edge.weight,
-                "chunks": list(edge.chunk_ids),
-                "documents": list(edge.documents),
-                "confidence": edge.confidence,
-                "first_seen": edge.first_seen,
-                "last_seen": edge.last_seen,
-                "origin": edge.origin,
-            }
-            for edge in self.edges(include_comention=True)
-        ]
+        edges = [self.cited_hop(edge).to_json() for edge in self.edges(include_comention=True)]
         return {"nodes": nodes, "edges": edges}

@@ -34,7 +34,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from .graph import EntityNotFound, impact_to_json, path_to_json
+from .graph import EntityNotFound
 from .retrieve import MODES, retrieve
 from .scope import document_matches, scoped
 from .settings import Settings
@@ -110,20 +110,7 @@ def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequenc
         result = retrieve(target, query, mode=mode, k=limit)
     except ValueError as exc:
         raise ToolError(str(exc)) from None
-    return {
-        "query": query,
-        "mode_requested": result.mode_requested,
-        "mode_used": result.mode_used,
-        "reason": result.reason,
-        "document_filter": filters or [],
-        "hits": [
-            {"rank": h.rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score, "time": h.time,
-             "text": h.text, "why": h.why}
-            for h in result.hits
-        ],
-        "stats": result.stats,
-        "graph_context": result.graph_context,
-    }
+    return {**result.to_json(), "query": query, "document_filter": filters or []}
 
 
 _views: dict[tuple, Workspace] = {}
@@ -189,7 +176,7 @@ def build_server(ws: Workspace) -> MCPServer:
         hops (relation, chunk ids, documents) from the failed entity, and the survivors."""
         with turn:
             try:
-                return impact_to_json(ws.graph.impacted_by(entity))
+                return ws.graph.impacted_by(entity).to_json()
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
 
@@ -209,18 +196,14 @@ def build_server(ws: Workspace) -> MCPServer:
             try:
                 if comention:
                     return {"center": graph.name(graph.resolve(entity)), "comentions": [
-                        {"entity": name, "weight": e.weight, "first_seen": e.first_seen, "last_seen": e.last_seen,
-                         "chunks": list(e.chunk_ids), "documents": list(e.documents)}
-                        for name, e in graph.comention_neighbors(entity)]}
+                        {"entity": name, **graph.cited_hop(e).to_json()} for name, e in graph.comention_neighbors(entity)]}
                 hood = graph.neighbors(entity, hops=hops, direction=direction)
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
             return {
                 "center": hood.center,
                 "entities": [{"entity": name, "distance": d} for name, d in hood.entities],
-                "edges": [{"source": graph.name(e.source), "relation": e.relation, "target": graph.name(e.target),
-                           "weight": e.weight, "chunks": list(e.chunk_ids), "documents": list(e.documents)}
-                          for e in hood.edges],
+                "edges": [graph.cited_hop(e).to_json() for e in hood.edges],
             }
 
     def get_chunk(id: Annotated[str, Field(min_length=1, description="A chunk id, as cited by the other tools.")]
@@ -244,7 +227,7 @@ def build_server(ws: Workspace) -> MCPServer:
             try:
                 found = graph.paths(a, b, max_hops=settings.max_path_hops, k=settings.max_paths)
                 return {"from": graph.name(graph.resolve(a)), "to": graph.name(graph.resolve(b)),
-                        "paths": [path_to_json(p) for p in found]}
+                        "paths": [p.to_json() for p in found]}
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
 

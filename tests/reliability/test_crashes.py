@@ -24,12 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import committed_documents
-from tests.reliability.conftest import make_corpus
+from tests.conftest import ROOT, committed_documents, make_corpus
 from workbench.store import Store
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 SEED = 20240817
 BATCH_CHUNKS = 16  # several SQLite commits per ingest, so kills land between batches too
 ALIAS = ("queue number 3", "queue number 4")
@@ -197,7 +195,7 @@ def test_kill_during_ingest_then_rerun_equals_clean_ingest(crash_env):
         db = ws / "workspace.sqlite"
         # Two runs are killed right after the first batch commits, so a half-done ingest is
         # certainly among the cases; the others at a random moment of the step.
-        kill = {"kill_when": lambda: committed_documents(db) > 0} if attempt < 2 else {}
+        kill = {"kill_when": lambda db=db: committed_documents(db) > 0} if attempt < 2 else {}
         killed, after = crash_env.kill_and_rerun(ws, "ingest", str(crash_env.corpus), crash_env.ingest_seconds, **kill)
         kills += killed
         assert after == crash_env.clean_full

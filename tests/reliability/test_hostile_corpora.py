@@ -22,7 +22,8 @@ import workbench.loaders as loaders
 from workbench.loaders import LoadError, load_paths
 from workbench.settings import SettingsError, load_settings
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import ROOT
+
 ESC_NAME = "evil\x1b[2J\x1b]0;pwned\x07\u202etxt.md"  # clears the screen, sets the title, reverses text
 FORGED_NAME = "two\nerror: forged line.txt"
 ESC_TEXT = "The cache service depends on Redis.\x1b[2J\x1b]0;owned\x07 \u202eReversed words here.\n"
@@ -101,7 +102,6 @@ class _Vanishing:
 
     def __call__(self, folder):
         listing = self.real(folder)
-        real = self
 
         class Listing:
             def __enter__(self):

@@ -13,7 +13,7 @@ import time
 
 import anyio
 
-from tests.reliability.conftest import ROOT, make_corpus
+from tests.conftest import ROOT, make_corpus
 from tests.test_mcp_server import mcp_session
 
 CLIENTS = 8

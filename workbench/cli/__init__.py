@@ -1,4 +1,4 @@
-"""The command line: ``python -m workbench [--workspace DIR] COMMAND [--json]``.
+"""The command line: ``workbench [--workspace DIR] COMMAND [--json]`` (or ``python -m workbench ...``).
 
 Each module of this package registers its commands on the shared parser; every command
 prints a table for people and, with ``--json``, one JSON document for scripts. Expected
@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from ..safe_text import printable
 
-__all__ = ["main", "build_parser", "CommandError", "emit", "for_people"]
+__all__ = ["main", "build_parser", "invoked_as", "CommandError", "emit", "for_people"]
 
 
 
@@ -70,12 +70,26 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser() -> argparse.ArgumentParser:
+def invoked_as(argv0: str | None = None) -> str:
+    """How the user started the command line, for its usage lines: ``workbench`` (the console
+    script, whatever its path) or ``python -m workbench``.
+
+    >>> invoked_as("/tmp/venv/bin/workbench"), invoked_as("/repo/workbench/__main__.py"), invoked_as("-c")
+    ('workbench', 'python -m workbench', 'python -m workbench')
+    """
+    name = Path(sys.argv[0] if argv0 is None else argv0).name
+    if name in ("__main__.py", "-m", "-c", "") or name.startswith("python"):
+        return "python -m workbench"
+    return Path(name).stem if name.endswith((".exe", ".py")) else name
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; ``prog`` (default: :func:`invoked_as`) starts its usage lines."""
     # Imported here: each command module imports CommandError and emit from this one.
     from . import benchmarks, core, evaluation, retrieval, serve, temporal
 
     common = _common()
-    parser = argparse.ArgumentParser(prog="python -m workbench", parents=[common],
+    parser = argparse.ArgumentParser(prog=prog or invoked_as(), parents=[common],
                                      description="Context Graph Workbench: a cited context graph beside a vector store.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (core, retrieval, temporal, evaluation, benchmarks, serve):  # each adds its commands, in help order

@@ -170,8 +170,7 @@ def cmd_neighbors(args):
     if args.comention:
         found = graph.comention_neighbors(args.entity)
         payload = {"center": graph.name(graph.resolve(args.entity)),
-                   "comentions": [{"entity": name, **_edge_json(graph, e), "first_seen": e.first_seen,
-                                   "last_seen": e.last_seen} for name, e in found]}
+                   "comentions": [{"entity": name, **graph.cited_hop(e).to_json()} for name, e in found]}
         emit(args, payload, lambda p: f"co-mentioned with {p['center']}:\n" + table(
             p["comentions"], ["entity", "weight", "first_seen", "last_seen", "chunks"]))
         return
@@ -179,22 +178,15 @@ def cmd_neighbors(args):
     payload = {
         "center": hood.center,
         "entities": [{"entity": name, "distance": d} for name, d in hood.entities],
-        "edges": [_edge_json(graph, e) for e in hood.edges],
+        "edges": [graph.cited_hop(e).to_json() for e in hood.edges],
     }
     emit(args, payload, lambda p: table(p["entities"], ["entity", "distance"]) + "\n\n" + table(
         p["edges"], ["source", "relation", "target", "weight", "chunks"]))
 
 
-def _edge_json(graph, e) -> dict:
-    return {"source": graph.name(e.source), "relation": e.relation, "target": graph.name(e.target),
-            "weight": e.weight, "chunks": list(e.chunk_ids), "documents": list(e.documents)}
-
-
 def cmd_impact(args):
-    from ..graph import impact_to_json
-
     ws = open_workspace(args)
-    payload = impact_to_json(ws.graph.impacted_by(args.entity))
+    payload = ws.graph.impacted_by(args.entity).to_json()
 
     def render(p):
         lines = [f"if {p['failed']} fails, {len(p['impacted'])} entities break:"]
@@ -210,12 +202,10 @@ def cmd_impact(args):
 
 
 def cmd_path(args):
-    from ..graph import path_to_json
-
     ws = open_workspace(args)
     found = ws.graph.paths(args.source, args.target, max_hops=args.max_hops, k=args.k)
     payload = {"from": ws.graph.name(ws.graph.resolve(args.source)), "to": ws.graph.name(ws.graph.resolve(args.target)),
-               "paths": [path_to_json(p) for p in found]}
+               "paths": [p.to_json() for p in found]}
 
     def render(p):
         if not p["paths"]:

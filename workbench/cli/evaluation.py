@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import CommandError, emit
+from . import CommandError, emit, invoked_as
 from .core import open_workspace
 
 __all__ = ["register"]
@@ -102,7 +102,7 @@ def cmd_eval(args):
         if client is None:
             llm = ws.settings.llm
             raise CommandError(f"--answers needs a chat model: set {llm.base_url_env} and {llm.model_env} "
-                               "(python -m workbench llm-serve starts the bundled local one and prints them)", code=2)
+                               f"({invoked_as()} llm-serve starts the bundled local one and prints them)", code=2)
     try:
         run = run_evaluation(ws, tasks, strategies=modes, direct=args.direct, k=args.k, task_file=str(args.tasks),
                              answer_client=client)

@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
+from ..model import RetrievalResult
 from . import CommandError, emit
 from .core import open_workspace
 from .render import table
 
-__all__ = ["register", "result_json"]
+__all__ = ["register"]
 
 
-def result_json(result) -> dict:
-    """A :class:`~workbench.model.RetrievalResult` as the ``query --json`` document."""
-    return {
-        "mode_requested": result.mode_requested,
-        "mode_used": result.mode_used,
-        "reason": result.reason,
-        "hits": [{"rank": h.rank, "chunk_id": h.chunk_id, "document": h.document, "score": h.score,
-                  "time": h.time, "text": h.text, "why": h.why} for h in result.hits],
-        "stats": result.stats,
-        "graph_context": result.graph_context,
-    }
-
-
-def _run(ws, text: str, mode: str, k: int | None, args=None):
+def _run(ws, text: str, mode: str, k: int | None, args=None) -> RetrievalResult:
     from ..retrieve import retrieve
 
     window = {name: getattr(args, name, None) for name in ("since", "until", "as_of")}
@@ -32,22 +20,24 @@ def _run(ws, text: str, mode: str, k: int | None, args=None):
         raise CommandError(str(exc), code=2) from None
 
 
-def _why_line(why: dict) -> str:
-    return "; ".join(f"{key}={value}" for key, value in why.items() if not isinstance(value, (dict, list)) or key in
-                     ("matched_terms", "entities", "path"))
+def _renderer(result: RetrievalResult):
+    """The text table of a result: the payload's fields, and each hit's why as a sentence."""
+    why = [h.why.describe() for h in result.hits]
 
+    def render(p: dict) -> str:
+        head = f"mode {p['mode_requested']} (used: {p['mode_used']})" + (f" - {p['reason']}" if p["reason"] else "")
+        rows = [{"rank": h["rank"], "score": round(h["score"], 4), "document": h["document"], "chunk": h["chunk_id"],
+                 "time": h.get("time") or "", "text": " ".join(h["text"].split()), "why": reason}
+                for h, reason in zip(p["hits"], why)]
+        return head + "\n" + table(rows, ["rank", "score", "document", "chunk", "time", "text", "why"], max_width=50)
 
-def _render_result(p: dict) -> str:
-    head = f"mode {p['mode_requested']} (used: {p['mode_used']})" + (f" - {p['reason']}" if p["reason"] else "")
-    rows = [{"rank": h["rank"], "score": round(h["score"], 4), "document": h["document"], "chunk": h["chunk_id"],
-             "time": h.get("time") or "", "text": " ".join(h["text"].split()), "why": _why_line(h["why"])}
-            for h in p["hits"]]
-    return head + "\n" + table(rows, ["rank", "score", "document", "chunk", "time", "text", "why"], max_width=50)
+    return render
 
 
 def cmd_query(args):
     ws = _scoped_workspace(args)
-    emit(args, result_json(_run(ws, args.text, args.mode, args.k, args)), _render_result)
+    result = _run(ws, args.text, args.mode, args.k, args)
+    emit(args, result.to_json(), _renderer(result))
 
 
 def cmd_compare(args):
@@ -55,7 +45,7 @@ def cmd_compare(args):
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else list(MODES)
     ws = _scoped_workspace(args)
-    results = {mode: result_json(_run(ws, args.text, mode, args.k, args)) for mode in modes}
+    results = {mode: _run(ws, args.text, mode, args.k, args).to_json() for mode in modes}
     seen: dict[str, int] = {}
     for payload in results.values():
         for chunk_id in {h["chunk_id"] for h in payload["hits"]}:

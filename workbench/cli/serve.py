@@ -3,9 +3,9 @@ and ``llm-serve`` (the bundled local chat model behind an OpenAI-compatible API)
 
 from __future__ import annotations
 
-from ..vectors import CHUNKS
 from ..entity_vectors import FILE_NAME as ENTITY_FILE
-from . import emit
+from ..vectors import CHUNKS
+from . import emit, invoked_as
 
 __all__ = ["register"]
 
@@ -47,7 +47,7 @@ def cmd_chroma_check(args):
             return line + "; every id matches"
         return (line + f"; out of step: chunk vectors {p['chunk_vectors_missing']} missing, "
                 f"{p['chunk_vectors_extra']} extra; entity vectors {p['entity_vectors_missing']} missing, "
-                f"{p['entity_vectors_extra']} extra: run `python -m workbench repair`")
+                f"{p['entity_vectors_extra']} extra: run `{invoked_as()} repair`")
 
     emit(args, payload, render)
     return 0 if payload["in_step"] else 1
@@ -67,7 +67,7 @@ def cmd_llm_serve(args):
     print(f"SmolLM2-135M-Instruct (llama.cpp) is serving {server.base_url}; in another shell:")
     for name, value in server.environment(llm).items():
         print(f"  export {name}={value}")
-    print("then: python -m workbench answer \"...\"  or  eval TASKS --answers.  Ctrl-C stops the server.", flush=True)
+    print(f"then: {invoked_as()} answer \"...\"  or  eval TASKS --answers.  Ctrl-C stops the server.", flush=True)
     try:
         assert server.process is not None
         server.process.wait()

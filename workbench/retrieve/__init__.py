@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import RetrievalResult
+from ..model import RetrievalResult, WindowUse
 from .base import Retriever
 from .comention import ComentionRetriever
 from .expand import ExpandRetriever
@@ -64,7 +64,7 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
     (default today; see :mod:`workbench.retrieve.timewindow`). Under a window the retriever
     is asked for more hits until ``k`` fall in it; explicit bounds keep only dated hits inside
     them, a phrase drops the hits dated outside it and keeps undated ones. ``reason`` and
-    ``stats["time_window"]`` say which window was used. Every hit carries its chunk's ``time``.
+    ``stats.time_window`` say which window was used. Every hit carries its chunk's ``time``.
     """
     from .timewindow import anchor_from_documents, in_window, resolve_window
 
@@ -102,7 +102,7 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
         _stamp_times(ws, result.hits)
         note = f"time window {window.describe()} matched no dated source; searched without it"
         result.reason = f"{result.reason}; {note}" if result.reason else note
-        result.stats["time_window"] = {**window.to_json(), "in_window": 0, "ignored": True}
+        result.stats.time_window = WindowUse(window, in_window=0, ignored=True)
         return result
     for rank, hit in enumerate(kept[:k], 1):
         hit.rank = rank
@@ -110,8 +110,8 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
     note = f"time window {window.describe()}: {len(kept)} of {fetched} hits fall in it"
     result.query, result.hits = query, kept[:k]
     result.reason = f"{result.reason}; {note}" if result.reason else note
-    result.stats["time_window"] = {**window.to_json(), "asked": asked, "fetched": fetched, "in_window": len(kept),
-                                   "kept": len(result.hits), "searched_text": text}
+    result.stats.time_window = WindowUse(window, in_window=len(kept), asked=asked, fetched=fetched,
+                                         kept=len(result.hits), searched_text=text)
     return result
 
 

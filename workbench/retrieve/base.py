@@ -1,8 +1,10 @@
 """The retriever protocol and the helpers every strategy shares.
 
 A retriever takes a workspace, a query and ``k`` and returns a
-:class:`~workbench.model.RetrievalResult`: hits ranked 1..n with a score and a ``why`` each,
-the mode requested and the mode used, stats (with ``seconds`` per stage) and graph context.
+:class:`~workbench.model.RetrievalResult`: hits ranked 1..n with a score and a
+:class:`~workbench.model.Why` each, the mode requested and the mode used,
+:class:`~workbench.model.RetrievalStats` (with ``seconds`` per stage) and a
+:class:`~workbench.model.GraphContext`.
 
 Examples
 --------
@@ -21,14 +23,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ..model import Hit, RetrievalResult
+from ..model import Hit, RetrievalResult, RetrievalStats, Why
 
 __all__ = ["Retriever", "StageTimer", "Ranked", "empty_result", "is_empty_query", "make_hits", "sort_ranked"]
 
 #: One ranked candidate before its text is fetched: ``(chunk id, score, why)``.
-Ranked = tuple[str, float, dict[str, Any]]
+Ranked = tuple[str, float, Why]
 
 
 @runtime_checkable
@@ -46,7 +48,7 @@ class Retriever(Protocol):
 
 
 class StageTimer:
-    """Seconds spent per named stage, for ``stats["seconds"]``."""
+    """Seconds spent per named stage, for :attr:`RetrievalStats.seconds`."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
@@ -74,7 +76,7 @@ def is_empty_query(query: str | None) -> bool:
 def empty_result(query: str, mode: str, reason: str = "empty query", mode_used: str | None = None) -> RetrievalResult:
     """A result with no hits that says why."""
     return RetrievalResult(query=query or "", mode_requested=mode, mode_used=mode_used or mode, hits=[],
-                           stats={"seconds": {"total": 0.0}}, graph_context={}, reason=reason)
+                           stats=RetrievalStats(seconds={"total": 0.0}), reason=reason)
 
 
 def sort_ranked(ranked: Sequence[Ranked]) -> list[Ranked]:

@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 from ..embedding import EmbeddingUnavailable
-from ..model import Edge, RetrievalResult
+from ..model import Edge, RetrievalResult, RetrievalStats, Why
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
@@ -32,12 +32,6 @@ __all__ = ["ComentionRetriever", "comention_score"]
 def comention_score(parent: float, discount: float, hops: int) -> float:
     """The score of a chunk reached ``hops`` edges away from a hit scoring ``parent``."""
     return round(parent * discount ** hops, 12)
-
-
-def _edge_json(graph, edge: Edge) -> dict:
-    return {"source": graph.name(edge.source), "relation": edge.relation, "target": graph.name(edge.target),
-            "weight": edge.weight, "first_seen": edge.first_seen, "last_seen": edge.last_seen,
-            "chunks": list(edge.chunk_ids)}
 
 
 class ComentionRetriever:
@@ -71,10 +65,10 @@ class ComentionRetriever:
             for parent, parent_score, _ in direct:
                 start = sorted(k2 for k2 in layer.entities_of.get(parent, ()) if k2 not in layer.common and k2 in links)
                 seen = set(start)
-                frontier = [(key, None) for key in start]
+                frontier = list(start)
                 for hop in range(1, settings.comention_hops + 1):
-                    following = []
-                    for key, _ in frontier:
+                    following: list[tuple[str, Edge]] = []
+                    for key in frontier:
                         for other, edge in links.get(key, ())[: settings.comention_fanout]:
                             if other in seen:
                                 continue
@@ -89,16 +83,16 @@ class ComentionRetriever:
                         best = min(holders, key=lambda c: (len(layer.entities_of.get(c, ())), c))
                         current = added.get(best)
                         if current is None or current[1] < score:
-                            added[best] = (best, score, {"via": "comention", "parent": parent, "entity": graph.name(other),
-                                                         "hops": hop, "edge": _edge_json(graph, edge)})
-                    frontier = following
+                            added[best] = (best, score, Why(via="comention", parent=parent, reached=graph.name(other),
+                                                            hops=hop, edge=graph.cited_hop(edge)))
+                    frontier = [other for other, _ in following]
             more = sort_ranked(list(added.values()))[:k]
-            ranked = [(chunk_id, score, {"via": "direct", "similarity": why["similarity"]})
+            ranked = [(chunk_id, score, Why(via="direct", similarity=why.similarity))
                       for chunk_id, score, why in direct] + more
         with timer("fetch"):
             hits = make_hits(ws, ranked)
-        stats = {"direct_hits": sum(1 for h in hits if h.why["via"] == "direct"),
-                 "comention_hits": sum(1 for h in hits if h.why["via"] == "comention"),
-                 "entities_reached": reached_entities, "hops": settings.comention_hops, "seconds": timer.total()}
+        stats = RetrievalStats(seconds=timer.total(), direct_hits=sum(1 for h in hits if h.why.via == "direct"),
+                               comention_hits=sum(1 for h in hits if h.why.via == "comention"),
+                               entities_reached=reached_entities, hops=settings.comention_hops)
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits, stats=stats,
                                reason="" if hits else f"no chunk reaches min_vector_score={settings.min_vector_score}")

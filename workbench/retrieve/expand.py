@@ -20,7 +20,7 @@ Examples
 from __future__ import annotations
 
 from ..embedding import EmbeddingUnavailable
-from ..model import Edge, RetrievalResult
+from ..model import RetrievalResult, RetrievalStats, Why
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
@@ -32,12 +32,6 @@ __all__ = ["ExpandRetriever", "expansion_score"]
 def expansion_score(parent: float, discount: float, confidence: float) -> float:
     """The score of a chunk reached over one edge from a hit scoring ``parent``."""
     return round(parent * discount * confidence, 12)
-
-
-def _edge_json(graph, edge: Edge) -> dict:
-    return {"source": graph.name(edge.source), "relation": edge.relation, "target": graph.name(edge.target),
-            "confidence": edge.confidence, "weight": edge.weight, "origin": edge.origin,
-            "chunks": list(edge.chunk_ids)}
 
 
 def _reached_chunks(ws, end: str, parent_document: str) -> list[str]:
@@ -97,19 +91,18 @@ class ExpandRetriever:
                             if documents.get(chunk_id) in direct_documents or (
                                     current is not None and current[1] >= score):
                                 continue
-                            expanded[chunk_id] = (chunk_id, score, {
-                                "via": "expansion", "parent": parent, "edge": _edge_json(graph, edge),
-                                "reached": graph.name(end), "confidence": edge.confidence})
+                            expanded[chunk_id] = (chunk_id, score, Why(
+                                via="expansion", parent=parent, edge=graph.cited_hop(edge), reached=graph.name(end)))
             more = sort_ranked(list(expanded.values()))[:k]
-            ranked = [(chunk_id, score, {"via": "direct", "similarity": why["similarity"]})
+            ranked = [(chunk_id, score, Why(via="direct", similarity=why.similarity))
                       for chunk_id, score, why in direct] + more
         with timer("fetch"):
             hits = make_hits(ws, ranked)
-        stats = {
-            "direct_hits": sum(1 for h in hits if h.why["via"] == "direct"),
-            "expanded_hits": sum(1 for h in hits if h.why["via"] == "expansion"),
-            "edges_followed": edges_followed,
-            "seconds": timer.total(),
-        }
+        stats = RetrievalStats(
+            seconds=timer.total(),
+            direct_hits=sum(1 for h in hits if h.why.via == "direct"),
+            expanded_hits=sum(1 for h in hits if h.why.via == "expansion"),
+            edges_followed=edges_followed,
+        )
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits, stats=stats,
                                reason="" if hits else f"no chunk reaches min_vector_score={settings.min_vector_score}")

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embedding import EmbeddingUnavailable
-from ..graph import path_to_json
-from ..model import GraphPath, RetrievalResult
+from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, PathStep, RetrievalResult, RetrievalStats,
+                     Seed, Why)
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
@@ -165,8 +165,9 @@ def rank_provenance(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[s
         found = {chunk_id: set(keys) & mass.keys() for chunk_id, keys in chunk_entities.items()}
     stated: dict[str, float] = defaultdict(float)
     seen_edges = set()
-    for key in mass if relation_edges is not None else ():
-        for edge in relation_edges.get(key, ()):
+    edges_of: Mapping[str, Iterable] = relation_edges or {}
+    for key in mass:
+        for edge in edges_of.get(key, ()):
             ends = (edge.source, edge.relation, edge.target)
             if ends in seen_edges or edge.source not in mass or edge.target not in mass:
                 continue
@@ -190,9 +191,9 @@ def walk_ranking(walk: Mapping[str, float], dense: Mapping[str, float], graph_we
     return sorted(((cid, round(s, 12)) for cid, s in scores.items()), key=lambda item: (-item[1], item[0]))
 
 
-def path_chunks(paths: list[GraphPath], limit: int) -> list[tuple[str, dict]]:
+def path_chunks(paths: list[GraphPath], limit: int, reading: str | None = None) -> list[tuple[str, PathStep]]:
     """One chunk per hop along the paths, in path order, each chunk once, at most ``limit``."""
-    found: list[tuple[str, dict]] = []
+    found: list[tuple[str, PathStep]] = []
     seen: set[str] = set()
     for number, path in enumerate(paths, 1):
         for hop_number, hop in enumerate(path.hops, 1):
@@ -200,12 +201,12 @@ def path_chunks(paths: list[GraphPath], limit: int) -> list[tuple[str, dict]]:
             if not fresh or len(found) >= limit:
                 continue
             seen.add(fresh[0])
-            found.append((fresh[0], {"path": list(path.nodes), "path_rank": number, "hop": hop_number,
-                                     "states": f"{hop.source} -{hop.relation}-> {hop.target}"}))
+            found.append((fresh[0], PathStep(path=tuple(path.nodes), path_rank=number, hop_number=hop_number, hop=hop,
+                                             reading=reading)))
     return found
 
 
-def _triples(ws, top: list[tuple[str, float]], limit: int) -> list[dict]:
+def _triples(ws, top: list[tuple[str, float]], limit: int) -> list[Hop]:
     """Relation edges among the top entities, then those around them, by the mass of their ends."""
     graph = ws.graph
     mass = dict(top)
@@ -216,9 +217,7 @@ def _triples(ws, top: list[tuple[str, float]], limit: int) -> list[dict]:
     ranked = sorted(edges.values(), key=lambda e: (
         not (e.source in mass and e.target in mass), -(mass.get(e.source, 0) + mass.get(e.target, 0)),
         e.source, e.relation, e.target))
-    return [{"source": graph.name(e.source), "relation": e.relation, "target": graph.name(e.target),
-             "confidence": e.confidence, "weight": e.weight, "chunks": list(e.chunk_ids),
-             "documents": list(e.documents)} for e in ranked[:limit]]
+    return [graph.cited_hop(e) for e in ranked[:limit]]
 
 
 class GraphRAGRetriever:
@@ -242,7 +241,7 @@ class GraphRAGRetriever:
         graph = ws.graph
         nodes = len(graph)
         if nodes > settings.max_graph_nodes:
-            return self._vector_only(ws, query, vector, k, timer, {"seeds": []},
+            return self._vector_only(ws, query, vector, k, timer,
                                      f"the graph has {nodes} entities, more than max_graph_nodes={settings.max_graph_nodes}")
         try:
             with timer("seeds"):
@@ -255,14 +254,13 @@ class GraphRAGRetriever:
             return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
         dense_seeds = sorted(dense.items(), key=lambda item: (-item[1], item[0]))[:settings.dense_seeds]
         seeds = Seeds(named, dict(similar), dict(dense_seeds))
-        seed_stats = ([{"entity": graph.name(key), "key": key, "source": "named", "specificity": round(s, 6)}
-                       for key, s in sorted(named.items(), key=lambda item: (-item[1], item[0]))]
-                      + [{"entity": graph.name(key), "key": key, "source": "similar", "similarity": round(sim, 6)}
-                         for key, sim in similar])
+        seed_list = ([Seed(graph.name(key), key, "named", specificity=round(s, 6))
+                      for key, s in sorted(named.items(), key=lambda item: (-item[1], item[0]))]
+                     + [Seed(graph.name(key), key, "similar", similarity=round(sim, 6)) for key, sim in similar])
         if not seeds.entity_weights(graph.passages.specificity, settings.similar_seed_weight):
             best = ("no entity vectors" if best_key is None
                     else f"best: {graph.name(best_key)!r} at {best_similarity:.3f}")
-            return self._vector_only(ws, query, vector, k, timer, {"seeds": []},
+            return self._vector_only(ws, query, vector, k, timer,
                                      f"the query names no entity of the graph and no entity name reached "
                                      f"seed_similarity_threshold={settings.seed_similarity_threshold} ({best})")
         with timer("ppr"):
@@ -279,14 +277,14 @@ class GraphRAGRetriever:
                 if mass[pos] > 0:
                     walk[chunk_ids[pos]] = float(mass[pos])
         with timer("context"):
-            graph_context = {
-                "seeds": seed_stats,
-                "nodes": [{"key": key, "name": graph.name(key), "type": graph.entity(key).type, "ppr": round(m, 6)}
-                          for key, m in top],
-                "triples": _triples(ws, top, settings.max_triples),
-                "passages": [{"chunk": cid, "mass": round(m, 6)}
-                             for cid, m in sorted(walk.items(), key=lambda item: (-item[1], item[0]))[:k]],
-            }
+            graph_context = GraphContext(
+                seeds=seed_list,
+                nodes=[ContextNode(graph.name(key), key=key, type=graph.entity(key).type, ppr=round(m, 6))
+                       for key, m in top],
+                triples=_triples(ws, top, settings.max_triples),
+                passages=[PassageMass(cid, round(m, 6))
+                          for cid, m in sorted(walk.items(), key=lambda item: (-item[1], item[0]))[:k]],
+            )
         with timer("provenance"):
             indexes = indexes_for(ws)
             provenance = rank_provenance(ws.parts.chunk_entities, dict(top), indexes.entity_chunks,
@@ -307,44 +305,42 @@ class GraphRAGRetriever:
             # fused ranking follows. A long chain holds the short ones: longest first.
             reading = read_question(ws, query)
             paths = sorted(reading.paths, key=lambda p: -len(p.hops)) if reading else []
-            stated = dict(path_chunks(paths, (k + 1) // 2))
+            stated = dict(path_chunks(paths, (k + 1) // 2, reading.kind if reading else None))
             if reading:
-                graph_context["reading"] = reading.kind
-                graph_context["paths"] = [path_to_json(p) for p in paths[:settings.max_triples]]
+                graph_context.reading = reading.kind
+                graph_context.paths = paths[:settings.max_triples]
                 if reading.impact is not None:
-                    graph_context["failed"] = reading.impact.failed
+                    graph_context.failed = reading.impact.failed
             rrf_of = dict(fused)
-            best = fused[0][1] if fused else 0.0
-            fused = [(cid, round(best + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \
+            top_score = fused[0][1] if fused else 0.0
+            fused = [(cid, round(top_score + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \
                 [(cid, score) for cid, score in fused if cid not in stated]
             ranked: list[Ranked] = []
             for cid, score in fused[:k]:
-                why: dict = {"rrf": round(rrf_of.get(cid, 0.0), 6), "walk_rank": ranks["walk"].get(cid),
-                             "provenance_rank": ranks["provenance"].get(cid), "hybrid_rank": ranks["hybrid"].get(cid),
-                             "similarity": round(dense.get(cid, 0.0), 6),
-                             "pagerank": round(walk.get(cid, 0.0) / top_walk, 6)}
-                if cid in stated:
-                    why["cited_path"] = stated[cid]
+                # A chunk only a cited path brought has no fused score to show.
+                why = Why(rrf=round(rrf_of[cid], 6) if cid in rrf_of else None,
+                          ranks={name: ranks[name].get(cid) for name in ("walk", "provenance", "hybrid")},
+                          similarity=round(dense.get(cid, 0.0), 6), pagerank=round(walk.get(cid, 0.0) / top_walk, 6),
+                          cited_path=stated.get(cid))
                 if cid in provenance_of:
                     m, keys = provenance_of[cid]
-                    why["ppr_mass"] = m
-                    why["entities"] = [graph.name(key) for key in keys]
+                    why.ppr_mass, why.entities = m, [graph.name(key) for key in keys]
                 ranked.append((cid, score, why))
         with timer("fetch"):
             hits = make_hits(ws, ranked)
-        stats = {
-            "seeds": [{key: value for key, value in s.items() if key != "key"} for s in seed_stats],
-            "dense_seeds": [cid for cid, _ in dense_seeds],
-            "entities_explored": len(top),
-            "graph_nodes": nodes,
-            "graph": graph.passages.stats(),
-            "ppr_iterations": iterations,
-            "ppr_converged": converged,
-            "walk_hits": sum(1 for h in hits if h.why.get("walk_rank") is not None),
-            "provenance_hits": sum(1 for h in hits if h.why.get("provenance_rank") is not None),
-            "vector_hits": sum(1 for h in hits if h.why.get("hybrid_rank") is not None),
-            "seconds": timer.total(),
-        }
+        stats = RetrievalStats(
+            seconds=timer.total(),
+            seeds=seed_list,
+            dense_seeds=[cid for cid, _ in dense_seeds],
+            entities_explored=len(top),
+            graph_nodes=nodes,
+            graph=graph.passages.stats(),
+            ppr_iterations=iterations,
+            ppr_converged=converged,
+            walk_hits=sum(1 for h in hits if h.why.ranks.get("walk") is not None),
+            provenance_hits=sum(1 for h in hits if h.why.ranks.get("provenance") is not None),
+            vector_hits=sum(1 for h in hits if h.why.ranks.get("hybrid") is not None),
+        )
         reason = (f"{len(named)} entities named in the query, {len(similar)} entity names reached "
                   f"seed_similarity_threshold={settings.seed_similarity_threshold}")
         if not converged:
@@ -354,7 +350,7 @@ class GraphRAGRetriever:
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
 
-    def _vector_only(self, ws, query, vector, k, timer: StageTimer, graph_context: dict, reason: str) -> RetrievalResult:
+    def _vector_only(self, ws, query, vector, k, timer: StageTimer, reason: str) -> RetrievalResult:
         """Hybrid search (semantic + keyword), no graph context."""
         with timer("hybrid"):
             try:
@@ -363,17 +359,17 @@ class GraphRAGRetriever:
                 return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
         with timer("fetch"):
             hits = make_hits(ws, ranked[:k])
-        stats = {"seeds": graph_context.get("seeds", []), "entities_explored": 0, "provenance_hits": 0,
-                 "vector_hits": len(hits), "seconds": timer.total()}
+        stats = RetrievalStats(seconds=timer.total(), seeds=[], entities_explored=0, provenance_hits=0,
+                               vector_hits=len(hits))
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
-                               stats=stats, graph_context=graph_context, reason=reason)
+                               stats=stats, reason=reason)
 
     def _keyword_only(self, ws, query, k, timer: StageTimer, reason: str) -> RetrievalResult:
         with timer("keyword"):
             ranked = keyword_ranking(ws, query, k)
         with timer("fetch"):
             hits = make_hits(ws, ranked)
-        stats = {"seeds": [], "entities_explored": 0, "provenance_hits": 0, "vector_hits": 0,
-                 "keyword_hits": len(hits), "seconds": timer.total()}
+        stats = RetrievalStats(seconds=timer.total(), seeds=[], entities_explored=0, provenance_hits=0, vector_hits=0,
+                               keyword_hits=len(hits))
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="keyword_only", hits=hits,
-                               stats=stats, graph_context={}, reason=reason)
+                               stats=stats, reason=reason)

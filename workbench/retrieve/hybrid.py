@@ -5,9 +5,10 @@ still win. Without embeddings the mode falls back to keywords and says so.
 
 Examples
 --------
->>> [(c, round(s, 4), w["keyword_rank"], w["vector_rank"]) for c, s, w in fuse_rankings(
-...     [("a", 3.0, {}), ("b", 1.0, {})], [("b", 0.9, {}), ("c", 0.5, {})], rrf_k=60)]
-[('b', 0.0325, 2, 1), ('a', 0.0164, 1, None), ('c', 0.0161, None, 2)]
+>>> from workbench.model import Why
+>>> [(c, round(s, 4), w.ranks) for c, s, w in fuse_rankings(
+...     [("a", 3.0, Why()), ("b", 1.0, Why())], [("b", 0.9, Why()), ("c", 0.5, Why())], rrf_k=60)]
+[('b', 0.0325, {'keyword': 2, 'vector': 1}), ('a', 0.0164, {'keyword': 1, 'vector': None}), ('c', 0.0161, {'keyword': None, 'vector': 2})]
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..embedding import EmbeddingUnavailable
-from ..model import RetrievalResult
+from ..model import RetrievalResult, RetrievalStats, Why
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .fusion import rrf
@@ -32,7 +33,8 @@ OVERFETCH = 3
 
 
 def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked], rrf_k: int = 60) -> list[Ranked]:
-    """RRF of a keyword and a vector ranking; ``why`` gives the fused score and both ranks."""
+    """RRF of a keyword and a vector ranking; ``why`` gives the fused score, both ranks, the
+    matched terms and the similarity."""
     keyword_rank = {chunk_id: rank for rank, (chunk_id, _, _) in enumerate(keyword, 1)}
     vector_rank = {chunk_id: rank for rank, (chunk_id, _, _) in enumerate(vector, 1)}
     keyword_why = {chunk_id: why for chunk_id, _, why in keyword}
@@ -40,12 +42,11 @@ def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked], rrf_k: in
     fused = rrf([list(keyword_rank), list(vector_rank)], k=rrf_k)
     out: list[Ranked] = []
     for chunk_id, score in sorted(fused, key=lambda pair: (-pair[1], pair[0])):
-        why = {"rrf": round(score, 6), "keyword_rank": keyword_rank.get(chunk_id),
-               "vector_rank": vector_rank.get(chunk_id)}
-        if chunk_id in keyword_why:
-            why["matched_terms"] = keyword_why[chunk_id].get("matched_terms", [])
-        if chunk_id in vector_why:
-            why["similarity"] = vector_why[chunk_id].get("similarity")
+        by_keyword, by_vector = keyword_why.get(chunk_id), vector_why.get(chunk_id)
+        why = Why(rrf=round(score, 6),
+                  ranks={"keyword": keyword_rank.get(chunk_id), "vector": vector_rank.get(chunk_id)},
+                  matched_terms=(by_keyword.matched_terms or []) if by_keyword else None,
+                  similarity=by_vector.similarity if by_vector else None)
         out.append((chunk_id, score, why))
     return out
 
@@ -86,12 +87,12 @@ class HybridRetriever:
             ranked = literal_boosted(ws, ranked, found)[:k]
         with timer("fetch"):
             hits = make_hits(ws, ranked)
-        stats = {
-            "keyword_hits": sum(1 for h in hits if h.why.get("keyword_rank") is not None),
-            "vector_hits": sum(1 for h in hits if h.why.get("vector_rank") is not None),
-            "literal_terms": found,
-            "seconds": timer.total(),
-        }
+        stats = RetrievalStats(
+            seconds=timer.total(),
+            keyword_hits=sum(1 for h in hits if h.why.ranks.get("keyword") is not None),
+            vector_hits=sum(1 for h in hits if h.why.ranks.get("vector") is not None),
+            literal_terms=found,
+        )
         if not hits and not reason:
             reason = "neither keyword nor vector search found a chunk"
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=mode_used, hits=hits,

@@ -8,7 +8,7 @@ Examples
 
 from __future__ import annotations
 
-from ..model import RetrievalResult
+from ..model import RetrievalResult, RetrievalStats, Why
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
 
@@ -18,7 +18,7 @@ __all__ = ["KeywordRetriever", "keyword_ranking"]
 def keyword_ranking(ws, query: str, n: int) -> list[Ranked]:
     """The ``n`` best chunks by BM25, zero scores dropped: ``(chunk id, score, why)``."""
     matches = indexes_for(ws).keyword.search(query, n)
-    return [(m.id, m.score, {"matched_terms": list(m.matched_terms), "bm25": round(m.score, 6)}) for m in matches]
+    return [(m.id, m.score, Why(matched_terms=list(m.matched_terms), bm25=round(m.score, 6))) for m in matches]
 
 
 class KeywordRetriever:
@@ -39,6 +39,6 @@ class KeywordRetriever:
             hits = make_hits(ws, ranked)
         return RetrievalResult(
             query=query, mode_requested=self.name, mode_used=self.name, hits=hits,
-            stats={"keyword_hits": len(hits), "seconds": timer.total()},
+            stats=RetrievalStats(seconds=timer.total(), keyword_hits=len(hits)),
             reason="" if hits else "no chunk shares a term with the query",
         )

@@ -11,7 +11,10 @@ Examples
 ['ECONNREFUSED', 'redis_client.connect', 'auth/session.py']
 >>> identifiers("If Redis goes down, what breaks?")
 []
->>> boost_literal([("a", 0.5, {}), ("b", 0.52, {})], {"a": "got ECONNREFUSED", "b": "no"}, ["ECONNREFUSED"], 0.05)
+>>> from workbench.model import Why
+>>> boosted = boost_literal([("a", 0.5, Why()), ("b", 0.52, Why())], {"a": "got ECONNREFUSED", "b": "no"},
+...                         ["ECONNREFUSED"], 0.05)
+>>> [(chunk_id, score, why.to_json()) for chunk_id, score, why in boosted]
 [('a', 0.55, {'literal_match': ['ECONNREFUSED'], 'literal_boost': 0.05}), ('b', 0.52, {})]
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from .base import Ranked, sort_ranked
 
@@ -52,7 +56,7 @@ def boost_literal(ranked: Sequence[Ranked], texts: Mapping[str, str], found: Seq
         matched = [term for term in found if term in texts.get(chunk_id, "")]
         if matched:
             added = round(boost * len(matched), 6)
-            why = {**why, "literal_match": matched, "literal_boost": added}
+            why = replace(why, literal_match=matched, literal_boost=added)
             score = round(score + added, 12)
         out.append((chunk_id, score, why))
     return sort_ranked(out)

@@ -16,12 +16,12 @@ Examples
 from __future__ import annotations
 
 from ..embedding import EmbeddingUnavailable
-from ..graph import hop_to_json, impact_to_json, path_to_json
-from ..model import GraphPath, RetrievalResult
+from ..graph import EntityNotFound
+from ..model import ContextNode, GraphContext, GraphPath, PathStep, RetrievalResult, RetrievalStats, Why
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .naming import FAILURE_WORDS, find_entities, is_failure_question
-from .questions import cue_of, read_question
+from .questions import Reading, cue_of, read_question
 from .vector import embed_query, entity_query
 
 __all__ = ["PathsRetriever", "find_entities", "is_failure_question", "FAILURE_WORDS"]
@@ -38,27 +38,37 @@ def _entity_by_similarity(ws, query: str) -> str | None:
     return ranked[0][0] if ranked and ranked[0][1] >= threshold else None
 
 
-def _hits_along(paths: list[GraphPath], extra: list[dict]) -> list[Ranked]:
+def _hits_along(paths: list[GraphPath], reading: str) -> list[Ranked]:
     """The chunks cited by the hops, path by path, each once; path ``i`` scores ``1 / i``."""
     ranked: list[Ranked] = []
     seen: set[str] = set()
-    for i, (path, detail) in enumerate(zip(paths, extra), 1):
-        for hop in path.hops:
+    for i, path in enumerate(paths, 1):
+        for number, hop in enumerate(path.hops, 1):
             for chunk_id in hop.chunks:
                 if chunk_id in seen:
                     continue
                 seen.add(chunk_id)
-                ranked.append((chunk_id, 1.0 / i, {"path": list(path.nodes), "hop": hop_to_json(hop), **detail}))
+                step = PathStep(path=tuple(path.nodes), path_rank=i, hop_number=number, hop=hop, reading=reading)
+                ranked.append((chunk_id, 1.0 / i, Why(cited_path=step)))
     return ranked
 
 
-def _subgraph(paths: list[GraphPath]) -> dict:
-    nodes = list(dict.fromkeys(name for path in paths for name in path.nodes))
-    triples = {}
-    for path in paths:
-        for hop in path.hops:
-            triples.setdefault((hop.source, hop.relation, hop.target), hop_to_json(hop))
-    return {"nodes": [{"name": name} for name in nodes], "triples": list(triples.values())}
+def _context(ws, reading: Reading) -> GraphContext:
+    """The reading's paths, the entities on them and their hops as the cited triples."""
+    graph = ws.graph
+    nodes = []
+    for name in dict.fromkeys(name for path in reading.paths for name in path.nodes):
+        try:
+            key = graph.resolve(name)
+        except EntityNotFound:  # a display name always resolves; kept whole if one ever does not
+            nodes.append(ContextNode(name))
+        else:
+            nodes.append(ContextNode(name, key=key, type=graph.entity(key).type))
+    hops = {(h.source, h.relation, h.target): h for path in reading.paths for h in path.hops}
+    return GraphContext(
+        nodes=nodes,
+        triples=list(hops.values()), reading=reading.kind, entities=list(reading.entities), paths=list(reading.paths),
+        failed=reading.impact.failed if reading.impact is not None else None, impact=reading.impact)
 
 
 class PathsRetriever:
@@ -84,18 +94,12 @@ class PathsRetriever:
         if reading is None:
             return self._unread(ws, query, k, timer, keys)
         with timer("fetch"):
-            ranked = _hits_along(reading.paths, [{"reading": reading.kind, "path_rank": i}
-                                                 for i in range(1, len(reading.paths) + 1)])
+            ranked = _hits_along(reading.paths, reading.kind)
             hits = make_hits(ws, ranked[:k])
-        graph_context = {"kind": reading.kind, "entities": reading.entities,
-                         "paths": [path_to_json(p) for p in reading.paths], **_subgraph(reading.paths)}
-        if reading.impact is not None:
-            graph_context.update({"failed": reading.impact.failed, "impact": impact_to_json(reading.impact),
-                                  "survivors": list(reading.impact.survivors)})
-        stats = {"entities": reading.entities, "matched_by": matched_by, "reading": reading.kind,
-                 "paths": len(reading.paths), "seconds": timer.total()}
+        stats = RetrievalStats(seconds=timer.total(), entities=list(reading.entities), matched_by=matched_by,
+                               reading=reading.kind, paths=len(reading.paths))
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits, stats=stats,
-                               graph_context=graph_context, reason=reading.summary)
+                               graph_context=_context(ws, reading), reason=reading.summary)
 
     def _unread(self, ws, query: str, k: int, timer: StageTimer, keys: list[str]) -> RetrievalResult:
         """No structural reading: say so, and give the hybrid hits rather than a walk nobody asked for."""
@@ -116,6 +120,6 @@ class PathsRetriever:
         what = f"it names {', '.join(named)}" if named else "it names no entity of the graph"
         reason = (f"no structural reading: {what}, but asks neither what breaks, what it depends on, who owns or "
                   "leads it, nor how two entities relate; hybrid hits instead")
-        stats = {"entities": named, "reading": None, "paths": 0, "seconds": timer.total()}
+        stats = RetrievalStats(seconds=timer.total(), entities=named, paths=0)
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="hybrid", hits=hits, stats=stats,
-                               graph_context={}, reason=reason)
+                               reason=reason)

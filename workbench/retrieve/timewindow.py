@@ -93,6 +93,10 @@ def _phrases(as_of: date, anchor: Callable[[str], date | None] | None):
         year = int(m.group(2)) if m.group(2) else _last_in_past(month, as_of)
         return date(year, month, 1), None
 
+    def before_day(m):
+        day = parse_day(m.group(1))
+        return (None, day - timedelta(days=1)) if day else None
+
     def since_anchor(m):
         day = anchor(m.group(1)) if anchor else None
         return (day, None) if day else None
@@ -110,7 +114,7 @@ def _phrases(as_of: date, anchor: Callable[[str], date | None] | None):
         (r"\byesterday\b", lambda m: (as_of - timedelta(days=1),) * 2),
         (r"\btoday\b", lambda m: (as_of, as_of)),
         (r"\bsince (\d{4}-\d{2}-\d{2})\b", lambda m: (parse_day(m.group(1)), None)),
-        (r"\bbefore (\d{4}-\d{2}-\d{2})\b", lambda m: (None, parse_day(m.group(1)) - timedelta(days=1))),
+        (r"\bbefore (\d{4}-\d{2}-\d{2})\b", before_day),
         (rf"\bsince ({_MONTH})(?:\s+(\d{{4}}))?\b", since_month),
         (r"\bsince (\d{4})\b", lambda m: (date(int(m.group(1)), 1, 1), None)),
         (rf"\b(?:in|during) ({_MONTH})(?:\s+(\d{{4}}))?\b", named_month),

@@ -6,8 +6,11 @@ only the best chunk of each document is kept. Query embeddings are remembered pe
 
 Examples
 --------
->>> best_per_document([("c1", 0.9, {}), ("c2", 0.8, {}), ("c3", 0.7, {})], {"c1": "a", "c2": "a", "c3": "b"})
-[('c1', 0.9, {}), ('c3', 0.7, {})]
+>>> from workbench.model import Why
+>>> kept = best_per_document([("c1", 0.9, Why()), ("c2", 0.8, Why()), ("c3", 0.7, Why())],
+...                          {"c1": "a", "c2": "a", "c3": "b"})
+>>> [(chunk_id, score) for chunk_id, score, _ in kept]
+[('c1', 0.9), ('c3', 0.7)]
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..embedding import EmbeddingUnavailable
-from ..model import RetrievalResult
+from ..model import RetrievalResult, RetrievalStats, Why
 from ..vectors import CHUNKS, VectorMatch, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
@@ -91,7 +94,7 @@ def direct_by_document(ws, query: str, k: int, timer: StageTimer) -> list[Ranked
 def unavailable(query: str, mode: str, exc: Exception, timer: StageTimer) -> RetrievalResult:
     """The empty result of a mode whose vector search cannot run, saying why."""
     result = empty_result(query, mode, reason=f"vector search unavailable: {exc}")
-    result.stats["seconds"] = timer.total()
+    result.stats.seconds = timer.total()
     return result
 
 
@@ -118,7 +121,7 @@ def vector_ranking(ws, vector: np.ndarray, n: int, min_score: float | None = Non
     dedupe = settings.dedupe_by_document if dedupe is None else dedupe
     # De-duplication throws chunks away, so ask for more than we keep.
     matches = vector_query(ws, CHUNKS, vector, n * 3 if dedupe else n)
-    ranked = sort_ranked([(m.id, m.similarity, {"similarity": round(m.similarity, 6)})
+    ranked = sort_ranked([(m.id, m.similarity, Why(similarity=round(m.similarity, 6)))
                           for m in matches if m.similarity >= min_score])
     if dedupe:
         ranked = best_per_document(ranked, indexes_for(ws).chunk_documents)
@@ -142,15 +145,13 @@ class VectorRetriever:
                 found = identifiers(query)
                 ranked = vector_ranking(ws, vector, k * 3 if found else k)
         except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
-            result = empty_result(query, self.name, reason=f"vector search unavailable: {exc}")
-            result.stats["seconds"] = timer.total()
-            return result
+            return unavailable(query, self.name, exc, timer)
         with timer("literal"):
             ranked = literal_boosted(ws, ranked, found)[:k]
         with timer("fetch"):
             hits = make_hits(ws, ranked)
         return RetrievalResult(
             query=query, mode_requested=self.name, mode_used=self.name, hits=hits,
-            stats={"vector_hits": len(hits), "literal_terms": found, "seconds": timer.total()},
+            stats=RetrievalStats(seconds=timer.total(), vector_hits=len(hits), literal_terms=found),
             reason="" if hits else f"no chunk reaches min_vector_score={ws.settings.retrieval.min_vector_score}",
         )

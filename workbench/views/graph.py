@@ -1,4 +1,4 @@
-"""Views of the context graph for people: filtered pyvis HTML and pandas tables for the pages.
+"""The context graph drawn for people: filtered views, rendered as offline pyvis HTML.
 
 :func:`select_view` filters the co-mention graph or the typed relation graph (entity type,
 minimum weight, time range, relation), ranks nodes by degree, mentions or PageRank, keeps the
@@ -12,8 +12,6 @@ string tooltips are shown with ``innerText``, so a document may name an entity
 
 A type's colour is derived from the type's name (:func:`type_color`), so it is the same in every
 view, after every ingest and for types added later; :func:`type_legend` lists the colours shown.
-
-The ``*_frame`` functions turn core results into :class:`pandas.DataFrame` tables.
 
 Examples
 --------
@@ -37,14 +35,13 @@ import json
 import math
 import re
 import zlib
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-import pandas as pd
-
-from .graph import COMENTION_RELATION, ContextGraph, Neighborhood
-from .explain import why_sentence
-from .model import Edge, Entity, GraphPath, RetrievalResult
+from ..graph import COMENTION_RELATION, ContextGraph
+from ..model import Edge, Entity
+from ..safe_text import printable
 
 __all__ = [
     "COMENTION",
@@ -56,8 +53,6 @@ __all__ = [
     "ChunkNode",
     "select_view",
     "community_view",
-    "communities_frame",
-    "timeline_frame",
     "type_color",
     "type_legend",
     "legend_html",
@@ -66,20 +61,6 @@ __all__ = [
     "graph_html",
     "strip_cdn_tags",
     "graph_dates",
-    "documents_frame",
-    "merges_frame",
-    "suggestions_frame",
-    "merge_log_frame",
-    "local_time",
-    "log_sentence",
-    "undoable",
-    "neighbours_frame",
-    "edge_chunks_frame",
-    "shared_hits",
-    "hits_frame",
-    "path_frame",
-    "impact_frame",
-    "seeds_text",
 ]
 
 #: The co-mention graph: entities named in the same chunk.
@@ -173,7 +154,7 @@ def _in_time(edge: Edge, time_range: tuple[str, str] | None) -> bool:
 
 def graph_dates(graph: ContextGraph) -> list[str]:
     """Distinct ISO dates on which edges were seen, sorted (for a time-range slider)."""
-    days = set()
+    days: set[str] = set()
     for _, _, edge in graph.nx.edges(data="edge"):
         days.update(d for d in (_day(edge.first_seen), _day(edge.last_seen)) if d)
     return sorted(days)
@@ -329,7 +310,7 @@ def legend_html(legend: Iterable[tuple[str, str, int]], chunks: int = 0) -> str:
     swatch = ('<span style="display:inline-block;margin:0 12px 4px 0;white-space:nowrap">'
               '<span style="display:inline-block;width:12px;height:12px;border-radius:6px;background:{color};'
               'margin-right:5px;vertical-align:middle"></span>{label}</span>')
-    items = [swatch.format(color=color, label=html.escape(f"{name} ({count})")) for name, color, count in legend]
+    items = [swatch.format(color=color, label=html.escape(f"{printable(name)} ({count})")) for name, color, count in legend]
     if chunks:
         items.append(swatch.format(color=_CHUNK_COLOR, label=html.escape(f"chunk ({chunks})")))
     return "".join(items)
@@ -353,17 +334,18 @@ def edge_tooltip(edge: Edge, names: Mapping[str, str]) -> str:
     chunks: c1
     documents: d.md
     """
-    source, target = names.get(edge.source, edge.source), names.get(edge.target, edge.target)
+    source, target = (printable(names.get(end, end)) for end in (edge.source, edge.target))
     head = (f"{source} — co-mentioned with — {target}" if edge.relation == COMENTION_RELATION
             else f"{source} -{edge.relation}-> {target}")
     chunks = list(edge.chunk_ids[:_MAX_TOOLTIP_CHUNKS])
+    documents = [printable(d) for d in edge.documents[:_MAX_TOOLTIP_CHUNKS]]
     more = len(edge.chunk_ids) - len(chunks)
     return "\n".join([
         head,
         f"weight {edge.weight}: stated by {_plural(edge.weight, 'chunk')} in {_plural(len(edge.documents), 'document')}",
         _seen(edge.first_seen, edge.last_seen),
         "chunks: " + (", ".join(chunks) or "none") + (f" (+{more} more)" if more > 0 else ""),
-        "documents: " + (", ".join(edge.documents[:_MAX_TOOLTIP_CHUNKS]) or "none"),
+        "documents: " + (", ".join(documents) or "none"),
     ])
 
 
@@ -408,15 +390,15 @@ def graph_html(view: GraphView, height: int = 600) -> str:
     largest = max(view.sizes.values(), default=1.0) or 1.0
     for entity in view.nodes:
         size = view.sizes.get(entity.key, 0.0)
-        tooltip = "\n".join([entity.name, f"type: {entity.type}", f"mentions: {entity.mentions}",
-                             f"seen: {entity.first_seen or '?'} .. {entity.last_seen or '?'}"])
-        options = dict(label=entity.name, title=tooltip, size=12 + 26 * math.sqrt(max(size, 0.0) / largest),
-                       color=type_color(entity.type))
+        tooltip = "\n".join([printable(entity.name), f"type: {printable(entity.type)}",
+                             f"mentions: {entity.mentions}", f"seen: {entity.first_seen or '?'} .. {entity.last_seen or '?'}"])
+        options: dict[str, Any] = dict(label=printable(entity.name), title=tooltip, color=type_color(entity.type),
+                                       size=12 + 26 * math.sqrt(max(size, 0.0) / largest))
         if entity.key == view.focus:
             options.update(borderWidth=5, color={"background": type_color(entity.type), "border": "#111111"},
                            font={"size": 24, "bold": True}, size=options["size"] + 10)
         net.add_node(index[entity.key], **options)
-    names = {entity.key: entity.name for entity in view.nodes}
+    names = {entity.key: printable(entity.name) for entity in view.nodes}
     for edge in view.edges:
         directed = edge.relation != COMENTION_RELATION
         net.add_edge(index[edge.source], index[edge.target], title=edge_tooltip(edge, names),
@@ -425,7 +407,7 @@ def graph_html(view: GraphView, height: int = 600) -> str:
     for offset, chunk in enumerate(view.chunks):
         chunk_node = len(view.nodes) + offset
         net.add_node(chunk_node, label=chunk.id[:8], shape="square", size=6, color=_CHUNK_COLOR,
-                     title="\n".join(["chunk " + chunk.id, f"document: {chunk.document or '?'}",
+                     title="\n".join(["chunk " + chunk.id, f"document: {printable(chunk.document or '?')}",
                                       "mentions: " + ", ".join(names[k] for k in chunk.entities)]),
                      font={"size": 11, "color": "#5f6368"})
         for key in chunk.entities:
@@ -447,225 +429,6 @@ def graph_html(view: GraphView, height: int = 600) -> str:
     return page.replace("</body>", _AFTER_DRAW % (focus, "0.7") + "</body>", 1)
 
 
-# -- tables ---------------------------------------------------------------------------------
-
-def documents_frame(records: Iterable) -> pd.DataFrame:
-    """One row per stored document (a :class:`~workbench.store.DocumentRecord`)."""
-    rows = [{"document": r.id, "title": r.title, "kind": r.kind, "date": r.date or "", "chunks": r.chunks,
-             "tags": ", ".join(r.tags)} for r in records]
-    return pd.DataFrame(rows, columns=["document", "title", "kind", "date", "chunks", "tags"])
-
-
-def merges_frame(merges: Iterable, sample_text: Callable[[str], str], search: str = "",
-                 reasons: Mapping[str, Mapping[str, str]] | None = None) -> pd.DataFrame:
-    """One row per surface form of each merge: its count, every chunk it occurs in, why it is in
-    the entity and a sample chunk's text. ``reasons`` (merge key -> form -> reason, see
-    :func:`workbench.canon.form_reasons`) gives each form its own reason; without it the merge's
-    reasons are shown. ``search`` filters (case-insensitive) on the canonical name and the forms."""
-    needle = search.strip().casefold()
-    rows = []
-    for merge in merges:
-        forms = " ".join(f.form for f in merge.surface_forms)
-        if needle and needle not in merge.canonical.casefold() and needle not in forms.casefold():
-            continue
-        for form in merge.surface_forms:
-            sample = sample_text(form.chunk_ids[0]) if form.chunk_ids else ""
-            why = (reasons or {}).get(merge.key, {}).get(form.form) or ", ".join(merge.reasons)
-            rows.append({"canonical": merge.canonical, "surface form": form.form, "count": form.count,
-                         "chunks": ", ".join(form.chunk_ids), "why": why, "sample chunk": sample})
-    return pd.DataFrame(rows, columns=["canonical", "surface form", "count", "chunks", "why", "sample chunk"])
-
-
-def suggestions_frame(suggestions: Iterable) -> pd.DataFrame:
-    """Suggested merges, best first."""
-    rows = [{"a": s.a, "b": s.b, "score": round(s.score, 3), "reason": s.reason} for s in suggestions]
-    return pd.DataFrame(rows, columns=["a", "b", "score", "reason"])
-
-
-def local_time(epoch: float | str | None) -> str:
-    """A Unix time as local date and time, ``YYYY-MM-DD HH:MM:SS``; text is returned as it is.
-
-    Examples
-    --------
-    >>> import re
-    >>> bool(re.fullmatch(r"\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}", local_time(1796107481.8936)))
-    True
-    """
-    from datetime import datetime
-
-    if epoch is None or epoch == "":
-        return ""
-    try:
-        return datetime.fromtimestamp(float(epoch)).astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    except (TypeError, ValueError, OverflowError, OSError):
-        return str(epoch)
-
-
-def _quoted(value) -> str:
-    return f"“{value}”"
-
-
-def log_sentence(entry: Mapping) -> str:
-    """One merge-log entry as a sentence.
-
-    Examples
-    --------
-    >>> log_sentence({"action": "alias", "alias": "login service", "canonical": "Auth Service"})
-    'Merged “login service” into “Auth Service”'
-    >>> log_sentence({"action": "undo", "undoes": 3, "of": "split", "form": "auth-service"})
-    'Undid #3: folded “auth-service” back into its entity'
-    """
-    action = entry.get("action", "")
-    if action in ("alias", "accept"):
-        text = f"Merged {_quoted(entry.get('alias'))} into {_quoted(entry.get('canonical'))}"
-        text = ("Accepted a suggestion: " + text[0].lower() + text[1:]) if action == "accept" else text
-        return text + (f" (it pointed to {_quoted(entry['replaced'])})" if entry.get("replaced") else "")
-    if action == "unalias":
-        return f"Removed the alias {_quoted(entry.get('alias'))}" + (
-            f" of {_quoted(entry['canonical'])}" if entry.get("canonical") else "")
-    if action == "split":
-        return f"Split {_quoted(entry.get('form'))} out into an entity of its own"
-    if action == "unsplit":
-        return f"Folded {_quoted(entry.get('form'))} back into its entity"
-    if action == "reject":
-        return f"Rejected the suggestion {_quoted(entry.get('a'))} ↔ {_quoted(entry.get('b'))}"
-    if action == "undo":
-        of = entry.get("of", "")
-        if of in ("alias", "accept"):
-            inverse = (f"pointed {_quoted(entry.get('alias'))} back to {_quoted(entry['restored'])}"
-                       if entry.get("restored") else
-                       f"{_quoted(entry.get('alias'))} is no longer merged into {_quoted(entry.get('canonical'))}")
-        elif of == "unalias":
-            inverse = f"merged {_quoted(entry.get('alias'))} into {_quoted(entry.get('canonical'))} again"
-        elif of == "split":
-            inverse = f"folded {_quoted(entry.get('form'))} back into its entity"
-        elif of == "unsplit":
-            inverse = f"split {_quoted(entry.get('form'))} out again"
-        elif of == "reject":
-            inverse = f"{_quoted(entry.get('a'))} ↔ {_quoted(entry.get('b'))} may be suggested again"
-        else:
-            inverse = of
-        return f"Undid #{entry.get('undoes')}: {inverse}"
-    detail = ", ".join(f"{k}={v}" for k, v in entry.items() if k not in ("id", "at", "action"))
-    return f"{action}: {detail}" if detail else str(action)
-
-
-def merge_log_frame(log: Iterable[Mapping]) -> pd.DataFrame:
-    """The merge log, newest first: entry number, local time, the change as a sentence, and
-    whether it was undone (or what it undid)."""
-    entries = list(log)
-    undone_by = {e.get("undoes"): e.get("id") for e in entries if e.get("action") == "undo"}
-    rows = []
-    for e in entries:
-        status = ""
-        if e.get("id") in undone_by:
-            status = f"undone by #{undone_by[e['id']]}"
-        elif e.get("action") == "undo":
-            status = "undo"
-        rows.append({"#": e.get("id"), "when": local_time(e.get("at")), "change": log_sentence(e), "status": status})
-    return pd.DataFrame(rows[::-1], columns=["#", "when", "change", "status"])
-
-
-def undoable(log: Iterable[Mapping]) -> list[Mapping]:
-    """Log entries that can still be undone (not undos, not undone), newest first."""
-    entries = list(log)
-    undone = {e.get("undoes") for e in entries}
-    return [e for e in entries[::-1] if e.get("action") != "undo" and e.get("id") not in undone]
-
-
-def neighbours_frame(neighborhood: Neighborhood, graph: ContextGraph | None = None) -> pd.DataFrame:
-    """The entities around a center. With ``graph``: one row per edge at the center, with the
-    relation, its direction as seen from the center, and its weight."""
-    if graph is None:
-        return pd.DataFrame([{"entity": name, "hops": d} for name, d in neighborhood.entities],
-                            columns=["entity", "hops"])
-    center = neighborhood.keys[0] if neighborhood.keys else graph.resolve(neighborhood.center)
-    rows = []
-    for edge in neighborhood.edges:
-        if center not in (edge.source, edge.target):
-            continue
-        outgoing = edge.source == center
-        other = edge.target if outgoing else edge.source
-        if edge.relation == COMENTION_RELATION:
-            direction = "— (no direction)"
-        else:
-            direction = "→ out" if outgoing else "← in"
-        rows.append({"entity": graph.name(other), "relation": edge.relation, "direction": direction,
-                     "weight": edge.weight, "type": graph.entity(other).type})
-    rows.sort(key=lambda r: (-r["weight"], r["entity"].casefold(), r["relation"]))
-    return pd.DataFrame(rows, columns=["entity", "relation", "direction", "weight", "type"])
-
-
-def edge_chunks_frame(graph: ContextGraph, edges: Iterable[Edge], chunk_text: Mapping[str, object]) -> pd.DataFrame:
-    """One row per (edge, stating chunk): the evidence behind each edge.
-
-    ``chunk_text`` maps chunk id -> :class:`~workbench.model.Chunk`.
-    """
-    rows = []
-    for edge in edges:
-        for chunk_id in edge.chunk_ids:
-            chunk = chunk_text.get(chunk_id)
-            rows.append({"source": graph.name(edge.source), "relation": edge.relation,
-                         "target": graph.name(edge.target), "chunk": chunk_id,
-                         "document": getattr(chunk, "document_id", ""), "text": getattr(chunk, "text", "")})
-    return pd.DataFrame(rows, columns=["source", "relation", "target", "chunk", "document", "text"])
-
-
-def shared_hits(results: Mapping[str, RetrievalResult]) -> dict[str, list[str]]:
-    """Chunk id -> the strategies that returned it, for chunks returned by two or more.
-
-    Examples
-    --------
-    >>> from workbench.model import Hit
-    >>> a = RetrievalResult("q", "a", "a", hits=[Hit("c1", "d", "t", 1.0), Hit("c2", "d", "t", 0.5)])
-    >>> b = RetrievalResult("q", "b", "b", hits=[Hit("c2", "d", "t", 1.0)])
-    >>> shared_hits({"a": a, "b": b})
-    {'c2': ['a', 'b']}
-    """
-    seen: dict[str, list[str]] = {}
-    for mode, result in results.items():
-        for hit in result.hits:
-            modes = seen.setdefault(hit.chunk_id, [])
-            if mode not in modes:
-                modes.append(mode)
-    return {chunk: modes for chunk, modes in seen.items() if len(modes) > 1}
-
-
-def hits_frame(result: RetrievalResult, shared: Collection[str] = ()) -> pd.DataFrame:
-    """The hits of one result; a ★ marks chunks that other strategies returned too."""
-    rows = [{"": "★" if hit.chunk_id in shared else "", "rank": hit.rank, "score": round(hit.score, 4),
-             "document": hit.document, "text": hit.text, "why": why_sentence(hit.why), "chunk": hit.chunk_id}
-            for hit in result.hits]
-    return pd.DataFrame(rows, columns=["", "rank", "score", "document", "text", "why", "chunk"])
-
-
-def path_frame(path: GraphPath | Mapping) -> pd.DataFrame:
-    """One row per hop of a cited path (a :class:`GraphPath` or its JSON form)."""
-    hops = path.hops if isinstance(path, GraphPath) else path.get("hops", [])
-    rows = []
-    for hop in hops:
-        get = (lambda k: getattr(hop, k)) if not isinstance(hop, Mapping) else hop.get
-        rows.append({"source": get("source"), "relation": get("relation"), "target": get("target"),
-                     "weight": get("weight"), "chunks": ", ".join(get("chunks") or ()),
-                     "documents": ", ".join(get("documents") or ())})
-    return pd.DataFrame(rows, columns=["source", "relation", "target", "weight", "chunks", "documents"])
-
-
-def impact_frame(impact: Mapping) -> pd.DataFrame:
-    """The impacted entities of an impact's JSON form (:func:`workbench.graph.impact_to_json`)."""
-    rows = [{"entity": item["entity"], "hops": len(item.get("hops", [])), "path": " → ".join(item.get("path", [])),
-             "chunks": ", ".join(c for hop in item.get("hops", []) for c in hop.get("chunks", []))}
-            for item in impact.get("impacted", [])]
-    return pd.DataFrame(rows, columns=["entity", "hops", "path", "chunks"])
-
-
-def seeds_text(stats: Mapping) -> str:
-    """The seed entities of a result's stats, as ``name (similarity)`` text."""
-    seeds = stats.get("seeds") or []
-    return ", ".join(f"{s.get('entity', s)} ({s.get('similarity', 0):.2f})" if isinstance(s, Mapping) else str(s)
-                     for s in seeds)
-
-
 def community_view(graph: ContextGraph, members: Collection[str], view: str = RELATIONS) -> GraphView:
     """The entities of one community and the edges among them, for :func:`graph_html`.
 
@@ -675,18 +438,3 @@ def community_view(graph: ContextGraph, members: Collection[str], view: str = RE
     sub = graph.subgraph([key for key in members if key in graph])
     chosen = view if view == COMENTION or sub.edges() else COMENTION
     return select_view(sub, chosen, GraphFilters(top_n=max(1, len(sub))))
-
-
-def communities_frame(reports: Iterable) -> pd.DataFrame:
-    """One row per community report: id, size, title, time span, key entities."""
-    return pd.DataFrame([{"id": r.id, "size": r.size, "title": r.title,
-                          "from": (r.first_seen or "")[:10], "to": (r.last_seen or "")[:10],
-                          "key entities": ", ".join(f"{n} ({t})" for n, t, _ in r.key_entities)} for r in reports],
-                        columns=["id", "size", "title", "from", "to", "key entities"])
-
-
-def timeline_frame(entries: Iterable) -> pd.DataFrame:
-    """An entity's timeline entries as a table, oldest first."""
-    return pd.DataFrame([{"time": e.time or "(undated)", "kind": e.kind, "text": e.text, "chunk": e.chunk_id,
-                          "document": e.document} for e in entries],
-                        columns=["time", "kind", "text", "chunk", "document"])

@@ -1,17 +1,10 @@
 """Small helpers the notebooks share: where their data lives, and a few displays.
 
 The notebooks in ``notebooks/`` hold no logic of their own; what they need beyond the core's
-public functions is here: the folder a notebook keeps its workspace in, the benchmark data
-folder, a pyvis page shown inline, the side-by-side table of several retrieval results, a
-small subset of a multi-hop benchmark, and the benchmark's recall table and chart.
-
-Examples
---------
->>> from workbench.model import Hit, RetrievalResult
->>> a = RetrievalResult("q", "a", "a", hits=[Hit("c1", "d1.md", "t", 1.0, rank=1), Hit("c2", "d2.md", "t", 0.5, rank=2)])
->>> b = RetrievalResult("q", "b", "b", hits=[Hit("c2", "d2.md", "t", 1.0, rank=1)])
->>> side_by_side({"a": a, "b": b})["b"].tolist()
-['★ d2.md [c2]', '']
+public functions and the other views is here: the folder a notebook keeps its workspace in,
+the benchmark data folder, a pyvis page shown inline, a small subset of a multi-hop
+benchmark, and the benchmark's recall table and chart. (The side-by-side table of several
+retrieval results is :func:`workbench.views.retrieval.side_by_side`.)
 """
 
 from __future__ import annotations
@@ -19,14 +12,10 @@ from __future__ import annotations
 import html
 import os
 import random
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
-
-from .model import RetrievalResult
-from .visual import shared_hits
 
 __all__ = [
     "WORKSPACES_ENV",
@@ -35,7 +24,6 @@ __all__ = [
     "notebook_workspace",
     "bench_data_dir",
     "inline_html",
-    "side_by_side",
     "bench_subset",
     "recall_frame",
     "recall_bars",
@@ -45,7 +33,7 @@ __all__ = [
 WORKSPACES_ENV = "WORKBENCH_NOTEBOOK_WORKSPACES"
 #: Environment variable naming the multi-hop benchmark folder (default ``../shared/bench``).
 BENCH_ENV = "WORKBENCH_BENCH_DATA"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def notebook_workspace(name: str) -> Path:
@@ -77,21 +65,6 @@ def inline_html(page: str, height: int = 620):
     # Wrapped in a div: IPython warns about a bare <iframe> and suggests IFrame, which needs a URL.
     return HTML(f'<div><iframe srcdoc="{html.escape(page, quote=True)}" width="100%" height="{height}" '
                 'style="border:none" sandbox="allow-scripts"></iframe></div>')
-
-
-def side_by_side(results: Mapping[str, RetrievalResult]) -> pd.DataFrame:
-    """Rank x mode: each cell is ``document [chunk id]``; ★ marks chunks that two or more modes
-    returned."""
-    shared = shared_hits(results)
-    depth = max((len(r.hits) for r in results.values()), default=0)
-    rows = []
-    for i in range(depth):
-        row = {}
-        for mode, result in results.items():
-            hit = result.hits[i] if i < len(result.hits) else None
-            row[mode] = "" if hit is None else ("★ " if hit.chunk_id in shared else "") + f"{hit.document} [{hit.chunk_id}]"
-        rows.append(row)
-    return pd.DataFrame(rows, columns=list(results), index=pd.RangeIndex(1, depth + 1, name="rank"))
 
 
 def bench_subset(bench, distractors: int = 60, seed: int = 0):

@@ -1,0 +1,58 @@
+"""The dataclasses passed between the layers of the workbench.
+
+Data flows one way: files -> :class:`Document` -> :class:`Chunk` -> :class:`Mention` and
+:class:`Triple` -> :class:`Entity` and :class:`Edge` (the context graph) and vectors ->
+:class:`Hit` in a :class:`RetrievalResult` -> views. One module per stage of that line:
+
+- :mod:`~workbench.model.corpus`: documents, chunks, mentions, triples;
+- :mod:`~workbench.model.graph`: entities, cited edges, merges; hops, paths and impacts;
+- :mod:`~workbench.model.retrieval`: the retrieval contract (:class:`RetrievalResult`, its
+  :class:`Hit` objects and their :class:`Why`, :class:`RetrievalStats`, :class:`GraphContext`),
+  each with one ``to_json()``;
+- :mod:`~workbench.model.summaries`: community reports, episodes, timelines.
+
+Import them from here: ``from workbench.model import Hit, RetrievalResult``.
+"""
+
+from __future__ import annotations
+
+from .corpus import DECLARED_RELATION_TYPES, Chunk, DeclaredRelation, Document, Mention, Segment, Triple
+from .graph import Edge, Entity, GraphPath, Hop, Impact, Merge, SurfaceForm
+from .retrieval import (CommunityUse, ContextNode, GraphContext, Hit, PassageMass, PathStep, RetrievalResult,
+                        RetrievalStats, Seed, TimeWindow, WindowUse, Why)
+from .summaries import CommunityReport, Decision, Episode, ReportPoint, TimelineEntry, point_to_json
+
+__all__ = [
+    "DECLARED_RELATION_TYPES",
+    "Segment",
+    "DeclaredRelation",
+    "Document",
+    "Chunk",
+    "Mention",
+    "Triple",
+    "Entity",
+    "Edge",
+    "SurfaceForm",
+    "Merge",
+    "Hop",
+    "GraphPath",
+    "Impact",
+    "PathStep",
+    "Why",
+    "Hit",
+    "Seed",
+    "ContextNode",
+    "PassageMass",
+    "CommunityUse",
+    "GraphContext",
+    "TimeWindow",
+    "WindowUse",
+    "RetrievalStats",
+    "RetrievalResult",
+    "ReportPoint",
+    "CommunityReport",
+    "point_to_json",
+    "Decision",
+    "Episode",
+    "TimelineEntry",
+]

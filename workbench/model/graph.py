@@ -1,0 +1,169 @@
+"""The context graph's dataclasses: entities, cited edges, merges, hops, paths and impacts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Entity", "Edge", "SurfaceForm", "Merge", "Hop", "GraphPath", "Impact"]
+
+
+@dataclass
+class Entity:
+    """A node of the context graph: one canonical name."""
+
+    key: str
+    """The canonical name key (see :func:`workbench.canon.name_key`)."""
+    name: str
+    """Display name: the most frequent surface form."""
+    type: str = "concept"
+    """The most frequent entity type among its mentions."""
+    mentions: int = 0
+    """Number of mentions across all chunks."""
+    first_seen: str | None = None
+    """Earliest timestamp of a chunk that mentions it."""
+    last_seen: str | None = None
+    """Latest timestamp of a chunk that mentions it."""
+
+
+@dataclass
+class Edge:
+    """A directed relation between two entities, with its provenance."""
+
+    source: str
+    """Canonical key of the subject."""
+    relation: str
+    """Relation label."""
+    target: str
+    """Canonical key of the object."""
+    chunk_ids: tuple[str, ...] = ()
+    """Distinct chunks that state it, sorted."""
+    documents: tuple[str, ...] = ()
+    """Distinct documents of those chunks, sorted."""
+    confidence: float = 1.0
+    """Highest confidence among the statements."""
+    first_seen: str | None = None
+    """Earliest timestamp among the stating chunks."""
+    last_seen: str | None = None
+    """Latest timestamp among the stating chunks."""
+    origin: str = "pattern"
+    """Extractor of the statements (see :attr:`Triple.origin`)."""
+
+    @property
+    def weight(self) -> int:
+        """Corroboration: the number of distinct chunks that state the edge."""
+        return len(self.chunk_ids)
+
+
+@dataclass(frozen=True)
+class SurfaceForm:
+    """One way a canonical entity is written, and where."""
+
+    form: str
+    """The text as written."""
+    count: int
+    """How many mentions use this form."""
+    chunk_ids: tuple[str, ...] = ()
+    """Chunks where the form occurs."""
+
+
+@dataclass
+class Merge:
+    """The record of names merged into one canonical entity."""
+
+    canonical: str
+    """Display name of the canonical entity."""
+    key: str
+    """Its canonical key."""
+    surface_forms: list[SurfaceForm] = field(default_factory=list)
+    """Every surface form with its count, most frequent first."""
+    reasons: list[str] = field(default_factory=list)
+    """Why the forms are one: ``name key``, ``alias (settings)``, ``alias (user)``."""
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One cited edge between display names, in stored direction ``source -relation-> target``.
+
+    The one JSON shape of an edge leaving the core: a hop of a path, a triple of a graph
+    context, the edge an expanded hit was reached by (see
+    :meth:`workbench.graph.ContextGraph.cited_hop`).
+
+    >>> Hop("token cache", "backed_by", "Redis", 1, ("c4",), ("redis.md",)).states
+    'token cache -backed_by-> Redis'
+    """
+
+    source: str
+    """Display name of the subject."""
+    relation: str
+    """Relation label."""
+    target: str
+    """Display name of the object."""
+    weight: int
+    """Corroboration: the distinct chunks that state it."""
+    chunks: tuple[str, ...]
+    """Those chunks' ids (its citations)."""
+    documents: tuple[str, ...]
+    """Their documents."""
+    confidence: float = 1.0
+    """Highest confidence among the statements."""
+    origin: str = "pattern"
+    """Extractor of the statements (see :attr:`Triple.origin`)."""
+    first_seen: str | None = None
+    """Earliest time among the stating chunks."""
+    last_seen: str | None = None
+    """Latest time among the stating chunks."""
+
+    @property
+    def states(self) -> str:
+        """The edge as text: ``source -relation-> target``."""
+        return f"{self.source} -{self.relation}-> {self.target}"
+
+    def describe(self) -> str:
+        """``A -r-> B (weight 2), stated by c1, c2``."""
+        return f"{self.states} (weight {self.weight})" + (", stated by " + ", ".join(self.chunks) if self.chunks else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "relation": self.relation, "target": self.target, "weight": self.weight,
+                "confidence": self.confidence, "origin": self.origin, "first_seen": self.first_seen,
+                "last_seen": self.last_seen, "chunks": list(self.chunks), "documents": list(self.documents)}
+
+
+@dataclass
+class GraphPath:
+    """A path between entities with a citation per hop."""
+
+    nodes: list[str]
+    """Display names along the path, first to last."""
+    hops: list[Hop]
+    """The edges walked, each cited."""
+
+    @property
+    def corroboration(self) -> int:
+        """The weakest hop's weight: a chain is as well attested as its weakest link."""
+        return min((h.weight for h in self.hops), default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"nodes": [...], "hops": [...], "corroboration": n}``."""
+        return {"nodes": list(self.nodes), "hops": [hop.to_json() for hop in self.hops],
+                "corroboration": self.corroboration}
+
+
+@dataclass
+class Impact:
+    """What breaks when an entity fails: reverse reachability with paths, and the survivors."""
+
+    failed: str
+    """Display name of the failed entity."""
+    impacted: list[tuple[str, GraphPath]]
+    """``(entity, path)`` for every entity that depends on it, by hop count. The path runs
+    from the failed entity to the impacted one; its hops keep the stored direction."""
+    survivors: list[str]
+    """Entities not impacted."""
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"failed", "impacted": [{"entity", "path", "hops"}], "survivors"}``."""
+        return {"failed": self.failed,
+                "impacted": [{"entity": entity, "path": list(path.nodes), "hops": [h.to_json() for h in path.hops]}
+                             for entity, path in self.impacted],
+                "survivors": list(self.survivors)}

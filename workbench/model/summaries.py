@@ -1,0 +1,164 @@
+"""Community reports, conversation episodes and entity timelines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ReportPoint", "CommunityReport", "point_to_json", "Decision", "Episode", "TimelineEntry"]
+
+
+@dataclass(frozen=True)
+class ReportPoint:
+    """One cited statement of a community report: a sentence copied from a chunk."""
+
+    text: str
+    """The sentence, exactly as it stands in the chunk."""
+    chunk_id: str
+    """The chunk that states it."""
+    document: str
+    """That chunk's document."""
+    entities: tuple[str, ...] = ()
+    """Display names of the community's entities the sentence names."""
+    score: float = 0.0
+    """Centrality of the entities it covers (higher: more central)."""
+    kind: str = "sentence"
+    """``relation`` for the sentence stating one of the strongest relations, else ``sentence``."""
+    time: str | None = None
+    """The chunk's time, if known."""
+
+
+@dataclass
+class CommunityReport:
+    """An extractive report on one community of the context graph (no language model)."""
+
+    id: str
+    """Stable id derived from the member keys."""
+    title: str
+    """The names of its most central (typed) entities."""
+    size: int
+    """Number of member entities."""
+    members: tuple[str, ...]
+    """Keys of every member, sorted."""
+    key_entities: list[tuple[str, str, float]]
+    """``(display name, type, centrality)`` of its most central members, best first."""
+    relations: list[dict[str, Any]]
+    """Its strongest cited relations: source, relation, target, weight, chunks."""
+    points: list[ReportPoint]
+    """Representative sentences, chosen by centrality and coverage, each cited."""
+    first_seen: str | None = None
+    """Earliest time of a member."""
+    last_seen: str | None = None
+    """Latest time of a member."""
+    signature: str = ""
+    """Hash of the members and their chunks: an unchanged signature keeps the report."""
+    documents: tuple[str, ...] = ()
+    """Documents its points and relations cite."""
+
+    def text(self) -> str:
+        """What is embedded for search: title, key entities and points."""
+        names = ", ".join(name for name, _, _ in self.key_entities)
+        return "\n".join([self.title, names, *(p.text for p in self.points)])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "size": self.size, "members": list(self.members),
+                "key_entities": [{"name": n, "type": t, "centrality": c} for n, t, c in self.key_entities],
+                "relations": self.relations,
+                "points": [point_to_json(p) for p in self.points],
+                "first_seen": self.first_seen, "last_seen": self.last_seen, "signature": self.signature,
+                "documents": list(self.documents)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "CommunityReport":
+        return cls(id=d["id"], title=d["title"], size=d["size"], members=tuple(d["members"]),
+                   key_entities=[(e["name"], e["type"], e["centrality"]) for e in d["key_entities"]],
+                   relations=d["relations"], points=[ReportPoint(**{**p, "entities": tuple(p["entities"])})
+                                                     for p in d["points"]],
+                   first_seen=d["first_seen"], last_seen=d["last_seen"], signature=d["signature"],
+                   documents=tuple(d.get("documents", ())))
+
+
+def point_to_json(p: ReportPoint) -> dict[str, Any]:
+    return {"text": p.text, "chunk_id": p.chunk_id, "document": p.document, "entities": list(p.entities),
+            "score": p.score, "kind": p.kind, "time": p.time}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A sentence of a conversation that states a decision."""
+
+    text: str
+    """The sentence as written."""
+    chunk_id: str
+    """The message's chunk."""
+    time: str | None
+    """When it was said."""
+    speaker: str | None
+    """Who said it."""
+
+
+@dataclass
+class Episode:
+    """One session of a conversation log (messages with no long gap), summarised extractively."""
+
+    id: str
+    """Stable id: the document id and the session's first time."""
+    document: str
+    """The conversation document."""
+    start: str | None
+    """Time of its first message."""
+    end: str | None
+    """Time of its last message."""
+    participants: list[tuple[str, int]]
+    """``(speaker, messages)``, most active first."""
+    entities: list[str]
+    """Display names of the entities discussed, most mentioned first."""
+    decisions: list[Decision]
+    """Sentences that state a decision, in time order."""
+    chunk_ids: tuple[str, ...] = ()
+    """Its messages' chunks, in order."""
+
+    def summary(self) -> str:
+        """One paragraph: when, who, what about, what was decided."""
+        who = ", ".join(name for name, _ in self.participants)
+        about = ", ".join(self.entities[:8])
+        decided = " ".join(f"[{d.time}] {d.text}" if d.speaker and d.text.startswith(d.speaker)
+                           else f"[{d.time}] {d.speaker}: {d.text}" for d in self.decisions)
+        return (f"{self.document} {self.start} to {self.end}. Participants: {who}. Discussed: {about}."
+                + (f" Decisions: {decided}" if decided else ""))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "document": self.document, "start": self.start, "end": self.end,
+                "participants": [{"speaker": s, "messages": n} for s, n in self.participants],
+                "entities": list(self.entities),
+                "decisions": [{"text": d.text, "chunk_id": d.chunk_id, "time": d.time, "speaker": d.speaker}
+                              for d in self.decisions],
+                "chunk_ids": list(self.chunk_ids), "summary": self.summary()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Episode":
+        return cls(id=d["id"], document=d["document"], start=d["start"], end=d["end"],
+                   participants=[(p["speaker"], p["messages"]) for p in d["participants"]],
+                   entities=list(d["entities"]),
+                   decisions=[Decision(x["text"], x["chunk_id"], x["time"], x["speaker"]) for x in d["decisions"]],
+                   chunk_ids=tuple(d["chunk_ids"]))
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One dated fact about an entity: a mention, a relation or a decision."""
+
+    time: str | None
+    """When (the chunk's time); None sorts last."""
+    kind: str
+    """``mention``, ``relation`` or ``decision``."""
+    text: str
+    """The sentence, or ``A -relation-> B`` for a relation."""
+    chunk_id: str
+    """The chunk that states it."""
+    document: str
+    """That chunk's document."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time": self.time, "kind": self.kind, "text": self.text, "chunk_id": self.chunk_id,
+                "document": self.document}

@@ -1,0 +1,82 @@
+"""Tables of the corpus and the graph for the pages and notebooks: documents, an entity's
+neighbours and the chunks behind its edges, communities, timelines.
+
+Names and texts from documents pass through :func:`~workbench.safe_text.printable` (chunk texts
+keep their newlines), so a table shows what is stored and obeys nothing in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from ..graph import COMENTION_RELATION, ContextGraph, Neighborhood
+from ..model import Edge
+from ..safe_text import printable
+
+__all__ = ["documents_frame", "neighbours_frame", "edge_chunks_frame", "communities_frame", "timeline_frame"]
+
+
+def documents_frame(records: Iterable) -> pd.DataFrame:
+    """One row per stored document (a :class:`~workbench.store.DocumentRecord`)."""
+    rows = [{"document": printable(r.id), "title": printable(r.title), "kind": r.kind, "date": printable(r.date or ""),
+             "chunks": r.chunks, "tags": printable(", ".join(r.tags))} for r in records]
+    return pd.DataFrame(rows, columns=["document", "title", "kind", "date", "chunks", "tags"])
+
+
+def neighbours_frame(neighborhood: Neighborhood, graph: ContextGraph | None = None) -> pd.DataFrame:
+    """The entities around a center. With ``graph``: one row per edge at the center, with the
+    relation, its direction as seen from the center, and its weight."""
+    if graph is None:
+        return pd.DataFrame([{"entity": printable(name), "hops": d} for name, d in neighborhood.entities],
+                            columns=["entity", "hops"])
+    center = neighborhood.keys[0] if neighborhood.keys else graph.resolve(neighborhood.center)
+    rows: list[dict[str, Any]] = []
+    for edge in neighborhood.edges:
+        if center not in (edge.source, edge.target):
+            continue
+        outgoing = edge.source == center
+        other = edge.target if outgoing else edge.source
+        if edge.relation == COMENTION_RELATION:
+            direction = "— (no direction)"
+        else:
+            direction = "→ out" if outgoing else "← in"
+        rows.append({"entity": printable(graph.name(other)), "relation": printable(edge.relation),
+                     "direction": direction, "weight": edge.weight, "type": printable(graph.entity(other).type)})
+    rows.sort(key=lambda r: (-r["weight"], r["entity"].casefold(), r["relation"]))
+    return pd.DataFrame(rows, columns=["entity", "relation", "direction", "weight", "type"])
+
+
+def edge_chunks_frame(graph: ContextGraph, edges: Iterable[Edge], chunk_text: Mapping[str, object]) -> pd.DataFrame:
+    """One row per (edge, stating chunk): the evidence behind each edge.
+
+    ``chunk_text`` maps chunk id -> :class:`~workbench.model.Chunk`.
+    """
+    rows = []
+    for edge in edges:
+        for chunk_id in edge.chunk_ids:
+            chunk = chunk_text.get(chunk_id)
+            rows.append({"source": printable(graph.name(edge.source)), "relation": printable(edge.relation),
+                         "target": printable(graph.name(edge.target)), "chunk": chunk_id,
+                         "document": printable(getattr(chunk, "document_id", "")),
+                         "text": printable(getattr(chunk, "text", ""), keep_newlines=True)})
+    return pd.DataFrame(rows, columns=["source", "relation", "target", "chunk", "document", "text"])
+
+
+def communities_frame(reports: Iterable) -> pd.DataFrame:
+    """One row per community report: id, size, title, time span, key entities."""
+    return pd.DataFrame([{"id": r.id, "size": r.size, "title": printable(r.title),
+                          "from": (r.first_seen or "")[:10], "to": (r.last_seen or "")[:10],
+                          "key entities": printable(", ".join(f"{n} ({t})" for n, t, _ in r.key_entities))}
+                         for r in reports],
+                        columns=["id", "size", "title", "from", "to", "key entities"])
+
+
+def timeline_frame(entries: Iterable) -> pd.DataFrame:
+    """An entity's timeline entries as a table, oldest first."""
+    return pd.DataFrame([{"time": printable(e.time or "(undated)"), "kind": e.kind,
+                          "text": printable(e.text, keep_newlines=True), "chunk": e.chunk_id,
+                          "document": printable(e.document)} for e in entries],
+                        columns=["time", "kind", "text", "chunk", "document"])
