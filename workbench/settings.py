@@ -186,7 +186,7 @@ class GraphRAGSettings(_Section):
     max_triples: int = Field(200, gt=0, description="Most triples given as graph context.")
     max_seeds: int = Field(3, gt=0, description="Seed entities wanted.")
     ppr_top_k: int = Field(20, gt=0, description="Entities with the most PageRank mass that give the context and the provenance chunks.")
-    max_graph_nodes: int = Field(50000, gt=0, description="Above this many entities graphrag falls back to hybrid retrieval (vector_only).")
+    max_graph_nodes: int = Field(1_000_000, gt=0, description="Above this many entities graphrag falls back to hybrid retrieval (vector_only).")
     dense_seeds: int = Field(5, ge=0, description="Passages most similar to the query that seed the walk beside the entities (0: none).")
     dense_candidates: int = Field(100, gt=0, description="Passages scored by dense similarity for the walk ranking.")
     similar_seed_weight: float = Field(0.1, ge=0, description="Restart weight of an entity the query only evokes (name-embedding seed) against one it names: specificity x similarity x this.")
