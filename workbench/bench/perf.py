@@ -504,20 +504,28 @@ print(json.dumps(out))
 """
 
 
+def _app_test(script: str, app_file: Path, pages: Sequence[str], workspace: Path, timeout: float) -> dict:
+    """Run an AppTest ``script`` in a child process on ``workspace``; its last stdout line as JSON."""
+    import os
+
+    env = {**os.environ, "WORKBENCH_WORKSPACE": str(workspace)}
+    done = subprocess.run([sys.executable, "-c", script, str(app_file), *pages], cwd=app_file.parent,
+                          env=env, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0 or not done.stdout.strip():
+        return {"not measured": f"AppTest failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def bench_app(workspace_path: Path, app_file: Path = ROOT / "app.py",
               pages: Sequence[str] = ("pages/graph.py", "pages/compare.py")) -> dict:
     """Render times of the app's pages on the workspace, in a child process (AppTest)."""
-    import os
 
     missing = [p for p in (app_file, *(app_file.parent / p for p in pages)) if not Path(p).exists()]
     if missing:
         return {"not measured": f"app not there: {', '.join(map(str, missing))}"}
-    env = {**os.environ, "WORKBENCH_WORKSPACE": str(workspace_path)}
-    done = subprocess.run([sys.executable, "-c", _APP_SCRIPT, str(app_file), *pages], cwd=app_file.parent,
-                          env=env, capture_output=True, text=True, timeout=900)
-    if done.returncode != 0 or not done.stdout.strip():
-        return {"not measured": f"AppTest failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}"}
-    raw = json.loads(done.stdout.strip().splitlines()[-1])
+    raw = _app_test(_APP_SCRIPT, app_file, pages, workspace_path, timeout=900)
+    if "not measured" in raw:
+        return raw
     out = {"start_s": round(raw["start_s"], 2)}
     for page in pages:
         label = Path(page).stem
@@ -567,12 +575,10 @@ def bench_app_sample(cache_dir: Path, settings, app_file: Path = ROOT / "app.py"
         ws.ingest([sample])
     finally:
         ws.close()
+    raw = _app_test(_TOUR_SCRIPT, app_file, pages, folder, timeout=1800)
+    if "not measured" in raw:
+        return raw
     env = {**os.environ, "WORKBENCH_WORKSPACE": str(folder)}
-    done = subprocess.run([sys.executable, "-c", _TOUR_SCRIPT, str(app_file), *pages], cwd=app_file.parent,
-                          env=env, capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0 or not done.stdout.strip():
-        return {"not measured": f"AppTest failed: {(done.stderr or done.stdout).strip().splitlines()[-1:]}"}
-    raw = json.loads(done.stdout.strip().splitlines()[-1])
     started = time.perf_counter()
     cli = subprocess.run([sys.executable, "-m", "workbench", "--workspace", str(folder), "eval", str(tasks), "--json"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
