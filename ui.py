@@ -22,13 +22,14 @@ import streamlit as st
 
 from workbench.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
-from workbench.views.graph import GraphFilters, community_view, graph_html, legend_html, select_view, type_legend
+from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
+                                   select_view, type_legend)
 from workbench.workspace import Workspace, WorkspaceBusy
 
 __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
     "DrawnGraph", "graph_view", "suggestions", "md_text", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
-    "workspace_metrics", "require_documents", "canonical_first", "run_write",
+    "workspace_metrics", "require_documents", "canonical_first", "run_write", "graph_facts_of",
 ]
 
 ROOT = Path(__file__).resolve().parent
@@ -127,6 +128,17 @@ def _graph_view(path: str, settings_path: str | None, version: int, view: str, f
     return DrawnGraph(graph_html(selected, height), selected.note,
                       legend_html(type_legend(selected), len(selected.chunks)), len(selected.nodes),
                       len(selected.edges), len(selected.chunks), tuple(entity.key for entity in selected.nodes))
+
+
+# A resource, not data: the facts of a large graph are returned as they are, not unpickled per rerun.
+@st.cache_resource(show_spinner="Reading the graph...", max_entries=4)
+def _graph_facts(path: str, settings_path: str | None, version: int) -> GraphFacts:
+    return graph_facts(_open_workspace(path, settings_path).graph)
+
+
+def graph_facts_of(ws: Workspace) -> GraphFacts:
+    """Names, types, relations, dates and top weights of the graph (cached by workspace version)."""
+    return _graph_facts(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version)
 
 
 @st.cache_data(show_spinner="Drawing the community...", max_entries=32)

@@ -5,7 +5,7 @@ import streamlit as st
 import ui
 from workbench.graph import EntityNotFound
 from workbench.safe_text import printable
-from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters, graph_dates, max_edge_weight
+from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters
 from workbench.views.tables import edge_chunks_frame, neighbours_frame
 
 ui.keep_widget_state()
@@ -14,15 +14,16 @@ ws = ui.workspace()
 if not ui.require_documents(ws):
     st.stop()
 graph = ws.graph
-names = {entity.key: entity.name for entity in graph.entities()}
+facts = ui.graph_facts_of(ws)
+names = facts.names
 
 with st.sidebar:
     st.header("Graph filters")
     view = st.radio("Graph", [RELATIONS, COMENTION], key=ui.kept("graph", "view", RELATIONS),
                     format_func={COMENTION: "Co-mention (named together)", RELATIONS: "Typed relations"}.get)
-    types = sorted({entity.type for entity in graph.entities()})  # every type the graph holds, none hard-coded
-    chosen_types = st.multiselect("Entity types", types, key=ui.kept("graph", "types", []), placeholder="All types")
-    top_weight = max_edge_weight(graph, view)
+    # every type the graph holds, none hard-coded
+    chosen_types = st.multiselect("Entity types", facts.types, key=ui.kept("graph", "types", []), placeholder="All types")
+    top_weight = facts.max_weight[view]
     min_weight = 1
     if top_weight > 1:
         weight_key = ui.kept("graph", "min_weight", 1)
@@ -30,20 +31,19 @@ with st.sidebar:
         min_weight = st.slider("Minimum edge weight (chunks stating it)", 1, top_weight, key=weight_key)
     else:
         st.caption("Every edge in this view is stated by one chunk: no weight filter.")
-    dates = graph_dates(graph)
+    dates = list(facts.dates)
     time_range = None
     if len(dates) > 1:
         time_range = st.select_slider("Time range", dates, value=(dates[0], dates[-1]), key="graph.time")
         time_range = None if time_range == (dates[0], dates[-1]) else time_range
-    relations = sorted({edge.relation for edge in graph.edges()})
-    chosen_relations = st.multiselect("Relations", relations, key=ui.kept("graph", "relations", []),
+    chosen_relations = st.multiselect("Relations", facts.relations, key=ui.kept("graph", "relations", []),
                                       placeholder="All relations", disabled=view != RELATIONS)
     size_by = st.radio("Rank and size nodes by", RANKINGS, key=ui.kept("graph", "size_by", "degree"), horizontal=True)
     top_n = st.number_input("Most entities shown", 10, 5000, step=10, key=ui.kept("graph", "top_n", 150))
     show_chunks = st.toggle("Show passages (chunks) mentioning them", key=ui.kept("graph", "chunks", False))
 
 center = st.selectbox("Find an entity: it is highlighted, centred and its neighbours listed",
-                      sorted(names, key=lambda k: names[k].casefold()), index=None,
+                      facts.keys_by_name, index=None,
                       format_func=lambda key: printable(names[key]),
                       placeholder="Type a name", key="graph.center")
 filters = GraphFilters(types=tuple(chosen_types) or None, min_weight=min_weight, time_range=time_range,
