@@ -112,13 +112,16 @@ def assemble_graph(
     seen: dict[str, list] = {}
     chunk_entities: dict[str, set[str]] = defaultdict(set)
 
+    resolved: dict[tuple[str, bool], tuple[str, str]] = {}  # (key, display form): a surface recurs often
+
     def note(surface: str, etype: str, chunk_id: str) -> str:
-        if etype == "note":
-            surface = notes.get(name_key(surface), surface)
-        key = key_of(surface)
+        found = resolved.get((surface, etype == "note"))
+        if found is None:
+            written_as = notes.get(name_key(surface), surface) if etype == "note" else surface
+            found = resolved[(surface, etype == "note")] = (key_of(written_as), display_form(written_as))
+        key, shown = found
         if not key:
             return ""
-        shown = display_form(surface)
         forms[key][shown] += 1
         if etype != "title":  # a title is repeated on every chunk of its document: not how prose writes it
             written[key][shown] += 1

@@ -226,9 +226,13 @@ def synonym_pairs(names: Mapping[str, str], threshold: float = 0.8) -> list[tupl
     for group in by_first.values():
         if len(group) < 2 or len(group) > 300:  # a huge group is a common word, not a name
             continue
-        grams = [(key, _trigrams(words)) for key, words in sorted(group)]
+        # By size: Jaccard is at most |smaller| / |larger|, so once a name has that many more
+        # trigrams than the threshold allows, no longer name can reach it.
+        grams = sorted(((key, _trigrams(words)) for key, words in group), key=lambda item: (len(item[1]), item[0]))
         for i, (a, ga) in enumerate(grams):
             for b, gb in grams[i + 1:]:
+                if len(ga) < threshold * len(gb):
+                    break
                 similarity = len(ga & gb) / len(ga | gb)
                 if similarity >= threshold:
                     pairs.append((min(a, b), max(a, b), round(similarity, 3)))
