@@ -23,13 +23,13 @@ import streamlit as st
 from workbench.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
-                                   select_view, type_legend)
+                                   max_edge_weight, select_view, type_legend)
 from workbench.workspace import Workspace, WorkspaceBusy
 
 __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
     "DrawnGraph", "graph_view", "suggestions", "md_text", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
-    "workspace_metrics", "require_documents", "canonical_first", "run_write", "graph_facts_of",
+    "workspace_metrics", "require_documents", "canonical_first", "run_write", "graph_facts_of", "top_weight_of",
 ]
 
 ROOT = Path(__file__).resolve().parent
@@ -137,8 +137,18 @@ def _graph_facts(path: str, settings_path: str | None, version: int) -> GraphFac
 
 
 def graph_facts_of(ws: Workspace) -> GraphFacts:
-    """Names, types, relations, dates and top weights of the graph (cached by workspace version)."""
+    """Names, types, relations and dates of the graph (cached by workspace version)."""
     return _graph_facts(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version)
+
+
+@st.cache_data(max_entries=8)
+def _top_weight(path: str, settings_path: str | None, version: int, view: str) -> int:
+    return max_edge_weight(_open_workspace(path, settings_path).graph, view)
+
+
+def top_weight_of(ws: Workspace, view: str) -> int:
+    """The largest edge weight of a view of the graph (cached by workspace version)."""
+    return _top_weight(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version, view)
 
 
 @st.cache_data(show_spinner="Drawing the community...", max_entries=32)

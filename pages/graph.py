@@ -23,7 +23,7 @@ with st.sidebar:
                     format_func={COMENTION: "Co-mention (named together)", RELATIONS: "Typed relations"}.get)
     # every type the graph holds, none hard-coded
     chosen_types = st.multiselect("Entity types", facts.types, key=ui.kept("graph", "types", []), placeholder="All types")
-    top_weight = facts.max_weight[view]
+    top_weight = ui.top_weight_of(ws, view)
     min_weight = 1
     if top_weight > 1:
         weight_key = ui.kept("graph", "min_weight", 1)

@@ -183,14 +183,14 @@ def max_edge_weight(graph: ContextGraph, view: str = RELATIONS) -> int:
 class GraphFacts:
     """What the Graph page's filters are made of, computed once per graph version: every entity's
     name (and the keys in name order, for the search box), the types, relations and dates the
-    graph holds, and the largest edge weight of each view."""
+    graph holds. (The co-mention view's top weight is not here: deriving the co-mention edges
+    of a large graph takes a while, so it is computed only when that view is chosen.)"""
 
     names: dict[str, str]
     keys_by_name: tuple[str, ...]
     types: tuple[str, ...]
     relations: tuple[str, ...]
     dates: tuple[str, ...]
-    max_weight: dict[str, int]
 
 
 def graph_facts(graph: ContextGraph) -> GraphFacts:
@@ -199,14 +199,13 @@ def graph_facts(graph: ContextGraph) -> GraphFacts:
     >>> from workbench.graph import ContextGraph
     >>> g = ContextGraph([Entity("b", "beta"), Entity("a", "Alpha")], [Edge("a", "uses", "b", chunk_ids=("c1", "c2"))])
     >>> facts = graph_facts(g)
-    >>> facts.keys_by_name, facts.relations, facts.max_weight[RELATIONS]
-    (('a', 'b'), ('uses',), 2)
+    >>> facts.keys_by_name, facts.relations
+    (('a', 'b'), ('uses',))
     """
     names = {entity.key: entity.name for entity in graph.entities()}
     return GraphFacts(names, tuple(sorted(names, key=lambda key: (names[key].casefold(), key))),
                       tuple(sorted({entity.type for entity in graph.entities()})),
-                      tuple(sorted({edge.relation for edge in graph.edges()})), tuple(graph_dates(graph)),
-                      {view: max_edge_weight(graph, view) for view in VIEWS})
+                      tuple(sorted({edge.relation for edge in graph.edges()})), tuple(graph_dates(graph)))
 
 
 def _plural(count: int, word: str, many: str | None = None) -> str:
