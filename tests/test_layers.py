@@ -16,7 +16,7 @@ PACKAGE = ROOT / "workbench"
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "embedding",
-     "static_embedder", "sentences", "communities", "episodes", "timeline", "local_model"},
+     "static_embedder", "exported_embedder", "sentences", "communities", "episodes", "timeline", "local_model"},
     {"ingest", "assemble", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},
     {"cli", "mcp_server", "visual", "explain", "notebook_helpers", "__main__"},
