@@ -2,20 +2,32 @@
 
 The store is embedded in the workspace folder by default, or a shared ``chroma run`` server
 (``vector_store.backend: server``). Collections are named
-``<prefix>_<workspace id>_<kind>`` so several workspaces can share one server. Vectors are
-always passed in: Chroma never embeds anything itself (its default embedder would try to
-download a model).
+``<prefix>_<workspace id>_<kind>`` so several workspaces can share one server, and each
+embedder's vectors (its *space*, named by the embedder's name) have collections of their own:
+the bundled MiniLM run by torch keeps those original names, any other embedder gets
+``<prefix>_<workspace id>_<kind>_<space>``, so switching ``embedding.backend`` never puts
+vectors of two models in one collection. Vectors are always passed in: Chroma never embeds
+anything itself (its default embedder would try to download a model).
+
+>>> space_suffix("all-MiniLM-L6-v2")
+''
+>>> space_suffix("all-MiniLM-L6-v2+onnx-int8-avx512_vnni-e1")
+'_all-MiniLM-L6-v2-onnx-int8-avx512_vnni-e1-ad3dd569'
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["VectorIndex", "VectorMatch", "VectorStoreUnavailable", "chroma_client"]
+from .embedding import LEGACY_NAME
+
+__all__ = ["VectorIndex", "VectorMatch", "VectorStoreUnavailable", "chroma_client", "space_suffix"]
 
 CHUNKS = "chunks"
 ENTITIES = "entities"
@@ -52,17 +64,35 @@ def chroma_client(settings, workspace_dir: Path):
         raise VectorStoreUnavailable(f"cannot open the Chroma store at {where}: {exc}") from exc
 
 
-class VectorIndex:
-    """The workspace's two Chroma collections: chunk vectors and entity-name vectors."""
+def space_suffix(space: str) -> str:
+    """What the collections of the vector space ``space`` (an embedder's name) add to their names:
+    nothing for the bundled MiniLM on torch, else the name in the characters Chroma allows and
+    a hash of it (two names that read alike still get two collections)."""
+    if space == LEGACY_NAME:
+        return ""
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", space).strip("-_")[:200]
+    return f"_{readable}-{hashlib.sha256(space.encode('utf-8')).hexdigest()[:8]}"
 
-    def __init__(self, client, prefix: str, workspace_id: str):
+
+class VectorIndex:
+    """The workspace's two Chroma collections of one vector space: chunk vectors and entity-name vectors."""
+
+    def __init__(self, client, prefix: str, workspace_id: str, space: str = LEGACY_NAME):
         """``client`` is a Chroma client, or a function making one on first use (so a step
-        that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma)."""
+        that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma).
+        ``space`` is the name of the embedder whose vectors these collections hold."""
         self._client = client if hasattr(client, "get_or_create_collection") else None
         self._make_client = None if self._client is not None else client
-        self._names = {kind: f"{prefix}_{workspace_id}_{kind}" for kind in (CHUNKS, ENTITIES)}
+        self.space = space
+        self._prefix, self._workspace_id = prefix, workspace_id
+        self._names = {kind: f"{prefix}_{workspace_id}_{kind}{space_suffix(space)}" for kind in (CHUNKS, ENTITIES)}
         self._collections: dict[str, Any] = {}
         self._batch_size: int | None = None
+
+    def in_space(self, space: str) -> VectorIndex:
+        """The same store's collections of another vector space, through the same client."""
+        return VectorIndex(self._client if self._client is not None else self._make_client, self._prefix,
+                           self._workspace_id, space)
 
     @property
     def client(self):

@@ -24,7 +24,7 @@ from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_si
 from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable
-from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client
+from .vectors import CHUNKS, ENTITIES, VectorIndex, chroma_client, space_suffix
 
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
@@ -33,6 +33,11 @@ DEFAULT_WORKSPACE = Path("workspace")
 EMBEDDING_SUGGESTION_LIMIT = 5000
 #: Meta key: the workspace version whose entities the entity-name collection holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
+
+
+def entity_vectors_key(space: str) -> str:
+    """The meta key holding the version whose entities the entity collection of ``space`` holds."""
+    return ENTITY_VECTORS_VERSION + space_suffix(space)
 
 
 class WorkspaceBusy(RuntimeError):
@@ -116,9 +121,14 @@ class Workspace:
     # -- backends ----------------------------------------------------------------------
     @property
     def vectors(self) -> VectorIndex:
+        """The Chroma collections of the embedder's vector space (see :mod:`workbench.vectors`)."""
+        space = self.embedder.name
         if self._vectors is None:
             client = self._chroma if self._chroma is not None else (lambda: chroma_client(self.settings, self.path))
-            self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id)
+            self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id,
+                                        space)
+        elif self._vectors.space != space:  # the embedder was swapped: its own collections
+            self._vectors = self._vectors.in_space(space)
         return self._vectors
 
     def _write_lock(self):
@@ -296,7 +306,8 @@ class Workspace:
         Skipped when nothing changed since the last complete sync (unless ``force``).
         """
         version = str(self.store.version)
-        if not force and self.store.meta(ENTITY_VECTORS_VERSION) == version:
+        key = entity_vectors_key(self.embedder.name)  # each vector space is synced on its own
+        if not force and self.store.meta(key) == version:
             return 0
         graph = self.graph
         wanted = {key: graph.entity(key).name for key in graph.nx.nodes}
@@ -313,7 +324,7 @@ class Workspace:
         if changed:
             vecs, _ = embed_cached([wanted[k] for k in changed], self.store, self.embedder)
             self.vectors.upsert(ENTITIES, changed, vecs, [{"name": wanted[k]} for k in changed])
-        self.store.set_meta(ENTITY_VECTORS_VERSION, version)
+        self.store.set_meta(key, version)
         return len(stale) + len(changed)
 
     def sync_summaries(self):
