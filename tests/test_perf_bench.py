@@ -75,7 +75,7 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
                  "--sections", "ppr,ingest,query,communities"])
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"ppr", "ingest", "query", "communities", "app"}
+    assert set(payload) == {"ppr", "ingest", "embedding", "query", "communities", "app"}
     communities = payload["communities"]
     assert {"communities", "detect_s", "reports_s", "seconds", "unchanged_kept"} <= set(communities)
     assert communities["unchanged_built"] == 0 and communities["unchanged_kept"] == communities["communities"]
