@@ -152,7 +152,12 @@ def test_switching_backend_embeds_into_its_own_space_and_switching_back_reuses_t
 
     int8 = backend_embedder("onnx-int8")
     int8_ws = reopened(torch_ws, embedder=int8)
+    question = "Which queue does service 2 depend on?"
     try:
+        # before a write step embeds them, int8's collections are not searched, and the reason says so
+        unsynced = retrieve(int8_ws, question, mode="vector", k=3)
+        assert unsynced.hits == [] and "run `python -m workbench ingest" in unsynced.reason
+        assert int8.name in unsynced.reason and LEGACY_NAME in unsynced.reason
         switched = int8_ws.ingest([corpus])
         assert switched.documents_unchanged == 4 and switched.vectors_repaired == len(ids)
         assert int8_ws.vectors.space == int8.name
@@ -170,7 +175,6 @@ def test_switching_backend_embeds_into_its_own_space_and_switching_back_reuses_t
         assert entities > 0 and int8_ws.vectors.count(ENTITIES) == entities == torch_space.count(ENTITIES)
         assert int8_ws.summaries().space == int8.name
 
-        question = "Which queue does service 2 depend on?"
         result = retrieve(int8_ws, question, mode="vector", k=3)
         assert len(result.hits) == 3
         query = int8.embed([question])[0]  # the query is embedded by the same backend

@@ -40,7 +40,7 @@ from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
-           "embed_cached", "remove_documents", "vectors_behind", "VECTORS_SPACE"]
+           "embed_cached", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
@@ -133,6 +133,22 @@ def vectors_behind(store: Store, embedder: Embedder) -> bool:
     """Whether ``embedder``'s chunk collection may disagree with SQLite: a write was interrupted
     (or the mark was never set), or another embedder's space was the one kept in step."""
     return store.meta(VECTORS_IN_FLIGHT) != "0" or (store.meta(VECTORS_SPACE) or LEGACY_NAME) != embedder.name
+
+
+def stale_space(store: Store, space: str) -> str | None:
+    """Why the collections of ``space`` (an embedder's name) cannot be searched: another
+    embedder's were the ones last kept in step, so these may lack chunks or not exist (None:
+    they can be searched). Readers never write; a write step (ingest, repair) brings them in step."""
+    last = store.meta(VECTORS_SPACE)
+    if last is None:
+        if store.meta(VECTORS_IN_FLIGHT) is None:
+            return None  # nothing was ever written
+        last = LEGACY_NAME
+    if last == space:
+        return None
+    return (f"the workspace's vectors were made by {last}, not by {space} (embedding.backend or embedding.model "
+            "changed): run `python -m workbench ingest <folder>` or `python -m workbench repair` to embed the chunks "
+            "with it (vectors it made before are reused), or set the setting back")
 
 
 def reconcile_if_marked(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:

@@ -21,7 +21,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -77,13 +77,16 @@ def space_suffix(space: str) -> str:
 class VectorIndex:
     """The workspace's two Chroma collections of one vector space: chunk vectors and entity-name vectors."""
 
-    def __init__(self, client, prefix: str, workspace_id: str, space: str = LEGACY_NAME):
+    def __init__(self, client, prefix: str, workspace_id: str, space: str = LEGACY_NAME,
+                 guard: Callable[[str], str | None] | None = None):
         """``client`` is a Chroma client, or a function making one on first use (so a step
         that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma).
-        ``space`` is the name of the embedder whose vectors these collections hold."""
+        ``space`` is the name of the embedder whose vectors these collections hold; ``guard(space)``,
+        asked before every search, says why that space cannot be searched now (None: it can)."""
         self._client = client if hasattr(client, "get_or_create_collection") else None
         self._make_client = None if self._client is not None else client
         self.space = space
+        self._guard = guard
         self._prefix, self._workspace_id = prefix, workspace_id
         self._names = {kind: f"{prefix}_{workspace_id}_{kind}{space_suffix(space)}" for kind in (CHUNKS, ENTITIES)}
         self._collections: dict[str, Any] = {}
@@ -92,7 +95,7 @@ class VectorIndex:
     def in_space(self, space: str) -> VectorIndex:
         """The same store's collections of another vector space, through the same client."""
         return VectorIndex(self._client if self._client is not None else self._make_client, self._prefix,
-                           self._workspace_id, space)
+                           self._workspace_id, space, self._guard)
 
     @property
     def client(self):
@@ -141,7 +144,12 @@ class VectorIndex:
         return self.collection(kind).count()
 
     def query(self, kind: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorMatch]:
-        """The ``k`` nearest ids by cosine similarity, best first."""
+        """The ``k`` nearest ids by cosine similarity, best first.
+
+        Raises :class:`VectorStoreUnavailable` when the guard says the space is not searchable."""
+        problem = self._guard(self.space) if self._guard is not None else None
+        if problem:
+            raise VectorStoreUnavailable(problem)
         col = self.collection(kind)
         n = col.count()
         if n == 0 or k <= 0:

@@ -20,7 +20,8 @@ from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_sugges
 from .embedding import Embedder, embedder_from_settings
 from .graph import ContextGraph
 from .ingest import (IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
-                     VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
+                     VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, stale_space,
+                     vector_writes)
 from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable
@@ -126,7 +127,7 @@ class Workspace:
         if self._vectors is None:
             client = self._chroma if self._chroma is not None else (lambda: chroma_client(self.settings, self.path))
             self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id,
-                                        space)
+                                        space, guard=lambda searched: stale_space(self.store, searched))
         elif self._vectors.space != space:  # the embedder was swapped: its own collections
             self._vectors = self._vectors.in_space(space)
         return self._vectors
