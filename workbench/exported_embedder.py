@@ -312,6 +312,8 @@ def export_model(backend: str, model_path: str | Path | None = None, cache_dir: 
         shutil.copy2(model_path / "tokenizer.json", work / "tokenizer.json")
         manifest = {"backend": backend, "tag": tag, "model_file": model_file, "source": str(model_path),
                     "export_version": EXPORT_VERSION, **layout}
+        if backend == "openvino":  # decided once with the tag, not again at each load
+            manifest["inference_precision"] = openvino_precision()
         (work / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         _check_against_torch(work, manifest, model, tokenizer)
         try:
@@ -369,7 +371,7 @@ class _Runner:
 
             compiled = openvino.Core().compile_model(
                 str(model_file), "CPU", {"INFERENCE_NUM_THREADS": _threads(),
-                                         "INFERENCE_PRECISION_HINT": openvino_precision()})
+                                         "INFERENCE_PRECISION_HINT": manifest["inference_precision"]})
             request = compiled.create_infer_request()
             self._run = lambda feed: next(iter(request.infer(feed).values()))
         else:
