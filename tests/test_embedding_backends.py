@@ -36,6 +36,14 @@ SENTENCES = [
 MIN_COSINE = {"onnx": 0.9999, "openvino": 0.999, "onnx-int8": 0.98}
 
 
+@pytest.fixture(scope="module")
+def torch_embedder():
+    """The reference: the bundled MiniLM on torch (sentence-transformers)."""
+    from workbench.embedding import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()
+
+
 @pytest.fixture(scope="session")
 def export_root(tmp_path_factory):
     """A ``WORKBENCH_CACHE`` for this run: exports go to its ``models`` folder."""
@@ -56,18 +64,19 @@ def backend_embedder(export_root):
 
 
 @pytest.mark.parametrize("backend", EXPORTED_BACKENDS)
-def test_each_backend_gives_unit_vectors_of_the_model_dimension_close_to_torch(backend, backend_embedder, embedder):
+def test_each_backend_gives_unit_vectors_of_the_model_dimension_close_to_torch(backend, backend_embedder,
+                                                                               torch_embedder):
     vectors = backend_embedder(backend).embed(SENTENCES)
-    reference = embedder.embed(SENTENCES)
+    reference = torch_embedder.embed(SENTENCES)
     assert vectors.shape == (len(SENTENCES), 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     cosine = (vectors * reference).sum(axis=1)
     assert cosine.min() >= MIN_COSINE[backend], cosine
 
 
-def test_each_backend_has_its_own_name_so_caches_and_collections_never_mix(backend_embedder, embedder):
-    names = [embedder.name] + [backend_embedder(b).name for b in EXPORTED_BACKENDS]
-    assert embedder.name == LEGACY_NAME and len(set(names)) == len(names)
+def test_each_backend_has_its_own_name_so_caches_and_collections_never_mix(backend_embedder, torch_embedder):
+    names = [torch_embedder.name] + [backend_embedder(b).name for b in EXPORTED_BACKENDS]
+    assert torch_embedder.name == LEGACY_NAME and len(set(names)) == len(names)
     assert f"onnx-int8-{int8_config()}" in backend_embedder("onnx-int8").name
 
 
@@ -140,17 +149,24 @@ def test_settings_select_the_backend(settings):
 
 
 def test_switching_backend_embeds_into_its_own_space_and_switching_back_reuses_the_cache(
-        make_workspace, tmp_path, embedder, backend_embedder):
+        tmp_path, settings, torch_embedder, backend_embedder):
     from workbench.retrieve import retrieve
+    from workbench.workspace import Workspace
 
     corpus = write_corpus(tmp_path / "c", 4)
-    torch_ws = make_workspace()
+    torch_ws = Workspace(tmp_path / "ws", settings=settings, embedder=torch_embedder)
+    try:
+        _switch_and_back(torch_ws, corpus, backend_embedder("onnx-int8"), retrieve)
+    finally:
+        torch_ws.close()
+
+
+def _switch_and_back(torch_ws, corpus, int8, retrieve) -> None:
     torch_ws.ingest([corpus])
     ids = sorted(c.id for c in torch_ws.chunks())
     torch_vectors = torch_ws.vectors.get_vectors(CHUNKS, ids)
     assert len(ids) >= 4 and set(torch_vectors) == set(ids)
 
-    int8 = backend_embedder("onnx-int8")
     int8_ws = reopened(torch_ws, embedder=int8)
     question = "Which queue does service 2 depend on?"
     try:

@@ -155,7 +155,7 @@ def test_static_embedder_reads_the_cached_token_matrix_instead_of_distilling(tmp
 
 
 def test_embedding_model_static_selects_the_static_embedder(settings):
-    from workbench.embedding import SentenceTransformerEmbedder, embedder_from_settings
+    from workbench.embedding import embedder_from_settings
     from workbench.static_embedder import DEFAULT_DIMENSION, StaticEmbedder
 
     chosen = settings.model_copy(deep=True)
@@ -164,7 +164,7 @@ def test_embedding_model_static_selects_the_static_embedder(settings):
     assert isinstance(embedder, StaticEmbedder) and embedder.dimension == 64
     chosen.embedding.model = "static"
     assert embedder_from_settings(chosen).dimension == DEFAULT_DIMENSION
-    assert isinstance(embedder_from_settings(settings), SentenceTransformerEmbedder)
+    assert not isinstance(embedder_from_settings(settings), StaticEmbedder)
 
 
 @pytest.mark.parametrize("value", ["static:zero", "static:0", "static:999"])
