@@ -32,8 +32,8 @@ SENTENCES = [
     "ECONNREFUSED 10.0.0.7:6379",
 ]
 #: Least cosine to torch's vectors on SENTENCES. int8 was measured at 0.986 at worst over 512 2Wiki
-#: chunks and 0.989 over 200 MuSiQue passages; the fp32 exports at 0.99998 (OpenVINO in bf16) or more.
-MIN_COSINE = {"onnx": 0.9999, "openvino": 0.999, "onnx-int8": 0.98}
+#: chunks and 0.989 over 200 MuSiQue passages; OpenVINO at 0.99998 in bf16 (1.0 in fp32).
+MIN_COSINE = {"openvino": 0.999, "onnx-int8": 0.98}
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +96,8 @@ def test_an_export_is_made_once_then_loaded_from_the_cache(tmp_path):
     assert np.allclose(vectors, again, atol=1e-6)
 
 
-_EXPORT_SCRIPT = "import sys; from workbench.exported_embedder import export_model; export_model('onnx', None, sys.argv[1])"
+_EXPORT_SCRIPT = ("import sys; from workbench.exported_embedder import export_model; "
+                  "export_model('onnx-int8', None, sys.argv[1])")
 
 
 def test_an_export_killed_midway_leaves_no_export_and_the_next_one_completes(tmp_path):
@@ -117,7 +118,7 @@ def test_an_export_killed_midway_leaves_no_export_and_the_next_one_completes(tmp
     hours_ago = time.time() - 7200
     for folder in leftovers:
         os.utime(folder, (hours_ago, hours_ago))
-    export = export_model("onnx", None, tmp_path)
+    export = export_model("onnx-int8", None, tmp_path)
     assert export.exported_now and (export.folder / "manifest.json").is_file() and export.model_file.is_file()
     assert [p.name for p in tmp_path.iterdir()] == [export.folder.name]  # the abandoned folder is gone
 

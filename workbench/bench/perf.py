@@ -12,7 +12,7 @@ a ratio alike. Sections:
   storing are timed without the model); MiniLM's own cost is measured separately (our embed path
   against ``model.encode`` on the same texts) and a full fresh ingest with the static embedder
   is timed too. The static embedder's speedup and its recall cost on musique are reported here.
-- ``embedding``: every ``embedding.backend`` (torch, onnx, onnx-int8, openvino) on the same 512
+- ``embedding``: every ``embedding.backend`` (torch, onnx-int8, openvino) on the same 512
   chunks of the ingest corpus, chunks/s with the ratio to torch, and each backend's dense R@2/R@5
   on musique; the recommended default (:mod:`workbench.bench.backends`).
 - ``query``: p50/p95 of every retrieval mode over N queries, query embedding included.
