@@ -305,7 +305,8 @@ def export_model(backend: str, model_path: str | Path | None = None, cache_dir: 
             raw.unlink()
         else:
             model_file = "model.onnx"
-            _quantize(raw, work / model_file, int8_config())
+            layout["quantization"] = int8_config()
+            _quantize(raw, work / model_file, layout["quantization"])
             raw.unlink()
         shutil.copy2(model_path / "tokenizer.json", work / "tokenizer.json")
         manifest = {"backend": backend, "tag": tag, "model_file": model_file, "source": str(model_path),
