@@ -247,3 +247,14 @@ def test_bench_perf_embedding_section_measures_every_backend_against_torch(tmp_p
     assert main(args) == 0
     table = capsys.readouterr().out
     assert "Embedding backends" in table and "onnx-int8" in table and "vs torch" in table
+
+
+def test_openvino_is_imported_without_sending_its_usage_event(tmp_path):
+    # OpenVINO's telemetry writes a client id under ~/intel before it sends anything: none may appear.
+    code = "from workbench.exported_embedder import _import_openvino; _import_openvino().Core()"
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120,
+                   env={**{k: v for k, v in os.environ.items() if k != "CI"}, "HOME": str(tmp_path)})
+    assert not (tmp_path / "intel").exists()
+    subprocess.run([sys.executable, "-c", "import openvino"], cwd=ROOT, check=True, timeout=120,
+                   env={**{k: v for k, v in os.environ.items() if k != "CI"}, "HOME": str(tmp_path)})
+    assert (tmp_path / "intel").exists(), "a plain import no longer writes there: the test proves nothing"
