@@ -254,6 +254,6 @@ def test_openvino_is_imported_without_sending_its_usage_event(tmp_path):
     code = "from workbench.exported_embedder import _import_openvino; _import_openvino().Core()"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120,
                    env={**{k: v for k, v in os.environ.items() if k != "CI"}, "HOME": str(tmp_path)})
-    # (A plain `import openvino` there writes ~/intel/openvino_ga_cid and sends the event: seen by
-    # hand with openvino 2026.4.1, not repeated here, since a test must not send it.)
+    # (A plain `import openvino` there writes ~/intel/openvino_ga_cid, seen by hand with openvino
+    # 2026.4.1, and its code then sends the event: not repeated here, since a test must not send it.)
     assert not (tmp_path / "intel").exists()
