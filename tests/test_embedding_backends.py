@@ -257,3 +257,11 @@ def test_openvino_is_imported_without_sending_its_usage_event(tmp_path):
     # (A plain `import openvino` there writes ~/intel/openvino_ga_cid, seen by hand with openvino
     # 2026.4.1, and its code then sends the event: not repeated here, since a test must not send it.)
     assert not (tmp_path / "intel").exists()
+
+
+@pytest.mark.parametrize("backend", EXPORTED_BACKENDS)
+def test_each_backend_tells_which_names_its_vocabulary_covers_as_torch_does(backend, backend_embedder, torch_embedder):
+    # Batched with a long name, so that padding cannot pass for tokens of the short ones.
+    names = ["令牌缓存", "认证服务", "Auth Service", "Redis 缓存", "the very long name of the payments reconciliation service"]
+    assert backend_embedder(backend).represents(names) == torch_embedder.represents(names) == [False, False, True, True,
+                                                                                             True]

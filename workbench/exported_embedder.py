@@ -465,7 +465,8 @@ class ExportedEmbedder:
         runner = self._load()
         out = []
         for encoding in runner.tokenizer.encode_batch(list(texts), add_special_tokens=False):
-            tokens = encoding.tokens
+            # the batch is padded to its longest text: padding is no token of this one
+            tokens = [t for t, real in zip(encoding.tokens, encoding.attention_mask) if real]
             out.append(bool(tokens) and sum(t == runner.unknown for t in tokens) <= max_unknown * len(tokens))
         return out
 
