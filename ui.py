@@ -51,10 +51,12 @@ def _settings(path: str | None) -> Settings:
 
 
 @st.cache_resource(show_spinner="Loading the embedding model (once per process)...")
-def _embedder(model: str, batch_size: int):
-    from workbench.embedding import EmbeddingUnavailable, SentenceTransformerEmbedder
+def _embedder(embedding: str):
+    from workbench.embedding import EmbeddingUnavailable, embedder_from_settings
+    from workbench.settings import EmbeddingSettings, Settings
 
-    embedder = SentenceTransformerEmbedder(model, batch_size)
+    # The embedding section as JSON is the cache key; the embedder it names is made once.
+    embedder = embedder_from_settings(Settings(embedding=EmbeddingSettings.model_validate_json(embedding)))
     try:
         embedder.embed(["warm up"])  # load it now, behind the spinner, not in the first query
     except EmbeddingUnavailable:
@@ -67,7 +69,7 @@ def _open_workspace(path: str, settings_path: str | None) -> Workspace:
     from workbench.retrieve.cache import warm
 
     settings = _settings(settings_path)
-    ws = Workspace(path, settings=settings, embedder=_embedder(settings.embedding.model, settings.embedding.batch_size))
+    ws = Workspace(path, settings=settings, embedder=_embedder(settings.embedding.model_dump_json()))
     # Build the graph and retrieval indexes while the person looks at the first page.
     threading.Thread(target=warm, args=(ws,), name="warm-workspace", daemon=True).start()
     return ws

@@ -23,10 +23,13 @@ BENCH = ROOT / "tests" / "data" / "bench"
 
 @pytest.fixture(scope="session")
 def embedder():
-    """The bundled all-MiniLM-L6-v2, loaded once per test run."""
-    from workbench.embedding import SentenceTransformerEmbedder
+    """The bundled all-MiniLM-L6-v2 run by the default ``embedding.backend`` (what the CLI and the
+    app use, so workspaces built here are searched in the same vector space), loaded once per run;
+    an exported backend is exported on first use into the user cache (a few seconds)."""
+    from workbench.embedding import embedder_from_settings
+    from workbench.settings import Settings
 
-    return SentenceTransformerEmbedder()
+    return embedder_from_settings(Settings())
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,10 @@ def write_settings_yaml(path: Path, host: str, port: int) -> Path:
 
 def server_ids(client, ws: Workspace, kind: str) -> set[str]:
     """Ids in a workspace's collection, read from the server by a client of our own."""
-    name = f"{ws.settings.vector_store.collection_prefix}_{ws.store.workspace_id}_{kind}"
+    from workbench.vectors import space_suffix
+
+    # <prefix>_<workspace id>_<kind>, and the embedder's vector space for all but torch MiniLM
+    name = f"{ws.settings.vector_store.collection_prefix}_{ws.store.workspace_id}_{kind}{space_suffix(ws.embedder.name)}"
     collection = client.get_collection(name)
     return set(collection.get(limit=collection.count() + 1, include=[])["ids"])
 

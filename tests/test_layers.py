@@ -18,8 +18,9 @@ PACKAGE = ROOT / "workbench"
 #: above all of these, outside the package.
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml"},
-    {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors", "embedding",
-     "static_embedder", "sentences", "communities", "episodes", "timeline", "local_model"},
+    {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
+     "embedding", "static_embedder", "exported_embedder", "sentences", "communities", "episodes", "timeline",
+     "local_model"},
     {"ingest", "assemble", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},
     {"views"},

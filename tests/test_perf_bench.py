@@ -95,7 +95,7 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
                  "--sections", "ppr,ingest,query,communities"])
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"ppr", "ingest", "query", "communities", "app", "app_sample"}
+    assert set(payload) == {"ppr", "ingest", "embedding", "query", "communities", "app", "app_sample"}
     communities = payload["communities"]
     assert {"communities", "detect_s", "reports_s", "seconds", "unchanged_kept"} <= set(communities)
     assert communities["unchanged_built"] == 0 and communities["unchanged_kept"] == communities["communities"]
@@ -175,7 +175,7 @@ def test_static_embedder_reads_the_cached_token_matrix_instead_of_distilling(tmp
 
 
 def test_embedding_model_static_selects_the_static_embedder(settings):
-    from workbench.embedding import SentenceTransformerEmbedder, embedder_from_settings
+    from workbench.embedding import embedder_from_settings
     from workbench.static_embedder import DEFAULT_DIMENSION, StaticEmbedder
 
     chosen = settings.model_copy(deep=True)
@@ -184,7 +184,7 @@ def test_embedding_model_static_selects_the_static_embedder(settings):
     assert isinstance(embedder, StaticEmbedder) and embedder.dimension == 64
     chosen.embedding.model = "static"
     assert embedder_from_settings(chosen).dimension == DEFAULT_DIMENSION
-    assert isinstance(embedder_from_settings(settings), SentenceTransformerEmbedder)
+    assert not isinstance(embedder_from_settings(settings), StaticEmbedder)
 
 
 @pytest.mark.parametrize("value", ["static:zero", "static:0", "static:999"])

@@ -13,8 +13,8 @@ from typing import Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Embedder", "EmbeddingUnavailable", "SentenceTransformerEmbedder", "STATIC_PREFIX", "embedder_from_settings",
-           "text_hash"]
+__all__ = ["Embedder", "EmbeddingUnavailable", "LEGACY_NAME", "SentenceTransformerEmbedder", "STATIC_PREFIX",
+           "embedder_from_settings", "text_hash"]
 
 # The model ships inside a pip package; nothing may be fetched from a hub at run time.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,6 +24,9 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 BUNDLED = "bundled:all-MiniLM-L6-v2"
+#: The name of the bundled model run by torch: the vectors every workspace held before backends
+#: existed, so its cache entries and Chroma collections keep their original, unsuffixed keys.
+LEGACY_NAME = "all-MiniLM-L6-v2"
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -65,7 +68,7 @@ class SentenceTransformerEmbedder:
     def __init__(self, model: str = BUNDLED, batch_size: int = 64):
         self.model_ref = model
         self.batch_size = batch_size
-        self.name = "all-MiniLM-L6-v2" if model == BUNDLED else Path(model).name
+        self.name = LEGACY_NAME if model == BUNDLED else Path(model).name
         self._model = None
         self._lock = threading.Lock()
 
@@ -117,11 +120,15 @@ STATIC_PREFIX = "static"
 
 def embedder_from_settings(settings) -> Embedder:
     """The embedder named by ``settings.embedding`` (loaded lazily, on first use): the
-    sentence-transformer, or with ``static`` / ``static:<dimension>`` the static embedder
-    distilled from MiniLM (:mod:`workbench.static_embedder`).
+    sentence-transformer run by ``embedding.backend`` (torch, or an export of it:
+    :mod:`workbench.exported_embedder`), or with ``static`` / ``static:<dimension>`` the static
+    embedder distilled from MiniLM (:mod:`workbench.static_embedder`).
 
     >>> from workbench.settings import Settings
     >>> settings = Settings()
+    >>> settings.embedding.backend = "torch"
+    >>> embedder_from_settings(settings).name
+    'all-MiniLM-L6-v2'
     >>> settings.embedding.model = "static:128"
     >>> embedder_from_settings(settings).name
     'static-minilm-128-v2'
@@ -129,7 +136,11 @@ def embedder_from_settings(settings) -> Embedder:
     model = settings.embedding.model
     kind, _, dimension = model.partition(":")
     if kind != STATIC_PREFIX:
-        return SentenceTransformerEmbedder(model, settings.embedding.batch_size)
+        if settings.embedding.backend == "torch":
+            return SentenceTransformerEmbedder(model, settings.embedding.batch_size)
+        from .exported_embedder import ExportedEmbedder
+
+        return ExportedEmbedder(settings.embedding.backend, model, settings.embedding.batch_size)
     from .settings import SettingsError
     from .static_embedder import DEFAULT_DIMENSION, StaticEmbedder
 

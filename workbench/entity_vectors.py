@@ -85,6 +85,11 @@ class EntityVectors:
         loaded = self._current()
         return loaded.version if loaded else None
 
+    def space(self) -> str | None:
+        """The name of the embedder the vectors were computed with (None before the first build)."""
+        loaded = self._current()
+        return loaded.embedder if loaded else None
+
     def ids(self) -> set[str]:
         loaded = self._current()
         return set(loaded.keys) if loaded else set()
@@ -93,11 +98,12 @@ class EntityVectors:
         loaded = self._current()
         return len(loaded.keys) if loaded else 0
 
-    def query(self, vector: np.ndarray, k: int, keep: Callable[[str], bool] | None = None) -> list[VectorMatch]:
+    def query(self, vector: np.ndarray, k: int, keep: Callable[[str], bool] | None = None,
+              space: str | None = None) -> list[VectorMatch]:
         """The ``k`` entities whose names are most similar to ``vector`` (best first, ties by key),
-        among those ``keep`` accepts."""
+        among those ``keep`` accepts; none when ``space`` (the query's embedder) is not the index's."""
         loaded = self._current()
-        if loaded is None or k <= 0 or not loaded.keys:
+        if loaded is None or k <= 0 or not loaded.keys or (space is not None and space != loaded.embedder):
             return []
         query = np.asarray(vector, dtype=np.float32).ravel()
         norm = float(np.linalg.norm(query))

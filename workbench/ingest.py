@@ -7,6 +7,14 @@ any point leaves whole documents or none. Vector writes happen inside :func:`vec
 which marks the workspace until they are done; a writer that finds the mark left by a crash
 runs :func:`reconcile_vectors` first, making Chroma agree with SQLite again. An ingest of an
 unchanged corpus finds no mark and touches neither store.
+
+Each embedder has a vector space of its own (its cache entries and its Chroma collections,
+keyed by its name), and only the embedder in use is kept in step with SQLite. The meta key
+``vectors_space`` names the space last kept in step; a writer with another embedder (after
+``embedding.backend`` changed, say) reconciles its own space first, as after a crash: chunks
+added or removed meanwhile are added or removed there, their vectors computed only for texts
+its cache does not hold. So switching back to a backend used before re-embeds nothing but what
+changed.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import numpy as np
 
 from .canon import name_key
 from .chunking import chunk_document
-from .embedding import Embedder, text_hash
+from .embedding import LEGACY_NAME, Embedder, text_hash
 from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from_settings, similar_note_candidates
 from .extract.llm import client_from_settings
 from .loaders import LoadProblem, file_digest, load_paths
@@ -32,7 +40,7 @@ from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
-           "embed_cached", "CacheFirstEmbedder", "remove_documents"]
+           "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
@@ -44,6 +52,9 @@ NOTE_KINDS = ("markdown", "text")
 MAX_CANDIDATES_PER_NOTE = 3
 #: Meta key set while vectors are being written; still set after a crash.
 VECTORS_IN_FLIGHT = "vectors_in_flight"
+#: Meta key: the name of the embedder whose chunk collection was last kept in step with SQLite
+#: (absent in workspaces made before backends existed: the bundled MiniLM on torch).
+VECTORS_SPACE = "vectors_space"
 
 
 
@@ -120,7 +131,8 @@ class CacheFirstEmbedder:
 
 
 def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
-    """Make the chunk collection hold exactly the chunks SQLite has. Returns the vectors changed."""
+    """Make the chunk collection of ``embedder``'s space hold exactly the chunks SQLite has
+    (chunk ids hash their text, so equal ids are equal vectors). Returns the vectors changed."""
     wanted = store.chunk_text_hashes()
     have = vectors.ids(CHUNKS)
     extra = sorted(have - wanted.keys())
@@ -131,6 +143,7 @@ def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) ->
         chunks = store.chunks(missing)
         vecs, _ = embed_cached([c.text for c in chunks], store, embedder)
         vectors.upsert(CHUNKS, [c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks])
+    store.set_meta(VECTORS_SPACE, embedder.name)
     return len(extra) + len(missing)
 
 
@@ -142,9 +155,31 @@ def vector_writes(store: Store):
     store.set_meta(VECTORS_IN_FLIGHT, "0")
 
 
+def vectors_behind(store: Store, embedder: Embedder) -> bool:
+    """Whether ``embedder``'s chunk collection may disagree with SQLite: a write was interrupted
+    (or the mark was never set), or another embedder's space was the one kept in step."""
+    return store.meta(VECTORS_IN_FLIGHT) != "0" or (store.meta(VECTORS_SPACE) or LEGACY_NAME) != embedder.name
+
+
+def stale_space(store: Store, space: str) -> str | None:
+    """Why the collections of ``space`` (an embedder's name) cannot be searched: another
+    embedder's were the ones last kept in step, so these may lack chunks or not exist (None:
+    they can be searched). Readers never write; a write step (ingest, repair) brings them in step."""
+    last = store.meta(VECTORS_SPACE)
+    if last is None:
+        if store.meta(VECTORS_IN_FLIGHT) is None:
+            return None  # nothing was ever written
+        last = LEGACY_NAME
+    if last == space:
+        return None
+    return (f"the workspace's vectors were made by {last}, not by {space} (embedding.backend or embedding.model "
+            "changed): run `python -m workbench ingest <folder>` or `python -m workbench repair` to embed the chunks "
+            "with it (vectors it made before are reused), or set the setting back")
+
+
 def reconcile_if_marked(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
-    """Reconcile the vectors when a write was interrupted (or the mark was never set)."""
-    if store.meta(VECTORS_IN_FLIGHT) == "0":
+    """Reconcile the vectors when they may be behind (see :func:`vectors_behind`)."""
+    if not vectors_behind(store, embedder):
         return 0
     changed = reconcile_vectors(store, vectors, embedder)
     store.set_meta(VECTORS_IN_FLIGHT, "0")
@@ -184,7 +219,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     extractors = extractors_from_settings(settings.extraction, llm_client)
 
     t = time.perf_counter()
-    interrupted = store.meta(VECTORS_IN_FLIGHT) != "0"  # a write died midway (or none ever ran)
+    interrupted = vectors_behind(store, embedder)  # a write died midway, none ever ran, or the embedder changed
     report.vectors_repaired = reconcile_if_marked(store, vectors, embedder)
     stage["reconcile"] += time.perf_counter() - t
 

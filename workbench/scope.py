@@ -126,8 +126,9 @@ class ScopedEntityVectors:
             raise AttributeError("a workspace scoped to some documents is read-only: no sync()")
         return getattr(self._entity_vectors, name)
 
-    def query(self, vector, k: int, keep: Callable[[str], bool] | None = None):
-        return self._entity_vectors.query(vector, k, keep=lambda key: self._in_scope(key) and (keep is None or keep(key)))
+    def query(self, vector, k: int, keep: Callable[[str], bool] | None = None, space: str | None = None):
+        return self._entity_vectors.query(vector, k, keep=lambda key: self._in_scope(key) and (keep is None or keep(key)),
+                                          space=space)
 
 
 def scoped(ws, filters: Sequence[str]):

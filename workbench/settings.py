@@ -157,6 +157,7 @@ class GraphSettings(_Section):
 
 class EmbeddingSettings(_Section):
     model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model), a local model directory, or 'static:<dimension>' for the static embedder distilled from MiniLM (fast, lower recall).")
+    backend: Literal["torch", "onnx-int8", "openvino"] = Field("openvino", description="How the model runs: 'torch' (sentence-transformers), 'onnx-int8' (ONNX Runtime, int8 matrix products), 'openvino' (OpenVINO; bf16 where the CPU has it: the fastest here with torch's recall, see bench perf). The last two are exported once from the model files into ~/.cache/workbench/models; each backend's vectors are kept apart (after a change, ingest or repair embeds the chunks for the new one). Ignored by the static embedder.")
     batch_size: int = Field(64, gt=0, description="Texts embedded per model call.")
 
 
@@ -282,6 +283,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            if err["type"] == "literal_error":  # say what was given, not only what is allowed
+                msg = f"{err['input']!r} is not one of the choices: {msg}"
             problems.append(f"{key}: {msg}")
         raise SettingsError(f"{path}: " + "; ".join(problems)) from None
     problems = _regex_problems(settings)

@@ -382,9 +382,10 @@ class Store:
                 for r in rows]
 
     def replace_summaries(self, rows_by_kind: dict[str, Sequence[tuple[str, str, dict, np.ndarray | None]]],
-                          version_key: str, version: int) -> None:
+                          version_key: str, version: int | str) -> None:
         """Replace every summary of each kind given and record the workspace version they
-        describe, in one transaction. Derived data: the workspace version is not bumped."""
+        describe (a version number, or a mark naming it), in one transaction. Derived data: the
+        workspace version is not bumped."""
         with self.transaction() as db:
             for kind, rows in rows_by_kind.items():
                 db.execute("DELETE FROM summaries WHERE kind=?", (kind,))

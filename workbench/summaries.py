@@ -12,6 +12,10 @@ describes. A crash before that commit leaves the previous summaries and an older
 Readers call :func:`current_summaries`: the stored summaries when they describe the current
 version, else the same build done in memory (stored reports reused by signature), so a
 read-only surface never writes.
+
+The vectors are the workspace embedder's: the version mark names the embedder (all but the
+bundled MiniLM on torch, whose marks stay bare version numbers), so summaries stored with
+another ``embedding.backend`` count as out of date and their vectors are never reused.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .communities import ReportOptions, build_reports
-from .embedding import EmbeddingUnavailable
+from .embedding import LEGACY_NAME, EmbeddingUnavailable
 from .episodes import episodes_of
 from .model import CommunityReport, Episode
 
@@ -56,12 +60,25 @@ class Summaries:
     stored: bool = False
     """Whether these are the summaries stored in the workspace."""
     seconds: dict[str, float] = field(default_factory=dict)
+    space: str = LEGACY_NAME
+    """The name of the embedder whose vectors these are."""
 
     def report(self, report_id: str) -> CommunityReport:
         for report in self.reports:
             if report.id == report_id:
                 return report
         raise KeyError(f"no community {report_id!r}; communities: {', '.join(r.id for r in self.reports) or 'none'}")
+
+
+def _mark(ws, version: int) -> str:
+    """The version mark of summaries built at ``version`` with the workspace's embedder."""
+    name = ws.embedder.name
+    return str(version) if name == LEGACY_NAME else f"{version}@{name}"
+
+
+def _stored_space(ws) -> str:
+    """The name of the embedder whose vectors the stored summaries hold."""
+    return (ws.store.meta(SUMMARIES_VERSION) or "").partition("@")[2] or LEGACY_NAME
 
 
 def _stored(ws, kind: str):
@@ -92,7 +109,9 @@ def _vectors(ws, texts: list[str], cache: bool) -> np.ndarray | None:
 def _build(ws, version: int, cache: bool) -> Summaries:
     graph = ws.graph
     previous = {sig: CommunityReport.from_json(body) for _, sig, body, _ in _stored(ws, COMMUNITY)}
-    old_vectors = {sig: vec for _, sig, _, vec in _stored(ws, COMMUNITY)}
+    # Another embedder's vectors are of no use: every report is embedded again (from the cache).
+    same_space = _stored_space(ws) == ws.embedder.name
+    old_vectors = {sig: vec for _, sig, _, vec in _stored(ws, COMMUNITY)} if same_space else {}
     build = build_reports(graph, ws.store.chunks, ReportOptions.from_settings(ws.settings.communities), previous)
     start = time.perf_counter()
     e = ws.settings.episodes
@@ -110,20 +129,20 @@ def _build(ws, version: int, cache: bool) -> Summaries:
     episode_vectors = _vectors(ws, [ep.summary() for ep in episodes], cache)
     seconds = {**build.seconds, "episodes": round(episode_seconds, 6), "embed": round(time.perf_counter() - start, 6)}
     return Summaries(version, build.reports, report_vectors, episodes, episode_vectors, build.built, build.kept,
-                     False, seconds)
+                     False, seconds, ws.embedder.name)
 
 
 def sync_summaries(ws) -> Summaries:
     """Rebuild and store the summaries when the workspace changed (call under the write lock)."""
     version = ws.store.version
-    if ws.store.meta(SUMMARIES_VERSION) == str(version):
+    if ws.store.meta(SUMMARIES_VERSION) == _mark(ws, version):
         return current_summaries(ws)
     built = _build(ws, version, cache=True)
     rv, ev = built.report_vectors, built.episode_vectors
     ws.store.replace_summaries({
         COMMUNITY: [(r.id, r.signature, r.to_json(), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
         EPISODE: [(ep.id, ep.id, ep.to_json(), None if ev is None else ev[i]) for i, ep in enumerate(built.episodes)],
-    }, SUMMARIES_VERSION, version)
+    }, SUMMARIES_VERSION, _mark(ws, version))
     built.stored = True
     with _memo_lock:
         _memo[ws] = built
@@ -135,9 +154,9 @@ def current_summaries(ws) -> Summaries:
     version = ws.store.version
     with _memo_lock:
         memo = _memo.get(ws)
-    if memo is not None and memo.version == version:
+    if memo is not None and memo.version == version and memo.space == ws.embedder.name:
         return memo
-    if ws.store.meta(SUMMARIES_VERSION) == str(version):
+    if ws.store.meta(SUMMARIES_VERSION) == _mark(ws, version):
         rows = _stored(ws, COMMUNITY)
         reports = [CommunityReport.from_json(body) for _, _, body, _ in rows]
         reports.sort(key=lambda r: (-r.size, r.members[0] if r.members else ""))
@@ -156,7 +175,7 @@ def current_summaries(ws) -> Summaries:
             ev = np.zeros((len(erows), len(erows[0][3])), dtype=np.float32)
             for rid, _, _, vec in erows:
                 ev[eorder[rid]] = vec
-        found = Summaries(version, reports, rv, episodes, ev, 0, len(reports), True)
+        found = Summaries(version, reports, rv, episodes, ev, 0, len(reports), True, space=ws.embedder.name)
     else:
         found = _build(ws, version, cache=False)
     with _memo_lock:

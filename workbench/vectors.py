@@ -2,22 +2,35 @@
 
 The store is embedded in the workspace folder by default, or a shared ``chroma run`` server
 (``vector_store.backend: server``). Collections are named
-``<prefix>_<workspace id>_<kind>`` so several workspaces can share one server. Vectors are
-always passed in: Chroma never embeds anything itself (its default embedder would try to
-download a model). Entity-name vectors are not here: :mod:`workbench.entity_vectors` keeps them
-as an exact index beside the record (workspaces made before kept them in a second collection,
-``<prefix>_<workspace id>_entities``, which :meth:`VectorIndex.drop_legacy_entities` removes).
+``<prefix>_<workspace id>_<kind>`` so several workspaces can share one server, and each
+embedder's vectors (its *space*, named by the embedder's name) have collections of their own:
+the bundled MiniLM run by torch keeps those original names, any other embedder gets
+``<prefix>_<workspace id>_<kind>_<space>``, so switching ``embedding.backend`` never puts
+vectors of two models in one collection. Vectors are always passed in: Chroma never embeds
+anything itself (its default embedder would try to download a model). Entity-name vectors are
+not here: :mod:`workbench.entity_vectors` keeps them as an exact index beside the record
+(workspaces made before kept them in a collection ``<prefix>_<workspace id>_entities``, which
+:meth:`VectorIndex.drop_legacy_entities` removes).
+
+>>> space_suffix("all-MiniLM-L6-v2")
+''
+>>> space_suffix("all-MiniLM-L6-v2+onnx-int8-avx512_vnni-e1")
+'_all-MiniLM-L6-v2-onnx-int8-avx512_vnni-e1-ad3dd569'
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["VectorIndex", "VectorMatch", "VectorStoreUnavailable", "chroma_client"]
+from .embedding import LEGACY_NAME
+
+__all__ = ["VectorIndex", "VectorMatch", "VectorStoreUnavailable", "chroma_client", "space_suffix"]
 
 CHUNKS = "chunks"
 #: The collection of entity-name vectors that earlier workspaces kept in Chroma.
@@ -55,18 +68,39 @@ def chroma_client(settings, workspace_dir: Path):
         raise VectorStoreUnavailable(f"cannot open the Chroma store at {where}: {exc}") from exc
 
 
-class VectorIndex:
-    """The workspace's Chroma collection of chunk vectors."""
+def space_suffix(space: str) -> str:
+    """What the collections of the vector space ``space`` (an embedder's name) add to their names:
+    nothing for the bundled MiniLM on torch, else the name in the characters Chroma allows and
+    a hash of it (two names that read alike still get two collections)."""
+    if space == LEGACY_NAME:
+        return ""
+    readable = re.sub(r"[^A-Za-z0-9_-]+", "-", space).strip("-_")[:200]
+    return f"_{readable}-{hashlib.sha256(space.encode('utf-8')).hexdigest()[:8]}"
 
-    def __init__(self, client, prefix: str, workspace_id: str):
+
+class VectorIndex:
+    """The workspace's Chroma collection of chunk vectors of one vector space."""
+
+    def __init__(self, client, prefix: str, workspace_id: str, space: str = LEGACY_NAME,
+                 guard: Callable[[str], str | None] | None = None):
         """``client`` is a Chroma client, or a function making one on first use (so a step
-        that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma)."""
+        that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma).
+        ``space`` is the name of the embedder whose vectors these collections hold; ``guard(space)``,
+        asked before every search, says why that space cannot be searched now (None: it can)."""
         self._client = client if hasattr(client, "get_or_create_collection") else None
         self._make_client = None if self._client is not None else client
-        self._names = {CHUNKS: f"{prefix}_{workspace_id}_{CHUNKS}"}
-        self._legacy = f"{prefix}_{workspace_id}_{LEGACY_ENTITIES}"
+        self.space = space
+        self._guard = guard
+        self._prefix, self._workspace_id = prefix, workspace_id
+        self._names = {CHUNKS: f"{prefix}_{workspace_id}_{CHUNKS}{space_suffix(space)}"}
+        self._legacy = f"{prefix}_{workspace_id}_{LEGACY_ENTITIES}{space_suffix(space)}"
         self._collections: dict[str, Any] = {}
         self._batch_size: int | None = None
+
+    def in_space(self, space: str) -> VectorIndex:
+        """The same store's collections of another vector space, through the same client."""
+        return VectorIndex(self._client if self._client is not None else self._make_client, self._prefix,
+                           self._workspace_id, space, self._guard)
 
     @property
     def client(self):
@@ -115,7 +149,12 @@ class VectorIndex:
         return self.collection(kind).count()
 
     def query(self, kind: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorMatch]:
-        """The ``k`` nearest ids by cosine similarity, best first."""
+        """The ``k`` nearest ids by cosine similarity, best first.
+
+        Raises :class:`VectorStoreUnavailable` when the guard says the space is not searchable."""
+        problem = self._guard(self.space) if self._guard is not None else None
+        if problem:
+            raise VectorStoreUnavailable(problem)
         if k <= 0:
             return []
         # Chroma returns what there is when asked for more (nothing from an empty collection),

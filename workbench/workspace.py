@@ -22,11 +22,12 @@ from .embedding import Embedder, embedder_from_settings
 from .entity_vectors import EntityVectors
 from .graph import ContextGraph
 from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
-                     VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, vector_writes)
+                     VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, stale_space,
+                     vector_writes)
 from .model import Chunk, Entity, Merge, Triple
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable
-from .vectors import CHUNKS, VectorIndex, chroma_client
+from .vectors import CHUNKS, VectorIndex, chroma_client, space_suffix
 
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
@@ -35,6 +36,11 @@ DEFAULT_WORKSPACE = Path("workspace")
 EMBEDDING_SUGGESTION_LIMIT = 5000
 #: Meta key: the workspace version whose entities the entity-name index holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
+
+
+def entity_vectors_key(space: str) -> str:
+    """The meta key holding the version whose entities the entity collection of ``space`` holds."""
+    return ENTITY_VECTORS_VERSION + space_suffix(space)
 
 
 class WorkspaceBusy(RuntimeError):
@@ -119,9 +125,14 @@ class Workspace:
     # -- backends ----------------------------------------------------------------------
     @property
     def vectors(self) -> VectorIndex:
+        """The Chroma collections of the embedder's vector space (see :mod:`workbench.vectors`)."""
+        space = self.embedder.name
         if self._vectors is None:
             client = self._chroma if self._chroma is not None else (lambda: chroma_client(self.settings, self.path))
-            self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id)
+            self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id,
+                                        space, guard=lambda searched: stale_space(self.store, searched))
+        elif self._vectors.space != space:  # the embedder was swapped: its own collections
+            self._vectors = self._vectors.in_space(space)
         return self._vectors
 
     def _write_lock(self):
@@ -299,8 +310,9 @@ class Workspace:
         Skipped when nothing changed since the last complete sync (unless ``force``).
         """
         version = str(self.store.version)
-        if not force and self.store.meta(ENTITY_VECTORS_VERSION) == version \
-                and self.entity_vectors.version() == version:
+        mark = entity_vectors_key(self.embedder.name)  # each vector space is synced on its own
+        if not force and self.store.meta(mark) == version and self.entity_vectors.version() == version \
+                and self.entity_vectors.space() == self.embedder.name:
             return 0
         if self.entity_vectors.version() is None:
             self.vectors.drop_legacy_entities()
@@ -308,15 +320,16 @@ class Workspace:
         wanted = {key: graph.entity(key).name for key in graph.nx.nodes}
         changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
                                            lambda names: embed_cached(names, self.store, self.embedder)[0])
-        self.store.set_meta(ENTITY_VECTORS_VERSION, version)
+        self.store.set_meta(mark, version)
         return changed
 
     def ensure_entity_vectors(self) -> None:
-        """Build the entity-name index if the folder has none (a workspace made before it existed).
+        """Build the entity-name index if the folder has none (a workspace made before it existed)
+        or has one of another embedder (``embedding.backend`` switched).
 
         Skipped, leaving name search empty for now, when another process is writing.
         """
-        if self.entity_vectors.version() is not None or not len(self.graph):
+        if self.entity_vectors.space() == self.embedder.name or not len(self.graph):
             return
         try:
             with self._write_lock():

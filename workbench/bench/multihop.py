@@ -186,6 +186,7 @@ def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settin
     Returns the :class:`~workbench.workspace.Workspace`. After one complete ingest the passages
     file's hash is recorded, and later calls open the workspace without ingesting (or locking).
     """
+    from ..embedding import LEGACY_NAME
     from ..ingest import pipeline_fingerprint
     from ..workspace import Workspace
 
@@ -199,8 +200,11 @@ def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settin
     # A marker of the last complete ingest lets readers skip the write lock, so several bench
     # runs can share one cached workspace.
     marker = folder / "ingested.sha256"
-    # The passages and the pipeline that extracted them: new extraction code re-ingests.
-    digest = hashlib.sha256(passages.read_bytes() + pipeline_fingerprint(ws.settings).encode()).hexdigest()
+    # The passages and the pipeline that extracted them: new extraction code re-ingests; so does
+    # another embedder (its own vector space), named in the marker for all but torch MiniLM's.
+    space = "" if ws.embedder.name == LEGACY_NAME else ws.embedder.name
+    digest = hashlib.sha256(passages.read_bytes() + pipeline_fingerprint(ws.settings).encode()
+                            + space.encode()).hexdigest()
     if not (marker.exists() and marker.read_text().strip() == digest
             and ws.store.count("documents") == len(bench.passages)):
         ws.ingest([passages], progress=progress)

@@ -13,6 +13,9 @@ a ratio alike. Sections:
   storing are timed without the model); MiniLM's own cost is measured separately (our embed path
   against ``model.encode`` on the same texts) and a full fresh ingest with the static embedder
   is timed too. The static embedder's speedup and its recall cost on musique are reported here.
+- ``embedding``: every ``embedding.backend`` (torch, onnx-int8, openvino) on the same 512
+  chunks of the ingest corpus, chunks/s with the ratio to torch, and each backend's dense R@2/R@5
+  on musique; the recommended default (:mod:`workbench.bench.backends`).
 - ``query``: p50/p95 of every retrieval mode over N queries, query embedding included.
 - ``app``: Graph and Compare page render times through ``streamlit.testing`` in a child process
   (the core never imports streamlit).
@@ -54,7 +57,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_INGEST_DATA = ROOT.parent / "shared" / "bench" / "2wikimultihopqa"
 DEFAULT_MUSIQUE = ROOT.parent / "shared" / "bench" / "musique"
 DEFAULT_CACHE = Path.home() / ".cache" / "workbench" / "bench"
-SECTIONS = ("ppr", "ingest", "query", "communities", "app", "app_sample")
+SECTIONS = ("ppr", "ingest", "embedding", "query", "communities", "app", "app_sample")
+#: Chunks every embedding backend encodes in the ``embedding`` section.
+EMBEDDING_BACKEND_CHUNKS = 512
 
 
 class PerfError(ValueError):
@@ -635,6 +640,12 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
     payload["ppr"] = bench_ppr(ppr_sizes) if "ppr" in sections else skipped
     if "app_sample" in sections:
         payload["app_sample"] = bench_app_sample(Path(cache_dir), settings)
+    if "embedding" in sections:  # every embedding.backend on the same chunks (workbench.bench.backends)
+        from .backends import bench_backends, sample_chunks
+
+        chunks = sample_chunks(Path(ingest_data), EMBEDDING_BACKEND_CHUNKS, settings.chunking.max_chars)
+        payload["embedding"] = bench_backends(settings, chunks, Path(musique_data) if musique_data else None,
+                                              Path(cache_dir))
     if not {"ingest", "query", "communities", "app"} & set(sections):
         return payload
     minilm = SentenceTransformerEmbedder(settings.embedding.model, settings.embedding.batch_size)

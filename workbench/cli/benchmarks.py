@@ -103,6 +103,7 @@ def _render_perf(payload: dict) -> str:
                          f"R@2 {rec['minilm_recall@2']} -> {rec['static_recall@2']}, R@5 {rec['minilm_recall@5']} -> {rec['static_recall@5']}")
     else:
         lines.append(str(ing))
+    lines.append(_render_embedding_backends(payload.get("embedding", {"not measured": "section not selected (--sections)"})))
     lines.append("\nQuery latency, query embedding included (targets: hybrid p50 < 50 ms, graphrag p50 < 150 ms)")
     q = payload["query"]
     if "not measured" in q:
@@ -139,6 +140,29 @@ def _render_perf(payload: dict) -> str:
         lines.append(f"evaluation of the sample tasks: in the app {tour['evaluation_in_app_s']} s, `workbench eval` "
                      f"{tour['evaluation_cli_s']} s (its run alone {tour['evaluation_cli_run_s']} s) = "
                      f"{tour['app_vs_cli']}x; exceptions: {len(tour['exceptions'])}")
+    return "\n".join(lines)
+
+
+def _render_embedding_backends(section: dict) -> str:
+    """The embedding backends' table: chunks/s, ratio to torch, agreement with torch, recall."""
+    from .render import table
+
+    head = "\nEmbedding backends (same chunks, best of rounds; target: default >= 2x torch, R@5 within 1 point)"
+    if "not measured" in section:
+        return f"{head}\n{section}"
+    rows = []
+    for name, r in section["backends"].items():
+        rows.append({"backend": name, "chunks/s": r["chunks_per_second"], "vs torch": f"{r['ratio']}x",
+                     "cos to torch min": r["cosine_to_torch_min"], "R@2 %": r.get("recall@2", "-"),
+                     "R@5 %": r.get("recall@5", "-"), "load s": r["load_s"],
+                     "exported now": {None: "-", True: f"yes ({r['export_s']} s)", False: "no (cached)"}[r["exported_now"]]})
+    lines = [head + f": {section['texts']} chunks x {section['rounds']} rounds"
+             + (f"; recall on {section['recall_dataset']} ({section['recall_questions']} questions)"
+                if "recall_dataset" in section else ""),
+             table(rows, ["backend", "chunks/s", "vs torch", "cos to torch min", "R@2 %", "R@5 %", "load s", "exported now"])]
+    if "recommended_backend" in section:
+        lines.append(f"fastest within {section['recall_tolerance_points']} point of torch's R@5: "
+                     f"{section['recommended_backend']} (settings: embedding.backend {section['configured_backend']})")
     return "\n".join(lines)
 
 
@@ -185,7 +209,7 @@ def _register_perf(sub, common) -> None:
     p.add_argument("--ingest-data", type=Path, default=DEFAULT_INGEST_DATA,
                    help="benchmark folder with corpus.jsonl to ingest (default ../shared/bench/2wikimultihopqa)")
     p.add_argument("--musique-data", type=Path, default=DEFAULT_MUSIQUE,
-                   help="multi-hop set for the static embedder's recall cost ('none' to skip)")
+                   help="multi-hop set for the static embedder's and every embedding backend's recall ('none' to skip)")
     p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
                    help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")

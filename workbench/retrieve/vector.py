@@ -68,7 +68,7 @@ def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]
 def entity_query(ws, vector: np.ndarray, n: int) -> list[VectorMatch]:
     """The ``n`` entities whose names are nearest ``vector`` (the workspace's entity-name index)."""
     ws.ensure_entity_vectors()
-    return ws.entity_vectors.query(vector, n)
+    return ws.entity_vectors.query(vector, n, space=ws.embedder.name)
 
 
 def literal_boosted(ws, ranked: Sequence[Ranked], found: Sequence[str]) -> list[Ranked]:

