@@ -33,7 +33,7 @@ from .episodes import episodes_of
 from .model import CommunityReport, Episode
 
 __all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_summaries", "sync_summaries",
-           "rank_by_similarity"]
+           "rank_by_similarity", "version_mark"]
 
 COMMUNITY = "community"
 EPISODE = "episode"
@@ -70,7 +70,7 @@ class Summaries:
         raise KeyError(f"no community {report_id!r}; communities: {', '.join(r.id for r in self.reports) or 'none'}")
 
 
-def _mark(ws, version: int) -> str:
+def version_mark(ws, version: int) -> str:
     """The version mark of summaries built at ``version`` with the workspace's embedder."""
     name = ws.embedder.name
     return str(version) if name == LEGACY_NAME else f"{version}@{name}"
@@ -135,14 +135,14 @@ def _build(ws, version: int, cache: bool) -> Summaries:
 def sync_summaries(ws) -> Summaries:
     """Rebuild and store the summaries when the workspace changed (call under the write lock)."""
     version = ws.store.version
-    if ws.store.meta(SUMMARIES_VERSION) == _mark(ws, version):
+    if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
         return current_summaries(ws)
     built = _build(ws, version, cache=True)
     rv, ev = built.report_vectors, built.episode_vectors
     ws.store.replace_summaries({
         COMMUNITY: [(r.id, r.signature, r.to_json(), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
         EPISODE: [(ep.id, ep.id, ep.to_json(), None if ev is None else ev[i]) for i, ep in enumerate(built.episodes)],
-    }, SUMMARIES_VERSION, _mark(ws, version))
+    }, SUMMARIES_VERSION, version_mark(ws, version))
     built.stored = True
     with _memo_lock:
         _memo[ws] = built
@@ -156,7 +156,7 @@ def current_summaries(ws) -> Summaries:
         memo = _memo.get(ws)
     if memo is not None and memo.version == version and memo.space == ws.embedder.name:
         return memo
-    if ws.store.meta(SUMMARIES_VERSION) == _mark(ws, version):
+    if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
         rows = _stored(ws, COMMUNITY)
         reports = [CommunityReport.from_json(body) for _, _, body, _ in rows]
         reports.sort(key=lambda r: (-r.size, r.members[0] if r.members else ""))
