@@ -21,7 +21,7 @@ from tests.conftest import BENCH, ROOT, reopened
 from tests.test_ingest import write_corpus
 from workbench.embedding import LEGACY_NAME, text_hash
 from workbench.exported_embedder import EXPORTED_BACKENDS, ExportedEmbedder, export_model, int8_config
-from workbench.vectors import CHUNKS, ENTITIES
+from workbench.vectors import CHUNKS
 
 SENTENCES = [
     "Redis is the cache behind the token service.",
@@ -188,8 +188,8 @@ def _switch_and_back(torch_ws, corpus, int8, retrieve) -> None:
         # ... and torch's collection was not touched
         torch_space = int8_ws.vectors.in_space(LEGACY_NAME)
         assert all(np.array_equal(v, torch_vectors[i]) for i, v in torch_space.get_vectors(CHUNKS, ids).items())
-        entities = len(int8_ws.graph)
-        assert entities > 0 and int8_ws.vectors.count(ENTITIES) == entities == torch_space.count(ENTITIES)
+        # the entity-name index beside the record now holds int8's name vectors, every entity
+        assert int8_ws.entity_vectors.space() == int8.name and int8_ws.entity_vectors.ids() == set(int8_ws.graph.nx.nodes)
         assert int8_ws.summaries().space == int8.name
 
         result = retrieve(int8_ws, question, mode="vector", k=3)
@@ -210,7 +210,7 @@ def _switch_and_back(torch_ws, corpus, int8, retrieve) -> None:
     after = torch_ws.vectors.get_vectors(CHUNKS, ids + new_ids)
     assert set(after) == set(ids + new_ids)
     assert all(np.array_equal(after[i], torch_vectors[i]) for i in ids)
-    assert torch_ws.vectors.count(ENTITIES) == len(torch_ws.graph)
+    assert torch_ws.entity_vectors.space() == LEGACY_NAME and torch_ws.entity_vectors.ids() == set(torch_ws.graph.nx.nodes)
     assert torch_ws.summaries().space == LEGACY_NAME
 
 

@@ -93,7 +93,7 @@ class VectorIndex:
         self._guard = guard
         self._prefix, self._workspace_id = prefix, workspace_id
         self._names = {CHUNKS: f"{prefix}_{workspace_id}_{CHUNKS}{space_suffix(space)}"}
-        self._legacy = f"{prefix}_{workspace_id}_{LEGACY_ENTITIES}{space_suffix(space)}"
+        self._legacy = f"{prefix}_{workspace_id}_{LEGACY_ENTITIES}"  # the one an earlier version kept, whatever the space
         self._collections: dict[str, Any] = {}
         self._batch_size: int | None = None
 
