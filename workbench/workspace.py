@@ -324,12 +324,13 @@ class Workspace:
         return changed
 
     def ensure_entity_vectors(self) -> None:
-        """Build the entity-name index if the folder has none (a workspace made before it existed)
-        or has one of another embedder (``embedding.backend`` switched).
+        """Build the entity-name index if the folder has none (a workspace made before it existed).
 
-        Skipped, leaving name search empty for now, when another process is writing.
+        Skipped, leaving name search empty for now, when another process is writing. An index of
+        another embedder (``embedding.backend`` switched) is not rebuilt on a read: name search
+        finds nothing in it, like vector search, until ``ingest`` or ``repair`` syncs the new space.
         """
-        if self.entity_vectors.space() == self.embedder.name or not len(self.graph):
+        if self.entity_vectors.version() is not None or not len(self.graph):
             return
         try:
             with self._write_lock():
