@@ -164,6 +164,8 @@ def test_transition_matrix_is_kept_as_float64_csr():
 
 def test_empty_graph_gives_empty_scores():
     assert PageRankIndex(nx.Graph()).run({"a": 1.0}) == {}
+    empty = PageRankIndex.from_edges([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    assert len(empty) == 0 and empty.run({"a": 1.0}) == {}
     assert pagerank_reference(nx.Graph(), {"a": 1.0}) == {}
 
 

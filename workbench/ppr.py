@@ -130,7 +130,7 @@ class PageRankIndex:
         transition = sp.diags_array(inverse, format="csr") @ adjacency
         pattern = sp.csr_matrix(transition + transition.T)
         #: ``order[i]``: the node (position in :attr:`nodelist`) at internal position ``i``.
-        self.order = np.asarray(reverse_cuthill_mckee(pattern, symmetric_mode=True), dtype=np.int64)
+        self.order = np.asarray(reverse_cuthill_mckee(pattern, symmetric_mode=True) if n else [], dtype=np.int64)
         self._position = np.empty(n, dtype=np.int64)
         self._position[self.order] = np.arange(n)
         # Stored transposed so each iteration is one CSR matvec, the fast direction.
