@@ -252,7 +252,8 @@ def _passages_file(data_dir: Path, target_dir: Path) -> tuple[Path, list[dict]]:
 
 
 def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=None):
-    """The benchmark corpus ingested once with MiniLM in ``cache_dir/perf-<set>-<hash>``; reused after."""
+    """The benchmark corpus ingested once with ``embedder`` (default: the settings' one) in
+    ``cache_dir/perf-<set>-<hash>``; reused after."""
     from ..workspace import Workspace
 
     digest = hashlib.sha256((data_dir / "corpus.jsonl").read_bytes()).hexdigest()[:12]
@@ -369,7 +370,7 @@ def bench_ingest(data_dir: Path, cache_dir: Path, settings, embedder, static) ->
         "extract_canon_graph_passages_per_second": round(n / max(pipeline_s, 1e-9), 1),
         "seconds_without_embedding": round(without_embed, 2),
         "chunk_vectors": f"served from the cached workspace's embedding cache ({run['missed']} computed); "
-                         "MiniLM's cost is under 'embedding'",
+                         "the model's own cost is under 'embedding'",
     }
     static_run = _fresh_ingest(path, cache_dir / "perf-fresh-static", settings, None, "fresh ingest (static)",
                               embedder="static")

@@ -212,7 +212,7 @@ def _register_perf(sub, common) -> None:
                    help="multi-hop set for the static embedder's and every embedding backend's recall ('none' to skip)")
     p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
-                   help="where the MiniLM benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
+                   help="where the benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
     p.add_argument("--sections", default=",".join(SECTIONS), help=f"sections to run (default {','.join(SECTIONS)})")
     p.set_defaults(handler=cmd_perf)
 
