@@ -140,7 +140,7 @@ def embedder_from_settings(settings) -> Embedder:
             return SentenceTransformerEmbedder(model, settings.embedding.batch_size)
         from .exported_embedder import ExportedEmbedder
 
-        return ExportedEmbedder(settings.embedding.backend, model, settings.embedding.batch_size)
+        return ExportedEmbedder(settings.embedding.backend, model, settings.embedding.batch_tokens)
     from .settings import SettingsError
     from .static_embedder import DEFAULT_DIMENSION, StaticEmbedder
 

@@ -6,7 +6,9 @@
 - ``onnx-int8``: the model exported to ONNX with its matrix products quantized to int8 (dynamic
   quantization, the configuration chosen for this CPU: ``avx512_vnni`` where VNNI is there, else
   ``avx2``), run by ONNX Runtime;
-- ``openvino``: the fp32 export run by OpenVINO, in bf16 on CPUs with AVX512-BF16 or AMX, else fp32.
+- ``openvino``: the fp32 export run by OpenVINO, in bf16 on CPUs with AVX512-BF16 or AMX, else fp32;
+- ``openvino-int8``: that export with int8 weights and activations (NNCF's static quantization,
+  calibrated on a shipped text set: see :mod:`workbench.quantize`), the rest in ``openvino``'s precision.
 
 The fp32 ONNX graph itself, run by ONNX Runtime, was measured too and dropped: 1.02-1.18x torch's
 chunks/s in four ``bench perf`` runs here, not worth a setting.
@@ -51,11 +53,16 @@ import numpy as np
 
 from .embedding import BUNDLED, LEGACY_NAME, EmbeddingUnavailable
 
-__all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "ExportedEmbedder", "ExportedModel", "backend_tag", "cpu_flags",
+__all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "TOKENS_PER_BATCH", "ExportedEmbedder", "ExportedModel", "backend_tag", "cpu_flags",
            "default_cache_dir", "export_model", "int8_config", "openvino_precision"]
 
 #: The backends of ``embedding.backend`` served by this module (``torch`` is sentence-transformers').
-EXPORTED_BACKENDS = ("onnx-int8", "openvino")
+EXPORTED_BACKENDS = ("onnx-int8", "openvino", "openvino-int8")
+#: Padded tokens per forward pass (texts x their common length). With texts grouped by token
+#: length, 2,048 gave the most chunks/s and names/s here: 229 chunks/s and 4,200 names/s for
+#: openvino-int8 on two cores, against 167 and 2,600 in batches of 64 texts grouped by characters;
+#: larger batches spill out of the cores' caches.
+TOKENS_PER_BATCH = 2048
 #: Part of every export's fingerprint: change it when a change here changes the exported files.
 EXPORT_VERSION = "1"
 #: The model files an export is made from; their bytes make the fingerprint.
@@ -66,7 +73,7 @@ _CHECK_SENTENCES = ("Redis is the cache behind the token service.", "A poem abou
                     "If the payments queue backs up, the checkout flow times out and the orders worker stops "
                     "writing to PostgreSQL until the backlog clears.")
 #: Least cosine similarity to torch's vectors on those sentences for an export to be kept.
-_MIN_CHECK_COSINE = {"onnx-int8": 0.95, "openvino": 0.999}
+_MIN_CHECK_COSINE = {"onnx-int8": 0.95, "openvino": 0.999, "openvino-int8": 0.95}
 #: A temporary export folder untouched this long belongs to an export that was killed.
 ABANDONED_AFTER_SECONDS = 3600.0
 _CPU_FLAGS: set[str] | None = None
@@ -124,13 +131,13 @@ def openvino_precision(flags: set[str] | None = None) -> str:
 def backend_tag(backend: str, flags: set[str] | None = None) -> str:
     """The backend with what decides its vectors on this machine: ``onnx-int8-avx512_vnni``, ``openvino-bf16``.
 
-    >>> backend_tag("openvino", {"avx2"}), backend_tag("onnx-int8", {"avx2"})
-    ('openvino-f32', 'onnx-int8-avx2')
+    >>> backend_tag("openvino", {"avx2"}), backend_tag("onnx-int8", {"avx2"}), backend_tag("openvino-int8", {"avx2"})
+    ('openvino-f32', 'onnx-int8-avx2', 'openvino-int8-f32')
     """
     if backend == "onnx-int8":
         return f"onnx-int8-{int8_config(flags)}"
-    if backend == "openvino":
-        return f"openvino-{openvino_precision(flags)}"
+    if backend in ("openvino", "openvino-int8"):
+        return f"{backend}-{openvino_precision(flags)}"
     raise ValueError(f"unknown embedding backend {backend!r}; backends: torch, {', '.join(EXPORTED_BACKENDS)}")
 
 
@@ -141,9 +148,14 @@ def _bundled_path() -> Path:
 
 
 def _fingerprint(model_path: Path, tag: str) -> str:
+    from .quantize import CALIBRATION_FILE
+
     digest = hashlib.sha256(f"{EXPORT_VERSION}:{tag}".encode())
-    for name in _SOURCE_FILES:
-        path = model_path / name
+    sources = [model_path / name for name in _SOURCE_FILES]
+    if tag.startswith("openvino-int8"):  # its activation ranges come from the calibration set
+        sources.append(CALIBRATION_FILE)
+    for path in sources:
+        name = path.name
         if path.is_file():
             digest.update(name.encode())
             with path.open("rb") as handle:
@@ -157,7 +169,7 @@ class ExportedModel:
     """One export on disk, ready to load."""
 
     backend: str
-    """``onnx-int8`` or ``openvino``."""
+    """One of :data:`EXPORTED_BACKENDS`."""
     tag: str
     """The backend with its configuration, e.g. ``onnx-int8-avx512_vnni``."""
     folder: Path
@@ -281,9 +293,16 @@ def _import_openvino():
             os.environ["CI"] = saved
 
 
-def _to_openvino(source: Path, target: Path) -> None:
+def _to_openvino(source: Path, target: Path, manifest: dict | None = None) -> None:
+    """The ONNX graph at ``source`` as an OpenVINO model; quantized to int8 when ``manifest``
+    (the export's, for its tokenizer settings) is given."""
     openvino = _import_openvino()
-    openvino.save_model(openvino.Core().read_model(str(source)), str(target), compress_to_fp16=False)
+    model = openvino.Core().read_model(str(source))
+    if manifest is not None:
+        from .quantize import quantize_int8
+
+        model = quantize_int8(model, _Tokens(source.parent / "tokenizer.json", manifest["max_length"]).feed)
+    openvino.save_model(model, str(target), compress_to_fp16=False)
 
 
 def _remove_abandoned(cache: Path, older_than: float = ABANDONED_AFTER_SECONDS) -> None:
@@ -320,19 +339,18 @@ def export_model(backend: str, model_path: str | Path | None = None, cache_dir: 
     try:
         raw = work / "raw.onnx"
         model, tokenizer = _export_fp32(model_path, raw, layout["pooling"])
-        if backend == "openvino":
+        shutil.copy2(model_path / "tokenizer.json", work / "tokenizer.json")
+        if backend.startswith("openvino"):
             model_file = "model.xml"
-            _to_openvino(raw, work / model_file)
-            raw.unlink()
+            _to_openvino(raw, work / model_file, layout if backend == "openvino-int8" else None)
         else:
             model_file = "model.onnx"
             layout["quantization"] = int8_config()
             _quantize(raw, work / model_file, layout["quantization"])
-            raw.unlink()
-        shutil.copy2(model_path / "tokenizer.json", work / "tokenizer.json")
+        raw.unlink()
         manifest = {"backend": backend, "tag": tag, "model_file": model_file, "source": str(model_path),
                     "export_version": EXPORT_VERSION, **layout}
-        if backend == "openvino":  # decided once with the tag, not again at each load
+        if backend.startswith("openvino"):  # decided once with the tag, not again at each load
             manifest["inference_precision"] = openvino_precision()
         (work / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         _check_against_torch(work, manifest, model, tokenizer)
@@ -357,7 +375,7 @@ def _check_against_torch(folder: Path, manifest: dict, model, tokenizer) -> None
                       return_tensors="pt")
     with torch.no_grad():
         expected = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]).numpy()
-    got = _Runner(folder, manifest).embed(list(_CHECK_SENTENCES), batch_size=len(_CHECK_SENTENCES))
+    got = _Runner(folder, manifest).embed(list(_CHECK_SENTENCES), TOKENS_PER_BATCH)
     cosine = (expected * got).sum(axis=1)
     least = _MIN_CHECK_COSINE[manifest["backend"]]
     if got.shape != expected.shape or not np.all(cosine >= least):
@@ -372,27 +390,67 @@ def _threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class _Runner:
-    """Tokenizer plus the exported graph: texts in, unit vectors out."""
+class _Tokens:
+    """The model's tokenizer, truncating to its length; batches are padded to their longest text."""
 
-    def __init__(self, folder: Path, manifest: dict):
+    def __init__(self, tokenizer_file: Path, max_length: int):
         from tokenizers import Tokenizer
 
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(int(manifest["max_length"]))
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        self.tokenizer.no_padding()  # tokenizer.json may ask for a fixed width; batches pad here
+        self.tokenizer.enable_truncation(int(max_length))
         pad = self.tokenizer.token_to_id("[PAD]")
-        self.tokenizer.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]")
+        self.pad_id = 0 if pad is None else pad
+
+    def pack(self, encoded: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:
+        """The graph's inputs for token id lists, padded to the longest."""
+        width = max((len(e) for e in encoded), default=0)
+        ids = np.full((len(encoded), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(encoded), width), dtype=np.int64)
+        for row, tokens in enumerate(encoded):
+            ids[row, :len(tokens)] = tokens
+            mask[row, :len(tokens)] = 1
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+    def feed(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """The graph's inputs for one batch of texts."""
+        return self.pack([e.ids for e in self.tokenizer.encode_batch(list(texts))])
+
+    def batches(self, texts: Sequence[str], tokens_per_batch: int):
+        """``(rows, inputs)`` covering every text once: texts longest first, each batch as many
+        texts of (nearly) one token length as fit in ``tokens_per_batch`` padded tokens."""
+        encoded = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        lengths = np.array([len(e) for e in encoded])
+        order = np.argsort(-lengths, kind="stable")
+        start = 0
+        while start < len(order):
+            rows = order[start:start + max(1, tokens_per_batch // max(1, int(lengths[order[start]])))]
+            start += len(rows)
+            yield rows, self.pack([encoded[i] for i in rows])
+
+
+class _Runner:
+    """Tokenizer plus the exported graph: texts in, unit vectors out.
+
+    OpenVINO runs one stream per core, each batch on one core, batches in flight on every core at
+    once (its throughput mode): on two cores 1.1-1.2x the chunks/s of one batch at a time on both."""
+
+    def __init__(self, folder: Path, manifest: dict):
+        self.tokens = _Tokens(folder / "tokenizer.json", manifest["max_length"])
+        self.tokenizer = self.tokens.tokenizer
         self.unknown = json.loads(self.tokenizer.to_str())["model"].get("unk_token", "[UNK]")
         self.dimension = int(manifest["dimension"])
-        self._lock = threading.Lock()  # an OpenVINO infer request serves one call at a time
+        self._lock = threading.Lock()  # an infer request (and the queue) serve one call at a time
+        self._queue = None
         model_file = folder / manifest["model_file"]
-        if manifest["backend"] == "openvino":
+        if manifest["backend"].startswith("openvino"):
             openvino = _import_openvino()
             compiled = openvino.Core().compile_model(
-                str(model_file), "CPU", {"INFERENCE_NUM_THREADS": _threads(),
+                str(model_file), "CPU", {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": str(_threads()),
                                          "INFERENCE_PRECISION_HINT": manifest["inference_precision"]})
             request = compiled.create_infer_request()
             self._run = lambda feed: next(iter(request.infer(feed).values()))
+            self._queue = openvino.AsyncInferQueue(compiled, _threads())
         else:
             import onnxruntime
 
@@ -403,18 +461,22 @@ class _Runner:
             session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
             self._run = lambda feed: session.run(None, feed)[0]
 
-    def embed(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def embed(self, texts: list[str], tokens_per_batch: int) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        # Longest first, as sentence-transformers does, so each batch pads to similar lengths.
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        for start in range(0, len(texts), batch_size):
-            rows = order[start:start + batch_size]
-            encoded = self.tokenizer.encode_batch([texts[i] for i in rows])
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            feed = {"input_ids": ids, "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-                    "token_type_ids": np.zeros_like(ids)}
-            with self._lock:
-                out[rows] = self._run(feed)
+        batches = list(self.tokens.batches(texts, tokens_per_batch))
+        with self._lock:
+            if self._queue is None or len(batches) == 1:
+                for rows, feed in batches:
+                    out[rows] = self._run(feed)
+                return out
+
+            def done(request, rows) -> None:  # on an OpenVINO thread; the copy frees the request
+                out[rows] = request.get_output_tensor(0).data
+
+            self._queue.set_callback(done)
+            for rows, feed in batches:
+                self._queue.start_async(feed, rows)
+            self._queue.wait_all()
         return out
 
 
@@ -423,19 +485,20 @@ class ExportedEmbedder:
 
     Parameters
     ----------
-    backend : ``"onnx-int8"`` or ``"openvino"``
+    backend : one of :data:`EXPORTED_BACKENDS`
     model : ``"bundled:all-MiniLM-L6-v2"`` or a local sentence-transformers folder
-    batch_size : texts per forward pass
+    tokens_per_batch : padded tokens per forward pass (see :data:`TOKENS_PER_BATCH`)
     cache_dir : where exports are kept; default :func:`default_cache_dir`
     """
 
     dimension = 384
 
-    def __init__(self, backend: str, model: str = BUNDLED, batch_size: int = 64, cache_dir: str | Path | None = None):
+    def __init__(self, backend: str, model: str = BUNDLED, tokens_per_batch: int = TOKENS_PER_BATCH,
+                 cache_dir: str | Path | None = None):
         self.backend = backend
         self.tag = backend_tag(backend)
         self.model_ref = model
-        self.batch_size = batch_size
+        self.tokens_per_batch = tokens_per_batch
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         # The export's version is in the name: vectors of an older export are never served as this one's.
         self.name = (LEGACY_NAME if model == BUNDLED else Path(model).name) + f"+{self.tag}-e{EXPORT_VERSION}"
@@ -473,4 +536,4 @@ class ExportedEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return self._load().embed(list(texts), self.batch_size)
+        return self._load().embed(list(texts), self.tokens_per_batch)

@@ -157,8 +157,9 @@ class GraphSettings(_Section):
 
 class EmbeddingSettings(_Section):
     model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model), a local model directory, or 'static:<dimension>' for the static embedder distilled from MiniLM (fast, lower recall).")
-    backend: Literal["torch", "onnx-int8", "openvino"] = Field("openvino", description="How the model runs: 'torch' (sentence-transformers), 'onnx-int8' (ONNX Runtime, int8 matrix products), 'openvino' (OpenVINO; bf16 where the CPU has it: the fastest here with torch's recall, see bench perf). The last two are exported once from the model files into ~/.cache/workbench/models; each backend's vectors are kept apart (after a change, ingest or repair embeds the chunks for the new one). Ignored by the static embedder.")
-    batch_size: int = Field(64, gt=0, description="Texts embedded per model call.")
+    backend: Literal["torch", "onnx-int8", "openvino", "openvino-int8"] = Field("openvino-int8", description="How the model runs: 'torch' (sentence-transformers), 'onnx-int8' (ONNX Runtime, int8 matrix products), 'openvino' (OpenVINO; bf16 where the CPU has it), 'openvino-int8' (OpenVINO, int8 weights and activations calibrated by NNCF: the fastest here with MuSiQue R@5 within a point of torch's, see bench perf). The last three are exported once from the model files into ~/.cache/workbench/models; each backend's vectors are kept apart (after a change, ingest or repair embeds the chunks for the new one). Ignored by the static embedder.")
+    batch_size: int = Field(64, gt=0, description="Texts embedded per model call by the torch backend.")
+    batch_tokens: int = Field(2048, gt=0, description="Padded tokens per model call of the exported backends: texts of about one token length are batched together, as many as fit (2,048 was the fastest here).")
 
 
 class VectorStoreSettings(_Section):

@@ -33,7 +33,7 @@ __all__ = ["BACKENDS", "RECALL_TOLERANCE", "sample_chunks", "backend_embedders",
            "dense_recall", "fastest_within", "bench_backends"]
 
 #: Every value of ``embedding.backend``, the reference first.
-BACKENDS = ("torch", "onnx-int8", "openvino")
+BACKENDS = ("torch", "onnx-int8", "openvino", "openvino-int8")
 #: Points of R@5 a backend may lose against torch and still be recommended as the default.
 RECALL_TOLERANCE = 1.0
 
