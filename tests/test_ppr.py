@@ -184,3 +184,23 @@ def test_scores_are_a_distribution_matching_the_reference(seed, directed, alpha,
     assert sum(scores.values()) == pytest.approx(1.0, abs=1e-9)
     assert min(scores.values()) >= 0
     assert_scores_close(scores, pagerank_reference(graph, p, alpha=alpha, max_iter=2000), tol=1e-9)
+
+
+def test_an_index_split_into_row_blocks_walks_as_the_whole_matrix_does():
+    # Large graphs split the matrix into row blocks, one per core; here the split is forced
+    # (any machine, any size) and the walk and the l1 run must not change.
+    from workbench.ppr import _row_blocks
+
+    graph = random_graph(7, directed=True, n=300, m=1200)
+    whole, split = PageRankIndex(graph), PageRankIndex(graph)
+    assert whole.transition_t.indices.dtype == np.int32  # 32-bit column indices where they fit
+    split._blocks = _row_blocks(split.transition_t, 3)
+    bounds = [(lo, hi) for lo, hi, _ in split._blocks]
+    assert len(bounds) == 3 and bounds[0][0] == 0 and bounds[-1][1] == len(graph)
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))  # every row in one block
+    for p in personalizations(graph, 7):
+        vector = whole.vector(p)
+        assert np.allclose(split.run_vector(vector), whole.run_vector(vector), atol=1e-12)
+        (a, iterations_a, done_a), (b, iterations_b, done_b) = whole.walk(vector), split.walk(vector)
+        assert np.allclose(a, b, atol=1e-12) and (iterations_a, done_a) == (iterations_b, done_b)
+        assert_scores_close(split.run(p), pagerank_reference(graph, p))
