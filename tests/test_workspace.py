@@ -38,6 +38,7 @@ def test_alias_merges_two_entities_and_remove_alias_undoes_it(make_workspace, tm
     ws = make_workspace()
     ws.ingest([corpus])
     assert {"mongo", "mongodb"} <= set(ws.graph.nx.nodes)
+    assert "MongoDB" not in {m.canonical for m in ws.merges()}  # read before the alias: kept until the record changes
     ws.add_alias("Mongo", "MongoDB")
     assert "mongo" not in ws.graph.nx.nodes
     impacted = {name for name, _ in ws.graph.impacted_by("mongodb").impacted}
@@ -46,6 +47,7 @@ def test_alias_merges_two_entities_and_remove_alias_undoes_it(make_workspace, tm
     assert {f.form for f in merged.surface_forms} == {"Mongo", "MongoDB"}
     ws.remove_alias("Mongo")
     assert {"mongo", "mongodb"} <= set(ws.graph.nx.nodes)
+    assert "MongoDB" not in {m.canonical for m in ws.merges()}
     assert [entry["action"] for entry in ws.merge_log()] == ["alias", "unalias"]
 
 

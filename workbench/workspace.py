@@ -121,6 +121,8 @@ class Workspace:
         self.lock_timeout = lock_timeout
         self._derived: _Derived | None = None
         self._derive_lock = threading.Lock()
+        self._merges: tuple[int, list[Merge]] | None = None
+        self._merges_lock = threading.Lock()
 
     # -- backends ----------------------------------------------------------------------
     @property
@@ -411,8 +413,15 @@ class Workspace:
         return sorted((graph.entity(k) for k in graph.nx.nodes), key=lambda e: (-e.mentions, e.name))
 
     def merges(self) -> list[Merge]:
-        """Every canonical entity that folds two or more surface forms, with counts and chunks."""
-        return build_merges(self.store.mentions(), self.canonicalizer())
+        """Every canonical entity that folds two or more surface forms, with counts and chunks.
+
+        Kept until the record changes: on the 61k-passage run they take 16 s to derive, and the
+        app's front page counts them at every rerun."""
+        version = self.store.version
+        with self._merges_lock:
+            if self._merges is None or self._merges[0] != version:
+                self._merges = (version, build_merges(self.store.mentions(), self.canonicalizer()))
+            return list(self._merges[1])
 
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:
         """Accept a candidate relation as a graph fact (it is stated by its chunks from now on).
