@@ -5,6 +5,7 @@ import streamlit as st
 import ui
 from workbench.graph import EntityNotFound
 from workbench.safe_text import printable
+from workbench.views import graph as graph_views
 from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters
 from workbench.views.tables import edge_chunks_frame, neighbours_frame
 
@@ -42,10 +43,17 @@ with st.sidebar:
     top_n = st.number_input("Most entities shown", 10, 5000, step=10, key=ui.kept("graph", "top_n", 150))
     show_chunks = st.toggle("Show passages (chunks) mentioning them", key=ui.kept("graph", "chunks", False))
 
+choices = facts.keys_by_name
+if len(choices) > graph_views.MAX_LISTED_NAMES:  # too many names to send: narrow them first
+    typed = st.text_input(f"Search the {len(choices):,} entities: type part of a name", key="graph.find")
+    choices = graph_views.entity_choices(facts, typed)
+    picked = st.session_state.get("graph.center")
+    if picked in names and picked not in choices:
+        choices = (picked, *choices)  # the entity shown stays listed while another is looked for
 center = st.selectbox("Find an entity: it is highlighted, centred and its neighbours listed",
-                      facts.keys_by_name, index=None,
+                      choices, index=None,
                       format_func=lambda key: printable(names[key]),
-                      placeholder="Type a name", key="graph.center")
+                      placeholder="Type a name" if choices else "Type part of a name above first", key="graph.center")
 filters = GraphFilters(types=tuple(chosen_types) or None, min_weight=min_weight, time_range=time_range,
                        relations=tuple(chosen_relations) or None if view == RELATIONS else None,
                        size_by=size_by, top_n=int(top_n), show_chunks=show_chunks, focus=center)

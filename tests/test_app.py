@@ -472,3 +472,21 @@ def test_evaluate_page_shows_the_answer_stage_apart_from_retrieval(monkeypatch, 
     assert list(summary["passed"]) == ["0/2", "0/2"]
     retrieval = frames[0]
     assert "recall" in retrieval.columns and "coverage" not in retrieval.columns  # the two stages apart
+
+
+def test_a_graph_too_large_to_list_is_searched_by_typed_text(monkeypatch, sample_workspace):
+    # Past MAX_LISTED_NAMES the search box lists only the names matching the typed text.
+    from workbench.views import graph as graph_views
+
+    monkeypatch.setattr(graph_views, "MAX_LISTED_NAMES", 20)
+    at = page(open_app(monkeypatch, sample_workspace.path), "graph")
+    assert len(sample_workspace.graph) > 20 and at.selectbox(key="graph.center").options == []
+    at.text_input(key="graph.find").input("REDI").run()
+    listed = at.selectbox(key="graph.center").options
+    assert listed and listed[0] == "Redis" and all("redi" in name.casefold() for name in listed)
+    at.selectbox(key="graph.center").select("redis").run()
+    neighbours, _ = dataframes(at)
+    assert "token cache" in set(neighbours["entity"])
+    at.text_input(key="graph.find").input("token").run()  # looking for another keeps the one shown
+    assert not at.exception and at.selectbox(key="graph.center").value == "redis"
+    assert at.selectbox(key="graph.center").options[0] == "Redis"

@@ -49,6 +49,8 @@ __all__ = [
     "VIEWS",
     "GraphFacts",
     "graph_facts",
+    "MAX_LISTED_NAMES",
+    "entity_choices",
     "RANKINGS",
     "GraphFilters",
     "GraphView",
@@ -191,6 +193,8 @@ class GraphFacts:
     types: tuple[str, ...]
     relations: tuple[str, ...]
     dates: tuple[str, ...]
+    folded_by_name: tuple[str, ...] = ()
+    """The names of :attr:`keys_by_name`, case-folded, for :func:`entity_choices`."""
 
 
 def graph_facts(graph: ContextGraph) -> GraphFacts:
@@ -203,9 +207,42 @@ def graph_facts(graph: ContextGraph) -> GraphFacts:
     (('a', 'b'), ('uses',))
     """
     names = {entity.key: entity.name for entity in graph.entities()}
-    return GraphFacts(names, tuple(sorted(names, key=lambda key: (names[key].casefold(), key))),
-                      tuple(sorted({entity.type for entity in graph.entities()})),
-                      tuple(sorted({edge.relation for edge in graph.edges()})), tuple(graph_dates(graph)))
+    keys = tuple(sorted(names, key=lambda key: (names[key].casefold(), key)))
+    return GraphFacts(names, keys, tuple(sorted({entity.type for entity in graph.entities()})),
+                      tuple(sorted({edge.relation for edge in graph.edges()})), tuple(graph_dates(graph)),
+                      tuple(names[key].casefold() for key in keys))
+
+
+#: Most entities the Graph page's search box lists. A larger graph is narrowed by typed text
+#: first: every option is sent to the browser at each rerun, and 420k names are about 10 MB.
+MAX_LISTED_NAMES = 2000
+
+
+def entity_choices(facts: GraphFacts, text: str, limit: int | None = None) -> tuple[str, ...]:
+    """The keys the search box lists: all of them in a graph of at most ``limit`` entities
+    (default :data:`MAX_LISTED_NAMES`), else those whose name contains ``text`` (case-folded),
+    names starting with it first, at most ``limit``; none before anything is typed.
+
+    >>> from workbench.graph import ContextGraph
+    >>> facts = graph_facts(ContextGraph([Entity("r", "Redis"), Entity("t", "token cache"), Entity("p", "PostgreSQL")], []))
+    >>> entity_choices(facts, ""), entity_choices(facts, "", limit=2), entity_choices(facts, "RE", limit=2)
+    (('p', 'r', 't'), (), ('r', 'p'))
+    """
+    limit = MAX_LISTED_NAMES if limit is None else limit
+    if len(facts.keys_by_name) <= limit:
+        return facts.keys_by_name
+    text = text.strip().casefold()
+    if not text:
+        return ()
+    starting, containing = [], []
+    for key, folded in zip(facts.keys_by_name, facts.folded_by_name):
+        if folded.startswith(text):
+            starting.append(key)
+        elif text in folded:
+            containing.append(key)
+        if len(starting) >= limit:
+            break
+    return tuple((starting + containing)[:limit])
 
 
 def _plural(count: int, word: str, many: str | None = None) -> str:
