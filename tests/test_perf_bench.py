@@ -109,6 +109,8 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
     assert {"load", "chunk", "extract", "canonicalize+graph", "embed", "store"} <= set(ingest["per_stage_s"])
     assert ingest["peak_rss_mb"] >= ingest["rss_before_ingest_mb"] > 0  # measured in the ingest's own process
     assert ingest["static_embedder_recall"]["questions"] >= 1
+    first = ingest["first_ingest"]  # everything embedded by the settings' backend, in its own process
+    assert first["embedder"] == "openvino-int8" and first["seconds"] > 0 and first["per_stage_s"]["embed"] > 0
     from workbench.retrieve import MODES
 
     assert set(payload["query"]) == set(MODES)
