@@ -297,9 +297,15 @@ def _group_forms(
 ) -> dict[str, dict[str, list]]:
     """key -> display form -> [count, chunk ids in first-seen order]."""
     groups: dict[str, dict[str, list]] = defaultdict(dict)
+    # Each surface is resolved once: a corpus repeats its names (61k passages: 420k entities
+    # among millions of mentions), more of them than the canonicalizer's own bounded memo keeps.
+    resolved: dict[str, tuple[str, str]] = {}
     for mention in mentions:
-        form = display_form(mention.surface, canonicalizer.articles)
-        key = canonicalizer.key(mention.surface)
+        known = resolved.get(mention.surface)
+        if known is None:
+            known = resolved[mention.surface] = (canonicalizer.key(mention.surface),
+                                                 display_form(mention.surface, canonicalizer.articles))
+        key, form = known
         if not key:
             continue
         entry = groups[key].setdefault(form, [0, {}])
