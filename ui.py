@@ -314,8 +314,29 @@ def split_task_files(problems: list[str]) -> tuple[list[str], list[str]]:
 
 # -- shared widgets -------------------------------------------------------------------------------
 
+#: Seconds a page waits for the graph the warm-up thread is building before it shows the
+#: record's counts alone (the 2Wiki graph takes 5 s, a 60k-passage one about a minute).
+GRAPH_WAIT_S = 5.0
+
+
+@st.fragment(run_every=2.0)
+def _rerun_when_built(ws: Workspace) -> None:
+    if ws.graph_if_ready() is not None:
+        st.rerun()
+
+
 def workspace_metrics(ws: Workspace) -> dict:
-    """Documents, chunks, entities and edges as metrics in one row; returns the stats."""
+    """Documents, chunks, entities and edges as metrics in one row; returns the stats. While the
+    graph is still being built the record's counts are shown, and the page reruns when it is done."""
+    if ws.graph_if_ready(wait=GRAPH_WAIT_S) is None:
+        stats = ws.record_stats()
+        for column, (label, value) in zip(st.columns(4), [("Documents", stats["documents"]), ("Chunks", stats["chunks"]),
+                                                         ("Entities", "…"), ("Edges", "…")]):
+            column.metric(label, value)
+        st.caption(f"Workspace: {stats['workspace']} · building the context graph from the record (about a minute "
+                   "for 60,000 passages); its counts appear when it is done, and this page works meanwhile.")
+        _rerun_when_built(ws)
+        return stats
     stats = ws.stats()
     for column, (label, key) in zip(st.columns(4), [("Documents", "documents"), ("Chunks", "chunks"),
                                                   ("Entities", "entities"), ("Edges", "edges")]):

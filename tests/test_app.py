@@ -93,6 +93,39 @@ def test_corpus_page_counts_what_the_workspace_holds(monkeypatch, sample_workspa
     assert sorted(documents["document"]) == sorted(d.id for d in sample_workspace.documents())
 
 
+def test_corpus_page_shows_the_record_while_the_graph_is_still_being_built(monkeypatch, make_workspace, tmp_path):
+    # On 60k passages the graph takes a minute to build: the front page must not wait for it.
+    import threading
+
+    import ui
+    import workbench.workspace as workspace_module
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The login flow depends on the auth service.\n", encoding="utf-8")
+    ws = make_workspace("slow-graph")
+    ws.ingest([corpus])
+    expected = ws.stats()
+    release, real = threading.Event(), workspace_module.assemble_graph
+
+    def slow(*args, **kwargs):
+        release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(workspace_module, "assemble_graph", slow)
+    monkeypatch.setattr(ui, "GRAPH_WAIT_S", 0.2)
+    try:
+        at = open_app(monkeypatch, ws.path)
+        assert {m.label: m.value for m in at.metric} == {"Documents": "1", "Chunks": str(expected["chunks"]),
+                                                         "Entities": "…", "Edges": "…"}
+        assert "building the context graph" in texts(at)
+    finally:
+        release.set()
+    at.run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Entities"] == str(expected["entities"])
+
+
 def test_empty_workspace_offers_the_sample_corpus_and_no_page_fails(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path / "empty")
     assert "The workspace is empty" in texts(at)

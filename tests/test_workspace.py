@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from filelock import FileLock
 
+from tests.conftest import reopened
+
 from workbench.workspace import WorkspaceBusy
 
 
@@ -89,3 +91,34 @@ def test_cli_lists_candidates_with_their_confidence(sample_workspace, capsys):
     listed = json.loads(capsys.readouterr().out)
     assert listed and listed[0]["relation"] == "SIMILAR_TO"
     assert [c["confidence"] for c in listed] == sorted((c["confidence"] for c in listed), reverse=True)
+
+
+def test_graph_if_ready_builds_in_the_background_and_never_waits_longer_than_asked(make_workspace, tmp_path,
+                                                                                  monkeypatch):
+    import threading
+    import time
+
+    import workbench.workspace as workspace_module
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The login flow depends on the auth service.\n", encoding="utf-8")
+    written = make_workspace()
+    written.ingest([corpus])
+    ws = reopened(written)  # a process opening the workspace: no graph derived yet
+    release, real, calls = threading.Event(), workspace_module.assemble_graph, []
+
+    def slow(*args, **kwargs):
+        calls.append(1)
+        release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(workspace_module, "assemble_graph", slow)
+    started = time.perf_counter()
+    assert ws.graph_if_ready() is None and ws.graph_if_ready(wait=0.3) is None
+    assert time.perf_counter() - started < 5
+    release.set()
+    graph = ws.graph_if_ready(wait=30)
+    assert graph is not None and "loginflow" in graph.nx.nodes and graph is ws.graph
+    assert calls == [1]  # one background build served every call
+    ws.close()

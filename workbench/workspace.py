@@ -122,6 +122,8 @@ class Workspace:
         self._derived: _Derived | None = None
         self._derive_lock = threading.Lock()
         self._merges: tuple[int, list[Merge]] | None = None
+        self._builder: threading.Thread | None = None
+        self._builder_lock = threading.Lock()
         self._merges_lock = threading.Lock()
 
     # -- backends ----------------------------------------------------------------------
@@ -366,9 +368,14 @@ class Workspace:
         return Canonicalizer(aliases=c.aliases, user_aliases=self.store.aliases(), splits=self.store.splits(),
                              articles=tuple(c.articles))
 
+    def _derive_key(self) -> tuple:
+        """What the derived graph depends on: the record's version and the graph settings."""
+        return (self.store.version, PassageOptions.from_settings(self.settings.graph),
+                tuple(self.settings.graph.impact_relations))
+
     def _derive(self) -> _Derived:
-        options = PassageOptions.from_settings(self.settings.graph)
-        version = (self.store.version, options, tuple(self.settings.graph.impact_relations))
+        version = self._derive_key()
+        options = version[1]
         with self._derive_lock:
             if self._derived is None or self._derived.version != version:
                 graph, parts = assemble_graph(
@@ -386,6 +393,21 @@ class Workspace:
     def graph(self) -> ContextGraph:
         """The context graph, rebuilt when the workspace has changed since the last call."""
         return self._derive().graph
+
+    def graph_if_ready(self, wait: float = 0.0) -> ContextGraph | None:
+        """The context graph if it is derived for the record as it is now, or once it is within
+        ``wait`` seconds; else None, the graph being built meanwhile in a background thread
+        (a minute on 60k passages: a page can show what the record holds in the meantime)."""
+        derived = self._derived
+        if derived is not None and derived.version == self._derive_key():
+            return derived.graph
+        with self._builder_lock:
+            if self._builder is None or not self._builder.is_alive():
+                self._builder = threading.Thread(target=self._derive, name="derive-graph", daemon=True)
+                self._builder.start()
+            builder = self._builder
+        builder.join(wait)
+        return None if builder.is_alive() else self.graph
 
     @property
     def parts(self) -> GraphParts:
@@ -470,6 +492,12 @@ class Workspace:
         declared = declared_alias_suggestions(names, ((c.document_id, c.text) for c in self.store.chunks()))
         found = combine_suggestions(declared, translated, similar, synonyms)
         return [s for s in found if tuple(sorted((name_key(s.a), name_key(s.b)))) not in rejected]
+
+    def record_stats(self) -> dict:
+        """The counts the record holds, without deriving the graph."""
+        return {"documents": self.store.count("documents"), "chunks": self.store.count("chunks"),
+                "mentions": self.store.count("mentions"), "triples": self.store.count("triples"),
+                "user_aliases": self.store.count("aliases"), "workspace": str(self.path)}
 
     def stats(self) -> dict:
         graph = self.graph
