@@ -150,7 +150,7 @@ class PageRankIndex:
             self.transition_t = sp.csr_array((0, 0), dtype=np.float64)
             self._dangling = np.zeros(0, dtype=np.int64)
             self.order = self._position = np.zeros(0, dtype=np.int64)
-            self._blocks = []
+            self._blocks: list[tuple[int, int, sp.csr_array]] = []
             return
         self._set_transition(nx.to_scipy_sparse_array(
             graph, nodelist=self.nodelist, weight=weight, dtype=np.float64, format="csr"
