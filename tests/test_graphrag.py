@@ -179,3 +179,13 @@ def test_provenance_puts_chunks_stating_a_relation_between_top_entities_first():
     ranked = rank_provenance(chunk_entities, mass, relation_edges=edges)
     assert [chunk_id for chunk_id, _, _ in ranked] == ["c3", "c2", "c1"]
     assert ranked[0] == ("c3", 1.4, ["a", "b"])  # stated 0.6 + 0.1, then the mentions of both ends
+
+
+def test_top_positions_are_the_head_of_a_stable_descending_argsort():
+    from workbench.retrieve.graphrag import top_positions
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        values = rng.integers(0, 6, size=int(rng.integers(1, 40))).astype(float)  # many ties
+        n = int(rng.integers(0, 45))
+        assert top_positions(values, n).tolist() == np.argsort(-values, kind="stable")[:n].tolist()

@@ -144,6 +144,23 @@ def top_entities(nodelist: list[str], scores: np.ndarray, k: int) -> list[tuple[
     return ordered[:k]
 
 
+def top_positions(values: np.ndarray, n: int) -> np.ndarray:
+    """Positions of the ``n`` largest values, largest first, equal values by position: the first
+    ``n`` of a stable descending argsort, found in linear time (70k passages per query at 61k).
+
+    >>> top_positions(np.array([0.1, 0.5, 0.3, 0.5, 0.3]), 3).tolist()
+    [1, 3, 2]
+    """
+    if n >= len(values):
+        return np.argsort(-values, kind="stable")
+    if n <= 0:
+        return np.zeros(0, dtype=np.int64)
+    cut = np.partition(values, len(values) - n)[len(values) - n]
+    above = np.flatnonzero(values > cut)
+    chosen = np.concatenate([above, np.flatnonzero(values == cut)[:n - len(above)]])
+    return chosen[np.argsort(-values[chosen], kind="stable")]
+
+
 def rank_provenance(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[str, float],
                     entity_chunks: Mapping[str, Iterable[str]] | None = None,
                     relation_edges: Mapping[str, Iterable] | None = None) -> list[tuple[str, float, list[str]]]:
@@ -273,7 +290,7 @@ class GraphRAGRetriever:
             chunk_ids, positions = graph.passage_positions()
             mass = added[positions]
             walk: dict[str, float] = {}
-            for pos in np.argsort(-mass, kind="stable")[:max(settings.dense_candidates, k)]:
+            for pos in top_positions(mass, max(settings.dense_candidates, k)):
                 if mass[pos] > 0:
                     walk[chunk_ids[pos]] = float(mass[pos])
         with timer("context"):
