@@ -81,6 +81,19 @@ def test_each_backend_has_its_own_name_so_caches_and_collections_never_mix(backe
     assert f"onnx-int8-{int8_config()}" in backend_embedder("onnx-int8").name
 
 
+def test_the_int8_embedders_name_changes_with_its_calibration(tmp_path, monkeypatch):
+    import workbench.quantize as quantize
+
+    shipped = ExportedEmbedder("openvino-int8", cache_dir=tmp_path).name
+    other = tmp_path / "calibration.json"
+    data = json.loads(quantize.CALIBRATION_FILE.read_text(encoding="utf-8"))
+    other.write_text(json.dumps({**data, "names": data["names"][:-1]}), encoding="utf-8")
+    monkeypatch.setattr(quantize, "CALIBRATION_FILE", other)
+    monkeypatch.setattr(quantize.calibration_mark, "__defaults__", (other,))
+    assert ExportedEmbedder("openvino-int8", cache_dir=tmp_path).name != shipped
+    assert shipped.startswith("all-MiniLM-L6-v2+openvino-int8-") and "-c" in shipped
+
+
 def test_an_export_is_made_once_then_loaded_from_the_cache(tmp_path):
     first = ExportedEmbedder("openvino", cache_dir=tmp_path)
     vectors = first.embed(SENTENCES)

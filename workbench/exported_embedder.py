@@ -152,12 +152,13 @@ def _bundled_path() -> Path:
 
 
 def _fingerprint(model_path: Path, tag: str) -> str:
-    from .quantize import CALIBRATION_FILE
+    from .quantize import CALIBRATION_FILE, calibration_mark
 
     digest = hashlib.sha256(f"{EXPORT_VERSION}:{tag}".encode())
     sources = [model_path / name for name in _SOURCE_FILES]
-    if tag.startswith("openvino-int8"):  # its activation ranges come from the calibration set
+    if tag.startswith("openvino-int8"):  # its activation ranges come from the calibration set, by NNCF
         sources.append(CALIBRATION_FILE)
+        digest.update(calibration_mark().encode())
     for path in sources:
         name = path.name
         if path.is_file():
@@ -505,8 +506,14 @@ class ExportedEmbedder:
         self.model_ref = model
         self.tokens_per_batch = tokens_per_batch
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        # The export's version is in the name: vectors of an older export are never served as this one's.
-        self.name = (LEGACY_NAME if model == BUNDLED else Path(model).name) + f"+{self.tag}-e{EXPORT_VERSION}"
+        # The export's version is in the name (and int8's calibration): vectors of an older export
+        # are never served as this one's.
+        calibrated = ""
+        if backend == "openvino-int8":
+            from .quantize import calibration_mark
+
+            calibrated = f"-c{calibration_mark()}"
+        self.name = (LEGACY_NAME if model == BUNDLED else Path(model).name) + f"+{self.tag}{calibrated}-e{EXPORT_VERSION}"
         self.export: ExportedModel | None = None
         """The export loaded (with whether it was made by this load), once loaded."""
         self._runner: _Runner | None = None

@@ -19,6 +19,7 @@ replaces the client with a stub that sends and writes nothing.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import io
 import json
@@ -28,12 +29,25 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-__all__ = ["CALIBRATION_FILE", "CALIBRATION_BATCH", "calibration_texts", "calibration_set", "quantize_int8"]
+__all__ = ["CALIBRATION_FILE", "CALIBRATION_BATCH", "calibration_mark", "calibration_texts", "calibration_set", "quantize_int8"]
 
 #: The texts the activation ranges are measured on (JSON: ``{"source", "chunks", "names"}``).
 CALIBRATION_FILE = Path(__file__).parent / "data" / "calibration.json"
 #: Texts per calibration batch; batches are made as the embedder makes them (by length).
 CALIBRATION_BATCH = 8
+
+
+def calibration_mark(path: Path = CALIBRATION_FILE) -> str:
+    """What decides the int8 export's vectors beside the model: the calibration set's bytes and
+    NNCF's version, as 8 hex digits. It is part of the embedder's name, so that vectors of two
+    calibrations are never taken for one another (in the cache or in Chroma)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        nncf = version("nncf")
+    except PackageNotFoundError:
+        nncf = "absent"
+    return hashlib.sha256(path.read_bytes() + f"nncf {nncf}".encode()).hexdigest()[:8]
 
 
 def calibration_texts(path: Path = CALIBRATION_FILE) -> list[str]:
