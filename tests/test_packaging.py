@@ -63,3 +63,12 @@ def test_help_names_the_command_as_it_was_invoked():
     assert out.startswith("usage: python -m workbench ")
     # The console script runs with its own path as argv[0].
     assert build_parser(invoked_as("/opt/venv/bin/workbench")).format_usage().startswith("usage: workbench ")
+
+
+def test_the_package_data_ships_every_file_under_workbench_data():
+    # The int8 export reads its calibration set from workbench/data: an installed package needs it.
+    import fnmatch
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    files = [p.relative_to(ROOT / "workbench").as_posix() for p in (ROOT / "workbench" / "data").iterdir()]
+    assert files and all(any(fnmatch.fnmatch(f, pattern) for pattern in patterns["workbench"]) for f in files)
