@@ -19,7 +19,7 @@ PACKAGE = ROOT / "workbench"
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
-     "embedding", "static_embedder", "exported_embedder", "sentences", "communities", "episodes", "timeline",
+     "embedding", "static_embedder", "exported_embedder", "quantize", "sentences", "communities", "episodes", "timeline",
      "local_model"},
     {"ingest", "assemble", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},
