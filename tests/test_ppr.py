@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import networkx as nx
 import numpy as np
@@ -204,3 +205,32 @@ def test_an_index_split_into_row_blocks_walks_as_the_whole_matrix_does():
         (a, iterations_a, done_a), (b, iterations_b, done_b) = whole.walk(vector), split.walk(vector)
         assert np.allclose(a, b, atol=1e-12) and (iterations_a, done_a) == (iterations_b, done_b)
         assert_scores_close(split.run(p), pagerank_reference(graph, p))
+
+
+def test_a_forked_child_walks_on_row_blocks_with_a_pool_of_its_own():
+    # The crash tests fork workers; a pool made before the fork has no threads in the child.
+    import os
+
+    from workbench.ppr import _row_blocks
+
+    index = PageRankIndex(random_graph(5, directed=False, n=200, m=800))
+    index._blocks = _row_blocks(index.transition_t, 2)
+    p = index.vector({0: 1.0})
+    expected, _, _ = index.walk(p)  # the parent's pool now exists
+    pid = os.fork()
+    if pid == 0:
+        try:
+            scores, _, done = index.walk(p)
+            os._exit(0 if done and np.allclose(scores, expected, atol=1e-12) else 1)
+        except BaseException:
+            os._exit(2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        finished, status = os.waitpid(pid, os.WNOHANG)
+        if finished:
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    raise AssertionError("the forked child's walk hung on the parent's pool")

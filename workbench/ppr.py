@@ -50,6 +50,16 @@ def _cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _forget_pool() -> None:
+    """In a forked child: the pool object came along, its threads did not (nor a held lock)."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _map(function, items: list) -> list:
     """``[function(item) for item in items]``, on a shared thread pool when there are several."""
     global _POOL
