@@ -51,10 +51,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .cores import usable_cores
 from .embedding import BUNDLED, LEGACY_NAME, EmbeddingUnavailable
 
-__all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "TOKENS_PER_BATCH", "ExportedEmbedder", "ExportedModel", "backend_tag", "cpu_flags",
-           "default_cache_dir", "export_model", "int8_config", "openvino_precision"]
+__all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "TOKENS_PER_BATCH", "ExportedEmbedder", "ExportedModel", "backend_tag",
+           "cpu_flags", "default_cache_dir", "export_model", "import_quietly", "int8_config", "openvino_precision"]
 
 #: The backends of ``embedding.backend`` served by this module (``torch`` is sentence-transformers').
 EXPORTED_BACKENDS = ("onnx-int8", "openvino", "openvino-int8")
@@ -276,26 +277,35 @@ def _quantize(source: Path, target: Path, config: str) -> None:
         root.disabled = was_disabled
 
 
+def import_quietly(module: str, environ: dict[str, str]):
+    """``import module`` with ``environ`` set for the import only (already imported: as it is).
+
+    OpenVINO and NNCF decide at import whether to report usage; the switches that neither send
+    nor write anything are environment variables they read then."""
+    import importlib
+    import sys
+
+    if module in sys.modules:
+        return sys.modules[module]
+    saved = {key: os.environ.get(key) for key in environ}
+    os.environ.update(environ)
+    try:
+        return importlib.import_module(module)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def _import_openvino():
     """``import openvino`` without its import-time usage event.
 
     On import OpenVINO sends an event to Google Analytics unless the user opted out (a consent file
     under ``~/intel``); its one switch that neither sends nor writes anything is its check for a
     CI run, so the variable it reads is set for the import only."""
-    import importlib
-    import sys
-
-    if "openvino" in sys.modules:
-        return sys.modules["openvino"]
-    saved = os.environ.get("CI")
-    os.environ["CI"] = "true"
-    try:
-        return importlib.import_module("openvino")
-    finally:
-        if saved is None:
-            os.environ.pop("CI", None)
-        else:
-            os.environ["CI"] = saved
+    return import_quietly("openvino", {"CI": "true"})
 
 
 def _to_openvino(source: Path, target: Path, manifest: dict | None = None) -> None:
@@ -388,13 +398,6 @@ def _check_against_torch(folder: Path, manifest: dict, model, tokenizer) -> None
                                    f"at least {least} wanted); it was not kept")
 
 
-def _threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
 class _Tokens:
     """The model's tokenizer, truncating to its length; batches are padded to their longest text."""
 
@@ -451,17 +454,17 @@ class _Runner:
         if manifest["backend"].startswith("openvino"):
             openvino = _import_openvino()
             compiled = openvino.Core().compile_model(
-                str(model_file), "CPU", {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": str(_threads()),
+                str(model_file), "CPU", {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": str(usable_cores()),
                                          "INFERENCE_PRECISION_HINT": manifest["inference_precision"],
                                          "CPU_RUNTIME_CACHE_CAPACITY": str(RUNTIME_CACHE_SHAPES)})
             request = compiled.create_infer_request()
             self._run = lambda feed: next(iter(request.infer(feed).values()))
-            self._queue = openvino.AsyncInferQueue(compiled, _threads())
+            self._queue = openvino.AsyncInferQueue(compiled, usable_cores())
         else:
             import onnxruntime
 
             options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = _threads()
+            options.intra_op_num_threads = usable_cores()
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
             session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])

@@ -33,6 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
+from .cores import usable_cores
+
 __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_BLOCK_ENTRIES"]
 
 #: Fewest stored entries of the transition matrix per row block, each block's product on a core
@@ -41,13 +43,6 @@ __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_B
 MIN_BLOCK_ENTRIES = 250_000
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
-
-
-def _cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _forget_pool() -> None:
@@ -67,7 +62,7 @@ def _map(function, items: list) -> list:
         return [function(item) for item in items]
     with _POOL_LOCK:
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="pagerank")
+            _POOL = ThreadPoolExecutor(max_workers=usable_cores(), thread_name_prefix="pagerank")
     return list(_POOL.map(function, items))
 
 
@@ -188,7 +183,7 @@ class PageRankIndex:
         index_type = np.int32 if max(n, ordered.nnz) < np.iinfo(np.int32).max else np.int64
         self.transition_t = sp.csr_array((ordered.data, ordered.indices.astype(index_type),
                                           ordered.indptr.astype(index_type)), shape=ordered.shape)
-        self._blocks = _row_blocks(self.transition_t, max(1, min(_cores(), self.transition_t.nnz // MIN_BLOCK_ENTRIES)))
+        self._blocks = _row_blocks(self.transition_t, max(1, min(usable_cores(), self.transition_t.nnz // MIN_BLOCK_ENTRIES)))
         # The mass on dangling nodes is summed over their positions: a float-mask dot product
         # goes through BLAS threads, which on a loaded machine cost milliseconds per iteration.
         self._dangling = self._position[np.flatnonzero(out_weight == 0)]

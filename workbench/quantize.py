@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
 import io
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -69,19 +67,12 @@ def calibration_set(ws) -> dict:
 
 def _import_nncf():
     """``import nncf`` with its usage statistics off (its CI switch makes the client a stub)."""
-    if "nncf" in sys.modules:
-        return sys.modules["nncf"]
-    saved = {key: os.environ.get(key) for key in ("NNCF_CI", "CI")}
-    os.environ.update({"NNCF_CI": "1", "CI": "true"})
-    try:
-        module = importlib.import_module("nncf")
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    module.set_log_level(logging.ERROR)  # no progress bars or advice on the user's console
+    from .exported_embedder import import_quietly
+
+    already = "nncf" in sys.modules
+    module = import_quietly("nncf", {"NNCF_CI": "1", "CI": "true"})
+    if not already:
+        module.set_log_level(logging.ERROR)  # no advice or warnings in the log (progress bars: see below)
     return module
 
 
