@@ -328,21 +328,18 @@ def _rerun_when_built(ws: Workspace) -> None:
 def workspace_metrics(ws: Workspace) -> dict:
     """Documents, chunks, entities and edges as metrics in one row; returns the stats. While the
     graph is still being built the record's counts are shown, and the page reruns when it is done."""
-    if ws.graph_if_ready(wait=GRAPH_WAIT_S) is None:
-        stats = ws.record_stats()
-        for column, (label, value) in zip(st.columns(4), [("Documents", stats["documents"]), ("Chunks", stats["chunks"]),
-                                                         ("Entities", "…"), ("Edges", "…")]):
-            column.metric(label, value)
+    built = ws.graph_if_ready(wait=GRAPH_WAIT_S) is not None
+    stats = ws.stats() if built else ws.record_stats()
+    for column, (label, key) in zip(st.columns(4), [("Documents", "documents"), ("Chunks", "chunks"),
+                                                  ("Entities", "entities"), ("Edges", "edges")]):
+        column.metric(label, stats.get(key, "…"))
+    if built:
+        st.caption(f"Workspace: {stats['workspace']} · {stats['comention_edges']} co-mention edges · "
+                   f"{stats['merges']} merges")
+    else:
         st.caption(f"Workspace: {stats['workspace']} · building the context graph from the record (about a minute "
                    "for 60,000 passages); its counts appear when it is done, and this page works meanwhile.")
         _rerun_when_built(ws)
-        return stats
-    stats = ws.stats()
-    for column, (label, key) in zip(st.columns(4), [("Documents", "documents"), ("Chunks", "chunks"),
-                                                  ("Entities", "entities"), ("Edges", "edges")]):
-        column.metric(label, stats[key])
-    st.caption(f"Workspace: {stats['workspace']} · {stats['comention_edges']} co-mention edges · "
-               f"{stats['merges']} merges")
     return stats
 
 

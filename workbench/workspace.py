@@ -500,20 +500,11 @@ class Workspace:
                 "user_aliases": self.store.count("aliases"), "workspace": str(self.path)}
 
     def stats(self) -> dict:
+        """:meth:`record_stats` with the graph's counts: entities, edges, co-mention edges, merges."""
         graph = self.graph
-        relation_edges = [e for e in graph.edges()]
-        return {
-            "documents": self.store.count("documents"),
-            "chunks": self.store.count("chunks"),
-            "entities": len(graph),
-            "edges": len(relation_edges),
-            "comention_edges": graph.number_of_edges() - len(relation_edges),
-            "mentions": self.store.count("mentions"),
-            "triples": self.store.count("triples"),
-            "merges": len(self.merges()),
-            "user_aliases": self.store.count("aliases"),
-            "workspace": str(self.path),
-        }
+        relation_edges = len(graph.edges())
+        return {**self.record_stats(), "entities": len(graph), "edges": relation_edges,
+                "comention_edges": graph.number_of_edges() - relation_edges, "merges": len(self.merges())}
 
     def vector_counts(self) -> dict[str, int]:
         return {"chunks": self.vectors.count(CHUNKS), "entities": self.entity_vectors.count()}
