@@ -128,6 +128,8 @@ class ExtractionSettings(_Section):
     )
     pattern_timeout_seconds: float = Field(1.0, gt=0, description="A pattern that runs longer than this on one chunk is stopped and reported.")
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
+    comention_window: int = Field(1, ge=0, description="Co-mention pairs only entities named at most this many sentences apart in their chunk: 0 the same sentence, 1 the same or the next one (a sentence ends at . ! ? or a line break).")
+    max_comention_pairs: int = Field(40, gt=0, description="Most co-mention edges one chunk gives, the nearest pairs first; the pairs past it are counted in the ingest's problems, not stored.")
     names: bool = Field(True, description="Find general names in every chunk: its document's title, proper-noun phrases, quoted names and dates (types title, name, date).")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
     llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples; one request per chunk. They are stored as candidates (origin 'candidate', with the model's confidence), never graph facts until accepted (candidates accept).")
