@@ -103,6 +103,19 @@ class SentenceTransformerEmbedder:
             out.append(bool(tokens) and sum(t == unknown for t in tokens) <= max_unknown * len(tokens))
         return out
 
+    def batches(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The rows of ``texts`` that each forward pass of :meth:`embed` takes, in order: as
+        sentence-transformers' ``encode`` forms them (texts sorted by length in characters, longest
+        first, then ``batch_size`` at a time; on the CPU it does not interleave long and short). Each
+        group's texts embedded alone make the same pass, so give the same vectors bit for bit (what
+        :class:`~workbench.distributed_embedder.RayEmbedder` relies on, and its tests check).
+
+        >>> [rows.tolist() for rows in SentenceTransformerEmbedder(batch_size=2).batches(["a", "ccc", "bb"])]
+        [[1, 2], [0]]
+        """
+        order = np.argsort([-len(text) for text in texts])  # encode's own sort, ties and all
+        return [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)

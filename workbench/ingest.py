@@ -170,8 +170,9 @@ def refresh_candidates(store: Store, embedder: Embedder, threshold: float) -> No
     try:
         store.replace_candidates(note_similarity_candidates(store, embedder, threshold))
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
+        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise StepFailed(
-            f"the note-similarity step failed ({type(exc).__name__}: {exc or 'no detail'}); every document "
+            f"the note-similarity step failed ({what}); every document "
             "written is kept and the workspace is marked to finish the step: free memory or disk, then run "
             "`python -m workbench repair` (the next ingest or remove finishes it too)") from exc
 
