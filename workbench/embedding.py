@@ -5,6 +5,7 @@ Every embedder returns L2-normalised float32 rows, so a dot product is the cosin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -14,7 +15,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 __all__ = ["Embedder", "EmbeddingUnavailable", "LEGACY_NAME", "SentenceTransformerEmbedder", "STATIC_PREFIX",
-           "embedder_from_settings", "text_hash"]
+           "embedder_from_settings", "in_process_embedder", "text_hash"]
 
 # The model ships inside a pip package; nothing may be fetched from a hub at run time.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -135,7 +136,9 @@ def embedder_from_settings(settings) -> Embedder:
     """The embedder named by ``settings.embedding`` (loaded lazily, on first use): the
     sentence-transformer run by ``embedding.backend`` (torch, or an export of it:
     :mod:`workbench.exported_embedder`), or with ``static`` / ``static:<dimension>`` the static
-    embedder distilled from MiniLM (:mod:`workbench.static_embedder`).
+    embedder distilled from MiniLM (:mod:`workbench.static_embedder`); with
+    ``embedding.distributed: ray`` that embedder run by Ray actors
+    (:mod:`workbench.distributed_embedder`), under the same name since its vectors are the same.
 
     >>> from workbench.settings import Settings
     >>> settings = Settings()
@@ -146,14 +149,27 @@ def embedder_from_settings(settings) -> Embedder:
     >>> embedder_from_settings(settings).name
     'static-minilm-128-v2'
     """
-    model = settings.embedding.model
+    embedding = settings.embedding
+    if embedding.distributed == "ray":
+        from .distributed_embedder import RayEmbedder
+
+        return RayEmbedder(functools.partial(in_process_embedder, embedding.model_copy(update={"distributed": "none"})),
+                           actors=embedding.ray_actors, address=embedding.ray_address)
+    return in_process_embedder(embedding)
+
+
+def in_process_embedder(embedding) -> Embedder:
+    """The embedder of the ``embedding`` settings section run in this process (its
+    ``distributed`` setting aside): what :func:`embedder_from_settings` gives, or each Ray actor
+    holds with ``embedding.distributed: ray``."""
+    model = embedding.model
     kind, _, dimension = model.partition(":")
     if kind != STATIC_PREFIX:
-        if settings.embedding.backend == "torch":
-            return SentenceTransformerEmbedder(model, settings.embedding.batch_size)
+        if embedding.backend == "torch":
+            return SentenceTransformerEmbedder(model, embedding.batch_size)
         from .exported_embedder import ExportedEmbedder
 
-        return ExportedEmbedder(settings.embedding.backend, model, settings.embedding.batch_tokens)
+        return ExportedEmbedder(embedding.backend, model, embedding.batch_tokens)
     from .settings import SettingsError
     from .static_embedder import DEFAULT_DIMENSION, StaticEmbedder
 
