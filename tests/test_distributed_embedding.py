@@ -179,6 +179,7 @@ def test_ray_vectors_are_the_in_process_vectors_bit_for_bit(backend, backends, e
     expected = local.embed(texts)
     got = distributed.embed(texts)
     assert distributed.batches_sent == len(local.batches(texts)) > CLUSTER_CPUS  # the actors did the work
+    assert CLUSTER_CPUS <= distributed.calls_sent <= distributed.batches_sent  # in runs of passes
     assert len(distributed.nodes) == CLUSTER_CPUS
     assert got.dtype == np.float32 and got.shape == (len(texts), local.dimension)
     assert np.array_equal(got, expected)
