@@ -8,11 +8,11 @@ here beyond sending each batch to an actor and putting the vectors back in input
 
 The vectors are the in-process embedder's, bit for bit: the driver asks that embedder which
 forward passes it would make of the texts (its ``batches``: the exported backends group texts by
-token length, torch by length in characters) and sends runs of consecutive passes, their texts in
-pass order, to the actors, whose embedder then makes those same passes (a run is checked to plan
-back into its passes before it is sent; one that would not is sent pass by pass). A run rather than
-single passes, so that an actor of several CPUs keeps them all busy (OpenVINO runs a run's passes on
-one stream per core). So :attr:`RayEmbedder.name` is the wrapped
+token length, torch by length in characters) and sends each pass's texts, in its order, to an
+actor, whose embedder then makes that same pass. The exported backends' passes also combine (a run
+of consecutive passes, embedded together, makes those passes again), so they go in runs, and an
+actor of several CPUs keeps them all busy (OpenVINO runs a run's passes on one stream per core);
+torch's go one per call. So :attr:`RayEmbedder.name` is the wrapped
 embedder's: the same vector space, cache entries and Chroma collections. An actor whose embedder
 names another space (an exported backend on a CPU of another kind, say bf16 against fp32) is
 refused. A call of one forward pass (a query, a handful of names) gains nothing from Ray and
@@ -195,23 +195,15 @@ class RayEmbedder:
             self._handles = handles
             return handles
 
-    def runs(self, texts: Sequence[str], passes: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def runs(self, passes: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The rows of each call to an actor: ``passes`` cut into about ``RUNS_PER_ACTOR`` runs of
-        consecutive passes per actor, each run kept only if the wrapped embedder plans its texts
-        back into exactly its passes (else its passes go one per call)."""
+        consecutive passes per actor when the wrapped embedder's passes combine (its
+        ``passes_combine``: a run's texts, embedded together, make the run's passes again), else
+        one pass per call (torch: ``encode`` sorts a call's texts again, ties in any order)."""
+        if not getattr(self.local, "passes_combine", False):
+            return list(passes)
         cuts = np.array_split(np.arange(len(passes)), min(len(passes), self.actors * RUNS_PER_ACTOR))
-        out = []
-        for cut in cuts:
-            run = [passes[i] for i in cut]
-            rows = np.concatenate(run)
-            offsets = np.cumsum([0] + [len(p) for p in run])
-            again = self.local.batches([texts[j] for j in rows])  # type: ignore[attr-defined]
-            if len(again) == len(run) and all(np.array_equal(a, np.arange(lo, hi))
-                                              for a, lo, hi in zip(again, offsets[:-1], offsets[1:])):
-                out.append(rows)
-            else:
-                out.extend(run)
-        return out
+        return [np.concatenate([passes[i] for i in cut]) for cut in cuts]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -222,7 +214,7 @@ class RayEmbedder:
             return self.local.embed(texts)
         handles = self._start()
         ray = ray_module()
-        runs = self.runs(texts, passes)
+        runs = self.runs(passes)
         # Round robin: Ray queues each actor's runs, so none waits on a round trip to this process.
         pending = [handles[i % len(handles)].embed.remote([texts[j] for j in rows]) for i, rows in enumerate(runs)]
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
