@@ -64,12 +64,22 @@ class Backends:
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A local Ray cluster of two CPUs for the module, started as RayEmbedder starts one."""
+    """A local Ray cluster of two CPUs for the module, started as RayEmbedder starts one: a new
+    cluster, even where RAY_ADDRESS names one to join (here one that does not exist)."""
     import ray
 
     if ray.is_initialized():
         ray.shutdown()
-    assert connect_ray(None, CLUSTER_CPUS) is True
+    saved = os.environ.get("RAY_ADDRESS")
+    os.environ["RAY_ADDRESS"] = "127.0.0.1:1"
+    try:
+        assert connect_ray(None, CLUSTER_CPUS) is True
+    finally:
+        if saved is None:
+            os.environ.pop("RAY_ADDRESS", None)
+        else:
+            os.environ["RAY_ADDRESS"] = saved
+    assert ray.cluster_resources().get("CPU") == CLUSTER_CPUS
     yield ray
     ray.shutdown()
 

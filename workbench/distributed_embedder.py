@@ -84,7 +84,9 @@ def connect_ray(address: str | None, cpus: int) -> bool:
 
     try:
         if address is None:
-            ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            # "local": a new cluster even where RAY_ADDRESS or a `ray start` cluster would be joined
+            ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING)
         else:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, RuntimeError, ValueError) as exc:
