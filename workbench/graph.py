@@ -548,6 +548,19 @@ class ContextGraph:
                 np.array(cols, dtype=np.int64), np.array(weights, dtype=np.float64))
         return self._pagerank
 
+    def adopt_pagerank_index(self, index: PageRankIndex) -> None:
+        """Use ``index`` as this graph's :meth:`pagerank_index` (one a snapshot kept for it).
+
+        Raises
+        ------
+        ValueError
+            If its nodes are not this graph's entities then passages, in that order.
+        """
+        chunk_ids = sorted(self.passages.entities_of)
+        if index.nodelist != list(self.nx) + [("p", cid) for cid in chunk_ids]:
+            raise ValueError("the PageRank index's nodes are not this graph's entities and passages")
+        self._pagerank = index
+
     def comention_edges(self) -> list[Edge]:
         """Co-mention edges: the stored ones (typed entities named in one chunk) and, for every
         other pair of entities that passages name together, one derived from those passages.

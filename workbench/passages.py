@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -66,8 +66,28 @@ class NameMatcher:
                     if words.startswith(article) and len(words) > len(article):
                         self._add(words[len(article):], key)
                 self._add(words, key)
-        self._prefixes = {" ".join(parts[:n]) for parts in (w.split(" ") for w in self._key_of)
-                          for n in range(1, len(parts) + 1)}
+        self._prefixes = self._prefixes_of(self._key_of)
+
+    def table(self) -> list[list[str]]:
+        """``[words, key]`` for every name it knows: what :meth:`from_table` rebuilds it from."""
+        return [[words, key] for words, key in self._key_of.items()]
+
+    @classmethod
+    def from_table(cls, table: Iterable[Sequence[str]]) -> NameMatcher:
+        """The matcher whose :meth:`table` this is (no name is split into words again).
+
+        >>> matcher = NameMatcher({"oslo": ["Oslo"]})
+        >>> NameMatcher.from_table(matcher.table()).find("In Oslo.")
+        ['oslo']
+        """
+        self = cls.__new__(cls)
+        self._key_of = {words: key for words, key in table}
+        self._prefixes = cls._prefixes_of(self._key_of)
+        return self
+
+    @staticmethod
+    def _prefixes_of(names: Iterable[str]) -> set[str]:
+        return {" ".join(parts[:n]) for parts in (w.split(" ") for w in names) for n in range(1, len(parts) + 1)}
 
     def _add(self, words: str, key: str) -> None:
         if words and words not in STOP_NAMES:
