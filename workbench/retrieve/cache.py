@@ -24,8 +24,12 @@ import weakref
 from collections import defaultdict
 from functools import cached_property
 
+from ..array_file import ArrayFileUnusable
 from ..model import Edge
 from .keyword_index import KeywordIndex
+
+#: The keyword index kept in the workspace folder (see :meth:`RetrievalIndexes.keyword`).
+KEYWORD_FILE = "keywords.npz"
 
 __all__ = ["RetrievalIndexes", "indexes_for", "warm"]
 
@@ -50,11 +54,29 @@ class RetrievalIndexes:
 
     @cached_property
     def keyword(self) -> KeywordIndex:
-        """BM25 over every chunk of the workspace."""
+        """BM25 over every chunk of the workspace: the one kept in the workspace folder for this
+        version, else built (tokenizing every chunk) and kept there when the write lock is free."""
         # cached_property alone is not thread-safe: the lock keeps two builds from racing.
         with self._lock:
-            chunks = self.ws.store.chunks()
-            return KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
+            ws = self.ws
+            kept = getattr(ws, "keeps_snapshot", False)  # a scoped view's chunks are not the workspace's
+            path, key = ws.path / KEYWORD_FILE, f"{ws.store.workspace_id}:{self.version}"
+            if kept:
+                try:
+                    return KeywordIndex.load(path, key)
+                except ArrayFileUnusable:
+                    pass
+            chunks = ws.store.chunks()
+            index = KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
+            if kept and ws._try_write_lock():
+                try:
+                    if ws.version == self.version:  # no write came between: the chunks read are this version's
+                        index.save(path, key)
+                except OSError:  # a full disk or a read-only folder: built again next time
+                    pass
+                finally:
+                    ws._lock.release()
+            return index
 
     @cached_property
     def chunk_documents(self) -> dict[str, str]:
