@@ -134,6 +134,8 @@ class Workspace:
         self.snapshot_status: str | None = None
         #: Whether the graph is read from and saved to the snapshot (not by a scoped view).
         self.keeps_snapshot = True
+        #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
+        self._prefetched = False
 
     # -- backends ----------------------------------------------------------------------
     @property

@@ -17,6 +17,7 @@ ValueError: unknown retrieval mode 'bm42'; modes: keyword, vector, hybrid, expan
 from __future__ import annotations
 
 import re
+import threading
 
 from ..model import RetrievalResult, WindowUse
 from .base import Retriever
@@ -55,6 +56,25 @@ def get_retriever(name: str) -> Retriever:
         raise ValueError(f"unknown retrieval mode {name!r}; modes: {', '.join(RETRIEVERS)}") from None
 
 
+def _prefetch(ws) -> None:
+    """On a workspace's first search, open the vector store and load the embedding model in a
+    background thread while this one loads the graph: in a fresh process the three overlap
+    (importing Chroma alone takes most of a second)."""
+    if getattr(ws, "_prefetched", True):  # set by Workspace; absent on stand-ins
+        return
+    ws._prefetched = True
+    vectors, embedder = ws.vectors, ws.embedder
+
+    def load() -> None:
+        try:
+            _ = vectors.client
+            embedder.embed(["warm-up"])
+        except Exception:  # noqa: BLE001 - the search itself meets and reports the same failure
+            pass
+
+    threading.Thread(target=load, name="prefetch-search", daemon=True).start()
+
+
 def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, since=None, until=None,
              as_of=None) -> RetrievalResult:
     """Run one retrieval mode on a workspace; ``k`` defaults to ``settings.retrieval.k``.
@@ -69,6 +89,8 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
     from .timewindow import anchor_from_documents, in_window, resolve_window
 
     retriever = get_retriever(mode)
+    if mode != "keyword":  # the one mode that needs neither the vectors nor the model
+        _prefetch(ws)
     k = ws.settings.retrieval.k if k is None else k
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
