@@ -20,6 +20,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from workbench.ingest import StepFailed
 from workbench.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
@@ -251,7 +252,7 @@ def run_write(ws: Workspace, action, *args) -> bool:
     try:
         action(*args)
         return True
-    except WorkspaceBusy as exc:
+    except (WorkspaceBusy, StepFailed) as exc:
         st.error(md_text(exc))
     except (ValueError, KeyError) as exc:
         st.error(md_text(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc))
@@ -267,7 +268,7 @@ def ingest(ws: Workspace, paths: list[Path]) -> None:
 
     try:
         report = ws.ingest(paths, progress=progress)
-    except WorkspaceBusy as exc:
+    except (WorkspaceBusy, StepFailed) as exc:
         st.session_state["corpus.last_report"] = {"error": str(exc)}
         return
     bar.progress(1.0, text="Done")

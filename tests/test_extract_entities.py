@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from workbench.canon import name_key
 from workbench.extract import EntityExtractor, extract_all, extractors_from_settings
-from workbench.extract.entities import MAX_COMENTION_ENTITIES
+from workbench.extract.entities import _window_pairs_reference, window_pairs
 from workbench.model import Chunk, Document
 from workbench.settings import EntityPattern, ExtractionSettings
 
@@ -80,12 +80,53 @@ def test_comention_stays_within_a_chunk(default_entities):
     assert default_entities.extract(doc, chunks).triples == []
 
 
-def test_comention_is_capped_per_chunk():
-    terms = [f"Tool{i:02d}" for i in range(MAX_COMENTION_ENTITIES + 10)]
+def test_comention_is_capped_per_chunk_and_the_rest_counted():
+    cap = ExtractionSettings().max_comention_pairs
+    terms = [f"Tool{i:02d}" for i in range(cap)]  # one sentence: cap * (cap - 1) / 2 pairs within the window
     extractor = EntityExtractor([EntityPattern(type="technology", terms=terms)], 1.0, True)
     doc, chunks = _doc_and_chunks(" ".join(terms))
-    cap = MAX_COMENTION_ENTITIES
-    assert len(extractor.extract(doc, chunks).triples) == cap * (cap - 1) // 2
+    found = extractor.extract(doc, chunks)
+    pairs = cap * (cap - 1) // 2
+    assert len(found.triples) == cap
+    assert found.problems == [f"co-mention capped in 1 chunk(s): {pairs - cap} farther pair(s) counted, not stored "
+                              f"(extraction.max_comention_pairs is {cap} per chunk)"]
+
+
+def test_comention_pairs_only_entities_within_the_sentence_window():
+    extractor = EntityExtractor([EntityPattern(type="technology", terms=["Redis", "Kafka", "Vault", "Nginx"])], 1.0, True,
+                                comention_window=1)
+    doc, chunks = _doc_and_chunks("Redis failed. Kafka lagged. Vault was fine.\nNginx restarted.")
+    pairs = {(t.subject, t.object) for t in extractor.extract(doc, chunks).triples}
+    assert pairs == {("Kafka", "Redis"), ("Kafka", "Vault"), ("Nginx", "Vault")}
+    same_sentence = EntityExtractor([EntityPattern(type="technology", terms=["Redis", "Kafka"])], 1.0, True,
+                                    comention_window=0)
+    assert same_sentence.extract(*_doc_and_chunks("Redis failed. Kafka lagged.")).triples == []
+    assert len(same_sentence.extract(*_doc_and_chunks("Redis failed and Kafka lagged.")).triples) == 1
+
+
+def test_comention_keeps_the_nearest_pairs_first():
+    extractor = EntityExtractor([EntityPattern(type="technology", terms=["Redis", "Kafka", "Vault"])], 1.0, True,
+                                comention_window=1, max_comention_pairs=1)
+    doc, chunks = _doc_and_chunks("Vault is sealed. Redis and Kafka are fine.")
+    found = extractor.extract(doc, chunks)
+    assert [(t.subject, t.object) for t in found.triples] == [("Kafka", "Redis")]  # same sentence beats adjacent
+    assert "2 farther pair(s) counted" in found.problems[0]
+
+
+_sentence_sets = st.dictionaries(st.sampled_from([f"e{i}" for i in range(14)]),
+                                 st.lists(st.integers(0, 9), min_size=1, max_size=4), max_size=14)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_sentence_sets, st.integers(0, 4), st.integers(0, 40))
+def test_window_pairs_agrees_with_the_pairwise_reference(sentences_of, window, cap):
+    assert window_pairs(sentences_of, window, cap) == _window_pairs_reference(sentences_of, window, cap)
+
+
+def test_window_pairs_of_a_crowded_sentence_lists_only_the_cap():
+    sentences_of = {f"e{i:04d}": [0] for i in range(3000)}  # 4,498,500 pairs in one sentence
+    pairs, dropped = window_pairs(sentences_of, 1, 40)
+    assert len(pairs) == 40 and dropped == 3000 * 2999 // 2 - 40
 
 
 def test_comention_can_be_switched_off():

@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from workbench.extract.notes import DeclaredRelationExtractor, similar_note_candidates
+from workbench.extract.notes import DeclaredRelationExtractor, _similar_note_candidates_reference, similar_note_candidates
 from workbench.model import Chunk, DeclaredRelation, Document
 
 
@@ -54,3 +56,41 @@ def test_similar_notes_above_threshold_are_candidates_with_cosine_confidence():
 def test_no_candidates_below_threshold():
     embeddings = {"a": np.array([1.0, 0.0]), "b": np.array([0.0, 1.0])}
     assert similar_note_candidates(embeddings, {}, 0.5) == []
+
+
+def _triples_key(triples):
+    return [(t.subject, t.relation, t.object, t.chunk_id, t.origin) for t in triples]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 70), st.integers(1, 12), st.sampled_from([0.0, 0.2, 0.5, 0.75, 0.9]), st.integers(1, 9),
+       st.integers(0, 2**31 - 1))
+def test_blocked_search_equals_the_dense_reference_when_k_covers_every_pair(n, dim, threshold, block_rows, seed):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, dim))
+    vectors[rng.random(n) < 0.1] = 0.0  # a few notes without a direction
+    embeddings = {f"n{i:03d}.md": v for i, v in enumerate(vectors)}
+    titles = {key: key.upper() for key in embeddings}
+    firsts = {key: key + "#0" for key in embeddings}
+    fast = similar_note_candidates(embeddings, titles, threshold, firsts, k=max(n, 1), block_rows=block_rows)
+    dense = _similar_note_candidates_reference(embeddings, titles, threshold, firsts)
+    assert _triples_key(fast) == _triples_key(dense)
+    assert [t.confidence for t in fast] == pytest.approx([t.confidence for t in dense], abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 60), st.integers(1, 6), st.integers(0, 2**31 - 1))
+def test_with_a_small_k_a_pair_is_kept_when_one_note_has_the_other_among_its_k_nearest(n, k, seed):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, 3))
+    embeddings = {f"n{i:03d}": v for i, v in enumerate(vectors)}
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    similarity = unit @ unit.T
+    np.fill_diagonal(similarity, -np.inf)
+    nearest = [set(np.argsort(-row, kind="stable")[:k].tolist()) for row in similarity]
+    expected = {(f"n{i:03d}", f"n{j:03d}") for i in range(n) for j in range(i + 1, n)
+                if similarity[i, j] >= 0.3 and (j in nearest[i] or i in nearest[j])}
+    found = similar_note_candidates(embeddings, {}, 0.3, k=k, block_rows=7)
+    assert {(t.subject, t.object) for t in found} == expected
+    assert len(found) <= n * k
+

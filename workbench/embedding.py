@@ -5,6 +5,7 @@ Every embedder returns L2-normalised float32 rows, so a dot product is the cosin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -14,7 +15,7 @@ from typing import Protocol, Sequence, runtime_checkable
 import numpy as np
 
 __all__ = ["Embedder", "EmbeddingUnavailable", "LEGACY_NAME", "SentenceTransformerEmbedder", "STATIC_PREFIX",
-           "embedder_from_settings", "text_hash"]
+           "embedder_from_settings", "in_process_embedder", "text_hash"]
 
 # The model ships inside a pip package; nothing may be fetched from a hub at run time.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -103,6 +104,19 @@ class SentenceTransformerEmbedder:
             out.append(bool(tokens) and sum(t == unknown for t in tokens) <= max_unknown * len(tokens))
         return out
 
+    def batches(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The rows of ``texts`` that each forward pass of :meth:`embed` takes, in order: as
+        sentence-transformers' ``encode`` forms them (texts sorted by length in characters, longest
+        first, then ``batch_size`` at a time; on the CPU it does not interleave long and short). Each
+        group's texts embedded alone make the same pass, so give the same vectors bit for bit (what
+        :class:`~workbench.distributed_embedder.RayEmbedder` relies on, and its tests check).
+
+        >>> [rows.tolist() for rows in SentenceTransformerEmbedder(batch_size=2).batches(["a", "ccc", "bb"])]
+        [[1, 2], [0]]
+        """
+        order = np.argsort([-len(text) for text in texts])  # encode's own sort, ties and all
+        return [order[start:start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -122,7 +136,9 @@ def embedder_from_settings(settings) -> Embedder:
     """The embedder named by ``settings.embedding`` (loaded lazily, on first use): the
     sentence-transformer run by ``embedding.backend`` (torch, or an export of it:
     :mod:`workbench.exported_embedder`), or with ``static`` / ``static:<dimension>`` the static
-    embedder distilled from MiniLM (:mod:`workbench.static_embedder`).
+    embedder distilled from MiniLM (:mod:`workbench.static_embedder`); with
+    ``embedding.distributed: ray`` that embedder run by Ray actors
+    (:mod:`workbench.distributed_embedder`), under the same name since its vectors are the same.
 
     >>> from workbench.settings import Settings
     >>> settings = Settings()
@@ -133,14 +149,27 @@ def embedder_from_settings(settings) -> Embedder:
     >>> embedder_from_settings(settings).name
     'static-minilm-128-v2'
     """
-    model = settings.embedding.model
+    embedding = settings.embedding
+    if embedding.distributed == "ray":
+        from .distributed_embedder import RayEmbedder
+
+        return RayEmbedder(functools.partial(in_process_embedder, embedding.model_copy(update={"distributed": "none"})),
+                           actors=embedding.ray_actors, address=embedding.ray_address)
+    return in_process_embedder(embedding)
+
+
+def in_process_embedder(embedding) -> Embedder:
+    """The embedder of the ``embedding`` settings section run in this process (its
+    ``distributed`` setting aside): what :func:`embedder_from_settings` gives, or each Ray actor
+    holds with ``embedding.distributed: ray``."""
+    model = embedding.model
     kind, _, dimension = model.partition(":")
     if kind != STATIC_PREFIX:
-        if settings.embedding.backend == "torch":
-            return SentenceTransformerEmbedder(model, settings.embedding.batch_size)
+        if embedding.backend == "torch":
+            return SentenceTransformerEmbedder(model, embedding.batch_size)
         from .exported_embedder import ExportedEmbedder
 
-        return ExportedEmbedder(settings.embedding.backend, model, settings.embedding.batch_tokens)
+        return ExportedEmbedder(embedding.backend, model, embedding.batch_tokens)
     from .settings import SettingsError
     from .static_embedder import DEFAULT_DIMENSION, StaticEmbedder
 

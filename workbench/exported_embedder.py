@@ -424,16 +424,25 @@ class _Tokens:
         """The graph's inputs for one batch of texts."""
         return self.pack([e.ids for e in self.tokenizer.encode_batch(list(texts))])
 
-    def batches(self, texts: Sequence[str], tokens_per_batch: int):
-        """``(rows, inputs)`` covering every text once: texts longest first, each batch as many
-        texts of (nearly) one token length as fit in ``tokens_per_batch`` padded tokens."""
-        encoded = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+    def plan(self, encoded: Sequence[Sequence[int]], tokens_per_batch: int) -> list[np.ndarray]:
+        """The rows of each batch, covering every text once: texts longest first, each batch as many
+        texts of (nearly) one token length as fit in ``tokens_per_batch`` padded tokens.
+
+        A batch's texts given alone, in its order, make that same batch again (they are sorted
+        already and fit): :class:`~workbench.distributed_embedder.RayEmbedder` relies on it."""
         lengths = np.array([len(e) for e in encoded])
         order = np.argsort(-lengths, kind="stable")
-        start = 0
+        rows_of, start = [], 0
         while start < len(order):
             rows = order[start:start + max(1, tokens_per_batch // max(1, int(lengths[order[start]])))]
             start += len(rows)
+            rows_of.append(rows)
+        return rows_of
+
+    def batches(self, texts: Sequence[str], tokens_per_batch: int):
+        """``(rows, inputs)`` of each batch of :meth:`plan`."""
+        encoded = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        for rows in self.plan(encoded, tokens_per_batch):
             yield rows, self.pack([encoded[i] for i in rows])
 
 
@@ -527,14 +536,14 @@ class ExportedEmbedder:
         self.export: ExportedModel | None = None
         """The export loaded (with whether it was made by this load), once loaded."""
         self._runner: _Runner | None = None
+        self._tokens: _Tokens | None = None
         self._lock = threading.Lock()
 
     def _load(self) -> _Runner:
         with self._lock:
             if self._runner is None:
                 try:
-                    path = _bundled_path() if self.model_ref == BUNDLED else Path(self.model_ref)
-                    export = export_model(self.backend, path, self.cache_dir)
+                    export = export_model(self.backend, self._model_path(), self.cache_dir)
                     runner = _Runner(export.folder, export.manifest)
                 except EmbeddingUnavailable:
                     raise
@@ -544,6 +553,33 @@ class ExportedEmbedder:
                 self.dimension = runner.dimension
                 self.export, self._runner = export, runner
         return self._runner
+
+    def _model_path(self) -> Path:
+        return _bundled_path() if self.model_ref == BUNDLED else Path(self.model_ref)
+
+    def _tokenizer(self) -> _Tokens:
+        """The export's tokenizer: the runner's once loaded, else read alone (nothing compiled)."""
+        if self._runner is not None:
+            return self._runner.tokens
+        with self._lock:
+            if self._tokens is None:
+                try:
+                    export = export_model(self.backend, self._model_path(), self.cache_dir)
+                    self._tokens = _Tokens(export.folder / "tokenizer.json", export.manifest["max_length"])
+                except EmbeddingUnavailable:
+                    raise
+                except Exception as exc:
+                    raise EmbeddingUnavailable(f"cannot load the tokenizer of embedding backend {self.backend!r} "
+                                               f"for {self.model_ref!r}: {exc}") from exc
+            return self._tokens
+
+    def batches(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The rows of ``texts`` that each forward pass of :meth:`embed` takes, in order. Each
+        group's texts embedded alone, in this order, make the same pass, so give the same vectors
+        bit for bit (what :class:`~workbench.distributed_embedder.RayEmbedder` relies on). Needs
+        only the tokenizer, not the compiled model."""
+        tokens = self._tokenizer()
+        return tokens.plan([e.ids for e in tokens.tokenizer.encode_batch(list(texts))], self.tokens_per_batch)
 
     def represents(self, texts: Sequence[str], max_unknown: float = 0.5) -> list[bool]:
         """Whether the vocabulary covers each text (at most ``max_unknown`` of its tokens unknown)."""

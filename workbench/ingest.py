@@ -20,6 +20,7 @@ changed.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -40,7 +41,8 @@ from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
-           "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE"]
+           "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE",
+           "StepFailed", "refresh_candidates", "note_similarity_candidates"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
@@ -50,6 +52,8 @@ BATCH_CHUNKS = 256
 NOTE_KINDS = ("markdown", "text")
 #: Most SIMILAR_TO candidates one note takes part in.
 MAX_CANDIDATES_PER_NOTE = 3
+#: Chunks read (and their vectors held) at once while averaging each note's vector.
+NOTE_PAGE_CHUNKS = 1000
 #: Meta key set while vectors are being written; still set after a crash.
 VECTORS_IN_FLIGHT = "vectors_in_flight"
 #: Meta key: the name of the embedder whose chunk collection was last kept in step with SQLite
@@ -145,6 +149,32 @@ def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) ->
         vectors.upsert(CHUNKS, [c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks])
     store.set_meta(VECTORS_SPACE, embedder.name)
     return len(extra) + len(missing)
+
+
+class StepFailed(RuntimeError):
+    """A write step failed after its documents were committed (out of memory, disk full, an
+    error of the operating system): every document written is kept, the workspace stays marked
+    (:data:`VECTORS_IN_FLIGHT`), and the next ingest, remove or repair finishes the step."""
+
+
+def refresh_candidates(store: Store, embedder: Embedder, threshold: float) -> None:
+    """Recompute and store the ``SIMILAR_TO`` candidates between notes (inside
+    :func:`vector_writes`, so a step that dies here is redone by the next write).
+
+    Raises
+    ------
+    StepFailed
+        When the step runs out of memory or disk, or the system refuses it; the message says
+        what failed and how to finish the step.
+    """
+    try:
+        store.replace_candidates(note_similarity_candidates(store, embedder, threshold))
+    except (MemoryError, OSError, sqlite3.OperationalError) as exc:
+        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise StepFailed(
+            f"the note-similarity step failed ({what}); every document "
+            "written is kept and the workspace is marked to finish the step: free memory or disk, then run "
+            "`python -m workbench repair` (the next ingest or remove finishes it too)") from exc
 
 
 @contextmanager
@@ -267,8 +297,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report)
             report.extraction_problems.extend(unresolved_note_targets(todo, store))
             t = time.perf_counter()
-            store.replace_candidates(
-                note_similarity_candidates(store, embedder, settings.extraction.similar_notes_threshold))
+            refresh_candidates(store, embedder, settings.extraction.similar_notes_threshold)
             stage["candidates"] += time.perf_counter() - t
     # A file stands for its documents once all of them are stored from a problem-free load.
     clean = {str(f.resolve()) for f in loaded.clean_files}
@@ -308,22 +337,38 @@ def nameless_names(doc: Document, extraction) -> list[str]:
 
 def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float) -> list:
     """``SIMILAR_TO`` candidates between notes (text and Markdown documents) whose mean chunk
-    vectors are at least ``threshold`` similar. Stored as candidates, never as facts."""
-    notes = {d.id: d for d in store.documents() if d.kind in NOTE_KINDS}
-    by_doc: dict[str, list[Chunk]] = defaultdict(list)
-    for chunk in store.chunks():
-        if chunk.document_id in notes:
-            by_doc[chunk.document_id].append(chunk)
-    if len(by_doc) < 2:
+    vectors are at least ``threshold`` similar, each note in at most
+    :data:`MAX_CANDIDATES_PER_NOTE`. Stored as candidates, never as facts.
+
+    Linear in the notes: chunks are read a page at a time and averaged per document as they
+    come (a document's chunks are consecutive), and the pairs come from a blocked top-k search
+    (:func:`~workbench.extract.notes.similar_note_candidates`), never an n x n matrix.
+    """
+    titles = {d.id: d.title for d in store.documents() if d.kind in NOTE_KINDS}
+    if len(titles) < 2:
         return []
-    texts = [c.text for chunks in by_doc.values() for c in chunks]
-    vectors, _ = embed_cached(texts, store, embedder)  # every text was cached by this ingest
-    means, offset = {}, 0
-    for doc_id, chunks in by_doc.items():
-        means[doc_id] = vectors[offset:offset + len(chunks)].mean(axis=0)
-        offset += len(chunks)
-    found = similar_note_candidates(means, {i: notes[i].title for i in by_doc}, threshold,
-                                    {i: chunks[0].id for i, chunks in by_doc.items()})
+    means: dict[str, np.ndarray] = {}
+    first_chunk: dict[str, str] = {}
+    total: np.ndarray | None = None
+    count, current = 0, ""
+    after: tuple[str, int] | None = None
+    while page := store.chunks_of_kinds(NOTE_KINDS, after, NOTE_PAGE_CHUNKS):
+        vectors, _ = embed_cached([c.text for c in page], store, embedder)  # every text was cached by this ingest
+        for chunk, vector in zip(page, vectors.astype(np.float64)):
+            if chunk.document_id != current:
+                if total is not None:
+                    means[current] = (total / count).astype(np.float32)
+                current, total, count = chunk.document_id, vector.copy(), 1
+                first_chunk[current] = chunk.id
+            else:
+                total += vector
+                count += 1
+        after = (page[-1].document_id, page[-1].ordinal)
+    if total is not None:
+        means[current] = (total / count).astype(np.float32)
+    if len(means) < 2:
+        return []
+    found = similar_note_candidates(means, titles, threshold, first_chunk)
     # Best pairs come first; each note keeps its few best, so near-identical notes stay linear.
     kept = []
     per_note: defaultdict[str, int] = defaultdict(int)

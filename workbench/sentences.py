@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DECISION_CUES", "split_sentences", "states_decision", "sentence_naming"]
+__all__ = ["DECISION_CUES", "split_sentences", "sentence_starts", "states_decision", "sentence_naming"]
 
 #: Phrases that state a decision (matched case-insensitively on word boundaries).
 DECISION_CUES = (
@@ -31,12 +31,25 @@ _MIN_WORDS = 3
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of ``text``, stripped, each an exact substring of it."""
-    out = []
+    return [sentence for _, sentence in _sentences(text)]
+
+
+def _sentences(text: str):
+    """``(start of the match, stripped sentence)`` of every sentence of ``text``."""
     for match in _SENTENCE.finditer(text):
         sentence = match.group(0).strip().lstrip("#-* ").strip()
         if sentence:
-            out.append(sentence)
-    return out
+            yield match.start(), sentence
+
+
+def sentence_starts(text: str) -> list[int]:
+    r"""Where each sentence of ``text`` starts, as offsets (the sentences :func:`split_sentences`
+    finds; a text without one has one starting at 0).
+
+    >>> sentence_starts("Redis is down. Kafka too.\nAnd the queue")
+    [0, 14, 26]
+    """
+    return [start for start, _ in _sentences(text)] or [0]
 
 
 def states_decision(sentence: str) -> bool:

@@ -128,6 +128,8 @@ class ExtractionSettings(_Section):
     )
     pattern_timeout_seconds: float = Field(1.0, gt=0, description="A pattern that runs longer than this on one chunk is stopped and reported.")
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
+    comention_window: int = Field(1, ge=0, description="Co-mention pairs only entities named at most this many sentences apart in their chunk: 0 the same sentence, 1 the same or the next one (a sentence ends at . ! ? or a line break).")
+    max_comention_pairs: int = Field(40, gt=0, description="Most co-mention edges one chunk gives, the nearest pairs first; the pairs past it are counted in the ingest's problems, not stored.")
     names: bool = Field(True, description="Find general names in every chunk: its document's title, proper-noun phrases, quoted names and dates (types title, name, date).")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
     llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples; one request per chunk. They are stored as candidates (origin 'candidate', with the model's confidence), never graph facts until accepted (candidates accept).")
@@ -160,6 +162,9 @@ class EmbeddingSettings(_Section):
     backend: Literal["torch", "onnx-int8", "openvino", "openvino-int8"] = Field("openvino-int8", description="How the model runs: 'torch' (sentence-transformers), 'onnx-int8' (ONNX Runtime, int8 matrix products), 'openvino' (OpenVINO; bf16 where the CPU has it), 'openvino-int8' (OpenVINO, int8 weights and activations calibrated by NNCF: the fastest here with MuSiQue R@5 within a point of torch's, see bench perf). The last three are exported once from the model files into ~/.cache/workbench/models; each backend's vectors are kept apart (after a change, ingest or repair embeds the chunks for the new one). Ignored by the static embedder.")
     batch_size: int = Field(64, gt=0, description="Texts embedded per model call by the torch backend.")
     batch_tokens: int = Field(2048, gt=0, description="Padded tokens per model call of the exported backends: texts of about one token length are batched together, as many as fit (2,048 was the fastest here).")
+    distributed: Literal["none", "ray"] = Field("none", description="'none': the model runs in this process. 'ray': every embedding call of more than one forward pass (an ingest's chunks and names) is shared among embedding.ray_actors Ray actors, each running the backend above on the very batches this process would form, so the vectors are identical bit for bit and keep the backend's cache entries and collections; a call of one forward pass (a query) still runs here. Needs the ray extra: pip install 'context-graph-workbench[ray]'. Ray's usage stats are switched off.")
+    ray_address: str | None = Field(None, description="With distributed 'ray': null starts a local Ray cluster of embedding.ray_actors CPUs for this process (stopped with it); 'auto' joins the cluster started on this machine by `ray start --head --disable-usage-stats`, 'host:port' or 'ray://host:10001' a remote one, whose every node has the workbench installed (and, for vectors identical to this machine's, the same kind of CPU: the actors' backend names are checked against this one's).")
+    ray_actors: int = Field(2, gt=0, description="With distributed 'ray': actors embedding at once, one CPU and one copy of the model each.")
 
 
 class VectorStoreSettings(_Section):

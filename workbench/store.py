@@ -268,6 +268,20 @@ class Store:
             found.update((r[0], Chunk(*r)) for r in self.db.execute(q, part))
         return [found[i] for i in ids if i in found]
 
+    def chunks_of_kinds(self, kinds: Sequence[str], after: tuple[str, int] | None = None,
+                        limit: int = 1000) -> list[Chunk]:
+        """Up to ``limit`` chunks of the documents of ``kinds``, by document id then ordinal, from
+        just after the ``(document id, ordinal)`` ``after``: pages through them in bounded memory
+        (each page a range of the chunks' index, so paging through all is linear)."""
+        kinds = list(kinds)
+        cols = ", ".join(f"c.{col.strip()}" for col in self._CHUNK_COLS.split(","))
+        after_id, after_ordinal = after if after is not None else ("", -1)
+        rows = self.db.execute(
+            f"SELECT {cols} FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE d.kind IN ({','.join('?' * len(kinds))}) AND (c.document_id, c.ordinal) > (?, ?) "
+            "ORDER BY c.document_id, c.ordinal LIMIT ?", [*kinds, after_id, after_ordinal, limit])
+        return [Chunk(*r) for r in rows]
+
     def chunk_ids(self) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT id FROM chunks")}
 

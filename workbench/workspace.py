@@ -24,7 +24,7 @@ from .embedding import Embedder, embedder_from_settings
 from .entity_vectors import EntityVectors
 from .graph import ContextGraph
 from .graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
-from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, note_similarity_candidates,
+from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, refresh_candidates,
                      VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, stale_space,
                      vector_writes)
 from .model import Chunk, Entity, Merge, Triple
@@ -195,17 +195,18 @@ class Workspace:
             reconcile_if_marked(self.store, self.vectors, self.embedder)
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
-                self.store.replace_candidates(note_similarity_candidates(
-                    self.store, self.embedder, self.settings.extraction.similar_notes_threshold))
+                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold)
             self.sync_entity_vectors()
             self.sync_summaries()
         return ids
 
     def repair(self) -> int:
-        """Make Chroma agree with SQLite (after a crash). Returns the vectors changed."""
+        """Make Chroma agree with SQLite and recompute the note-similarity candidates (after a
+        crash or a failed step: see :class:`~workbench.ingest.StepFailed`). Returns the vectors changed."""
         with self._write_lock():
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
+                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold)
             self.sync_entity_vectors(force=True)
             self.sync_summaries()
         return changed

@@ -3,7 +3,8 @@
 Each module of this package registers its commands on the shared parser; every command
 prints a table for people and, with ``--json``, one JSON document for scripts. Expected
 failures (unknown entity, busy workspace, bad settings or input, an unreachable language
-model) print one clear line and exit non-zero; they never show a traceback.
+model, a step that ran out of memory or disk) print one clear line and exit non-zero; they
+never show a traceback.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sqlite3
 
     from ..graph import EntityNotFound
+    from ..ingest import StepFailed
     from ..loaders import LoadError
     from ..settings import SettingsError
     from ..extract.llm import LLMError
@@ -149,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CommandError as exc:
         _say_error(exc)
         return exc.code
-    except (SettingsError, WorkspaceBusy, LoadError, VectorStoreUnavailable, LLMError) as exc:
+    except (SettingsError, WorkspaceBusy, LoadError, VectorStoreUnavailable, LLMError, StepFailed) as exc:
         _say_error(exc)
         return 1
     except KeyboardInterrupt:

@@ -34,7 +34,7 @@ from workbench.settings import ExtractionSettings
 
 #: Raise when an extractor's code changes what it finds: every document is then extracted again
 #: on the next ingest (embeddings are kept, being cached by text).
-EXTRACTION_VERSION = 4
+EXTRACTION_VERSION = 5
 
 __all__ = [
     "EXTRACTION_VERSION",
@@ -60,7 +60,9 @@ def extractors_from_settings(settings: ExtractionSettings, llm_client: ChatClien
     ``ValueError`` naming a pattern that does not compile). ``extraction.llm`` on without a client
     raises :class:`~workbench.extract.llm.LLMError`.
     """
-    entities = EntityExtractor(settings.entity_patterns, settings.pattern_timeout_seconds, settings.comention)
+    entities = EntityExtractor(settings.entity_patterns, settings.pattern_timeout_seconds, settings.comention,
+                               comention_window=settings.comention_window,
+                               max_comention_pairs=settings.max_comention_pairs)
     relations = RelationPatternExtractor(settings.relations, settings.pattern_timeout_seconds, type_of=entities.type_of)
     extractors: list[Extractor] = [relations, entities, DeclaredRelationExtractor()]
     if settings.names:

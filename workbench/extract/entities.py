@@ -3,7 +3,9 @@
 Terms of every pattern are compiled into one case-insensitive regex of whole words; regex
 patterns run with a time budget per chunk. Where matches overlap, the longest wins. With
 co-mention on, each chunk gives one ``co_mentioned`` triple per unordered pair of distinct
-entities it names (by :func:`~workbench.canon.name_key`), subject before object by key.
+entities it names (by :func:`~workbench.canon.name_key`) at most ``comention_window``
+sentences apart, subject before object by key; of those, the ``max_comention_pairs`` nearest
+are kept, and the rest are counted in a problem line of the document (never stored).
 
 Examples
 --------
@@ -17,6 +19,11 @@ Examples
 [('@ana', 'person', 0), ('redis', 'technology', 11), ('Kafka', 'technology', 24)]
 >>> [(t.subject, t.object) for t in found.triples]
 [('@ana', 'Kafka'), ('@ana', 'redis'), ('Kafka', 'redis')]
+>>> far = "Redis is down. The team met. Kafka is fine."  # three sentences: Redis and Kafka 2 apart
+>>> ex.extract(Document("e", "/e", "e", "text", far, "h"), [Chunk("c2", "e", 0, far, 0, len(far))]).triples
+[]
+>>> window_pairs({"kafka": [0], "redis": [0, 2], "vault": [1]}, window=1, cap=2)
+([('kafka', 'redis'), ('kafka', 'vault')], 1)
 >>> ex.type_of("the Redis"), ex.type_of("token cache")
 ('technology', 'concept')
 """
@@ -24,14 +31,18 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import combinations
 
 from workbench.canon import DEFAULT_ARTICLES, display_form, name_key
 from workbench.extract.base import Extraction, GuardedPattern
 from workbench.model import Chunk, Document, Mention, Triple
-from workbench.settings import EntityPattern
+from workbench.sentences import sentence_starts
+from workbench.settings import EntityPattern, ExtractionSettings
 
-__all__ = ["EntityExtractor", "COMMON_WORD_TERMS", "MAX_COMENTION_ENTITIES"]
+__all__ = ["EntityExtractor", "COMMON_WORD_TERMS", "window_pairs"]
 
 #: Technology names that are also everyday English words: written all in lower case they
 #: are the word ("we go live", "a spark"), so they match only when capitalised.
@@ -39,9 +50,7 @@ COMMON_WORD_TERMS = frozenset(
     {"go", "rust", "spark", "vault", "react", "consul", "sentry", "celery", "envoy", "chroma", "snowflake", "airflow"}
 )
 
-#: Co-mention pairs are formed among the first this many distinct entities of a chunk, so a
-#: huge chunk cannot explode into hundreds of thousands of pairs.
-MAX_COMENTION_ENTITIES = 30
+_DEFAULT = ExtractionSettings.model_fields
 
 
 class EntityExtractor:
@@ -56,6 +65,11 @@ class EntityExtractor:
         Budget of one regex pattern on one chunk; a slower run is stopped and reported.
     comention : bool
         Whether to add ``co_mentioned`` triples between entities of the same chunk.
+    comention_window : int
+        Most sentences between two entities' mentions for a co-mention (0: the same sentence).
+    max_comention_pairs : int
+        Most co-mention triples of one chunk, the nearest pairs first; the rest are counted in
+        the extraction's problems.
     articles : iterable of str
         Leading words ignored when comparing names.
 
@@ -73,8 +87,12 @@ class EntityExtractor:
         timeout_seconds: float = 1.0,
         comention: bool = True,
         articles: Iterable[str] = DEFAULT_ARTICLES,
+        comention_window: int = _DEFAULT["comention_window"].default,
+        max_comention_pairs: int = _DEFAULT["max_comention_pairs"].default,
     ) -> None:
         self.comention = comention
+        self.comention_window = comention_window
+        self.max_comention_pairs = max_comention_pairs
         self.articles = tuple(articles)
         self._term_types: dict[str, str] = {}
         for pattern in patterns:
@@ -135,31 +153,36 @@ class EntityExtractor:
                     candidates.append((start, end, priority, entity_type))
         return [Mention(text[s:e], chunk_id, t, s) for s, e, t in _longest_non_overlapping(candidates)]
 
-    def comention_triples(self, mentions: Sequence[Mention]) -> list[Triple]:
-        """One ``co_mentioned`` triple per unordered pair of distinct entities, per chunk."""
-        by_chunk: dict[str, dict[str, Mention]] = {}
+    def comention_triples(self, mentions: Sequence[Mention], texts: Mapping[str, str]) -> tuple[list[Triple], int, int]:
+        """``co_mentioned`` triples of each chunk's entity pairs at most ``comention_window``
+        sentences apart, the ``max_comention_pairs`` nearest per chunk (see :func:`window_pairs`).
+
+        ``texts`` gives each chunk's text (its sentences); a mention is placed by its offset.
+        Returns ``(triples, pairs left out over the cap, chunks that had pairs left out)``.
+        """
+        by_chunk: dict[str, dict[str, tuple[Mention, list[int]]]] = {}
+        starts: dict[str, list[int]] = {}
         for mention in mentions:
             key = name_key(mention.surface, self.articles)
-            if key:
-                by_chunk.setdefault(mention.chunk_id, {}).setdefault(key, mention)
-        triples = []
+            if not key:
+                continue
+            chunk_id = mention.chunk_id
+            if chunk_id not in starts:
+                starts[chunk_id] = sentence_starts(texts.get(chunk_id, ""))
+            sentence = max(0, bisect_right(starts[chunk_id], mention.start) - 1)
+            by_chunk.setdefault(chunk_id, {}).setdefault(key, (mention, []))[1].append(sentence)
+        triples, dropped, capped = [], 0, 0
         for chunk_id, entities in by_chunk.items():
-            ranked = sorted(list(entities.items())[:MAX_COMENTION_ENTITIES])
-            for i, (_, first) in enumerate(ranked):
-                for _, second in ranked[i + 1:]:
-                    triples.append(
-                        Triple(
-                            subject=first.surface,
-                            relation="co_mentioned",
-                            object=second.surface,
-                            chunk_id=chunk_id,
-                            confidence=1.0,
-                            origin="comention",
-                            subject_type=first.entity_type,
-                            object_type=second.entity_type,
-                        )
-                    )
-        return triples
+            pairs, over = window_pairs({k: s for k, (_, s) in entities.items()}, self.comention_window,
+                                       self.max_comention_pairs)
+            dropped += over
+            capped += over > 0
+            for a, b in pairs:
+                first, second = entities[a][0], entities[b][0]
+                triples.append(Triple(subject=first.surface, relation="co_mentioned", object=second.surface,
+                                      chunk_id=chunk_id, confidence=1.0, origin="comention",
+                                      subject_type=first.entity_type, object_type=second.entity_type))
+        return triples, dropped, capped
 
     def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
         """Typed mentions in every chunk and, if enabled, their co-mention triples."""
@@ -167,8 +190,114 @@ class EntityExtractor:
         for chunk in chunks:
             result.mentions.extend(self.mentions_in(chunk.text, chunk.id, result.problems))
         if self.comention:
-            result.triples.extend(self.comention_triples(result.mentions))
+            triples, dropped, capped = self.comention_triples(result.mentions, {c.id: c.text for c in chunks})
+            result.triples.extend(triples)
+            if dropped:
+                result.problems.append(
+                    f"co-mention capped in {capped} chunk(s): {dropped} farther pair(s) counted, not stored "
+                    f"(extraction.max_comention_pairs is {self.max_comention_pairs} per chunk)")
         return result
+
+
+def window_pairs(sentences_of: Mapping[str, Sequence[int]], window: int, cap: int) -> tuple[list[tuple[str, str]], int]:
+    """The ``cap`` nearest pairs of keys whose sentences are at most ``window`` apart, and how
+    many more pairs there are.
+
+    ``sentences_of`` gives each key (an entity of one chunk) the indices of the sentences that
+    mention it. Nearest first: by the fewest sentences between the two, then by the first
+    sentence where they are that close, then by key. Each pair is ``(smaller key, larger key)``.
+    Pairs past the cap are counted, not listed: keys named in one sentence by sentence, keys
+    named in several by their sets of sentences. So the time grows with the chunk's sentences
+    and mentions times ``cap`` (and with the square of the distinct sets of sentences of keys
+    named more than once), not with the square of its entities.
+
+    Examples
+    --------
+    >>> window_pairs({"a": [0], "b": [0], "c": [1], "d": [3]}, window=1, cap=10)
+    ([('a', 'b'), ('a', 'c'), ('b', 'c')], 0)
+    >>> window_pairs({"a": [0], "b": [0], "c": [1], "d": [3]}, window=1, cap=1)
+    ([('a', 'b')], 2)
+    """
+    by_sentence: dict[int, list[str]] = {}
+    for key in sorted(sentences_of):
+        for sentence in sorted(set(sentences_of[key])):
+            by_sentence.setdefault(sentence, []).append(key)
+    if not by_sentence:
+        return [], 0
+    order = sorted(by_sentence)
+    kept: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for gap in range(min(window, order[-1] - order[0]) + 1):
+        for sentence in order:
+            here = by_sentence[sentence]
+            there = here if gap == 0 else by_sentence.get(sentence + gap)
+            if not there:
+                continue
+            for index, a in enumerate(here):
+                for b in there[index + 1:] if gap == 0 else there:
+                    pair = (a, b) if a < b else (b, a)
+                    if a == b or pair in seen:
+                        continue
+                    if len(kept) == cap:  # one more than the cap: count the rest, list no more
+                        return kept, _pairs_within(sentences_of, window) - cap
+                    seen.add(pair)
+                    kept.append(pair)
+    return kept, 0
+
+
+def _pairs_within(sentences_of: Mapping[str, Sequence[int]], window: int) -> int:
+    """How many pairs of keys have sentences at most ``window`` apart, counted without listing
+    them: keys of one sentence only are counted by sentence (prefix sums), keys of several by
+    their sentence masks."""
+    singles: Counter[int] = Counter()
+    several: Counter[frozenset[int]] = Counter()
+    for sentences in sentences_of.values():
+        distinct = frozenset(sentences)
+        if len(distinct) == 1:
+            singles[next(iter(distinct))] += 1
+        elif distinct:
+            several[distinct] += 1
+    size = max([*singles, *(max(g) for g in several), 0]) + 1
+    prefix = [0] * (size + 1)  # prefix[s]: keys of one sentence before sentence s
+    for s in range(size):
+        prefix[s + 1] = prefix[s] + singles[s]
+
+    def singles_in(lo: int, hi: int) -> int:  # keys of one sentence in sentences lo..hi
+        lo, hi = max(lo, 0), min(hi, size - 1)
+        return prefix[hi + 1] - prefix[lo] if lo <= hi else 0
+
+    total = 0
+    for s, count in singles.items():  # pairs of two one-sentence keys
+        total += count * (count - 1) // 2 + count * singles_in(s + 1, s + window)
+    masks = {}
+    for group, count in several.items():
+        total += count * (count - 1) // 2  # keys of the same sentences
+        reach, covered = 0, -1  # the sentences within the window, as merged ranges
+        for s in sorted(group):
+            lo, hi = max(s - window, covered + 1, 0), s + window
+            if hi >= lo:
+                total += count * singles_in(lo, hi)
+                reach |= ((1 << (hi - lo + 1)) - 1) << lo
+                covered = hi
+        masks[group] = (sum(1 << s for s in group), reach)
+    for (g, (_, reach)), (h, (bits, _)) in combinations(masks.items(), 2):
+        if reach & bits:
+            total += several[g] * several[h]
+    return total
+
+
+def _window_pairs_reference(sentences_of: Mapping[str, Sequence[int]], window: int,
+                            cap: int) -> tuple[list[tuple[str, str]], int]:
+    """:func:`window_pairs` by comparing every two keys: the simple version it is tested against."""
+    ranked = []
+    for a, b in combinations(sorted(sentences_of), 2):
+        ranks = [(abs(sa - sb), min(sa, sb), *((a, b) if sa <= sb else (b, a)))
+                 for sa in set(sentences_of[a]) for sb in set(sentences_of[b]) if abs(sa - sb) <= window]
+        if ranks:
+            ranked.append(min(ranks))
+    ranked.sort()
+    pairs = [(min(r[2], r[3]), max(r[2], r[3])) for r in ranked]
+    return pairs[:cap], max(0, len(pairs) - cap)
 
 
 def _longest_non_overlapping(candidates: list[tuple[int, int, int, str]]) -> list[tuple[int, int, str]]:
