@@ -234,10 +234,30 @@ def _register_perf(sub, common) -> None:
     p.set_defaults(handler=cmd_perf)
 
 
+def _render_sizes(payload: dict) -> list[str]:
+    lines = []
+    notes = payload.get("notes")
+    if notes:
+        first, added = notes["first_ingest"], notes["add_one_note"]
+        lines.append(f"{notes['notes']} notes (written in {notes['write_s']} s): first ingest {first['seconds']} s, "
+                     f"peak RSS {first['peak_rss_mb']} MB (target < 3072), workspace {first['workspace_mb']} MB; "
+                     f"adding one note {added['seconds']} s in a fresh process (target < 15 s), "
+                     f"peak RSS {added['peak_rss_mb']} MB; stages " + ", ".join(f"{k} {v}" for k, v in added["per_stage_s"].items()))
+    big = payload.get("big_file")
+    if big:
+        run = big["ingest"]
+        lines.append(f"one {big['file_mb']} MB Markdown file: {run['seconds']} s, {run['chunks']} chunks, peak RSS "
+                     f"{run['peak_rss_mb']} MB (target < 2048), workspace {run['workspace_mb']} MB (target < 300); "
+                     f"{big['co_mentioned_rows']} co-mention rows of {big['triples']} triples, {big['mentions']} mentions")
+    return lines
+
+
 def _render_scale(payload: dict) -> str:
     from .render import table
 
-    lines = [f"Scale run: {payload['passages']} passages ({payload['copies']} perturbed copies), "
+    if "passages" not in payload:
+        return "\n".join(_render_sizes(payload))
+    lines = _render_sizes(payload) + [f"Scale run: {payload['passages']} passages ({payload['copies']} perturbed copies), "
              f"{payload.get('entities', '?')} entities, {payload.get('graph_edges', '?')} graph edges; "
              f"embedder {payload['embedder']}"]
     runs = [("first ingest, embedding included", payload.get("first_ingest")),
@@ -272,9 +292,18 @@ def cmd_scale(args):
     from ..bench.scale import bench_scale
     from ..settings import load_settings
 
+    from ..bench.sizes import bench_big_file, bench_notes
+
+    settings = load_settings(args.settings)
+    payload: dict = {}
     try:
-        payload = bench_scale(args.data, args.cache_dir, load_settings(args.settings), copies=args.copies,
-                              queries=args.queries, server=not args.no_server, embedder=args.embedder)
+        if args.notes:
+            payload["notes"] = bench_notes(args.cache_dir, settings, args.notes)
+        if args.file_mb:
+            payload["big_file"] = bench_big_file(args.cache_dir, settings, args.file_mb)
+        if args.copies:
+            payload.update(bench_scale(args.data, args.cache_dir, settings, copies=args.copies, queries=args.queries,
+                                       server=not args.no_server, embedder=args.embedder))
     except PerfError as exc:
         raise CommandError(str(exc), code=2) from None
     emit(args, payload, _render_scale)
@@ -287,7 +316,12 @@ def _register_scale(sub, common) -> None:
                        help="the scale run: a corpus repeated with perturbed names, ingested and queried")
     p.add_argument("--data", type=Path, default=DEFAULT_INGEST_DATA,
                    help="benchmark folder with corpus.jsonl (default ../shared/bench/2wikimultihopqa)")
-    p.add_argument("--copies", type=int, default=10, help="copies of the corpus (default 10: about 60k passages)")
+    p.add_argument("--copies", type=int, default=10,
+                   help="copies of the corpus (default 10: about 60k passages; 0 skips this run)")
+    p.add_argument("--notes", type=int, default=0,
+                   help="also ingest this many generated one-paragraph notes, then add one (20000: a note vault)")
+    p.add_argument("--file-mb", type=float, default=0,
+                   help="also ingest one generated Markdown file of this many MB (30: a wiki export)")
     p.add_argument("--queries", type=int, default=50, help="queries per mode (default 50)")
     p.add_argument("--no-server", action="store_true", help="skip the chroma run server half")
     p.add_argument("--embedder", choices=("model", "static"), default="model",
