@@ -72,6 +72,11 @@ def test_duplicate_edge_is_rejected():
         ContextGraph([entity("A"), entity("B")], [edge("A", "uses", "B", "c1"), edge("A", "uses", "B", "c2")])
 
 
+def test_duplicate_entity_key_is_rejected_naming_the_second_one():
+    with pytest.raises(ValueError, match="entity key 'a' given twice \\('A again'\\)"):
+        ContextGraph([Entity("a", "A"), Entity("b", "B"), Entity("a", "A again")], [])
+
+
 @pytest.mark.parametrize("written", ["auth service", "The Auth-Service", "AuthService", "AUTH_SERVICE", "authservice"])
 def test_resolve_folds_the_ways_a_name_is_written(services, written):
     assert services.resolve(written) == "authservice"
