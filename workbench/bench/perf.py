@@ -544,8 +544,11 @@ if sys.argv[3] == "static":
     embedder = StaticEmbedder()
 ws = Workspace(sys.argv[1], settings=load_settings(), embedder=embedder, create=False)
 result = retrieve(ws, sys.argv[2], mode="graphrag")
-print(json.dumps({"in_process_s": time.perf_counter() - started, "mode_used": result.mode_used,
-                  "hits": len(result.hits), "graph": ws.snapshot_status}))
+seconds = time.perf_counter() - started
+import psutil
+print(json.dumps({"in_process_s": seconds, "mode_used": result.mode_used, "hits": len(result.hits),
+                  "graph": ws.snapshot_status, "rss_mb": psutil.Process().memory_info().rss / 2**20,
+                  "entities": len(ws.graph), "passages": len(ws.graph.passages.entities_of)}))
 """
 
 
@@ -595,6 +598,8 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
             "first_graphrag_s": round(middle[0], 2), "first_graphrag_runs_s": [round(q[0], 2) for q in queries],
             "first_graphrag_in_process_s": round(middle[1]["in_process_s"], 2),
             "mode_used": middle[1]["mode_used"], "graph": middle[1]["graph"],
+            "rss_after_first_query_mb": round(middle[1]["rss_mb"]), "entities": middle[1]["entities"],
+            "passages": middle[1]["passages"],
             "snapshot_load_s": round(load_s, 2), "derive_from_record_s": round(derive_s, 2),
             "snapshot_speedup": round(derive_s / load_s, 1) if load_s else None,
             "snapshot_mb": round((Path(workspace_path) / "graph.npz").stat().st_size / 2**20, 1),

@@ -126,7 +126,8 @@ def _render_perf(payload: dict) -> str:
         lines.append(f"stats {fresh['stats_s']} s (runs {fresh['stats_runs_s']}); first graphrag query "
                      f"{fresh['first_graphrag_s']} s (runs {fresh['first_graphrag_runs_s']}, "
                      f"{fresh['first_graphrag_in_process_s']} s after the interpreter started; used {fresh['mode_used']}, "
-                     f"graph {fresh['graph']}); the graph snapshot ({fresh['snapshot_mb']} MB) loads in "
+                     f"graph {fresh['graph']}; RSS then {fresh['rss_after_first_query_mb']} MB for "
+                     f"{fresh['passages']} passages and {fresh['entities']} entities); the graph snapshot ({fresh['snapshot_mb']} MB) loads in "
                      f"{fresh['snapshot_load_s']} s against {fresh['derive_from_record_s']} s to derive it from the record "
                      f"= {fresh['snapshot_speedup']}x")
     lines.append("\nCommunities (Louvain + extractive reports from scratch, report embedding excluded; target < 30 s)")
