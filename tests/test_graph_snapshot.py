@@ -226,3 +226,15 @@ def test_snapshot_file_is_a_plain_zip_of_arrays_with_no_pickled_member(sample_co
     assert "manifest.npy" in names and "ppr_data.npy" in names
     with np.load(ws.path / FILE_NAME, allow_pickle=False) as data:
         assert all(data[name].dtype != object for name in data.files)
+
+
+def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_graph(sample_copy):
+    ws, _ = sample_copy
+    fresh = reopened(ws)
+    try:
+        result = retrieve(fresh, REDIS_QUESTION, mode="graphrag", k=5)
+        assert result.hits and fresh.snapshot_status == "loaded"
+        assert fresh.graph._nx is None  # lookups, the walk and the question's edges need no networkx graph
+        assert fresh.graph.nx.number_of_nodes() == len(fresh.graph)  # built when a traversal asks for it
+    finally:
+        fresh.close()

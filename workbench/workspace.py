@@ -333,7 +333,7 @@ class Workspace:
         if self.entity_vectors.version() is None:
             self.vectors.drop_legacy_entities()
         graph = self.graph
-        wanted = {key: graph.entity(key).name for key in graph.nx.nodes}
+        wanted = {entity.key: entity.name for entity in graph.entities()}
         changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
                                            lambda names: embed_cached(names, self.store, self.embedder)[0])
         self.store.set_meta(mark, version)
@@ -487,7 +487,7 @@ class Workspace:
     def entities(self) -> list[Entity]:
         """Entities, most mentioned first."""
         graph = self.graph
-        return sorted((graph.entity(k) for k in graph.nx.nodes), key=lambda e: (-e.mentions, e.name))
+        return sorted(graph.entities(), key=lambda e: (-e.mentions, e.name))
 
     def merges(self) -> list[Merge]:
         """Every canonical entity that folds two or more surface forms, with counts and chunks.

@@ -33,8 +33,6 @@ KEYWORD_FILE = "keywords.npz"
 
 __all__ = ["RetrievalIndexes", "indexes_for", "warm"]
 
-# The co-mention label, repeated here so this module does not import the graph at load time.
-_COMENTION = "co_mentioned"
 
 
 class RetrievalIndexes:
@@ -99,9 +97,7 @@ class RetrievalIndexes:
         """Entity key -> its relation edges in either direction (co-mention left out)."""
         with self._lock:
             out: dict[str, list[Edge]] = defaultdict(list)
-            for _, _, relation, edge in self.ws.graph.nx.edges(keys=True, data="edge"):
-                if relation == _COMENTION:
-                    continue
+            for edge in self.ws.graph.edges():  # co-mention left out
                 out[edge.source].append(edge)
                 if edge.target != edge.source:
                     out[edge.target].append(edge)
@@ -142,7 +138,7 @@ class RetrievalIndexes:
         """``(casefolded display name, key)`` for every entity, longest name first."""
         with self._lock:
             graph = self.ws.graph
-            pairs = {(entity.name.casefold(), key) for key, entity in graph.nx.nodes(data="entity")}
+            pairs = {(entity.name.casefold(), entity.key) for entity in graph.entities()}
             return tuple(sorted(pairs, key=lambda p: (-len(p[0]), p[0], p[1])))
 
 
