@@ -9,6 +9,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import REDIS_QUESTION, SAMPLE, make_corpus, reopened
 from workbench.canon import build_merges
@@ -238,3 +240,17 @@ def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_grap
         assert fresh.graph.nx.number_of_nodes() == len(fresh.graph)  # built when a traversal asks for it
     finally:
         fresh.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["Ann", "Lee", "Oslo", "the", "New", "York", "City", "of", "ann", "2004", "Fc"]),
+                max_size=90))
+def test_a_loaded_name_matcher_finds_what_the_built_one_finds_in_short_and_long_texts(words):
+    from workbench.passages import NameMatcher
+
+    built = NameMatcher({"annlee": ["Ann Lee"], "oslo": ["Oslo"], "ny": ["New York"], "nyc": ["New York City"],
+                         "cityofoslo": ["The City of Oslo"], "y2004": ["2004"], "fc": ["FC Oslo 2004"]})
+    loaded = NameMatcher.from_table(built.table())
+    text = " ".join(words)
+    assert loaded.find(text) == built.find(text)
+    assert loaded.find(text, capitalised_only=False) == built.find(text, capitalised_only=False)
