@@ -254,3 +254,15 @@ def test_a_loaded_name_matcher_finds_what_the_built_one_finds_in_short_and_long_
     text = " ".join(words)
     assert loaded.find(text) == built.find(text)
     assert loaded.find(text, capitalised_only=False) == built.find(text, capitalised_only=False)
+
+
+def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_copy):
+    ws, _ = sample_copy
+    retrieve(ws, "redis", mode="keyword", k=3)  # the first search keeps the keyword index
+    assert (ws.path / "keywords.npz").exists()
+    damage_bytes(ws.path / FILE_NAME)
+    (ws.path / "keywords.npz").write_bytes(b"not an index")
+    ws.repair()
+    assert load_snapshot(ws.path, ws._snapshot_key(ws._derive_key())).graph.entities() == ws.graph.entities()
+    assert not (ws.path / "keywords.npz").exists()  # removed, made again by the next search
+    assert retrieve(ws, "redis", mode="keyword", k=3).hits

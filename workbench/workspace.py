@@ -23,6 +23,7 @@ from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_sugges
 from .embedding import Embedder, embedder_from_settings
 from .entity_vectors import EntityVectors
 from .graph import ContextGraph
+from .graph_snapshot import FILE_NAME as SNAPSHOT_FILE
 from .graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
 from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, refresh_candidates,
                      VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, stale_space,
@@ -37,6 +38,10 @@ __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "
 DEFAULT_WORKSPACE = Path("workspace")
 #: Above this many entities, merge suggestions compare spellings only, not name embeddings.
 EMBEDDING_SUGGESTION_LIMIT = 5000
+#: The keyword index kept in the folder (written and read by :mod:`workbench.retrieve.cache`).
+KEYWORD_INDEX_FILE = "keywords.npz"
+#: Files derived from the record that ``repair`` removes and makes again (see README, the workspace on disk).
+DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE)
 #: Meta key: the workspace version whose entities the entity-name index holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
@@ -201,12 +206,16 @@ class Workspace:
         return ids
 
     def repair(self) -> int:
-        """Make Chroma agree with SQLite and recompute the note-similarity candidates (after a
-        crash or a failed step: see :class:`~workbench.ingest.StepFailed`). Returns the vectors changed."""
+        """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
+        graph snapshot and the keyword index again (after a crash or a failed step: see
+        :class:`~workbench.ingest.StepFailed`). Returns the vectors changed."""
         with self._write_lock():
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
                 refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold)
+            for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
+                (self.path / derived_file).unlink(missing_ok=True)
+            self._derived = None
             self.sync_entity_vectors(force=True)
             self.sync_summaries()
         return changed

@@ -26,10 +26,9 @@ from functools import cached_property
 
 from ..array_file import ArrayFileUnusable
 from ..model import Edge
+from ..workspace import KEYWORD_INDEX_FILE
 from .keyword_index import KeywordIndex
 
-#: The keyword index kept in the workspace folder (see :meth:`RetrievalIndexes.keyword`).
-KEYWORD_FILE = "keywords.npz"
 
 __all__ = ["RetrievalIndexes", "indexes_for", "warm"]
 
@@ -58,7 +57,7 @@ class RetrievalIndexes:
         with self._lock:
             ws = self.ws
             kept = getattr(ws, "keeps_snapshot", False)  # a scoped view's chunks are not the workspace's
-            path, key = ws.path / KEYWORD_FILE, f"{ws.store.workspace_id}:{self.version}"
+            path, key = ws.path / KEYWORD_INDEX_FILE, f"{ws.store.workspace_id}:{self.version}"
             if kept:
                 try:
                     return KeywordIndex.load(path, key)
