@@ -7,6 +7,9 @@ from hypothesis import strategies as st
 
 from workbench.canon import (
     Canonicalizer,
+    _embedding_pairs,
+    _string_pairs,
+    _string_pairs_reference,
     build_merges,
     display_form,
     display_names,
@@ -165,10 +168,59 @@ def test_suggestions_use_embedding_similarity_when_given():
     assert suggestions[0].score == pytest.approx(1.0)
 
 
-def test_suggestions_block_large_name_lists_by_first_letter():
-    names = [f"{chr(97 + i % 26)}{i * 7919 % 100003:06d}" for i in range(2100)] + ["zookeeper", "zookeepr"]
-    suggestions = suggest_merges(names, threshold=0.9)
-    assert ("zookeeper", "zookeepr") in {(s.a, s.b) for s in suggestions}
+def test_suggestions_in_a_large_name_list_find_pairs_differing_in_the_first_letter():
+    names = [f"{chr(97 + i % 26)}{i * 7919 % 100003:06d}" for i in range(2100)] + ["zookeeper", "zookeepr", "kafkabroker",
+                                                                                   "cafkabroker"]
+    found = {(s.a, s.b) for s in suggest_merges(names, threshold=0.9)}
+    assert ("zookeeper", "zookeepr") in found
+    assert ("kafkabroker", "cafkabroker") in found  # the first-letter blocks of before never compared these
+
+
+def _near_variants(draw_keys, alphabet):
+    return st.lists(st.text(alphabet, min_size=1, max_size=14), max_size=draw_keys).flatmap(
+        lambda base: st.tuples(st.just(base), st.lists(st.tuples(st.integers(0, max(len(base) - 1, 0)),
+                                                                 st.integers(0, 13), st.sampled_from(alphabet),
+                                                                 st.sampled_from("ids")), max_size=12)))
+
+
+def _with_edits(base, edits):
+    keys = list(base)
+    for which, at, char, op in edits:
+        if not base:
+            break
+        word = list(base[which])
+        at = min(at, len(word))
+        if op == "i":
+            word.insert(at, char)
+        elif op == "d" and len(word) > 1:
+            word.pop(min(at, len(word) - 1))
+        else:
+            word[min(at, len(word) - 1)] = char
+        keys.append("".join(word))
+    return list(dict.fromkeys(keys))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_near_variants(6, "abcde"), st.sampled_from([0.6, 0.7, 0.8, 0.85, 0.9, 0.95]))
+def test_string_pairs_are_those_of_comparing_every_pair(drawn, threshold):
+    keys = _with_edits(*drawn)
+    assert _string_pairs(keys, threshold) == _string_pairs_reference(keys, threshold)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 9), st.sampled_from([0.0, 0.5, 0.9]), st.integers(0, 2**31 - 1))
+def test_embedding_pairs_are_those_of_the_dense_matrix(n, block_rows, threshold, seed):
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(n, 3))
+    vectors[rng.random(n) < 0.2] = vectors[0] if n else 0  # some names embed alike
+    covered = rng.random(n) < 0.9
+    unit = vectors / np.where(np.linalg.norm(vectors, axis=1, keepdims=True) == 0, 1, np.linalg.norm(vectors, axis=1, keepdims=True))
+    dense = unit @ unit.T
+    expected = {(i, j): dense[i, j] for i in range(n) for j in range(i + 1, n)
+                if covered[i] and covered[j] and dense[i, j] >= threshold + 1e-9}
+    found = _embedding_pairs(vectors, covered, threshold, block_rows=block_rows)
+    assert set(expected) <= set(found)
+    assert all(abs(found[p] - dense[p]) < 1e-12 and dense[p] >= threshold - 1e-9 for p in found)
 
 
 def test_names_the_model_cannot_represent_are_not_suggested_by_embedding(embedder):

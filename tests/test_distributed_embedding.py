@@ -32,7 +32,8 @@ def varied_texts() -> list[str]:
     texts = paragraphs[:120]
     texts += ["", " ", "Redis", "redis", "Auth Service", "令牌缓存", "认证服务依赖 Redis 缓存令牌。", "x" * 7, "y" * 7, "z" * 7]
     texts += [f"service-{i:03d} calls queue-{i % 7}" for i in range(40)]  # 40 texts of one length
-    texts += [" ".join(paragraphs[i:i + 12]) for i in range(0, 60, 6)]  # long: truncated at 256 tokens
+    texts += [" ".join(paragraphs[i:i + 12]) for i in range(0, 40, 10)]  # long: truncated at 256 tokens
+    texts += [f"名称 {i}" for i in range(6)]
     texts += texts[:15]  # repeats
     return texts
 
@@ -171,6 +172,19 @@ def test_the_static_embedder_is_not_distributed():
         embedder_from_settings(settings)
 
 
+def test_consecutive_passes_of_the_exported_backend_embedded_together_make_the_same_passes(embedder, texts):
+    assert embedder.passes_combine
+    passes = embedder.batches(texts)
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        lo = int(rng.integers(0, len(passes)))
+        run = passes[lo:lo + int(rng.integers(1, 6))]
+        rows = np.concatenate(run)
+        again = embedder.batches([texts[i] for i in rows])
+        offsets = np.cumsum([0] + [len(p) for p in run])
+        assert [a.tolist() for a in again] == [list(range(a, b)) for a, b in zip(offsets[:-1], offsets[1:])]
+
+
 @pytest.mark.parametrize("backend", ["default", "torch"])
 def test_ray_vectors_are_the_in_process_vectors_bit_for_bit(backend, backends, embedder, torch_embedder, texts):
     in_process = embedder if backend == "default" else torch_embedder
@@ -179,6 +193,9 @@ def test_ray_vectors_are_the_in_process_vectors_bit_for_bit(backend, backends, e
     expected = local.embed(texts)
     got = distributed.embed(texts)
     assert distributed.batches_sent == len(local.batches(texts)) > CLUSTER_CPUS  # the actors did the work
+    # The exported backends' passes go in runs (a few per actor), torch's one per call.
+    combine = getattr(local, "passes_combine", False)
+    assert CLUSTER_CPUS <= distributed.calls_sent <= (CLUSTER_CPUS * 4 if combine else distributed.batches_sent)
     assert len(distributed.nodes) == CLUSTER_CPUS
     assert got.dtype == np.float32 and got.shape == (len(texts), local.dimension)
     assert np.array_equal(got, expected)
@@ -187,7 +204,7 @@ def test_ray_vectors_are_the_in_process_vectors_bit_for_bit(backend, backends, e
     nearest = (got @ expected.T).argmax(axis=1)
     assert np.array_equal(expected[nearest], expected)
     # Another order forms other passes; the Ray path still forms the in-process ones.
-    shuffled = [texts[i] for i in np.random.default_rng(7).permutation(len(texts))[:80]]
+    shuffled = [texts[i] for i in np.random.default_rng(7).permutation(len(texts))[:50]]
     assert np.array_equal(distributed.embed(shuffled), local.embed(shuffled))
 
 

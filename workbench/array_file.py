@@ -27,6 +27,7 @@ import hashlib
 import os
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import orjson
@@ -68,7 +69,8 @@ def write_array_file(path: Path, kind: str, format: int, key: str, arrays: dict[
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(temporary, "wb") as out:
-            np.savez(out, manifest=to_text(manifest), **arrays)
+            members: dict[str, Any] = {"manifest": to_text(manifest), **arrays}
+            np.savez(out, **members)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

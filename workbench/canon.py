@@ -17,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import functools
 import re
@@ -362,36 +363,130 @@ def display_names(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> 
     return names
 
 
-# Above this many names, string similarity compares only names whose keys share a first
-# character, to keep the pair count bounded.
-_ALL_PAIRS_LIMIT = 2000
+def _pieces(length: int, count: int) -> list[tuple[int, int]]:
+    """``(start, length)`` of ``count`` consecutive pieces covering a key of ``length`` characters,
+    the longer ones last."""
+    short, longer = divmod(length, count)
+    out, start = [], 0
+    for i in range(count):
+        size = short + (1 if i >= count - longer else 0)
+        out.append((start, size))
+        start += size
+    return out
 
 
 def _string_pairs(keys: Sequence[str], threshold: float) -> dict[tuple[int, int], float]:
-    blocks: dict[str, list[int]] = defaultdict(list)
-    if len(keys) <= _ALL_PAIRS_LIMIT:
-        blocks[""] = list(range(len(keys)))
-    else:
-        for i, k in enumerate(keys):
-            blocks[k[:1]].append(i)
+    """``(i, j) -> ratio`` for every pair ``i < j`` of ``keys`` whose
+    :class:`difflib.SequenceMatcher` ratio (``keys[j]`` against ``keys[i]``) is at least
+    ``threshold``: those of :func:`_string_pairs_reference`, without comparing every pair.
+
+    A pigeonhole filter finds the candidates (as PassJoin does for edit distance). Two keys of
+    ``T`` characters in all with a ratio of at least ``t`` have at most ``D = (1 - t) T``
+    characters outside the matcher's blocks. Cut the longer key into ``D + 1`` pieces and give
+    each unmatched character to the piece it falls in (or starts): some piece ``i`` gets none,
+    with exactly ``i`` before it, so it lies whole in a matching block and stands in the
+    shorter key within ``i`` places of its own start, and within ``D - i`` of where the ends
+    put it. Each key's pieces are indexed by its length, their number and their text; each key
+    looks up the substrings it has at those places, for every longer length the length bound
+    allows. Only keys sharing a placed piece are compared, so the work follows the near pairs,
+    not the square of the names.
+    """
+    if threshold <= 0:
+        return _string_pairs_reference(keys, threshold)
+    slack = 1.0 - threshold
+    lengths = sorted({len(k) for k in keys})
+    plans: dict[int, list[tuple[int, int]]] = {}
+    unfiltered: list[int] = []  # keys too short to cut into enough non-empty pieces
+    index: dict[tuple[int, int, str], list[int]] = defaultdict(list)
+    for i, key in enumerate(keys):
+        count = int(slack * 2 * len(key) + 1e-9) + 1  # enough pieces for any partner no longer
+        if count > len(key):
+            unfiltered.append(i)
+            continue
+        plan = plans.setdefault(len(key), _pieces(len(key), count))
+        for number, (start, size) in enumerate(plan):
+            index[(len(key), number, key[start:start + size])].append(i)
+    unfiltered_set = set(unfiltered)
+    scores: dict[tuple[int, int], float] = {}
+    # SequenceMatcher indexes its second sequence: keep one matcher per key as the second.
+    fixed, other = difflib.SequenceMatcher(None, autojunk=False), difflib.SequenceMatcher(None, autojunk=False)
+
+    def verify(i: int, j: int, matcher: difflib.SequenceMatcher) -> None:  # i < j, as the reference compares them
+        len_i, len_j = len(keys[i]), len(keys[j])
+        if 2.0 * min(len_i, len_j) / (len_i + len_j) < threshold:
+            return
+        if matcher is other:
+            other.set_seq2(keys[i])
+        matcher.set_seq1(keys[j])
+        if matcher.quick_ratio() >= threshold:
+            ratio = matcher.ratio()
+            if ratio >= threshold:
+                scores[(i, j)] = ratio
+
+    for b, key in enumerate(keys):
+        short = len(key)
+        fixed.set_seq2(key)
+        found: set[int] = set()
+        for longer in lengths[bisect.bisect_left(lengths, short):]:
+            if 2.0 * short / (short + longer) < threshold:
+                break
+            if longer not in plans:
+                continue
+            most = int(slack * (short + longer) + 1e-9)  # differing characters allowed
+            shift = short - longer
+            for number, (start, size) in enumerate(plans[longer][:most + 1]):
+                # The first whole piece has ``number`` differing characters before it, the
+                # rest after it: it starts within both reaches in the shorter key.
+                lo = max(0, start - number, start + shift - (most - number))
+                hi = min(short - size, start + number, start + shift + (most - number))
+                for at in range(lo, hi + 1):
+                    found.update(index.get((longer, number, key[at:at + size]), ()))
+        for a in sorted(found):  # each pair once: from its shorter key, or the later of two as long
+            if a != b and (a > b or len(keys[a]) > short) and (a not in unfiltered_set):
+                verify(min(a, b), max(a, b), fixed if b < a else other)
+    for a in unfiltered:  # few, and short: compared with every key
+        for b in range(len(keys)):
+            if b != a and (b not in unfiltered_set or b > a):
+                verify(min(a, b), max(a, b), other)
+    return dict(sorted(scores.items()))
+
+
+def _string_pairs_reference(keys: Sequence[str], threshold: float) -> dict[tuple[int, int], float]:
+    """Every pair compared: the simple version :func:`_string_pairs` is tested against."""
     scores = {}
-    for members in blocks.values():
-        for pos, i in enumerate(members):
-            matcher = difflib.SequenceMatcher(None, autojunk=False)
-            matcher.set_seq2(keys[i])
-            len_i = len(keys[i])
-            for j in members[pos + 1:]:
-                len_j = len(keys[j])
-                # Cheap upper bound on the ratio before the quadratic comparison.
-                if 2.0 * min(len_i, len_j) / (len_i + len_j) < threshold:
-                    continue
-                matcher.set_seq1(keys[j])
-                if matcher.quick_ratio() < threshold:
-                    continue
-                ratio = matcher.ratio()
-                if ratio >= threshold:
-                    scores[(min(i, j), max(i, j))] = ratio
+    for i in range(len(keys)):
+        for j in range(i + 1, len(keys)):
+            len_i, len_j = len(keys[i]), len(keys[j])
+            if 2.0 * min(len_i, len_j) / (len_i + len_j) < threshold:
+                continue
+            matcher = difflib.SequenceMatcher(None, keys[j], keys[i], autojunk=False)
+            if matcher.quick_ratio() >= threshold and matcher.ratio() >= threshold:
+                scores[(i, j)] = matcher.ratio()
     return scores
+
+
+#: Similarities held at once by :func:`_embedding_pairs`: a block of rows times the names (16 MB).
+_BLOCK_ELEMENTS = 1 << 21
+
+
+def _embedding_pairs(vectors: np.ndarray, covered: np.ndarray, threshold: float,
+                     block_rows: int | None = None) -> dict[tuple[int, int], float]:
+    """``(i, j) -> cosine`` for every pair ``i < j`` of rows, both ``covered``, at least
+    ``threshold`` similar, a block of rows at a time against the rows after it: memory of a
+    block and of the pairs found, never the n x n matrix (200 MB at the 5,000 names the workspace allows)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.where(norms == 0, 1.0, norms)
+    n = len(unit)
+    rows_per_block = block_rows or max(1, min(1024, _BLOCK_ELEMENTS // max(n, 1)))
+    found: dict[tuple[int, int], float] = {}
+    for lo in range(0, n, rows_per_block):
+        hi = min(n, lo + rows_per_block)
+        block = unit[lo:hi] @ unit[lo:].T  # rows lo..hi against columns lo..n
+        near = (block >= threshold) & covered[lo:hi, None] & covered[None, lo:]
+        near &= np.arange(lo, n)[None, :] > np.arange(lo, hi)[:, None]  # i < j only
+        for r, c in zip(*np.nonzero(near)):
+            found[(lo + int(r), lo + int(c))] = float(block[r, c])
+    return found
 
 
 def suggest_merges(
@@ -424,14 +519,10 @@ def suggest_merges(
         found[pair]["name similarity"] = score
     if embedder is not None and len(shown) > 1:
         vectors = np.asarray(embedder.embed(shown), dtype=float)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        vectors = vectors / np.where(norms == 0, 1.0, norms)
-        similarity = vectors @ vectors.T
         # Names the model cannot represent (all unknown tokens) embed alike: no evidence at all.
         covered = np.asarray(embedder.represents(shown) if hasattr(embedder, "represents") else [True] * len(shown))
-        rows, cols = np.nonzero(np.triu(similarity >= threshold, k=1) & covered[:, None] & covered[None, :])
-        for i, j in zip(rows.tolist(), cols.tolist()):
-            found[(i, j)]["embedding similarity"] = float(similarity[i, j])
+        for pair, score in _embedding_pairs(vectors, covered, threshold).items():
+            found[pair]["embedding similarity"] = score
     suggestions = [
         MergeSuggestion(shown[i], shown[j], round(min(1.0, max(reasons.values())), 6), " + ".join(reasons))
         for (i, j), reasons in found.items()

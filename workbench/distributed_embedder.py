@@ -9,7 +9,10 @@ here beyond sending each batch to an actor and putting the vectors back in input
 The vectors are the in-process embedder's, bit for bit: the driver asks that embedder which
 forward passes it would make of the texts (its ``batches``: the exported backends group texts by
 token length, torch by length in characters) and sends each pass's texts, in its order, to an
-actor, whose embedder then makes that same pass. So :attr:`RayEmbedder.name` is the wrapped
+actor, whose embedder then makes that same pass. The exported backends' passes also combine (a run
+of consecutive passes, embedded together, makes those passes again), so they go in runs, and an
+actor of several CPUs keeps them all busy (OpenVINO runs a run's passes on one stream per core);
+torch's go one per call. So :attr:`RayEmbedder.name` is the wrapped
 embedder's: the same vector space, cache entries and Chroma collections. An actor whose embedder
 names another space (an exported backend on a CPU of another kind, say bf16 against fp32) is
 refused. A call of one forward pass (a query, a handful of names) gains nothing from Ray and
@@ -45,6 +48,9 @@ __all__ = ["RayEmbedder", "STARTUP_TIMEOUT_SECONDS", "connect_ray", "ray_module"
 STARTUP_TIMEOUT_SECONDS = 600.0
 #: The switch Ray reads when a cluster starts; "0" means no usage report is collected or sent.
 USAGE_STATS_SWITCH = {"RAY_USAGE_STATS_ENABLED": "0"}
+#: Runs of passes a call is cut into per actor: enough for the actors to finish together, few
+#: enough that each run fills an actor's cores.
+RUNS_PER_ACTOR = 4
 
 
 def ray_module():
@@ -113,19 +119,22 @@ class RayEmbedder:
     make_embedder : a picklable function returning the in-process embedder (called here once,
         for the name, the batch plan and one-pass calls, and once in every actor); it must
         return an embedder with ``batches(texts)``, the rows of each forward pass it makes
-    actors : Ray actors, one CPU each
-    address : None starts a local cluster of ``actors`` CPUs on first use; else the cluster to
-        join (see :func:`connect_ray`)
+    actors : Ray actors
+    address : None starts a local cluster of ``actors x cpus_per_actor`` CPUs on first use; else
+        the cluster to join (see :func:`connect_ray`)
+    cpus_per_actor : CPUs Ray reserves for each actor (a node's cores: one actor per node)
 
     Attributes
     ----------
     batches_sent : forward passes sent to the actors so far
+    calls_sent : calls made of the actors so far (each a run of consecutive passes)
     nodes : the host name of each actor, once started
     """
 
-    def __init__(self, make_embedder: Callable[[], Embedder], actors: int = 2, address: str | None = None):
-        if actors < 1:
-            raise ValueError(f"actors must be at least 1, got {actors}")
+    def __init__(self, make_embedder: Callable[[], Embedder], actors: int = 2, address: str | None = None,
+                 cpus_per_actor: int = 1):
+        if actors < 1 or cpus_per_actor < 1:
+            raise ValueError(f"actors and cpus_per_actor must be at least 1, got {actors} and {cpus_per_actor}")
         ray_module()  # a missing extra is said now, not at the first ingest
         self.make_embedder = make_embedder
         self.local = make_embedder()
@@ -139,7 +148,9 @@ class RayEmbedder:
         self.dimension = self.local.dimension
         self.actors = actors
         self.address = address
+        self.cpus_per_actor = cpus_per_actor
         self.batches_sent = 0
+        self.calls_sent = 0
         self.nodes: list[str] = []
         self._handles: list[Any] = []
         self._started_cluster = False
@@ -155,12 +166,14 @@ class RayEmbedder:
             if self._handles:
                 return self._handles
             ray = ray_module()
-            self._started_cluster = connect_ray(self.address, self.actors) or self._started_cluster
+            wanted = self.actors * self.cpus_per_actor
+            self._started_cluster = connect_ray(self.address, wanted) or self._started_cluster
             cpus = ray.cluster_resources().get("CPU", 0)
-            if cpus < self.actors:
-                raise EmbeddingUnavailable(f"embedding.ray_actors: {self.actors} actors of one CPU each wanted, the "
-                                           f"Ray cluster has {cpus:g} CPUs: lower embedding.ray_actors")
-            actor = ray.remote(num_cpus=1)(_EmbeddingActor)
+            if cpus < wanted:
+                raise EmbeddingUnavailable(f"embedding.ray_actors: {self.actors} actors of {self.cpus_per_actor} CPU(s) "
+                                           f"each wanted, the Ray cluster has {cpus:g} CPUs: lower embedding.ray_actors "
+                                           "or embedding.ray_cpus_per_actor")
+            actor = ray.remote(num_cpus=self.cpus_per_actor)(_EmbeddingActor)
             handles = [actor.remote(self.make_embedder) for _ in range(self.actors)]
             try:
                 described = ray.get([h.describe.remote() for h in handles], timeout=STARTUP_TIMEOUT_SECONDS)
@@ -182,6 +195,16 @@ class RayEmbedder:
             self._handles = handles
             return handles
 
+    def runs(self, passes: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The rows of each call to an actor: ``passes`` cut into about ``RUNS_PER_ACTOR`` runs of
+        consecutive passes per actor when the wrapped embedder's passes combine (its
+        ``passes_combine``: a run's texts, embedded together, make the run's passes again), else
+        one pass per call (torch: ``encode`` sorts a call's texts again, ties in any order)."""
+        if not getattr(self.local, "passes_combine", False):
+            return list(passes)
+        cuts = np.array_split(np.arange(len(passes)), min(len(passes), self.actors * RUNS_PER_ACTOR))
+        return [np.concatenate([passes[i] for i in cut]) for cut in cuts]
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
@@ -191,12 +214,14 @@ class RayEmbedder:
             return self.local.embed(texts)
         handles = self._start()
         ray = ray_module()
-        # Round robin: Ray queues each actor's passes, so none waits on a round trip to this process.
-        pending = [handles[i % len(handles)].embed.remote([texts[j] for j in rows]) for i, rows in enumerate(passes)]
+        runs = self.runs(passes)
+        # Round robin: Ray queues each actor's runs, so none waits on a round trip to this process.
+        pending = [handles[i % len(handles)].embed.remote([texts[j] for j in rows]) for i, rows in enumerate(runs)]
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for rows, vectors in zip(passes, ray.get(pending)):
+        for rows, vectors in zip(runs, ray.get(pending)):
             out[rows] = vectors
         self.batches_sent += len(passes)
+        self.calls_sent += len(runs)
         return out
 
     def close(self) -> None:

@@ -154,7 +154,8 @@ def embedder_from_settings(settings) -> Embedder:
         from .distributed_embedder import RayEmbedder
 
         return RayEmbedder(functools.partial(in_process_embedder, embedding.model_copy(update={"distributed": "none"})),
-                           actors=embedding.ray_actors, address=embedding.ray_address)
+                           actors=embedding.ray_actors, address=embedding.ray_address,
+                           cpus_per_actor=embedding.ray_cpus_per_actor)
     return in_process_embedder(embedding)
 
 

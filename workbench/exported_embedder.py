@@ -517,6 +517,10 @@ class ExportedEmbedder:
     """
 
     dimension = 384
+    #: Consecutive passes of :meth:`batches`, their texts embedded together in pass order, make
+    #: those same passes (the plan is greedy over a stable sort), so a Ray actor can take a run of
+    #: them in one call (:class:`~workbench.distributed_embedder.RayEmbedder`).
+    passes_combine = True
 
     def __init__(self, backend: str, model: str = BUNDLED, tokens_per_batch: int = TOKENS_PER_BATCH,
                  cache_dir: str | Path | None = None):

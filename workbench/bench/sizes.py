@@ -18,6 +18,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from .notes_fixture import _note, write_notes
 from .perf import _fresh_ingest
@@ -69,7 +70,7 @@ def bench_notes(cache_dir: Path, settings, n: int = 20_000) -> dict:
         written_s = time.perf_counter() - started
     else:
         written_s = 0.0
-    out = {"notes": n, "write_s": round(written_s, 1)}
+    out: dict[str, Any] = {"notes": n, "write_s": round(written_s, 1)}
     out["first_ingest"] = _run(corpus, root / "ws", settings, f"{n} notes, first ingest", keep=True)
     _, text = _note(1, n)
     (corpus / "note-added.md").write_text(text, encoding="utf-8")
@@ -110,7 +111,7 @@ def bench_big_file(cache_dir: Path, settings, megabytes: float = 30) -> dict:
     path = root / "corpus" / "notebook.md"
     if not path.exists():
         write_big_markdown(path, megabytes)
-    out = {"file_mb": round(path.stat().st_size / 2**20, 1)}
+    out: dict[str, Any] = {"file_mb": round(path.stat().st_size / 2**20, 1)}
     out["ingest"] = _run(path.parent, root / "ws", settings, f"one {megabytes:g} MB file", keep=True)
     from ..store import Store
 

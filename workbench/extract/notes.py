@@ -115,15 +115,24 @@ def similar_note_candidates(
         block = unit32[lo:hi] @ unit32.T  # (hi - lo) x n
         block[np.arange(hi - lo), np.arange(lo, hi)] = -np.inf  # not a note's own neighbour
         near = block >= floor
-        crowded = near.sum(axis=1) > k
-        r, c = np.nonzero(near & ~crowded[:, None])  # rows with k or fewer: all of them
-        firsts.append(r + lo)
-        seconds.append(c)
-        if crowded.any():  # rows with more: their k best (all above the floor)
-            where = np.flatnonzero(crowded)
-            best = np.argpartition(block[where], n - k, axis=1)[:, n - k:]
-            firsts.append(np.repeat(where + lo, k))
-            seconds.append(best.ravel())
+        counts = near.sum(axis=1)
+        if counts.sum() <= block.size // 8:  # few above the floor: sort them, keep each row's k best
+            r, c = np.nonzero(near)
+            order = np.lexsort((c, -block[r, c], r))
+            rank = np.arange(len(order)) - np.repeat(np.cumsum(counts) - counts, counts)
+            keep = order[rank < k]
+            firsts.append(r[keep] + lo)
+            seconds.append(c[keep])
+        else:
+            crowded = counts > k
+            r, c = np.nonzero(near & ~crowded[:, None])  # rows with k or fewer: all of them
+            firsts.append(r + lo)
+            seconds.append(c)
+            if crowded.any():  # rows with more: their k best (all above the floor)
+                where = np.flatnonzero(crowded)
+                best = np.argpartition(block[where], n - k, axis=1)[:, n - k:]
+                firsts.append(np.repeat(where + lo, k))
+                seconds.append(best.ravel())
         del block, near
     a, b = np.concatenate(firsts), np.concatenate(seconds)
     pairs = np.unique(np.minimum(a, b).astype(np.int64) * n + np.maximum(a, b))
