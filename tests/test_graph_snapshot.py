@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,13 +21,9 @@ from workbench.scope import scoped
 
 
 def derived_fresh(ws):
-    """The graph, parts and merges derived from the record in this process, the snapshot ignored."""
-    ws.keeps_snapshot = False
-    try:
-        derived = ws._load_or_assemble(ws._derive_key())
-    finally:
-        ws.keeps_snapshot = True
-    return derived
+    """The graph and its parts derived from the record in this process, the snapshot left aside."""
+    graph, parts = ws.assemble_from_record()
+    return SimpleNamespace(graph=graph, parts=parts)
 
 
 @pytest.fixture

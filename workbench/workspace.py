@@ -425,14 +425,7 @@ class Workspace:
         try:
             if writing and self._derive_key() != version:  # the record moved on before the lock was had
                 version, key = self._derive_key(), self._snapshot_key(self._derive_key())
-            graph, parts = assemble_graph(
-                self.store.mentions(), self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
-                notes=note_resolver(self.store.documents()),
-                impact_relations=self.settings.graph.impact_relations,
-                chunk_texts=self.store.chunk_texts(),
-                passage_options=version[1],
-                rejected=self.store.rejected_suggestions(),
-            )
+            graph, parts = self.assemble_from_record(version[1])
             derived = _Derived(version, graph, parts)
             if writing:
                 derived.merges = build_merges(self.store.mentions(), self.canonicalizer())
@@ -444,6 +437,17 @@ class Workspace:
         finally:
             if writing:
                 self._lock.release()
+
+    def assemble_from_record(self, options: PassageOptions | None = None) -> tuple[ContextGraph, GraphParts]:
+        """The graph derived from the record now, the snapshot left aside (what a write step does)."""
+        return assemble_graph(
+            self.store.mentions(), self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
+            notes=note_resolver(self.store.documents()),
+            impact_relations=self.settings.graph.impact_relations,
+            chunk_texts=self.store.chunk_texts(),
+            passage_options=options or PassageOptions.from_settings(self.settings.graph),
+            rejected=self.store.rejected_suggestions(),
+        )
 
     def _try_write_lock(self) -> bool:
         """Take the write lock if it is free now, or already this thread's (never waits)."""

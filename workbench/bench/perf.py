@@ -269,15 +269,8 @@ def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=No
 def _graph_seconds(ws) -> float:
     """Canonicalization + the one graph (entities, passages, PageRank index) built from the stored
     record, as ``ws.graph`` derives it."""
-    from ..assemble import PassageOptions, assemble_graph, note_resolver
-
     started = time.perf_counter()
-    graph, _ = assemble_graph(ws.store.mentions(), ws.store.triples(), ws.store.chunk_context(), ws.canonicalizer(),
-                              notes=note_resolver(ws.store.documents()),
-                              impact_relations=ws.settings.graph.impact_relations,
-                              chunk_texts=ws.store.chunk_texts(),
-                              passage_options=PassageOptions.from_settings(ws.settings.graph),
-                              rejected=ws.store.rejected_suggestions())
+    graph, _ = ws.assemble_from_record()
     graph.pagerank_index()
     return time.perf_counter() - started
 
@@ -558,7 +551,6 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
     snapshot, the vector store), each timed from the child's start, ``runs`` times (median kept).
     Beside them, in this process: loading the graph snapshot against deriving the graph from
     the record, the cost a fresh process paid before snapshots."""
-    from ..assemble import PassageOptions, assemble_graph, note_resolver
     from ..graph_snapshot import load_snapshot
     from ..settings import load_settings
     from ..workspace import Workspace
@@ -582,15 +574,7 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
         started = time.perf_counter()
         load_snapshot(ws.path, ws._snapshot_key(ws._derive_key()), key_of=ws.canonicalizer().key)
         load_s = time.perf_counter() - started
-        started = time.perf_counter()
-        graph, _ = assemble_graph(ws.store.mentions(), ws.store.triples(), ws.store.chunk_context(), ws.canonicalizer(),
-                                  notes=note_resolver(ws.store.documents()),
-                                  impact_relations=ws.settings.graph.impact_relations,
-                                  chunk_texts=ws.store.chunk_texts(),
-                                  passage_options=PassageOptions.from_settings(ws.settings.graph),
-                                  rejected=ws.store.rejected_suggestions())
-        graph.pagerank_index()
-        derive_s = time.perf_counter() - started
+        derive_s = _graph_seconds(ws)
     finally:
         ws.close()
     middle = sorted(queries, key=lambda q: q[0])[len(queries) // 2]
