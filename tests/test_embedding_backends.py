@@ -110,6 +110,26 @@ def test_an_export_is_made_once_then_loaded_from_the_cache(tmp_path):
     assert np.allclose(vectors, again, atol=1e-6)
 
 
+_EMBED_SCRIPT = ("import sys, numpy; from workbench.exported_embedder import ExportedEmbedder; "
+                 "e = ExportedEmbedder(sys.argv[1], cache_dir=sys.argv[2]); "
+                 "numpy.save(sys.argv[3], e.embed(sys.argv[4:]))")
+
+
+@pytest.mark.parametrize("backend", ["openvino", "openvino-int8"])
+def test_openvino_keeps_the_compiled_model_and_a_process_loading_it_gets_the_same_vectors(backend, backend_embedder,
+                                                                                          export_root, tmp_path):
+    embedder = backend_embedder(backend)
+    vectors = embedder.embed(SENTENCES)
+    compiled = embedder.export.folder / "compiled"
+    assert compiled.is_dir() and any(compiled.iterdir())
+    kept = {p.name: p.stat().st_mtime_ns for p in compiled.iterdir()}
+    out = tmp_path / "vectors.npy"
+    subprocess.run([sys.executable, "-c", _EMBED_SCRIPT, backend, str(export_root / "models"), str(out), *SENTENCES],
+                   cwd=ROOT, check=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert np.array_equal(np.load(out), vectors)  # loaded from the kept model, not compiled again
+    assert {p.name: p.stat().st_mtime_ns for p in compiled.iterdir()} == kept
+
+
 _EXPORT_SCRIPT = ("import sys; from workbench.exported_embedder import export_model; "
                   "export_model('onnx-int8', None, sys.argv[1])")
 

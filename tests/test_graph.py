@@ -72,6 +72,11 @@ def test_duplicate_edge_is_rejected():
         ContextGraph([entity("A"), entity("B")], [edge("A", "uses", "B", "c1"), edge("A", "uses", "B", "c2")])
 
 
+def test_duplicate_entity_key_is_rejected_naming_the_second_one():
+    with pytest.raises(ValueError, match="entity key 'a' given twice \\('A again'\\)"):
+        ContextGraph([Entity("a", "A"), Entity("b", "B"), Entity("a", "A again")], [])
+
+
 @pytest.mark.parametrize("written", ["auth service", "The Auth-Service", "AuthService", "AUTH_SERVICE", "authservice"])
 def test_resolve_folds_the_ways_a_name_is_written(services, written):
     assert services.resolve(written) == "authservice"
@@ -407,3 +412,26 @@ def test_to_json_gives_nodes_and_cited_edges_with_display_names(services):
         "confidence": 1.0, "first_seen": None, "last_seen": None, "origin": "pattern",
     }
     assert len(data["edges"]) == 6
+
+
+def test_edges_and_incident_edges_come_in_the_order_networkx_walks_them(services):
+    graph = services.nx
+    assert services.edges(include_comention=True) == [e for _, _, e in graph.edges(data="edge")]
+    for key in graph:
+        assert services.out_edges(key) == [e for _, _, e in graph.out_edges(key, data="edge")]
+        assert services.in_edges(key) == [e for _, _, e in graph.in_edges(key, data="edge")]
+    assert services.keys() == list(graph) and services.number_of_edges() == graph.number_of_edges()
+
+
+def test_edge_order_matches_networkx_on_a_random_multigraph():
+    import random
+
+    rng = random.Random(3)
+    keys = [f"k{i}" for i in range(30)]
+    triples = {(rng.choice(keys), rng.choice(["uses", "calls", "co_mentioned"]), rng.choice(keys)) for _ in range(200)}
+    edges = [Edge(s, r, t, chunk_ids=(f"c{i}",)) for i, (s, r, t) in enumerate(sorted(triples)) if s != t]
+    rng.shuffle(edges)
+    graph = ContextGraph([Entity(k, k.upper()) for k in rng.sample(keys, len(keys))], edges)
+    assert graph.edges(include_comention=True) == [e for _, _, e in graph.nx.edges(data="edge")]
+    assert all(graph.in_edges(k) == [e for _, _, e in graph.nx.in_edges(k, data="edge")] for k in keys)
+    assert all(graph.out_edges(k) == [e for _, _, e in graph.nx.out_edges(k, data="edge")] for k in keys)

@@ -163,3 +163,56 @@ def test_six_thousand_passages_index_finds_each_literal_identifier():
     assert len(index) == 6000
     assert index.search("ERR4242", k=5)[0].id == "c04242"
     assert index.search("file_7.py", k=1)[0].id == "c00007"
+
+
+def test_a_kept_index_answers_exactly_as_the_built_one(tmp_path):
+    rng = random.Random(1)
+    words = "redis postgres kafka 缓存 雪崩 token auth service gateway timeout ERR42 file_9.py".split()
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 40))) for _ in range(500)]
+    built = KeywordIndex.build([f"c{i:04d}" for i in range(500)], texts)
+    built.save(tmp_path / "k.npz", "v1")
+    loaded = KeywordIndex.load(tmp_path / "k.npz", "v1")
+    queries = ["redis timeout", "缓存雪崩", "ERR42 gateway", "file_9.py", "kafka kafka auth", "nothing here"]
+    for query in queries:
+        assert loaded.search(query, 10) == built.search(query, 10)
+    assert any(hit.matched_terms for hit in built.search("redis timeout", 10))
+
+
+def test_matched_terms_are_the_query_terms_the_passage_holds():
+    index = KeywordIndex.build(["a", "b"], ["redis cache timeout", "redis gateway"])
+    found = {h.id: h.matched_terms for h in index.search("timeout redis gateway", 5)}
+    assert found == {"a": ("timeout", "redis"), "b": ("redis", "gateway")}
+
+
+def test_an_empty_index_is_kept_and_loaded(tmp_path):
+    empty = KeywordIndex.build(["a"], ["   "])
+    empty.save(tmp_path / "k.npz", "v1")
+    assert KeywordIndex.load(tmp_path / "k.npz", "v1").search("anything", 3) == []
+
+
+@pytest.mark.parametrize("damage", ["key", "bytes", "matrix"])
+def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
+    import numpy as np
+
+    from workbench.array_file import ArrayFileUnusable
+
+    index = KeywordIndex.build(["a", "b"], ["redis cache", "kafka queue"])
+    path = tmp_path / "k.npz"
+    index.save(path, "v1")
+    key = "v1"
+    if damage == "key":
+        key = "v2"
+    elif damage == "bytes":
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    else:  # a consistent file whose matrix points past its passages
+        from workbench.array_file import from_text, read_array_file, write_array_file
+        from workbench.retrieve.keyword_index import _FORMAT, _KIND, _versioned
+
+        manifest, arrays = read_array_file(path, _KIND, _FORMAT, _versioned("v1"))
+        arrays["indices"] = arrays["indices"] + 5
+        write_array_file(path, _KIND, _FORMAT, _versioned("v1"), arrays)
+        assert from_text(arrays["ids"]) == ["a", "b"] and np.all(arrays["indices"] >= 5)
+    with pytest.raises(ArrayFileUnusable):
+        KeywordIndex.load(path, key)

@@ -92,10 +92,15 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
     corpus, musique = _tiny_bench(tmp_path)
     code = main(["bench", "perf", "--json", "--ppr-sizes", "200:800", "--ingest-data", str(corpus),
                  "--musique-data", str(musique), "--queries", "5", "--cache-dir", str(tmp_path / "cache"),
-                 "--sections", "ppr,ingest,query,communities"])
+                 "--sections", "ppr,ingest,query,fresh,communities"])
     assert code == 0
     payload = json.loads(capsys.readouterr().out)
-    assert set(payload) == {"ppr", "ingest", "embedding", "query", "communities", "app", "app_sample"}
+    assert set(payload) == {"ppr", "ingest", "embedding", "query", "fresh", "communities", "app", "app_sample"}
+    fresh = payload["fresh"]  # stats and a first graphrag query, each in a process of its own
+    assert len(fresh["stats_runs_s"]) == 3 and len(fresh["first_graphrag_runs_s"]) == 3
+    assert fresh["graph"] == "loaded" and fresh["mode_used"] in ("full_graphrag", "vector_only", "keyword_only")
+    assert 0 < fresh["first_graphrag_in_process_s"] < fresh["first_graphrag_s"]
+    assert fresh["snapshot_load_s"] > 0 and fresh["derive_from_record_s"] > 0 and fresh["snapshot_mb"] >= 0
     communities = payload["communities"]
     assert {"communities", "detect_s", "reports_s", "seconds", "unchanged_kept"} <= set(communities)
     assert communities["unchanged_built"] == 0 and communities["unchanged_kept"] == communities["communities"]
@@ -222,3 +227,17 @@ def test_the_scale_run_rejects_more_copies_than_it_has_syllables(tmp_path):
 
     with pytest.raises(PerfError, match="--copies"):
         scale_corpus(tmp_path, len(SUFFIXES) + 2, tmp_path / "out")
+
+
+def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_path, settings):
+    from workbench.bench.sizes import bench_big_file, bench_notes, write_big_markdown
+
+    notes = bench_notes(tmp_path, settings, 25)
+    first, added = notes["first_ingest"], notes["add_one_note"]
+    assert first["documents"] == 25 and first["peak_rss_mb"] > 0 and first["workspace_mb"] > 0
+    assert added["added"] == 1 and added["unchanged"] == 25 and added["seconds"] >= added["ingest_s"] > 0
+    big = bench_big_file(tmp_path, settings, 0.02)
+    assert big["ingest"]["documents"] == 1 and big["ingest"]["chunks"] > 20
+    assert 0 < big["co_mentioned_rows"] <= 40 * big["ingest"]["chunks"]  # extraction.max_comention_pairs a chunk
+    again = write_big_markdown(tmp_path / "again.md", 0.02)
+    assert again.read_bytes() == (tmp_path / "sizes-file-0.02mb" / "corpus" / "notebook.md").read_bytes()

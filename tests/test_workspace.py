@@ -105,6 +105,7 @@ def test_graph_if_ready_builds_in_the_background_and_never_waits_longer_than_ask
     (corpus / "a.md").write_text("The login flow depends on the auth service.\n", encoding="utf-8")
     written = make_workspace()
     written.ingest([corpus])
+    (written.path / "graph.npz").unlink()  # a workspace with no graph snapshot (made before it, say)
     ws = reopened(written)  # a process opening the workspace: no graph derived yet
     release, real, calls = threading.Event(), workspace_module.assemble_graph, []
 
@@ -122,3 +123,6 @@ def test_graph_if_ready_builds_in_the_background_and_never_waits_longer_than_ask
     assert graph is not None and "loginflow" in graph.nx.nodes and graph is ws.graph
     assert calls == [1]  # one background build served every call
     ws.close()
+    again = reopened(written)  # the next process finds the snapshot that build saved: no wait at all
+    assert again.graph_if_ready(wait=30) is not None and again.snapshot_status == "loaded"
+    again.close()

@@ -446,6 +446,10 @@ class _Tokens:
             yield rows, self.pack([encoded[i] for i in rows])
 
 
+#: Folder of an OpenVINO export where OpenVINO keeps the model compiled for this CPU.
+COMPILED_CACHE = "compiled"
+
+
 class _Runner:
     """Tokenizer plus the exported graph: texts in, unit vectors out.
 
@@ -465,7 +469,10 @@ class _Runner:
             compiled = openvino.Core().compile_model(
                 str(model_file), "CPU", {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": str(usable_cores()),
                                          "INFERENCE_PRECISION_HINT": manifest["inference_precision"],
-                                         "CPU_RUNTIME_CACHE_CAPACITY": str(RUNTIME_CACHE_SHAPES)})
+                                         "CPU_RUNTIME_CACHE_CAPACITY": str(RUNTIME_CACHE_SHAPES),
+                                         # The compiled model kept beside the export: a fresh process's
+                                         # load takes 0.25 s instead of 0.8 s of compiling.
+                                         "CACHE_DIR": str(folder / COMPILED_CACHE)})
             request = compiled.create_infer_request()
             self._run = lambda feed: next(iter(request.infer(feed).values()))
             self._queue = openvino.AsyncInferQueue(compiled, usable_cores())

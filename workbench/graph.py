@@ -29,6 +29,8 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import threading
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -151,27 +153,35 @@ class ContextGraph:
     ) -> None:
         self.impact_relations = tuple(impact_relations)
         self._key_of = key_of
-        graph = nx.MultiDiGraph()
-        for entity in entities:
-            if entity.key in graph:
-                raise ValueError(f"entity key {entity.key!r} given twice ({entity.name!r})")
-            graph.add_node(entity.key, entity=entity)
+        entities, edges = list(entities), list(edges)
+        self._entity: dict[str, Entity] = {entity.key: entity for entity in entities}
+        if len(self._entity) != len(entities):
+            counts = Counter(entity.key for entity in entities)
+            twice = next(entity for entity in reversed(entities) if counts[entity.key] > 1)
+            raise ValueError(f"entity key {twice.key!r} given twice ({twice.name!r})")
+        stated: set[tuple[str, str, str]] = set()
         for edge in edges:
             for end in (edge.source, edge.target):
-                if end not in graph:
+                if end not in self._entity:
                     raise ValueError(
                         f"edge {edge.source} -{edge.relation}-> {edge.target} names {end!r}, "
                         "which is not an entity of the graph"
                     )
-            if graph.has_edge(edge.source, edge.target, key=edge.relation):
+            triple = (edge.source, edge.relation, edge.target)
+            if triple in stated:
                 raise ValueError(f"edge {edge.source} -{edge.relation}-> {edge.target} given twice")
-            graph.add_edge(edge.source, edge.target, key=edge.relation, edge=edge, weight=edge.weight)
-        self.nx = graph
+            stated.add(triple)
+        self._edge_list = edges
+        self._nx: nx.MultiDiGraph | None = None
+        self._nx_lock = threading.Lock()
+        self._out: dict[str, list[Edge]] | None = None
+        self._in: dict[str, list[Edge]] | None = None
+        self._ordered: list[Edge] | None = None
         self._by_display = {}
-        for key in graph:
-            self._by_display.setdefault(graph.nodes[key]["entity"].name.casefold(), key)
+        for key, entity in self._entity.items():
+            self._by_display.setdefault(entity.name.casefold(), key)
         for end in (key for pair in (passages.synonyms if passages else ()) for key in pair[:2]):
-            if end not in graph:
+            if end not in self._entity:
                 raise ValueError(f"synonym edge names {end!r}, which is not an entity of the graph")
         self.passages = passages if passages is not None else PassageLayer(
             {}, {}, {}, frozenset(), (), (), NameMatcher({}))
@@ -184,22 +194,36 @@ class ContextGraph:
         self.passages_time: dict[str, str] = {}
         self._projections: dict[tuple, nx.Graph] = {}
 
+    @property
+    def nx(self) -> nx.MultiDiGraph:
+        """The graph as networkx keeps it, built on first use: lookups, PageRank and a question's
+        edges never need it (it is most of a second per 100k entities to build)."""
+        if self._nx is None:
+            with self._nx_lock:
+                if self._nx is None:
+                    graph = nx.MultiDiGraph()
+                    graph.add_nodes_from((key, {"entity": entity}) for key, entity in self._entity.items())
+                    graph.add_edges_from((e.source, e.target, e.relation, {"edge": e, "weight": e.weight})
+                                         for e in self._edge_list)
+                    self._nx = graph
+        return self._nx
+
     # -- lookup -------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return self.nx.number_of_nodes()
+        return len(self._entity)
 
     def __contains__(self, key: object) -> bool:
-        return key in self.nx
+        return key in self._entity
 
     def number_of_edges(self) -> int:
         """Every edge, co-mention included."""
-        return self.nx.number_of_edges()
+        return len(self._edge_list)
 
     def entity(self, key: str) -> Entity:
         """The entity with this key; :class:`EntityNotFound` if there is none."""
         try:
-            return self.nx.nodes[key]["entity"]
+            return self._entity[key]
         except KeyError:
             raise EntityNotFound(key, self._suggestions(key)) from None
 
@@ -207,9 +231,43 @@ class ContextGraph:
         """Display name of the entity with this key."""
         return self.entity(key).name
 
+    def keys(self) -> list[str]:
+        """Every entity key, in graph order."""
+        return list(self._entity)
+
     def entities(self) -> list[Entity]:
         """Every entity, in graph order."""
-        return [data for _, data in self.nx.nodes(data="entity")]
+        return list(self._entity.values())
+
+    def _edges_in_order(self) -> list[Edge]:
+        """Every edge in graph order: by source, then by target as first connected, then as given
+        (the order networkx walks them in)."""
+        if self._ordered is None:
+            by_source: dict[str, dict[str, list[Edge]]] = {}
+            for edge in self._edge_list:
+                by_source.setdefault(edge.source, {}).setdefault(edge.target, []).append(edge)
+            self._ordered = [edge for key in self._entity if key in by_source
+                             for group in by_source[key].values() for edge in group]
+        return self._ordered
+
+    def out_edges(self, key: str) -> list[Edge]:
+        """The edges leaving ``key`` (co-mention included), in graph order."""
+        if self._out is None:
+            self._out = self._incidence(lambda edge: (edge.source, edge.target))
+        return self._out.get(key, [])
+
+    def in_edges(self, key: str) -> list[Edge]:
+        """The edges reaching ``key`` (co-mention included), in graph order."""
+        if self._in is None:
+            self._in = self._incidence(lambda edge: (edge.target, edge.source))
+        return self._in.get(key, [])
+
+    def _incidence(self, ends: Callable[[Edge], tuple[str, str]]) -> dict[str, list[Edge]]:
+        grouped: dict[str, dict[str, list[Edge]]] = {}
+        for edge in self._edge_list:
+            at, other = ends(edge)
+            grouped.setdefault(at, {}).setdefault(other, []).append(edge)
+        return {at: [edge for group in others.values() for edge in group] for at, others in grouped.items()}
 
     def edges(self, relation: str | None = None, include_comention: bool = False) -> list[Edge]:
         """Edges in graph order, optionally of one relation; co-mention only when asked.
@@ -218,8 +276,9 @@ class ContextGraph:
         """
         return [
             edge
-            for _, _, rel, edge in self.nx.edges(keys=True, data="edge")
-            if (rel == relation if relation is not None else include_comention or rel != COMENTION_RELATION)
+            for edge in self._edges_in_order()
+            if (edge.relation == relation if relation is not None
+                else include_comention or edge.relation != COMENTION_RELATION)
         ]
 
     def resolve(self, name: str) -> str:
@@ -241,12 +300,12 @@ class ContextGraph:
         """
         from .canon import name_key  # imported late: canon is the newer module
 
-        if name in self.nx:
+        if name in self._entity:
             return name
         candidates = [self._key_of(name)] if self._key_of is not None else []
         candidates.append(name_key(name))
         for key in candidates:
-            if key and key in self.nx:
+            if key and key in self._entity:
                 return key
         key = self._by_display.get(name.casefold())
         if key is not None:
@@ -258,7 +317,7 @@ class ContextGraph:
         from .canon import name_key
 
         by_form: dict[str, str] = {}
-        for key, entity in self.nx.nodes(data="entity"):
+        for key, entity in self._entity.items():
             by_form.setdefault(entity.name.casefold(), entity.name)
             by_form.setdefault(key, entity.name)
         close = difflib.get_close_matches(name.casefold(), list(by_form), n=10, cutoff=0.6)
@@ -268,7 +327,7 @@ class ContextGraph:
         containing = sorted(
             (
                 entity.name
-                for key, entity in self.nx.nodes(data="entity")
+                for key, entity in self._entity.items()
                 if (query and query in key) or (folded and folded in entity.name.casefold())
             ),
             key=_name_order,
@@ -287,11 +346,11 @@ class ContextGraph:
     def _incident(self, key: str, direction: Direction) -> Iterable[tuple[Edge, str]]:
         """``(edge, other end)`` for the edges at ``key`` in the given direction."""
         if direction in ("out", "both"):
-            for _, other, edge in self.nx.out_edges(key, data="edge"):
-                yield edge, other
+            for edge in self.out_edges(key):
+                yield edge, edge.target
         if direction in ("in", "both"):
-            for other, _, edge in self.nx.in_edges(key, data="edge"):
-                yield edge, other
+            for edge in self.in_edges(key):
+                yield edge, edge.source
 
     def neighbors(
         self,
@@ -377,9 +436,8 @@ class ContextGraph:
             candidates: dict[str, tuple[tuple, tuple[float, tuple[str, ...], list[Hop]]]] = {}
             for reached in frontier:
                 corroboration, names, hops = best[reached]
-                edges = (((src, rel, e) for src, _, rel, e in self.nx.in_edges(reached, keys=True, data="edge"))
-                         if incoming else
-                         ((dst, rel, e) for _, dst, rel, e in self.nx.out_edges(reached, keys=True, data="edge")))
+                edges = (((e.source, e.relation, e) for e in self.in_edges(reached)) if incoming else
+                         ((e.target, e.relation, e) for e in self.out_edges(reached)))
                 for other, relation, edge in edges:
                     if relation not in spread or other in best:
                         continue
@@ -423,9 +481,9 @@ class ContextGraph:
         best = self._reach(failed, spread, incoming=True)
         taking_part = {
             end
-            for source, target, relation in self.nx.edges(keys=True)
-            if relation != COMENTION_RELATION
-            for end in (source, target)
+            for edge in self._edge_list
+            if edge.relation != COMENTION_RELATION
+            for end in (edge.source, edge.target)
         }
         survivors = sorted((self.name(key) for key in taking_part - best.keys()), key=_name_order)
         return Impact(failed=self.name(failed), impacted=self._reached(best, failed), survivors=survivors)
@@ -453,8 +511,9 @@ class ContextGraph:
         if cache_key in self._projections:
             return self._projections[cache_key]
         projection = nx.Graph() if undirected else nx.DiGraph()
-        projection.add_nodes_from(self.nx)
-        for source, target, relation, edge in self.nx.edges(keys=True, data="edge"):
+        projection.add_nodes_from(self._entity)
+        for edge in self._edges_in_order():
+            source, target, relation = edge.source, edge.target, edge.relation
             if not self._allowed(relation, relations, include_comention=False):
                 continue
             current = projection.get_edge_data(source, target)
@@ -519,7 +578,7 @@ class ContextGraph:
         each passage whose title it names, the layer's ``title_link_weight``.
         """
         if self._pagerank is None:
-            keys = list(self.nx)
+            keys = list(self._entity)
             layer = self.passages
             chunk_ids = sorted(layer.entities_of)
             position = {key: i for i, key in enumerate(keys)}
@@ -528,7 +587,8 @@ class ContextGraph:
             cols: list[int] = []
             weights: list[float] = []
             stated: set[tuple[str, str]] = set()  # (chunk, entity) where the chunk states a relation of it
-            for source, target, relation, edge in self.nx.edges(keys=True, data="edge"):
+            for edge in self._edges_in_order():
+                source, target, relation = edge.source, edge.target, edge.relation
                 scale = 1.0
                 if relation != COMENTION_RELATION:
                     scale = layer.relation_weight
@@ -548,6 +608,19 @@ class ContextGraph:
                 np.array(cols, dtype=np.int64), np.array(weights, dtype=np.float64))
         return self._pagerank
 
+    def adopt_pagerank_index(self, index: PageRankIndex) -> None:
+        """Use ``index`` as this graph's :meth:`pagerank_index` (one a snapshot kept for it).
+
+        Raises
+        ------
+        ValueError
+            If its nodes are not this graph's entities then passages, in that order.
+        """
+        chunk_ids = sorted(self.passages.entities_of)
+        if index.nodelist != list(self._entity) + [("p", cid) for cid in chunk_ids]:
+            raise ValueError("the PageRank index's nodes are not this graph's entities and passages")
+        self._pagerank = index
+
     def comention_edges(self) -> list[Edge]:
         """Co-mention edges: the stored ones (typed entities named in one chunk) and, for every
         other pair of entities that passages name together, one derived from those passages.
@@ -562,7 +635,7 @@ class ContextGraph:
             shared: dict[tuple[str, str], list[str]] = {}
             layer = self.passages
             for cid in sorted(layer.entities_of):
-                keys = sorted(k for k in layer.entities_of[cid] if k in self.nx and k not in layer.common)
+                keys = sorted(k for k in layer.entities_of[cid] if k in self._entity and k not in layer.common)
                 for i, a in enumerate(keys[:MAX_PASSAGE_COMENTIONS]):
                     for b in keys[i + 1:MAX_PASSAGE_COMENTIONS]:
                         if (a, b) not in stored and (b, a) not in stored:
@@ -591,19 +664,19 @@ class ContextGraph:
         central it is to the corpus. Built once."""
         if self._centrality is None:
             index = self.pagerank_index()
-            n = len(self.nx)
+            n = len(self._entity)
             if n == 0:
                 self._centrality = {}
             else:
                 scores, _, _ = index.walk(np.ones(len(index)), 0.85)
-                self._centrality = dict(zip(list(self.nx), scores[:n].tolist()))
+                self._centrality = dict(zip(list(self._entity), scores[:n].tolist()))
         return self._centrality
 
     def passage_positions(self) -> tuple[list[str], np.ndarray]:
         """Chunk ids of the passage nodes and their positions in :meth:`pagerank_index`."""
         if self._passage_positions is None:
             chunk_ids = sorted(self.passages.entities_of)
-            first = len(self.nx)
+            first = len(self._entity)
             self._passage_positions = (chunk_ids, np.arange(first, first + len(chunk_ids), dtype=np.int64))
         return self._passage_positions
 
@@ -631,12 +704,12 @@ class ContextGraph:
         """The entities with these keys and every edge between them, as a new graph."""
         wanted = set()
         for key in keys:
-            if key not in self.nx:
+            if key not in self._entity:
                 raise EntityNotFound(key, self._suggestions(key))
             wanted.add(key)
         return ContextGraph(
-            (entity for key, entity in self.nx.nodes(data="entity") if key in wanted),
-            (edge for s, t, edge in self.nx.edges(data="edge") if s in wanted and t in wanted),
+            (entity for key, entity in self._entity.items() if key in wanted),
+            (edge for edge in self._edges_in_order() if edge.source in wanted and edge.target in wanted),
             self.impact_relations,
             key_of=self._key_of,
         )

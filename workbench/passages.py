@@ -28,13 +28,15 @@ Examples
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from .extract.names import STOP_NAMES, name_words
 
 _ARTICLES = ("the ", "a ", "an ")
+#: Texts of at most this many words (a question) are read without the matcher's prefix set.
+_SHORT_TEXT_TOKENS = 64
 
 __all__ = ["NameMatcher", "PassageLayer", "link_passages", "synonym_pairs", "trigram_similarity", "words_of"]
 
@@ -66,8 +68,30 @@ class NameMatcher:
                     if words.startswith(article) and len(words) > len(article):
                         self._add(words[len(article):], key)
                 self._add(words, key)
-        self._prefixes = {" ".join(parts[:n]) for parts in (w.split(" ") for w in self._key_of)
-                          for n in range(1, len(parts) + 1)}
+        self._prefixes: set[str] | None = self._prefixes_of(self._key_of)
+        self._max_words = max((words.count(" ") + 1 for words in self._key_of), default=0)
+
+    def table(self) -> list[list[str]]:
+        """``[words, key]`` for every name it knows: what :meth:`from_table` rebuilds it from."""
+        return [[words, key] for words, key in self._key_of.items()]
+
+    @classmethod
+    def from_table(cls, table: Iterable[Sequence[str]]) -> NameMatcher:
+        """The matcher whose :meth:`table` this is (no name is split into words again).
+
+        >>> matcher = NameMatcher({"oslo": ["Oslo"]})
+        >>> NameMatcher.from_table(matcher.table()).find("In Oslo.")
+        ['oslo']
+        """
+        self = cls.__new__(cls)
+        self._key_of = {words: key for words, key in table}
+        self._max_words = max((words.count(" ") + 1 for words in self._key_of), default=0)
+        self._prefixes = None  # made when a long text is first read (a question needs none)
+        return self
+
+    @staticmethod
+    def _prefixes_of(names: Iterable[str]) -> set[str]:
+        return {" ".join(parts[:n]) for parts in (w.split(" ") for w in names) for n in range(1, len(parts) + 1)}
 
     def _add(self, words: str, key: str) -> None:
         if words and words not in STOP_NAMES:
@@ -83,13 +107,18 @@ class NameMatcher:
         digit, which keeps a common-word title ("Music") from matching ordinary prose.
         """
         tokens = name_words(text)
+        prefixes = self._prefixes
+        if prefixes is None and len(tokens) > _SHORT_TEXT_TOKENS:
+            prefixes = self._prefixes = self._prefixes_of(self._key_of)
         found: list[str] = []
         i = 0
         while i < len(tokens):
             best, grown = 0, ""
-            for n in range(1, len(tokens) - i + 1):
+            # Without the prefix set every length up to the longest name is tried: the same
+            # matches (every prefix of a name is in the set), at a few lookups per word.
+            for n in range(1, min(len(tokens) - i, self._max_words) + 1):
                 grown = f"{grown} {tokens[i + n - 1][0]}" if n > 1 else tokens[i][0]
-                if grown not in self._prefixes:
+                if prefixes is not None and grown not in prefixes:
                     break
                 if grown in self._key_of:
                     first = text[tokens[i][1]]

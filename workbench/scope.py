@@ -145,6 +145,7 @@ def scoped(ws, filters: Sequence[str]):
     view.__dict__.update({k: v for k, v in ws.__dict__.items() if k not in ("_derived", "_derive_lock")})
     view.__dict__.update({
         "_derived": None, "_derive_lock": threading.Lock(), "store": ScopedStore(ws.store, ids),
+        "keeps_snapshot": False,  # its graph is of the scope: never the workspace's snapshot
         "_vectors": ScopedVectors(ws.vectors, ids),
         "entity_vectors": ScopedEntityVectors(ws.entity_vectors, in_scope=lambda key: key in view.graph),
         "scope": tuple(filters)})

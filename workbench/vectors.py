@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -89,6 +90,7 @@ class VectorIndex:
         asked before every search, says why that space cannot be searched now (None: it can)."""
         self._client = client if hasattr(client, "get_or_create_collection") else None
         self._make_client = None if self._client is not None else client
+        self._client_lock = threading.Lock()
         self.space = space
         self._guard = guard
         self._prefix, self._workspace_id = prefix, workspace_id
@@ -105,7 +107,9 @@ class VectorIndex:
     @property
     def client(self):
         if self._client is None:
-            self._client = self._make_client()
+            with self._client_lock:  # opened once, whichever thread asks first
+                if self._client is None:
+                    self._client = self._make_client()
         return self._client
 
     @property

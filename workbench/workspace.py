@@ -8,8 +8,10 @@ up to ``lock_timeout`` seconds and then gets :class:`WorkspaceBusy`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -21,6 +23,8 @@ from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_sugges
 from .embedding import Embedder, embedder_from_settings
 from .entity_vectors import EntityVectors
 from .graph import ContextGraph
+from .graph_snapshot import FILE_NAME as SNAPSHOT_FILE
+from .graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
 from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, refresh_candidates,
                      VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, stale_space,
                      vector_writes)
@@ -34,6 +38,10 @@ __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "
 DEFAULT_WORKSPACE = Path("workspace")
 #: Above this many entities, merge suggestions compare spellings only, not name embeddings.
 EMBEDDING_SUGGESTION_LIMIT = 5000
+#: The keyword index kept in the folder (written and read by :mod:`workbench.retrieve.cache`).
+KEYWORD_INDEX_FILE = "keywords.npz"
+#: Files derived from the record that ``repair`` removes and makes again (see README, the workspace on disk).
+DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE)
 #: Meta key: the workspace version whose entities the entity-name index holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
@@ -67,6 +75,8 @@ class _Derived:
     version: tuple
     graph: ContextGraph
     parts: GraphParts
+    merges: list[Merge] | None = None
+    """The merge record, when the snapshot held it (else derived on first use)."""
 
 
 def _open_store(path: Path, create: bool) -> Store:
@@ -125,6 +135,12 @@ class Workspace:
         self._builder: threading.Thread | None = None
         self._builder_lock = threading.Lock()
         self._merges_lock = threading.Lock()
+        #: How the graph was last had: ``loaded`` from the snapshot, or ``rebuilt: <why>``.
+        self.snapshot_status: str | None = None
+        #: Whether the graph is read from and saved to the snapshot (not by a scoped view).
+        self.keeps_snapshot = True
+        #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
+        self._prefetched = False
 
     # -- backends ----------------------------------------------------------------------
     @property
@@ -190,12 +206,16 @@ class Workspace:
         return ids
 
     def repair(self) -> int:
-        """Make Chroma agree with SQLite and recompute the note-similarity candidates (after a
-        crash or a failed step: see :class:`~workbench.ingest.StepFailed`). Returns the vectors changed."""
+        """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
+        graph snapshot and the keyword index again (after a crash or a failed step: see
+        :class:`~workbench.ingest.StepFailed`). Returns the vectors changed."""
         with self._write_lock():
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
                 refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold)
+            for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
+                (self.path / derived_file).unlink(missing_ok=True)
+            self._derived = None
             self.sync_entity_vectors(force=True)
             self.sync_summaries()
         return changed
@@ -322,7 +342,7 @@ class Workspace:
         if self.entity_vectors.version() is None:
             self.vectors.drop_legacy_entities()
         graph = self.graph
-        wanted = {key: graph.entity(key).name for key in graph.nx.nodes}
+        wanted = {entity.key: entity.name for entity in graph.entities()}
         changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
                                            lambda names: embed_cached(names, self.store, self.embedder)[0])
         self.store.set_meta(mark, version)
@@ -374,21 +394,68 @@ class Workspace:
         return (self.store.version, PassageOptions.from_settings(self.settings.graph),
                 tuple(self.settings.graph.impact_relations))
 
+    def _snapshot_key(self, version: tuple) -> str:
+        """The derivation key a graph snapshot is made for: this workspace, its record version and
+        every setting that shapes the graph (see :mod:`workbench.graph_snapshot`)."""
+        record, options, impact = version
+        shaping = {"workspace": self.store.workspace_id, "version": record, "passages": asdict(options),
+                   "impact_relations": list(impact),
+                   "canonicalization": self.settings.canonicalization.model_dump(mode="json")}
+        return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
+
     def _derive(self) -> _Derived:
         version = self._derive_key()
-        options = version[1]
         with self._derive_lock:
             if self._derived is None or self._derived.version != version:
-                graph, parts = assemble_graph(
-                    self.store.mentions(), self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
-                    notes=note_resolver(self.store.documents()),
-                    impact_relations=self.settings.graph.impact_relations,
-                    chunk_texts=self.store.chunk_texts(),
-                    passage_options=options,
-                    rejected=self.store.rejected_suggestions(),
-                )
-                self._derived = _Derived(version, graph, parts)
+                self._derived = self._load_or_assemble(version)
             return self._derived
+
+    def _load_or_assemble(self, version: tuple) -> _Derived:
+        """The graph from the snapshot made for ``version``; else assembled from the record and,
+        when this thread can write, saved as the snapshot for the next process."""
+        key = self._snapshot_key(version)
+        if self.keeps_snapshot:
+            try:
+                snapshot = load_snapshot(self.path, key, key_of=self.canonicalizer().key)
+                self.snapshot_status = "loaded"
+                return _Derived(version, snapshot.graph, snapshot.parts, snapshot.merges)
+            except SnapshotUnusable as exc:
+                self.snapshot_status = f"rebuilt: {exc}"
+        writing = self.keeps_snapshot and self._try_write_lock()
+        try:
+            if writing and self._derive_key() != version:  # the record moved on before the lock was had
+                version, key = self._derive_key(), self._snapshot_key(self._derive_key())
+            graph, parts = self.assemble_from_record(version[1])
+            derived = _Derived(version, graph, parts)
+            if writing:
+                derived.merges = build_merges(self.store.mentions(), self.canonicalizer())
+                try:
+                    save_snapshot(self.path, key, graph, parts, derived.merges)
+                except OSError:  # a full disk, a read-only folder: the next write step tries again
+                    pass
+            return derived
+        finally:
+            if writing:
+                self._lock.release()
+
+    def assemble_from_record(self, options: PassageOptions | None = None) -> tuple[ContextGraph, GraphParts]:
+        """The graph derived from the record now, the snapshot left aside (what a write step does)."""
+        return assemble_graph(
+            self.store.mentions(), self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
+            notes=note_resolver(self.store.documents()),
+            impact_relations=self.settings.graph.impact_relations,
+            chunk_texts=self.store.chunk_texts(),
+            passage_options=options or PassageOptions.from_settings(self.settings.graph),
+            rejected=self.store.rejected_suggestions(),
+        )
+
+    def _try_write_lock(self) -> bool:
+        """Take the write lock if it is free now, or already this thread's (never waits)."""
+        try:
+            self._lock.acquire(timeout=0)
+            return True
+        except (Timeout, OSError):
+            return False
 
     @property
     def graph(self) -> ContextGraph:
@@ -433,7 +500,7 @@ class Workspace:
     def entities(self) -> list[Entity]:
         """Entities, most mentioned first."""
         graph = self.graph
-        return sorted((graph.entity(k) for k in graph.nx.nodes), key=lambda e: (-e.mentions, e.name))
+        return sorted(graph.entities(), key=lambda e: (-e.mentions, e.name))
 
     def merges(self) -> list[Merge]:
         """Every canonical entity that folds two or more surface forms, with counts and chunks.
@@ -443,7 +510,10 @@ class Workspace:
         version = self.store.version
         with self._merges_lock:
             if self._merges is None or self._merges[0] != version:
-                self._merges = (version, build_merges(self.store.mentions(), self.canonicalizer()))
+                derived = self._derived
+                kept = derived.merges if derived is not None and derived.version == self._derive_key() else None
+                self._merges = (version, kept if kept is not None else
+                                build_merges(self.store.mentions(), self.canonicalizer()))
             return list(self._merges[1])
 
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:
@@ -501,11 +571,20 @@ class Workspace:
                 "user_aliases": self.store.count("aliases"), "workspace": str(self.path)}
 
     def stats(self) -> dict:
-        """:meth:`record_stats` with the graph's counts: entities, edges, co-mention edges, merges."""
-        graph = self.graph
-        relation_edges = len(graph.edges())
-        return {**self.record_stats(), "entities": len(graph), "edges": relation_edges,
-                "comention_edges": graph.number_of_edges() - relation_edges, "merges": len(self.merges())}
+        """:meth:`record_stats` with the graph's counts: entities, edges, co-mention edges, merges.
+
+        Read from the graph snapshot's manifest when it is current, so a fresh process answers
+        without loading the graph."""
+        derived = self._derived
+        version = self._derive_key()
+        if self.keeps_snapshot and (derived is None or derived.version != version):
+            try:
+                manifest = read_manifest(self.path)
+                if manifest.get("key") == self._snapshot_key(version):
+                    return {**self.record_stats(), **manifest["counts"]}
+            except (SnapshotUnusable, KeyError, TypeError):
+                pass
+        return {**self.record_stats(), **snapshot_counts(self.graph, self.merges())}
 
     def vector_counts(self) -> dict[str, int]:
         return {"chunks": self.vectors.count(CHUNKS), "entities": self.entity_vectors.count()}

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -50,7 +51,7 @@ from ..progress import tqdm_progress
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
            "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_app_sample",
-           "bench_communities",
+           "bench_communities", "bench_fresh_process",
            "run_perf", "DEFAULT_INGEST_DATA", "DEFAULT_MUSIQUE", "DEFAULT_CACHE", "SECTIONS"]
 
 DEFAULT_PPR_SIZES = [(10_000, 40_000), (200_000, 1_000_000)]
@@ -58,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_INGEST_DATA = ROOT.parent / "shared" / "bench" / "2wikimultihopqa"
 DEFAULT_MUSIQUE = ROOT.parent / "shared" / "bench" / "musique"
 DEFAULT_CACHE = Path.home() / ".cache" / "workbench" / "bench"
-SECTIONS = ("ppr", "ingest", "embedding", "query", "communities", "app", "app_sample")
+SECTIONS = ("ppr", "ingest", "embedding", "query", "fresh", "communities", "app", "app_sample")
 #: Chunks every embedding backend encodes in the ``embedding`` section.
 EMBEDDING_BACKEND_CHUNKS = 512
 
@@ -268,15 +269,8 @@ def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=No
 def _graph_seconds(ws) -> float:
     """Canonicalization + the one graph (entities, passages, PageRank index) built from the stored
     record, as ``ws.graph`` derives it."""
-    from ..assemble import PassageOptions, assemble_graph, note_resolver
-
     started = time.perf_counter()
-    graph, _ = assemble_graph(ws.store.mentions(), ws.store.triples(), ws.store.chunk_context(), ws.canonicalizer(),
-                              notes=note_resolver(ws.store.documents()),
-                              impact_relations=ws.settings.graph.impact_relations,
-                              chunk_texts=ws.store.chunk_texts(),
-                              passage_options=PassageOptions.from_settings(ws.settings.graph),
-                              rejected=ws.store.rejected_suggestions())
+    graph, _ = ws.assemble_from_record()
     graph.pagerank_index()
     return time.perf_counter() - started
 
@@ -531,6 +525,71 @@ def _app_test(script: str, app_file: Path, pages: Sequence[str], workspace: Path
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+_FRESH_QUERY = """
+import json, sys, time
+started = time.perf_counter()
+from workbench.retrieve import retrieve
+from workbench.settings import load_settings
+from workbench.workspace import Workspace
+embedder = None
+if sys.argv[3] == "static":
+    from workbench.static_embedder import StaticEmbedder
+    embedder = StaticEmbedder()
+ws = Workspace(sys.argv[1], settings=load_settings(), embedder=embedder, create=False)
+result = retrieve(ws, sys.argv[2], mode="graphrag")
+seconds = time.perf_counter() - started
+import psutil
+print(json.dumps({"in_process_s": seconds, "mode_used": result.mode_used, "hits": len(result.hits),
+                  "graph": ws.snapshot_status, "rss_mb": psutil.Process().memory_info().rss / 2**20,
+                  "entities": len(ws.graph), "passages": len(ws.graph.passages.entities_of)}))
+"""
+
+
+def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "model", runs: int = 3) -> dict:
+    """What a fresh process pays before its first answer, as a user meets it: ``stats`` on the
+    command line, and a first graphrag query (interpreter start, imports, the model, the graph
+    snapshot, the vector store), each timed from the child's start, ``runs`` times (median kept).
+    Beside them, in this process: loading the graph snapshot against deriving the graph from
+    the record, the cost a fresh process paid before snapshots."""
+    from ..graph_snapshot import load_snapshot
+    from ..settings import load_settings
+    from ..workspace import Workspace
+
+    def timed(argv: list[str]) -> tuple[float, str]:
+        started = time.perf_counter()
+        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        if done.returncode:
+            raise PerfError(f"{' '.join(argv[:4])}... failed: {done.stderr.strip()[-400:]}")
+        return time.perf_counter() - started, done.stdout
+
+    stats = [timed([sys.executable, "-m", "workbench", "--workspace", str(workspace_path), "stats", "--json"])[0]
+             for _ in range(runs)]
+    queries = []
+    for _ in range(runs):
+        seconds, out = timed([sys.executable, "-c", _FRESH_QUERY, str(workspace_path), question, embedder])
+        queries.append((seconds, json.loads(out.strip().splitlines()[-1])))
+    ws = Workspace(workspace_path, settings=load_settings(), create=False)
+    try:
+        started = time.perf_counter()
+        load_snapshot(ws.path, ws._snapshot_key(ws._derive_key()), key_of=ws.canonicalizer().key)
+        load_s = time.perf_counter() - started
+        derive_s = _graph_seconds(ws)
+    finally:
+        ws.close()
+    middle = sorted(queries, key=lambda q: q[0])[len(queries) // 2]
+    return {"stats_s": round(float(np.median(stats)), 2), "stats_runs_s": [round(x, 2) for x in stats],
+            "first_graphrag_s": round(middle[0], 2), "first_graphrag_runs_s": [round(q[0], 2) for q in queries],
+            "first_graphrag_in_process_s": round(middle[1]["in_process_s"], 2),
+            "mode_used": middle[1]["mode_used"], "graph": middle[1]["graph"],
+            "rss_after_first_query_mb": round(middle[1]["rss_mb"]), "entities": middle[1]["entities"],
+            "passages": middle[1]["passages"],
+            "snapshot_load_s": round(load_s, 2), "derive_from_record_s": round(derive_s, 2),
+            "snapshot_speedup": round(derive_s / load_s, 1) if load_s else None,
+            "snapshot_mb": round((Path(workspace_path) / "graph.npz").stat().st_size / 2**20, 1),
+            "question": question}
+
+
 def bench_app(workspace_path: Path, app_file: Path = ROOT / "app.py",
               pages: Sequence[str] = ("pages/graph.py", "pages/compare.py")) -> dict:
     """Render times of the app's pages on the workspace, in a child process (AppTest)."""
@@ -656,7 +715,7 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
         chunks = sample_chunks(Path(ingest_data), EMBEDDING_BACKEND_CHUNKS, settings.chunking.max_chars)
         payload["embedding"] = bench_backends(settings, chunks, Path(musique_data) if musique_data else None,
                                               Path(cache_dir))
-    if not {"ingest", "query", "communities", "app"} & set(sections):
+    if not {"ingest", "query", "fresh", "communities", "app"} & set(sections):
         return payload
     # The benchmark workspace is embedded as the settings say (embedding.backend: the default a user
     # gets), so the ingest, the queries and the app are measured in that vector space; MiniLM on
@@ -678,6 +737,9 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
         if "query" in sections:
             passages = [json.loads(line) for line in (Path(ingest_data) / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
             payload["query"] = bench_queries(ws, title_questions(passages, queries))
+        if "fresh" in sections:
+            passages = [json.loads(line) for line in (Path(ingest_data) / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+            payload["fresh"] = bench_fresh_process(ws.path, title_questions(passages, 1)[0])
         if "communities" in sections:
             payload["communities"] = bench_communities(ws)
         workspace_path = ws.path

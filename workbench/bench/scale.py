@@ -33,7 +33,7 @@ import regex
 
 from ..static_embedder import StaticEmbedder
 from ..workspace import Workspace
-from .perf import PerfError, _fresh_ingest, _passages_file, bench_app, bench_queries, title_questions
+from .perf import PerfError, _fresh_ingest, _passages_file, bench_app, bench_fresh_process, bench_queries, title_questions
 
 __all__ = ["SUFFIXES", "perturb", "scale_corpus", "bench_scale"]
 
@@ -142,6 +142,7 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
         out["query"] = bench_queries(ws, title_questions(passages, queries), modes=("graphrag", "hybrid"))
     finally:
         ws.close()
+    out["fresh"] = bench_fresh_process(ws_folder, title_questions(passages, 1)[0], embedder)
     out["app"] = bench_app(ws_folder, pages=("pages/graph.py",))  # the Graph page embeds nothing
     if server:
         out["server"] = _bench_server(records, root, ws_folder, settings, passages, queries, embedder)

@@ -41,6 +41,9 @@ def cmd_ingest(args):
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
     ws = open_workspace(args, create=True)
     report = ws.ingest(args.paths, progress=tqdm_progress())
+    from ..retrieve.cache import indexes_for  # imported here: the retrievers are a second to import
+
+    _ = indexes_for(ws).keyword  # kept in the workspace now, so the next process's first search loads it
     payload = {**report.to_json(), "stats": ws.stats()}
 
     def render(p):

@@ -28,7 +28,7 @@ def cmd_chroma_check(args):
     try:
         # Ids, not counts: as many vectors as chunks can still be the wrong vectors.
         chunk_vectors, entity_vectors = ws.vectors.ids(CHUNKS), ws.entity_vectors.ids()  # unreachable: one line
-        chunks, entities = ws.store.chunk_ids(), set(ws.graph.nx.nodes)
+        chunks, entities = ws.store.chunk_ids(), set(ws.graph.keys())
     finally:
         ws.close()
     payload = {"backend": vs.backend, "where": where,

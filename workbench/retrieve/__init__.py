@@ -17,6 +17,7 @@ ValueError: unknown retrieval mode 'bm42'; modes: keyword, vector, hybrid, expan
 from __future__ import annotations
 
 import re
+import threading
 
 from ..model import RetrievalResult, WindowUse
 from .base import Retriever
@@ -55,6 +56,28 @@ def get_retriever(name: str) -> Retriever:
         raise ValueError(f"unknown retrieval mode {name!r}; modes: {', '.join(RETRIEVERS)}") from None
 
 
+def _prefetch(ws) -> threading.Thread | None:
+    """On a workspace's first search, open the vector store and load the embedding model in a
+    background thread while this one loads the graph: in a fresh process the three overlap
+    (importing Chroma alone takes most of a second). Returns the thread, for the search to join
+    before it returns: a process must not exit while a native library is loading in it."""
+    if getattr(ws, "_prefetched", True):  # set by Workspace; absent on stand-ins
+        return None
+    ws._prefetched = True
+    vectors, embedder = ws.vectors, ws.embedder
+
+    def load() -> None:
+        try:
+            _ = vectors.client
+            embedder.embed(["warm-up"])
+        except Exception:  # noqa: BLE001 - the search itself meets and reports the same failure
+            pass
+
+    thread = threading.Thread(target=load, name="prefetch-search", daemon=True)
+    thread.start()
+    return thread
+
+
 def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, since=None, until=None,
              as_of=None) -> RetrievalResult:
     """Run one retrieval mode on a workspace; ``k`` defaults to ``settings.retrieval.k``.
@@ -66,9 +89,19 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
     them, a phrase drops the hits dated outside it and keeps undated ones. ``reason`` and
     ``stats.time_window`` say which window was used. Every hit carries its chunk's ``time``.
     """
+    retriever = get_retriever(mode)
+    # keyword is the one mode that needs neither the vectors nor the model
+    prefetch = _prefetch(ws) if mode != "keyword" else None
+    try:
+        return _retrieve(ws, retriever, query, k, since, until, as_of)
+    finally:
+        if prefetch is not None:
+            prefetch.join()
+
+
+def _retrieve(ws, retriever, query: str, k: int | None, since, until, as_of) -> RetrievalResult:
     from .timewindow import anchor_from_documents, in_window, resolve_window
 
-    retriever = get_retriever(mode)
     k = ws.settings.retrieval.k if k is None else k
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")

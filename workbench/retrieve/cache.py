@@ -24,13 +24,14 @@ import weakref
 from collections import defaultdict
 from functools import cached_property
 
+from ..array_file import ArrayFileUnusable
 from ..model import Edge
+from ..workspace import KEYWORD_INDEX_FILE
 from .keyword_index import KeywordIndex
+
 
 __all__ = ["RetrievalIndexes", "indexes_for", "warm"]
 
-# The co-mention label, repeated here so this module does not import the graph at load time.
-_COMENTION = "co_mentioned"
 
 
 class RetrievalIndexes:
@@ -50,11 +51,29 @@ class RetrievalIndexes:
 
     @cached_property
     def keyword(self) -> KeywordIndex:
-        """BM25 over every chunk of the workspace."""
+        """BM25 over every chunk of the workspace: the one kept in the workspace folder for this
+        version, else built (tokenizing every chunk) and kept there when the write lock is free."""
         # cached_property alone is not thread-safe: the lock keeps two builds from racing.
         with self._lock:
-            chunks = self.ws.store.chunks()
-            return KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
+            ws = self.ws
+            kept = getattr(ws, "keeps_snapshot", False)  # a scoped view's chunks are not the workspace's
+            path, key = ws.path / KEYWORD_INDEX_FILE, f"{ws.store.workspace_id}:{self.version}"
+            if kept:
+                try:
+                    return KeywordIndex.load(path, key)
+                except ArrayFileUnusable:
+                    pass
+            chunks = ws.store.chunks()
+            index = KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
+            if kept and ws._try_write_lock():
+                try:
+                    if ws.version == self.version:  # no write came between: the chunks read are this version's
+                        index.save(path, key)
+                except OSError:  # a full disk or a read-only folder: built again next time
+                    pass
+                finally:
+                    ws._lock.release()
+            return index
 
     @cached_property
     def chunk_documents(self) -> dict[str, str]:
@@ -77,9 +96,7 @@ class RetrievalIndexes:
         """Entity key -> its relation edges in either direction (co-mention left out)."""
         with self._lock:
             out: dict[str, list[Edge]] = defaultdict(list)
-            for _, _, relation, edge in self.ws.graph.nx.edges(keys=True, data="edge"):
-                if relation == _COMENTION:
-                    continue
+            for edge in self.ws.graph.edges():  # co-mention left out
                 out[edge.source].append(edge)
                 if edge.target != edge.source:
                     out[edge.target].append(edge)
@@ -120,7 +137,7 @@ class RetrievalIndexes:
         """``(casefolded display name, key)`` for every entity, longest name first."""
         with self._lock:
             graph = self.ws.graph
-            pairs = {(entity.name.casefold(), key) for key, entity in graph.nx.nodes(data="entity")}
+            pairs = {(entity.name.casefold(), entity.key) for entity in graph.entities()}
             return tuple(sorted(pairs, key=lambda p: (-len(p[0]), p[0], p[1])))
 
 

@@ -20,13 +20,24 @@ Examples
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from workbench.retrieve.tokenize import tokenize
+from workbench.array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
+from workbench.retrieve.tokenize import TOKENIZER_VERSION, tokenize
+
+_KIND = "keyword index"
+_FORMAT = 1
+
+
+def _versioned(key: str) -> str:
+    """The key with what else decides the index: the tokenizer's and bm25s's versions."""
+    return f"{key}:tokenizer {TOKENIZER_VERSION}:bm25s {importlib.metadata.version('bm25s')}"
 
 __all__ = ["KeywordIndex", "KeywordMatch", "KeywordIndexError"]
 
@@ -50,9 +61,8 @@ class KeywordMatch:
 class KeywordIndex:
     """A BM25 index over passages; build with :meth:`KeywordIndex.build`."""
 
-    def __init__(self, ids: tuple[str, ...], token_sets: tuple[frozenset[str], ...], bm25) -> None:
+    def __init__(self, ids: tuple[str, ...], bm25) -> None:
         self._ids = ids
-        self._token_sets = token_sets
         self._bm25 = bm25  # None when no passage has a token: every search is empty
         # Position of each passage in id order, the tie-break between equal scores.
         self._id_order = np.argsort(np.argsort(np.array(ids, dtype=object))) if ids else np.empty(0, dtype=np.int64)
@@ -86,7 +96,54 @@ class KeywordIndex:
 
             bm25 = bm25s.BM25()
             bm25.index(token_lists, show_progress=False)
-        return cls(ids, tuple(frozenset(tokens) for tokens in token_lists), bm25)
+        return cls(ids, bm25)
+
+    def save(self, path: Path, key: str) -> None:
+        """Keep the index in ``path`` for :meth:`load`, as made for ``key`` (what it indexes)."""
+        arrays = {"ids": to_text(list(self._ids))}
+        if self._bm25 is not None:
+            vocabulary = self._bm25.vocab_dict
+            arrays.update({"vocabulary": to_text(sorted(vocabulary, key=vocabulary.__getitem__)),
+                           "data": self._bm25.scores["data"], "indices": self._bm25.scores["indices"],
+                           "indptr": self._bm25.scores["indptr"]})
+        write_array_file(path, _KIND, _FORMAT, _versioned(key), arrays)
+
+    @classmethod
+    def load(cls, path: Path, key: str) -> KeywordIndex:
+        """The index :meth:`save` kept in ``path`` for ``key``, without tokenizing a passage.
+
+        Raises
+        ------
+        ArrayFileUnusable
+            None kept, one made for another key or tokenizer, or a damaged file.
+        """
+        _, arrays = read_array_file(path, _KIND, _FORMAT, _versioned(key))
+        try:
+            ids = tuple(from_text(arrays["ids"]))
+            bm25 = None
+            if "vocabulary" in arrays:
+                import bm25s
+
+                bm25 = bm25s.BM25()
+                bm25.vocab_dict = {token: i for i, token in enumerate(from_text(arrays["vocabulary"]))}
+                bm25.unique_token_ids_set = set(bm25.vocab_dict.values())
+                bm25.nonoccurrence_array = None  # the default method (lucene) scores occurrences only
+                bm25.scores = {"data": arrays["data"], "indices": arrays["indices"], "indptr": arrays["indptr"],
+                               "num_docs": len(ids)}
+                if len(arrays["indptr"]) - 1 > len(bm25.vocab_dict) or (
+                        len(arrays["indices"]) and int(arrays["indices"].max()) >= len(ids)):
+                    raise ValueError("its matrix does not fit its vocabulary and passages")
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            raise ArrayFileUnusable(f"{path} is damaged ({exc})") from None
+        return cls(ids, bm25)
+
+    def _holds(self, term_id: int, passages: np.ndarray) -> np.ndarray:
+        """Which of ``passages`` contain the term: each occurrence has a positive BM25 weight, so
+        the term's column of the score matrix lists exactly the passages that hold it."""
+        indptr = self._bm25.scores["indptr"]
+        if term_id >= len(indptr) - 1:
+            return np.zeros(len(passages), dtype=bool)
+        return np.isin(passages, self._bm25.scores["indices"][indptr[term_id]:indptr[term_id + 1]])
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -118,11 +175,8 @@ class KeywordIndex:
         scores = self._bm25.get_scores_from_ids([vocabulary[t] for t in known])
         positive = np.flatnonzero(scores > 0)
         best = positive[np.lexsort((self._id_order[positive], -scores[positive]))][:k]
+        held = {t: self._holds(vocabulary[t], best) for t in known}
         return [
-            KeywordMatch(
-                id=self._ids[i],
-                score=float(scores[i]),
-                matched_terms=tuple(t for t in known if t in self._token_sets[i]),
-            )
-            for i in best
+            KeywordMatch(id=self._ids[i], score=float(scores[i]), matched_terms=tuple(t for t in known if held[t][row]))
+            for row, i in enumerate(best)
         ]

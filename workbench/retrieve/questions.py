@@ -91,11 +91,11 @@ class Reading:
 
 
 def _out(graph: ContextGraph, key: str, relations) -> list:
-    return [edge for _, _, relation, edge in graph.nx.out_edges(key, keys=True, data="edge") if relation in relations]
+    return [edge for edge in graph.out_edges(key) if edge.relation in relations]
 
 
 def _in(graph: ContextGraph, key: str, relations) -> list:
-    return [edge for _, _, relation, edge in graph.nx.in_edges(key, keys=True, data="edge") if relation in relations]
+    return [edge for edge in graph.in_edges(key) if edge.relation in relations]
 
 
 def _owner_paths(graph: ContextGraph, key: str) -> list[GraphPath]:
@@ -121,9 +121,8 @@ def read_question(ws, question: str, keys: list[str] | None = None) -> Reading |
     cue = cue_of(question)
     keys = find_entities(ws, question) if keys is None else keys
     # Only entities that take part in a cited relation can start a walk ("Tell" in "Tell me..." cannot).
-    keys = [key for key in keys if graph.nx.degree(key) > sum(
-        1 for _, _, rel in graph.nx.edges(key, keys=True) if rel == "co_mentioned") + sum(
-        1 for _, _, rel in graph.nx.in_edges(key, keys=True) if rel == "co_mentioned")]
+    keys = [key for key in keys
+            if any(edge.relation != "co_mentioned" for edge in graph.out_edges(key) + graph.in_edges(key))]
     if not keys:
         return None
     impact_relations = set(graph.impact_relations)

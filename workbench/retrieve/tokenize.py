@@ -26,11 +26,16 @@ from functools import lru_cache
 from typing import Literal
 
 __all__ = [
+    "TOKENIZER_VERSION",
     "tokenize",
     "script_of",
     "ENGLISH_STOPWORDS",
     "CHINESE_STOPWORDS",
 ]
+
+#: Raised whenever :func:`tokenize` gives other tokens for a text: a keyword index kept on disk by
+#: another version is built again.
+TOKENIZER_VERSION = 1
 
 #: Common English function words; they carry no topic, so neither queries nor chunks keep them.
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(

@@ -1,0 +1,265 @@
+"""The persisted graph: a fresh process loads what the writer derived, identical to a derivation
+from the record, and never uses a snapshot that is stale, damaged or of another workspace."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REDIS_QUESTION, SAMPLE, make_corpus, reopened
+from workbench.canon import build_merges
+from workbench.graph_snapshot import FILE_NAME, SnapshotUnusable, load_snapshot, read_manifest
+from workbench.retrieve import retrieve
+from workbench.scope import scoped
+
+
+def derived_fresh(ws):
+    """The graph and its parts derived from the record in this process, the snapshot left aside."""
+    graph, parts = ws.assemble_from_record()
+    return SimpleNamespace(graph=graph, parts=parts)
+
+
+@pytest.fixture
+def sample_copy(make_workspace, tmp_path):
+    corpus = tmp_path / "sample_corpus"
+    shutil.copytree(SAMPLE, corpus)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    return ws, corpus
+
+
+def test_ingest_leaves_a_snapshot_for_the_record_as_it_is(sample_copy):
+    ws, _ = sample_copy
+    manifest = read_manifest(ws.path)
+    assert manifest["key"] == ws._snapshot_key(ws._derive_key())
+    assert manifest["counts"]["entities"] == len(ws.graph) > 100
+
+
+def test_a_fresh_process_loads_the_snapshot_identical_to_a_derivation(sample_copy):
+    ws, _ = sample_copy
+    fresh = reopened(ws)
+    try:
+        loaded = fresh.graph
+        assert fresh.snapshot_status == "loaded"
+        derived = derived_fresh(fresh)
+        assert loaded.entities() == derived.graph.entities()
+        assert list(loaded.nx.edges(keys=True, data="edge")) == list(derived.graph.nx.edges(keys=True, data="edge"))
+        assert list(loaded.nx.in_edges("redis", keys=True)) == list(derived.graph.nx.in_edges("redis", keys=True))
+        a, b = loaded.passages, derived.graph.passages
+        assert (a.entities_of, a.chunks_of, a.title_of, a.common, a.title_links, a.synonyms) == \
+            (b.entities_of, b.chunks_of, b.title_of, b.common, b.title_links, b.synonyms)
+        assert a.matcher.find("Redis backs the token cache of the Auth Service") == \
+            b.matcher.find("Redis backs the token cache of the Auth Service")
+        assert loaded.passages_document == derived.graph.passages_document
+        assert loaded.passages_time == derived.graph.passages_time
+        expected_merges = build_merges(fresh.store.mentions(), fresh.canonicalizer())
+        assert fresh.merges() == expected_merges and expected_merges
+        assert fresh.parts.chunk_entities == derived.parts.chunk_entities
+        assert sorted(fresh.parts.edges, key=lambda e: (e.source, e.relation, e.target)) == derived.parts.edges
+        seeds = {"redis": 1.0}
+        assert loaded.personalized_pagerank(seeds) == derived.graph.personalized_pagerank(seeds)
+        impact = loaded.impacted_by("Redis")
+        assert impact.impacted and impact.impacted == derived.graph.impacted_by("Redis").impacted
+    finally:
+        fresh.close()
+
+
+def test_graphrag_answers_the_same_from_the_snapshot(sample_copy):
+    ws, _ = sample_copy
+    before = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=5)
+    fresh = reopened(ws)
+    try:
+        after = retrieve(fresh, REDIS_QUESTION, mode="graphrag", k=5)
+        assert fresh.snapshot_status == "loaded"
+        assert before.hits and [(h.chunk_id, h.score) for h in after.hits] == [(h.chunk_id, h.score) for h in before.hits]
+        assert after.mode_used == before.mode_used
+    finally:
+        fresh.close()
+
+
+def test_stats_of_a_fresh_process_come_from_the_manifest_without_loading_the_graph(sample_copy):
+    ws, _ = sample_copy
+    expected = ws.stats()
+    fresh = reopened(ws)
+    try:
+        assert fresh.stats() == expected
+        assert fresh._derived is None
+    finally:
+        fresh.close()
+
+
+def test_an_ingest_alias_or_removal_replaces_the_snapshot(sample_copy, tmp_path):
+    ws, corpus = sample_copy
+    first = read_manifest(ws.path)["key"]
+    make_corpus(corpus / "extra", 3)
+    ws.ingest([corpus])
+    after_ingest = read_manifest(ws.path)
+    assert after_ingest["key"] != first and after_ingest["key"] == ws._snapshot_key(ws._derive_key())
+    ws.add_alias("the cache of tokens", "token cache")
+    assert read_manifest(ws.path)["key"] == ws._snapshot_key(ws._derive_key())
+    ws.remove(corpus / "extra")
+    fresh = reopened(ws)
+    try:
+        assert fresh.graph is not None and fresh.snapshot_status == "loaded"
+        assert not any(k.startswith("servicenumber") for k in fresh.graph.nx)
+    finally:
+        fresh.close()
+
+
+def test_a_changed_graph_setting_rebuilds_the_snapshot(sample_copy):
+    ws, _ = sample_copy
+    changed = reopened(ws, graph__max_entity_passages=3)
+    try:
+        graph = changed.graph
+        assert changed.snapshot_status.startswith("rebuilt: ") and "another record version or graph settings" in \
+            changed.snapshot_status
+        assert graph.passages.common  # the new limit is applied, not the old snapshot's
+        assert read_manifest(ws.path)["key"] == changed._snapshot_key(changed._derive_key())
+    finally:
+        changed.close()
+
+
+def damage_bytes(path):
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = bytes(64)
+    path.write_bytes(bytes(data))
+
+
+def rewrite_member(path, name, array):
+    """The snapshot with one member replaced (its manifest left as it was)."""
+    with np.load(path, allow_pickle=False) as data:
+        members = {n: data[n] for n in data.files}
+    members[name] = array
+    with open(path, "wb") as out:
+        np.savez(out, **members)
+
+
+@pytest.mark.parametrize("damage", ["bytes", "truncated", "checksum", "shape", "format", "pickle"])
+def test_a_damaged_snapshot_is_detected_and_rebuilt_never_used(sample_copy, damage):
+    ws, _ = sample_copy
+    path = ws.path / FILE_NAME
+    key = ws._snapshot_key(ws._derive_key())
+    if damage == "bytes":
+        damage_bytes(path)
+    elif damage == "truncated":
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+    elif damage == "checksum":  # same shape, other numbers: only the checksum tells
+        with np.load(path, allow_pickle=False) as data:
+            mentions = data["entity_mentions"].copy()
+        mentions[0] += 1
+        rewrite_member(path, "entity_mentions", mentions)
+    elif damage == "shape":
+        with np.load(path, allow_pickle=False) as data:
+            order = data["ppr_order"][:-1].copy()
+        rewrite_member(path, "ppr_order", order)
+    elif damage == "format":
+        manifest = read_manifest(ws.path)
+        manifest["format"] = 999
+        rewrite_member(path, "manifest", np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8))
+    elif damage == "pickle":  # an object array would run code on load with allow_pickle=True
+        with np.load(path, allow_pickle=False) as data:
+            members = {n: data[n] for n in data.files}
+        members["entity_mentions"] = np.array([{"x": 1}], dtype=object)
+        with open(path, "wb") as out:
+            np.savez(out, **members)
+    with pytest.raises(SnapshotUnusable, match="damaged|another format"):
+        load_snapshot(ws.path, key)
+    fresh = reopened(ws)
+    try:
+        graph = fresh.graph
+        assert fresh.snapshot_status.startswith("rebuilt: ")
+        assert graph.entities() == ws.graph.entities()
+        assert fresh.stats() == ws.stats()
+        load_snapshot(ws.path, key)  # rewritten whole by the reader, which could take the lock
+    finally:
+        fresh.close()
+
+
+def test_a_snapshot_copied_from_another_workspace_is_not_used(sample_copy, make_workspace, tmp_path):
+    ws, _ = sample_copy
+    other = make_workspace("other")
+    other.ingest([make_corpus(tmp_path / "small", 4)])
+    shutil.copy(ws.path / FILE_NAME, other.path / FILE_NAME)
+    fresh = reopened(other)
+    try:
+        assert len(fresh.graph) == len(other.graph)
+        assert fresh.snapshot_status.startswith("rebuilt: ")
+    finally:
+        fresh.close()
+
+
+def test_a_reader_that_cannot_take_the_lock_derives_without_writing(sample_copy):
+    ws, _ = sample_copy
+    (ws.path / FILE_NAME).unlink()
+    fresh = reopened(ws)
+    try:
+        with ws._write_lock():  # another writer holds the workspace
+            assert len(fresh.graph) == len(ws.graph)
+        assert fresh.snapshot_status == "rebuilt: no graph snapshot yet"
+        assert not (ws.path / FILE_NAME).exists()
+    finally:
+        fresh.close()
+
+
+def test_a_scoped_view_neither_reads_nor_writes_the_snapshot(sample_copy):
+    ws, _ = sample_copy
+    stamp = (ws.path / FILE_NAME).stat().st_mtime_ns
+    view = scoped(ws, ["sample_corpus/incidents"])
+    assert len(view.graph) < len(ws.graph)
+    assert (ws.path / FILE_NAME).stat().st_mtime_ns == stamp
+    assert view.stats()["entities"] == len(view.graph)
+
+
+def test_snapshot_file_is_a_plain_zip_of_arrays_with_no_pickled_member(sample_copy):
+    ws, _ = sample_copy
+    with zipfile.ZipFile(ws.path / FILE_NAME) as archive:
+        names = archive.namelist()
+    assert "manifest.npy" in names and "ppr_data.npy" in names
+    with np.load(ws.path / FILE_NAME, allow_pickle=False) as data:
+        assert all(data[name].dtype != object for name in data.files)
+
+
+def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_graph(sample_copy):
+    ws, _ = sample_copy
+    fresh = reopened(ws)
+    try:
+        result = retrieve(fresh, REDIS_QUESTION, mode="graphrag", k=5)
+        assert result.hits and fresh.snapshot_status == "loaded"
+        assert fresh.graph._nx is None  # lookups, the walk and the question's edges need no networkx graph
+        assert fresh.graph.nx.number_of_nodes() == len(fresh.graph)  # built when a traversal asks for it
+    finally:
+        fresh.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["Ann", "Lee", "Oslo", "the", "New", "York", "City", "of", "ann", "2004", "Fc"]),
+                max_size=90))
+def test_a_loaded_name_matcher_finds_what_the_built_one_finds_in_short_and_long_texts(words):
+    from workbench.passages import NameMatcher
+
+    built = NameMatcher({"annlee": ["Ann Lee"], "oslo": ["Oslo"], "ny": ["New York"], "nyc": ["New York City"],
+                         "cityofoslo": ["The City of Oslo"], "y2004": ["2004"], "fc": ["FC Oslo 2004"]})
+    loaded = NameMatcher.from_table(built.table())
+    text = " ".join(words)
+    assert loaded.find(text) == built.find(text)
+    assert loaded.find(text, capitalised_only=False) == built.find(text, capitalised_only=False)
+
+
+def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_copy):
+    ws, _ = sample_copy
+    retrieve(ws, "redis", mode="keyword", k=3)  # the first search keeps the keyword index
+    assert (ws.path / "keywords.npz").exists()
+    damage_bytes(ws.path / FILE_NAME)
+    (ws.path / "keywords.npz").write_bytes(b"not an index")
+    ws.repair()
+    assert load_snapshot(ws.path, ws._snapshot_key(ws._derive_key())).graph.entities() == ws.graph.entities()
+    assert not (ws.path / "keywords.npz").exists()  # removed, made again by the next search
+    assert retrieve(ws, "redis", mode="keyword", k=3).hits
