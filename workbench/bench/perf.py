@@ -584,7 +584,7 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
             "mode_used": middle[1]["mode_used"], "graph": middle[1]["graph"],
             "rss_after_first_query_mb": round(middle[1]["rss_mb"]), "entities": middle[1]["entities"],
             "passages": middle[1]["passages"],
-            "snapshot_load_s": round(load_s, 2), "derive_from_record_s": round(derive_s, 2),
+            "snapshot_load_s": round(load_s, 3), "derive_from_record_s": round(derive_s, 3),
             "snapshot_speedup": round(derive_s / load_s, 1) if load_s else None,
             "snapshot_mb": round((Path(workspace_path) / "graph.npz").stat().st_size / 2**20, 1),
             "question": question}
