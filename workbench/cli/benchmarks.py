@@ -63,6 +63,17 @@ def _render_ablation(payload: dict) -> str:
     return head + "\n" + table(rows, ["graphrag variant", "R@2 %", "R@5 %", "modes used"])
 
 
+def _fresh_line(fresh: dict) -> str:
+    """The fresh-process figures (:func:`workbench.bench.perf.bench_fresh_process`) in one line."""
+    return (f"stats {fresh['stats_s']} s (runs {fresh['stats_runs_s']}); first graphrag query "
+            f"{fresh['first_graphrag_s']} s (runs {fresh['first_graphrag_runs_s']}, "
+            f"{fresh['first_graphrag_in_process_s']} s after the interpreter started; used {fresh['mode_used']}, "
+            f"graph {fresh['graph']}; RSS then {fresh['rss_after_first_query_mb']} MB for {fresh['passages']} passages "
+            f"and {fresh['entities']} entities); the graph snapshot ({fresh['snapshot_mb']} MB) loads in "
+            f"{fresh['snapshot_load_s']} s against {fresh['derive_from_record_s']} s to derive it from the record "
+            f"= {fresh['snapshot_speedup']}x")
+
+
 def _render_perf(payload: dict) -> str:
     """The figures as tables, ratios and targets beside them."""
     from .render import table
@@ -123,13 +134,7 @@ def _render_perf(payload: dict) -> str:
     if "not measured" in fresh:
         lines.append(str(fresh))
     else:
-        lines.append(f"stats {fresh['stats_s']} s (runs {fresh['stats_runs_s']}); first graphrag query "
-                     f"{fresh['first_graphrag_s']} s (runs {fresh['first_graphrag_runs_s']}, "
-                     f"{fresh['first_graphrag_in_process_s']} s after the interpreter started; used {fresh['mode_used']}, "
-                     f"graph {fresh['graph']}; RSS then {fresh['rss_after_first_query_mb']} MB for "
-                     f"{fresh['passages']} passages and {fresh['entities']} entities); the graph snapshot ({fresh['snapshot_mb']} MB) loads in "
-                     f"{fresh['snapshot_load_s']} s against {fresh['derive_from_record_s']} s to derive it from the record "
-                     f"= {fresh['snapshot_speedup']}x")
+        lines.append(_fresh_line(fresh))
     lines.append("\nCommunities (Louvain + extractive reports from scratch, report embedding excluded; target < 30 s)")
     com = payload.get("communities", {"not measured": "section not selected (--sections)"})
     if "not measured" in com:
@@ -279,10 +284,7 @@ def _render_scale(payload: dict) -> str:
                  if graph else f"Graph page: {app}")
     fresh = payload.get("fresh")
     if fresh:
-        lines.append(f"a fresh process: stats {fresh['stats_s']} s, first graphrag query {fresh['first_graphrag_s']} s "
-                     f"(used {fresh['mode_used']}, graph {fresh['graph']}); graph snapshot ({fresh['snapshot_mb']} MB) "
-                     f"loaded in {fresh['snapshot_load_s']} s against {fresh['derive_from_record_s']} s derived "
-                     f"= {fresh['snapshot_speedup']}x")
+        lines.append("a fresh process: " + _fresh_line(fresh))
     lines.append("targets: peak RSS < 3072 MB, graph build < 60 s, graphrag p50 < 150 ms, hybrid p50 < 100 ms, "
                  "Graph page < 5 s, a fresh process's first query < 5 s")
     return "\n".join(lines)
