@@ -36,7 +36,7 @@ from .embedding import LEGACY_NAME, Embedder, text_hash
 from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from_settings, similar_note_candidates
 from .extract.llm import client_from_settings
 from .loaders import LoadProblem, file_digest, load_paths
-from .model import Chunk, Document
+from .model import Chunk, Document, Triple
 from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
@@ -368,8 +368,12 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
         means[current] = (total / count).astype(np.float32)
     if len(means) < 2:
         return []
-    found = similar_note_candidates(means, titles, threshold, first_chunk)
-    # Best pairs come first; each note keeps its few best, so near-identical notes stay linear.
+    return best_per_note(similar_note_candidates(means, titles, threshold, first_chunk))
+
+
+def best_per_note(found: Sequence[Triple]) -> list[Triple]:
+    """The candidates kept, best pairs first (as ``found`` comes), each note in at most
+    :data:`MAX_CANDIDATES_PER_NOTE` of them, so near-identical notes stay linear."""
     kept = []
     per_note: defaultdict[str, int] = defaultdict(int)
     for triple in found:

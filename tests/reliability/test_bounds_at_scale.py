@@ -16,7 +16,7 @@ from workbench.bench.notes_fixture import write_notes
 from workbench.chunking import chunk_document
 from workbench.embedding import text_hash
 from workbench.extract.notes import NEAREST_NOTES, _similar_note_candidates_reference
-from workbench.ingest import MAX_CANDIDATES_PER_NOTE, note_similarity_candidates
+from workbench.ingest import MAX_CANDIDATES_PER_NOTE, best_per_note, note_similarity_candidates
 from workbench.loaders import load_paths
 from workbench.store import Store
 
@@ -43,17 +43,6 @@ class HashedWordsEmbedder:
             for word in text.lower().split():
                 out[row] += self._word(word)
         return out
-
-
-def _greedy(found):
-    """Best pairs first, each note in at most MAX_CANDIDATES_PER_NOTE: what ingest keeps."""
-    kept, per_note = [], defaultdict(int)
-    for t in found:
-        if per_note[t.subject] < MAX_CANDIDATES_PER_NOTE and per_note[t.object] < MAX_CANDIDATES_PER_NOTE:
-            per_note[t.subject] += 1
-            per_note[t.object] += 1
-            kept.append(t)
-    return kept
 
 
 def _per_note(triples) -> dict[str, int]:
@@ -120,7 +109,7 @@ def test_candidates_of_3000_notes_are_at_most_3_per_note_and_those_of_the_dense_
     in_top_k = [set(row.tolist()) for row in nearest]
     reachable = [t for t in dense if position[t.object] in in_top_k[position[t.subject]]
                  or position[t.subject] in in_top_k[position[t.object]]]
-    assert _key(found) == _key(_greedy(reachable))
+    assert _key(found) == _key(best_per_note(reachable))
 
 
 def test_paging_averages_a_note_of_many_chunks_as_one_vector(tmp_path, monkeypatch):
