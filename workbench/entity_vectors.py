@@ -16,7 +16,6 @@ the new one, never half of one. Vectors come from the record's embedding cache
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import zipfile
@@ -26,6 +25,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
+from .array_file import from_text, to_text
 from .vectors import VectorMatch
 
 __all__ = ["EntityVectors", "FILE_NAME"]
@@ -43,14 +43,6 @@ class _Loaded:
     keys: list[str]
     names: list[str]
     vectors: np.ndarray
-
-
-def _text(values: list[str]) -> np.ndarray:
-    return np.frombuffer(json.dumps(values, ensure_ascii=False).encode("utf-8"), dtype=np.uint8)
-
-
-def _untext(array: np.ndarray) -> list[str]:
-    return json.loads(array.tobytes().decode("utf-8"))
 
 
 class EntityVectors:
@@ -74,7 +66,7 @@ class EntityVectors:
                 try:
                     with np.load(self.path, allow_pickle=False) as data:
                         self._loaded = _Loaded(stamp, str(data["version"]), str(data["embedder"]),
-                                               _untext(data["keys"]), _untext(data["names"]),
+                                               from_text(data["keys"]), from_text(data["names"]),
                                                np.ascontiguousarray(data["vectors"], dtype=np.float32))
                 except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
                     return None  # damaged or of another format: as if absent, rebuilt on the next sync
@@ -155,7 +147,7 @@ class EntityVectors:
     def _write(self, keys: list[str], names: list[str], matrix: np.ndarray, version: str, embedder: str) -> None:
         temporary = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
         with open(temporary, "wb") as out:
-            np.savez(out, keys=_text(keys), names=_text(names), vectors=matrix, version=np.array(version),
+            np.savez(out, keys=to_text(keys), names=to_text(names), vectors=matrix, version=np.array(version),
                      embedder=np.array(embedder))
             out.flush()
             os.fsync(out.fileno())
