@@ -28,7 +28,7 @@ from .graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save
 from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, refresh_candidates,
                      VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, stale_space,
                      vector_writes)
-from .model import Chunk, Entity, Merge, Triple
+from .model import Chunk, Entity, Merge, Mention, Triple
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable
 from .vectors import CHUNKS, VectorIndex, chroma_client, space_suffix
@@ -423,12 +423,14 @@ class Workspace:
                 self.snapshot_status = f"rebuilt: {exc}"
         writing = self.keeps_snapshot and self._try_write_lock()
         try:
-            if writing and self._derive_key() != version:  # the record moved on before the lock was had
-                version, key = self._derive_key(), self._snapshot_key(self._derive_key())
-            graph, parts = self.assemble_from_record(version[1])
+            current = self._derive_key() if writing else version
+            if current != version:  # the record moved on before the lock was had
+                version, key = current, self._snapshot_key(current)
+            mentions = self.store.mentions()  # read once: the graph and the merges are both made of them
+            graph, parts = self.assemble_from_record(version[1], mentions)
             derived = _Derived(version, graph, parts)
             if writing:
-                derived.merges = build_merges(self.store.mentions(), self.canonicalizer())
+                derived.merges = build_merges(mentions, self.canonicalizer())
                 try:
                     save_snapshot(self.path, key, graph, parts, derived.merges)
                 except OSError:  # a full disk, a read-only folder: the next write step tries again
@@ -438,10 +440,12 @@ class Workspace:
             if writing:
                 self._lock.release()
 
-    def assemble_from_record(self, options: PassageOptions | None = None) -> tuple[ContextGraph, GraphParts]:
-        """The graph derived from the record now, the snapshot left aside (what a write step does)."""
+    def assemble_from_record(self, options: PassageOptions | None = None,
+                             mentions: Sequence[Mention] | None = None) -> tuple[ContextGraph, GraphParts]:
+        """The graph derived from the record now (its ``mentions``, when read already), the snapshot
+        left aside (what a write step does)."""
         return assemble_graph(
-            self.store.mentions(), self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
+            self.store.mentions() if mentions is None else mentions, self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
             notes=note_resolver(self.store.documents()),
             impact_relations=self.settings.graph.impact_relations,
             chunk_texts=self.store.chunk_texts(),
