@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.context import Answer, build_context, answer
+from workbench.context import ANSWER_INSTRUCTION, Answer, answer, answer_paths, build_context, render_prompt
 from workbench.retrieve import retrieve
 
 from tests.conftest import REDIS_QUESTION
@@ -58,7 +58,7 @@ def test_answer_sends_the_context_to_the_given_client(sample_workspace):
     reply = answer(sample_workspace, context, client=client)
     assert reply.configured and reply.model == "test-model" and reply.text.startswith("The login flow breaks")
     prompt = client.sent[0][-1]["content"]
-    assert prompt.endswith("Answer in one to three sentences, each ending with its [c:ID].")
+    assert prompt.endswith(ANSWER_INSTRUCTION) and "directly" in ANSWER_INSTRUCTION
     assert f"Question: {REDIS_QUESTION}" in prompt
     for chunk in context.data["chunks"]:
         assert f"[c:{chunk['id']}]" in prompt
@@ -67,3 +67,48 @@ def test_answer_sends_the_context_to_the_given_client(sample_workspace):
     assert reply.citations == [] and reply.checks is not None and not reply.checks.passed
     assert reply.checks.coverage == 0.0
     assert reply.to_json()["checks"]["passed"] is False
+
+
+def _hop_chunks(paths) -> list[str]:
+    return list(dict.fromkeys(next(iter(hop.chunks)) for path in paths for hop in path.hops))
+
+
+def test_a_vector_answer_gets_the_cited_path_first(sample_workspace):
+    """Seed 001 step 09: the model gets the nodes on the answer path, whatever the mode found."""
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode="vector", k=10)
+    assert result.graph_context.paths == []  # the mode itself walks nothing
+    reading, _, paths = answer_paths(sample_workspace, result)
+    assert reading == "impact" and paths
+    context = build_context(sample_workspace, result, max_chunks=6)
+    first_path = context.data["answer_path"]["paths"][0]
+    assert context.data["answer_path"]["reading"] == "impact" and first_path["nodes"][0] == "Redis"
+    on_path = _hop_chunks(paths)[:6]
+    assert [c["id"] for c in context.data["chunks"][:len(on_path)]] == on_path
+    first_hop = first_path["hops"][0]
+    assert [context.data["subgraph"]["edges"][0][k] for k in ("source", "relation", "target")] == \
+        [first_hop[k] for k in ("source", "relation", "target")]
+    assert context.data["subgraph"]["nodes"][:len(first_path["nodes"])] == first_path["nodes"]
+    section = context.markdown.split("## Hops that answer the question")[1].split("##")[0]
+    assert "Path 1 (Redis -> " in section and f"[{first_hop['chunks'][0]}" in section
+    prompt = render_prompt(context.data)
+    assert prompt.startswith("Hops that answer the question:\nPath 1 (Redis -> ")
+    assert f"[c:{first_hop['chunks'][0]}" in prompt.split("Facts:")[0]
+
+
+def test_graphrag_context_leads_with_its_paths_not_the_pagerank_triples(sample_workspace):
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode="graphrag", k=10)
+    assert result.graph_context.reading == "impact" and result.graph_context.triples
+    context = build_context(sample_workspace, result)
+    path_hops = [(h.source, h.relation, h.target) for p in result.graph_context.paths[:3] for h in p.hops]
+    edges = [(e["source"], e["relation"], e["target"]) for e in context.data["subgraph"]["edges"]]
+    assert edges[:len(set(path_hops))] == list(dict.fromkeys(path_hops))
+    assert len(edges) > len(set(path_hops))  # the rest of the graph context follows
+    assert [c["id"] for c in context.data["chunks"][:2]] == _hop_chunks(result.graph_context.paths[:3])[:2]
+
+
+def test_a_question_with_no_structural_reading_says_so(sample_workspace):
+    result = retrieve(sample_workspace, "token cache backed by Redis", mode="keyword", k=3)
+    context = build_context(sample_workspace, result)
+    assert context.data["answer_path"]["reading"] is None and context.data["answer_path"]["paths"] == []
+    assert [c["id"] for c in context.data["chunks"]] == [h.chunk_id for h in result.hits]
+    assert "## Hops that answer the question\n\nNone known: no structural reading" in context.markdown

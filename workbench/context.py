@@ -1,8 +1,10 @@
 """Answer material with citations, and the optional call to a language model.
 
 :func:`build_context` turns a :class:`~workbench.model.RetrievalResult` into the material for
-an answer: the subgraph on the answer paths (nodes, and edges with the chunk ids that state
-them), the cited chunks, the hypotheses touching them (candidate relations, low-confidence
+an answer: the hops that answer the question (the cited paths of its structural reading,
+:mod:`workbench.retrieve.questions`, whatever the mode: seed 001's "nodes on the answer path"),
+the subgraph with those hops first (nodes, and edges with the chunk ids that state them), the
+cited chunks, the chunks stating the path first, the hypotheses touching them (candidate relations, low-confidence
 edges) and which of their notes a later note contradicts, as Markdown and as JSON.
 :func:`answer` sends that material (:func:`prompt_messages`, asking for ``[c:<chunk id>]``
 citations) to an OpenAI-compatible chat endpoint only when one is configured in the
@@ -31,10 +33,11 @@ from typing import Any
 
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations
 from .evaluate.runner import outdated_documents
-from .model import RetrievalResult
+from .model import GraphPath, RetrievalResult
+from .retrieve.questions import read_question
 
 __all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",
-           "prompt_messages", "SYSTEM_PROMPT"]
+           "prompt_messages", "SYSTEM_PROMPT", "ANSWER_INSTRUCTION", "answer_paths"]
 
 SYSTEM_PROMPT = (
     "Answer the question using only the facts and sources given. After every sentence, cite the source it "
@@ -43,6 +46,9 @@ SYSTEM_PROMPT = (
     "OUTDATED were contradicted by a later note. If the sources do not answer the question, say: "
     "The sources do not say."
 )
+#: The last line of the prompt: small models follow what comes last.
+ANSWER_INSTRUCTION = ("Answer the question directly in one to three sentences, the answer itself first; "
+                      "end every sentence with the [c:ID] of the source that states it.")
 
 
 @dataclass
@@ -51,7 +57,8 @@ class AnswerContext:
 
     markdown: str
     data: dict[str, Any]
-    """``{"question", "mode", "subgraph": {"nodes", "edges"}, "chunks": [{"id", "document", "text"}],
+    """``{"question", "mode", "answer_path": {"reading", "summary", "paths": [{"nodes", "hops"}]},
+    "subgraph": {"nodes", "edges"}, "chunks": [{"id", "document", "text"}],
     "hypotheses": [{"source", "relation", "target", "chunks", "kind", "confidence"}], "outdated": {doc: [newer]}}``."""
 
 
@@ -101,6 +108,30 @@ def _subgraph(ws, result: RetrievalResult) -> dict:
     return {"nodes": nodes, "edges": edges}
 
 
+def answer_paths(ws, result: RetrievalResult) -> tuple[str | None, str, list[GraphPath]]:
+    """The question's structural reading and its cited paths, best first, at most
+    ``answers.max_answer_paths``: the result's own (``paths``, ``graphrag``) or, for a mode that
+    does not read questions, :func:`~workbench.retrieve.questions.read_question` on the graph.
+    ``(None, why, [])`` when the question has no structural reading."""
+    limit = ws.settings.answers.max_answer_paths
+    context = result.graph_context
+    if context.reading and context.paths:
+        return context.reading, f"{context.reading} question: {len(context.paths)} cited paths", context.paths[:limit]
+    reading = read_question(ws, result.query) if result.query.strip() else None
+    if reading is None or not reading.paths:
+        return None, "no structural reading: no cited path is known to answer; the sources are ranked by the search", []
+    return reading.kind, reading.summary, reading.paths[:limit]
+
+
+def _path_first(subgraph: dict, paths: list[GraphPath]) -> dict:
+    """The subgraph with the paths' nodes and hops first, then the rest (each once)."""
+    hops = [hop.to_json() for path in paths for hop in path.hops]
+    key = lambda e: (e["source"], e["relation"], e["target"])  # noqa: E731
+    edges = list({key(e): e for e in hops + subgraph["edges"]}.values())
+    on_path = [name for path in paths for name in path.nodes]
+    return {"nodes": list(dict.fromkeys(on_path + subgraph["nodes"])), "edges": edges}
+
+
 def _hypotheses(ws, subgraph: dict, chunks: list[dict]) -> list[dict]:
     """Candidate relations touching the context (by a node, a chunk or a note title), and the
     subgraph's edges below ``answers.min_edge_confidence``: what an answer may not state as fact."""
@@ -122,28 +153,42 @@ def _hypotheses(ws, subgraph: dict, chunks: list[dict]) -> list[dict]:
 
 
 def build_context(ws, result: RetrievalResult, max_chunks: int | None = None) -> AnswerContext:
-    """The subgraph and the cited chunks of ``result``, as Markdown and JSON.
+    """The hops that answer, the subgraph and the cited chunks of ``result``, as Markdown and JSON.
 
-    The chunks are the hits (best first), then chunks cited by the subgraph's edges, up to
-    ``max_chunks`` in all (default ``answers.max_chunks``).
+    With a structural reading (:func:`answer_paths`) the answer path comes first: its hops lead
+    the subgraph, and one chunk per hop (in path order) leads the chunks. Then the hits (best
+    first), then chunks cited by the subgraph's edges, up to ``max_chunks`` in all (default
+    ``answers.max_chunks``).
     """
     max_chunks = max_chunks or ws.settings.answers.max_chunks
-    subgraph = _subgraph(ws, result)
-    chunks = [{"id": h.chunk_id, "document": h.document, "text": h.text} for h in result.hits[:max_chunks]]
+    reading, summary, paths = answer_paths(ws, result)
+    subgraph = _path_first(_subgraph(ws, result), paths)
+    hits = {h.chunk_id: h for h in result.hits}
+    on_path = list(dict.fromkeys(next(iter(hop.chunks)) for path in paths for hop in path.hops if hop.chunks))
+    stored = {c.id: c for c in ws.store.chunks([c for c in on_path if c not in hits])}
+    chunks = [{"id": cid, "document": hits[cid].document, "text": hits[cid].text} if cid in hits
+              else {"id": cid, "document": stored[cid].document_id, "text": stored[cid].text}
+              for cid in on_path[:max_chunks] if cid in hits or cid in stored]
+    have = {c["id"] for c in chunks}
+    chunks += [{"id": h.chunk_id, "document": h.document, "text": h.text}
+               for h in result.hits if h.chunk_id not in have][: max(0, max_chunks - len(chunks))]
     have = {c["id"] for c in chunks}
     cited = [c for edge in subgraph["edges"] for c in edge["chunks"] if c not in have]
     cited = list(dict.fromkeys(cited))[: max(0, max_chunks - len(chunks))]
     chunks += [{"id": c.id, "document": c.document_id, "text": c.text} for c in ws.store.chunks(cited)]
     in_context = {c["document"] for c in chunks}
     outdated = {doc: list(newer) for doc, newer in outdated_documents(ws.store.documents()).items() if doc in in_context}
-    data = {"question": result.query, "mode": result.mode_used, "subgraph": subgraph, "chunks": chunks,
+    answer_path = {"reading": reading, "summary": summary,
+                   "paths": [{"nodes": list(p.nodes), "hops": [hop.to_json() for hop in p.hops]} for p in paths]}
+    data = {"question": result.query, "mode": result.mode_used, "answer_path": answer_path,
+            "subgraph": subgraph, "chunks": chunks,
             "hypotheses": _hypotheses(ws, subgraph, chunks), "outdated": outdated}
     return AnswerContext(markdown=render_markdown(data), data=data)
 
 
 def render_markdown(data: dict) -> str:
-    """The answer material as Markdown: question, graph edges with citations, sources."""
-    lines = ["# Question", "", data["question"], ""]
+    """The answer material as Markdown: question, the hops that answer it, graph edges with citations, sources."""
+    lines = ["# Question", "", data["question"], ""] + _answer_hops(data, markdown=True)
     edges = data["subgraph"]["edges"]
     if edges:
         lines += ["## Graph", ""]
@@ -166,10 +211,27 @@ def render_markdown(data: dict) -> str:
     return "\n".join(lines).rstrip()
 
 
+def _answer_hops(data: dict, markdown: bool) -> list[str]:
+    """The section saying which hops answer the question (or that no cited path is known to)."""
+    found = data.get("answer_path")
+    if found is None:
+        return []
+    title = "## Hops that answer the question" if markdown else "Hops that answer the question:"
+    lines = [title] + ([""] if markdown else [])
+    if not found["paths"]:
+        return lines + [f"None known: {found['summary']}.", ""]
+    cite = (lambda c: c) if markdown else (lambda c: "c:" + c)
+    for number, path in enumerate(found["paths"], 1):
+        hops = "; ".join(f"{h['source']} {h['relation'].replace('_', ' ')} {h['target']} "
+                         f"[{', '.join(cite(c) for c in h['chunks'][:3])}]" for h in path["hops"])
+        lines.append(f"{'- ' if markdown else ''}Path {number} ({' -> '.join(path['nodes'])}): {hops}")
+    return lines + [""]
+
+
 def render_prompt(data: dict) -> str:
     """The material as the model reads it: facts with ``[c:<id>]`` citations, unconfirmed statements,
     sources by ``[c:<id>]``, then the question (small models follow what comes last)."""
-    lines = []
+    lines = _answer_hops(data, markdown=False)
     edges = data["subgraph"]["edges"]
     if edges:
         lines += ["Facts:"] + [f"- {e['source']} {e['relation'].replace('_', ' ')} {e['target']} "
@@ -183,7 +245,7 @@ def render_prompt(data: dict) -> str:
     for chunk in data["chunks"]:
         mark = " OUTDATED" if chunk["document"] in outdated else ""
         lines.append(f"[c:{chunk['id']}]{mark} {' '.join(chunk['text'].split())}")
-    lines += ["", f"Question: {data['question']}", "Answer in one to three sentences, each ending with its [c:ID]."]
+    lines += ["", f"Question: {data['question']}", ANSWER_INSTRUCTION]
     return "\n".join(lines)
 
 

