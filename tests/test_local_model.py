@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from tests.conftest import SAMPLE
+from tests.conftest import REDIS_QUESTION, SAMPLE
 from workbench.cli import main
 from workbench.context import answer, build_context
 from workbench.evaluate.answer_checks import context_sources
@@ -112,3 +112,25 @@ def test_the_sample_task_set_has_answer_stage_tasks():
 
     tags = [t.tags for t in load_tasks(SAMPLE / "tasks.yaml")]
     assert sum("unanswerable" in t for t in tags) >= 3 and sum("hypothesis-trap" in t for t in tags) >= 2
+
+
+@pytest.fixture(scope="module")
+def qwen(tmp_path_factory):
+    """Qwen2.5-Coder-1.5B-Instruct, installed by `models install` (.ci/run does it), served like SmolLM2."""
+    server = LocalModelServer(name="qwen2.5-coder-1.5b", log=tmp_path_factory.mktemp("qwen") / "server.log")
+    server.start(timeout=300)
+    yield server
+    server.stop()
+    assert server.process is not None and server.process.poll() is not None, "the server outlived its fixture"
+
+
+def test_the_chosen_model_answers_the_chain_question_citing_its_path(qwen, sample_workspace, monkeypatch):
+    """The stronger model, given the cited path first, answers and cites a chunk of that path."""
+    _point_at(qwen, sample_workspace, monkeypatch)
+    assert qwen.environment()["WORKBENCH_LLM_MODEL"] == "qwen2.5-coder-1.5b-instruct"
+    context = build_context(sample_workspace, retrieve(sample_workspace, REDIS_QUESTION, mode="graphrag"))
+    path_chunks = {c for path in context.data["answer_path"]["paths"] for hop in path["hops"] for c in hop["chunks"]}
+    reply = answer(sample_workspace, context)
+    assert reply.model == "qwen2.5-coder-1.5b-instruct" and reply.unknown_citations == []
+    assert set(reply.citations) & path_chunks, reply.text
+    assert "login" in reply.text.lower(), reply.text
