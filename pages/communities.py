@@ -1,4 +1,4 @@
-"""Communities: the themes of the corpus, each with its extractive report and drawn."""
+"""Communities: the themes of the corpus and their sub-themes, each with its extractive report and drawn."""
 
 import streamlit as st
 
@@ -8,9 +8,11 @@ from workbench.views.tables import communities_frame
 
 ui.keep_widget_state()
 st.title("Communities")
-st.caption("Groups of entities that the graph ties together (Louvain on relation and co-mention edges). Each report "
-           "is extractive: its title names the most central entities, and every point is a sentence quoted from a "
-           "cited chunk. The global retrieval mode answers corpus-wide questions from these reports.")
+st.caption("Themes and sub-themes of the corpus: groups of entities and passages that the graph the graphrag walk "
+           "sees ties together (Louvain on relation, co-mention, passage and title links; each theme split again "
+           "into sub-themes). Each report is extractive: its title is its most distinctive key phrases, and every "
+           "point is a sentence quoted from a cited chunk. The global retrieval mode answers corpus-wide questions "
+           "from these reports.")
 ws = ui.workspace()
 if not ui.require_documents(ws):
     st.stop()
@@ -18,13 +20,24 @@ reports = ws.communities()
 if not reports:
     st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
     st.stop()
+themes = [r for r in reports if r.level == 0] or reports
 st.dataframe(communities_frame(reports), hide_index=True, width="stretch")
 titles = {r.id: f"{printable(r.title)} ({r.size} entities)" for r in reports}
-chosen = st.selectbox("Community", list(titles), format_func=titles.get, key=ui.kept("communities", "id", reports[0].id))
-report = next((r for r in reports if r.id == chosen), reports[0])
+chosen = st.selectbox("Theme", [r.id for r in themes], format_func=titles.get,
+                      key=ui.kept("communities", "id", themes[0].id))
+report = next((r for r in themes if r.id == chosen), themes[0])
+parts = [r.id for r in reports if r.parent == report.id]
+if parts:
+    whole = "(the whole theme)"
+    part = st.radio(f"Sub-themes ({len(parts)})", [whole, *parts], format_func=lambda i: titles.get(i, i),
+                    key=ui.kept("communities", f"part.{report.id}", whole))
+    report = next((r for r in reports if r.id == part), report)
 
 st.subheader(ui.md_text(report.title))
-st.caption(f"{report.size} entities, seen {(report.first_seen or '?')[:10]} to {(report.last_seen or '?')[:10]}")
+st.caption(f"{'Sub-theme' if report.level else 'Theme'}: {report.size} entities, {len(report.chunks)} passages, "
+           f"{len(report.documents)} documents, seen {(report.first_seen or '?')[:10]} to {(report.last_seen or '?')[:10]}")
+if report.key_phrases:
+    st.markdown("**Key phrases:** " + ui.md_text(", ".join(p for p, _ in report.key_phrases[:10])))
 st.markdown("**Key entities:** " + ui.md_text(", ".join(f"{n} ({t})" for n, t, _ in report.key_entities)))
 if report.relations:
     st.markdown("**Strongest relations**")

@@ -203,16 +203,18 @@ class GraphRAGSettings(_Section):
 
 
 class CommunitySettings(_Section):
-    resolution: float = Field(1.0, gt=0, description="Louvain resolution: above 1 gives more, smaller communities; below 1 fewer, larger ones.")
+    resolution: float = Field(1.0, gt=0, description="Louvain resolution (the communities are found on the graph the graphrag walk sees: entities, passages and their links): above 1 gives more, smaller communities; below 1 fewer, larger ones.")
     seed: int = Field(42, description="Seed of the Louvain community detection, so the same graph always gives the same communities.")
     min_size: int = Field(3, gt=0, description="Communities with fewer entities than this get no report.")
-    relation_weight: float = Field(2.0, ge=0, description="Weight of a cited relation edge per stating chunk when detecting communities, against 1 per chunk for a co-mention.")
-    generic_title_weight: float = Field(0.25, ge=0, le=1, description="Centrality factor of general names (types name and title) when choosing a community's title and key entities; dates are left out of communities altogether.")
+    levels: int = Field(2, ge=1, le=4, description="Levels of communities: 1 themes only, 2 themes and their sub-themes (each theme split again the same way), and so on.")
+    relation_weight: float = Field(2.0, ge=0, description="Weight of a cited relation edge per stating chunk when detecting communities, against 1 for a co-mention or a passage's link to an entity it names.")
+    words_per_passage: int = Field(20, ge=0, description="Each passage is also linked to this many of its most distinctive words (count x log(passages / passages with the word); words of 2 passages up to a quarter of them) when detecting communities: names alone split prose themes. 0: names and the graph's links only.")
+    generic_title_weight: float = Field(0.25, ge=0, le=1, description="Centrality factor of general names (types name and title) when choosing a community's key entities; dates are left out of communities altogether.")
     key_entities: int = Field(8, gt=0, description="Most central entities listed in a community report.")
-    title_entities: int = Field(3, gt=0, description="Entities whose names make a community's title.")
+    title_entities: int = Field(3, gt=0, description="Key phrases (c-TF-IDF: frequent in the community's passages, rare in the other communities of its level) that make a community's title.")
     max_relations: int = Field(5, ge=0, description="Strongest cited relations listed in a community report.")
-    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen by the centrality of the entities they name and how many not yet covered they add.")
-    candidate_chunks: int = Field(30, gt=0, description="Chunks of a community, those naming its most central entities first, searched for representative sentences.")
+    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen greedily for the distinctive words (c-TF-IDF) they add, from other documents first; sentences of fewer than four topic words (acknowledgements) are never chosen.")
+    candidate_chunks: int = Field(40, gt=0, description="Passages of a community, those linked to most of its entities first, that its key phrases are weighed from and its representative sentences chosen from.")
 
 
 class EpisodeSettings(_Section):
@@ -221,8 +223,8 @@ class EpisodeSettings(_Section):
 
 
 class GlobalSearchSettings(_Section):
-    max_communities: int = Field(6, gt=0, description="Community reports the global mode takes points from, most similar to the question first.")
-    points_per_community: int = Field(3, gt=0, description="Points (cited sentences) the global mode takes from each community report.")
+    max_communities: int = Field(6, gt=0, description="Themes the global mode takes points from first, one point per theme per round, most similar to the question first; the other themes follow only when these run out before k hits.")
+    points_per_community: int = Field(3, gt=0, description="Points the global mode takes from each report (a theme's and each of its sub-themes') before their other points and then the theme's other passages.")
     min_similarity: float = Field(-1.0, ge=-1, le=1, description="Community reports less similar than this to the question are not used by the global mode (-1: every report, up to max_communities, since a corpus-wide question is often unlike every theme).")
 
 

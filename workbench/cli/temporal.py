@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import CommandError, emit
 from .core import open_workspace
+from ..views.tables import nested_order
 from .render import table
 
 __all__ = ["register"]
@@ -12,7 +13,8 @@ __all__ = ["register"]
 def cmd_communities(args):
     ws = open_workspace(args)
     summaries = ws.summaries()
-    reports = summaries.reports
+    all_reports = nested_order(summaries.reports)
+    reports = all_reports
     if args.id:
         try:
             reports = [summaries.report(args.id)]
@@ -25,15 +27,22 @@ def cmd_communities(args):
         if not p["communities"]:
             return "no communities: the graph has no group of entities linked closely enough"
         if args.id is None:
-            rows = [{"id": c["id"], "size": c["size"], "title": c["title"],
+            rows = [{"id": c["id"], "level": "theme" if not c["level"] else f"sub-theme{'' if c['level'] == 1 else c['level']}",
+                     "size": c["size"], "title": ("  " * c["level"] + ("- " if c["level"] else "")) + c["title"],
+                     "passages": len(c["chunks"]),
                      "span": f"{(c['first_seen'] or '')[:10]}..{(c['last_seen'] or '')[:10]}",
                      "points": len(c["points"])} for c in p["communities"]]
-            return table(rows, ["id", "size", "title", "span", "points"], max_width=60)
+            return table(rows, ["id", "level", "size", "title", "passages", "span", "points"], max_width=60)
         lines = []
         for c in p["communities"]:
-            lines.append(f"{c['id']}: {c['title']} ({c['size']} entities, "
+            kind = "theme" if not c["level"] else f"sub-theme of {c['parent']}"
+            lines.append(f"{c['id']}: {c['title']} ({kind}; {c['size']} entities, {len(c['chunks'])} passages, "
                          f"{(c['first_seen'] or '?')[:10]}..{(c['last_seen'] or '?')[:10]})")
+            lines.append("key phrases: " + ", ".join(phrase for phrase, _ in c["key_phrases"][:10]))
             lines.append("key entities: " + ", ".join(f"{e['name']} ({e['type']})" for e in c["key_entities"]))
+            parts = [x for x in all_reports if x.parent == c["id"]]
+            if parts:
+                lines.append("sub-themes: " + "; ".join(f"{x.id} {x.title}" for x in parts))
             for r in c["relations"]:
                 lines.append(f"  {r['source']} -{r['relation']}-> {r['target']}  [weight {r['weight']}; chunks "
                              f"{', '.join(r['chunks'])}]")

@@ -16,7 +16,7 @@ from ..graph import COMENTION_RELATION, ContextGraph, Neighborhood
 from ..model import Edge
 from ..safe_text import printable
 
-__all__ = ["documents_frame", "neighbours_frame", "edge_chunks_frame", "communities_frame", "timeline_frame"]
+__all__ = ["documents_frame", "neighbours_frame", "edge_chunks_frame", "communities_frame", "nested_order", "timeline_frame"]
 
 
 def documents_frame(records: Iterable) -> pd.DataFrame:
@@ -65,13 +65,40 @@ def edge_chunks_frame(graph: ContextGraph, edges: Iterable[Edge], chunk_text: Ma
     return pd.DataFrame(rows, columns=["source", "relation", "target", "chunk", "document", "text"])
 
 
+_LEVELS = {0: "theme", 1: "sub-theme"}
+
+
 def communities_frame(reports: Iterable) -> pd.DataFrame:
-    """One row per community report: id, size, title, time span, key entities."""
-    return pd.DataFrame([{"id": r.id, "size": r.size, "title": printable(r.title),
+    """One row per community report, each theme followed by its sub-themes: id, level, theme,
+    size, title (key phrases), passages, time span, key entities."""
+    reports = list(reports)
+    titles = {r.id: r.title for r in reports}
+    ordered = nested_order(reports)
+    return pd.DataFrame([{"id": r.id, "level": _LEVELS.get(r.level, f"level {r.level}"),
+                          "theme": printable(titles.get(r.parent or "", r.title)), "size": r.size,
+                          "title": printable(r.title), "passages": len(r.chunks),
                           "from": (r.first_seen or "")[:10], "to": (r.last_seen or "")[:10],
                           "key entities": printable(", ".join(f"{n} ({t})" for n, t, _ in r.key_entities))}
-                         for r in reports],
-                        columns=["id", "size", "title", "from", "to", "key entities"])
+                         for r in ordered],
+                        columns=["id", "level", "theme", "size", "title", "passages", "from", "to", "key entities"])
+
+
+def nested_order(reports: Iterable) -> list:
+    """Reports with each community followed by its parts (depth first), the given order kept among siblings."""
+    reports = list(reports)
+    known = {r.id for r in reports}
+    children: dict[str, list] = {}
+    for r in reports:
+        children.setdefault(r.parent if r.parent in known else "", []).append(r)
+    ordered: list = []
+
+    def visit(parent: str) -> None:
+        for r in children.get(parent, []):
+            ordered.append(r)
+            visit(r.id)
+
+    visit("")
+    return ordered
 
 
 def timeline_frame(entries: Iterable) -> pd.DataFrame:
