@@ -413,13 +413,15 @@ def _titled(report: CommunityReport, weights: Mapping[str, float], options: Repo
     """The report titled by its key phrases (its most central entities when its text has none).
 
     A phrase that is a name or a word of one (``names``: people, places) weighs
-    ``generic_title_weight`` of its c-TF-IDF, so a title says what a theme is about, not who.
+    ``generic_title_weight`` of its c-TF-IDF and enters the title only when no other phrase
+    does, so a title says what a theme is about, not who.
     """
     weights = {p: w * (options.generic_title_weight if p in names else 1.0) for p, w in weights.items()}
     ranked = sorted((p for p, w in weights.items() if w > 0 and report.terms.get(p, 0) >= 2),
                     key=lambda p: (-weights[p], p))[:_KEY_PHRASES]
-    title = ", ".join(key_phrases(weights, options.title_entities, report.terms)
-                      or key_phrases(weights, options.title_entities)) \
+    phrases = key_phrases(weights, 8, report.terms) or key_phrases(weights, 8)
+    phrases = [p for p in phrases if p not in names] or phrases  # a name only when nothing else is said
+    title = ", ".join(phrases[:options.title_entities]) \
         or ", ".join(n for n, _, _ in report.key_entities[:options.title_entities])
     return dataclasses.replace(report, title=title, key_phrases=tuple((p, round(weights[p], 5)) for p in ranked))
 

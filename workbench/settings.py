@@ -223,7 +223,7 @@ class EpisodeSettings(_Section):
 
 
 class GlobalSearchSettings(_Section):
-    max_communities: int = Field(6, gt=0, description="Themes the global mode takes points from first, one point per theme per round, most similar to the question first; the other themes follow only when these run out before k hits.")
+    max_communities: int = Field(6, gt=0, description="Themes the global mode takes points from first (at least k of them, so k points come from k distinct themes when there are that many), one point per theme per round, most similar to the question first; the other themes follow only when these run out before k hits.")
     points_per_community: int = Field(3, gt=0, description="Points the global mode takes from each report (a theme's and each of its sub-themes') before their other points and then the theme's other passages.")
     min_similarity: float = Field(-1.0, ge=-1, le=1, description="Community reports less similar than this to the question are not used by the global mode (-1: every report, up to max_communities, since a corpus-wide question is often unlike every theme).")
 

@@ -7,7 +7,8 @@ first, each give one point per round, so ``k`` hits cover as many distinct theme
 are before any theme gives a second. A theme's points are its report's and its sub-themes'
 (taken in turn, ``points_per_community`` of each), then its other passages, so the mode
 never returns fewer than ``k`` hits while a community holds a passage not yet given. The
-first ``max_communities`` themes are used first; the others follow when they run out.
+first ``max(max_communities, k)`` themes are used first (so ``k`` points come from ``k``
+distinct themes when there are that many); the others follow when they run out.
 
 A question that names a theme (one of its key phrases, and no other theme's as strongly: "What
 was decided about the partner export?") narrows the answer to that theme: its sub-themes then
@@ -151,8 +152,8 @@ class GlobalRetriever:
             picked: list[tuple[int, int, CommunityReport, object, str]] = []
             seen: set[str] = set()
             used: dict[str, list[str]] = {}
-            for batch in (range(min(settings.max_communities, len(units))),
-                          range(min(settings.max_communities, len(units)), len(units))):
+            first = min(max(settings.max_communities, k), len(units))  # k points from k themes when there are k
+            for batch in (range(first), range(first, len(units))):
                 depth = [0] * len(queues)
                 rnd = 0
                 while len(picked) < k and any(depth[u] < len(queues[u]) for u in batch):
