@@ -73,7 +73,7 @@ class ReportOptions:
     min_size: int = 3
     levels: int = 2
     relation_weight: float = 2.0
-    words_per_passage: int = 20
+    words_per_passage: int = 10
     generic_title_weight: float = 0.25
     key_entities: int = 8
     title_entities: int = 3
@@ -141,7 +141,7 @@ def passage_words(texts: Mapping[str, str], per_passage: int = 20, max_share: fl
 
 
 def community_graph(graph: ContextGraph, relation_weight: float = 2.0, texts: Mapping[str, str] | None = None,
-                    words_per_passage: int = 20, word_share: float = 0.25) -> tuple[nx.Graph, list]:
+                    words_per_passage: int = 10, word_share: float = 0.25) -> tuple[nx.Graph, list]:
     """The undirected weighted graph communities are detected on, and its node names.
 
     Node ``i`` is ``names[i]``: an entity key, ``("p", chunk id)`` for a passage or ``("w", word)``
@@ -194,27 +194,40 @@ def community_graph(graph: ContextGraph, relation_weight: float = 2.0, texts: Ma
 def louvain(g: nx.Graph, nodes: Iterable[int], resolution: float, seed: int) -> list[list[int]]:
     """Louvain on the subgraph of integer ``nodes``, rebuilt in sorted order; parts sorted.
 
+    A node with a single neighbour in the subgraph (most names of a large corpus: one passage
+    names them) is left out of the run and joins its neighbour's part afterwards, where
+    modularity always puts it; the run then costs what the rest of the graph costs.
+
     Examples
     --------
     >>> g = nx.barbell_graph(4, 0)
+    >>> g.add_edge(7, 8)  # a leaf joins its neighbour's part
     >>> louvain(g, g.nodes, 1.0, seed=7)
-    [[0, 1, 2, 3], [4, 5, 6, 7]]
+    [[0, 1, 2, 3], [4, 5, 6, 7, 8]]
     """
     nodes = sorted(nodes)
-    sub = nx.Graph()
-    sub.add_nodes_from(nodes)
     inside = set(nodes)
-    sub.add_weighted_edges_from(sorted((u, v, d.get("weight", 1.0)) for u in nodes for v, d in g[u].items()
-                                       if v in inside and u < v))
+    neighbours = {u: sorted(v for v in g[u] if v in inside and v != u) for u in nodes}
+    leaf_of = {u: nbrs[0] for u, nbrs in neighbours.items() if len(nbrs) == 1 and len(neighbours[nbrs[0]]) > 1}
+    core = [u for u in nodes if u not in leaf_of]
+    sub = nx.Graph()
+    sub.add_nodes_from(core)
+    sub.add_weighted_edges_from((u, v, g[u][v].get("weight", 1.0)) for u in core for v in neighbours[u]
+                                if u < v and v not in leaf_of)
     if sub.number_of_edges() == 0:
-        return [[n] for n in nodes]
-    parts = nx.community.louvain_communities(sub, weight="weight", resolution=resolution, seed=seed)
-    return sorted(sorted(p) for p in parts)
+        parts = [{n} for n in core]
+    else:
+        parts = nx.community.louvain_communities(sub, weight="weight", resolution=resolution, seed=seed)
+    part_of = {u: i for i, p in enumerate(parts) for u in p}
+    grown = [sorted(p) for p in parts]
+    for leaf, at in sorted(leaf_of.items()):
+        grown[part_of[at]].append(leaf)
+    return sorted(sorted(p) for p in grown)
 
 
 def detect_communities(graph: ContextGraph, *, resolution: float = 1.0, seed: int = 42, min_size: int = 3,
                        relation_weight: float = 2.0, levels: int = 2, texts: Mapping[str, str] | None = None,
-                       words_per_passage: int = 20) -> list[Community]:
+                       words_per_passage: int = 10) -> list[Community]:
     """Themes and their sub-themes, each of at least ``min_size`` entities.
 
     Parameters
@@ -394,9 +407,8 @@ def _report(graph: ContextGraph, community: Community, chunks: Mapping[str, Chun
     points = _points(community, _candidate_chunks(graph, community, options.candidate_chunks), chunks, weights,
                      names, options.sentences)
     points += _relation_points(relations, chunks, {p.text for p in points}, weights)
-    times = sorted(t for t in (graph.passages_time.get(c) for c in community.chunks) if t)
-    if not times:
-        times = sorted(str(t) for e in entity.values() for t in (e.first_seen, e.last_seen) if t)
+    times = sorted({t for t in (graph.passages_time.get(c) for c in community.chunks) if t}
+                   | {str(t) for e in entity.values() for t in (e.first_seen, e.last_seen) if t})
     documents = {graph.passages_document.get(c, "") for c in community.chunks} | {p.document for p in points}
     documents |= {d for r in relations for d in r["documents"]}
     return CommunityReport(

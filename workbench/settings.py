@@ -208,7 +208,7 @@ class CommunitySettings(_Section):
     min_size: int = Field(3, gt=0, description="Communities with fewer entities than this get no report.")
     levels: int = Field(2, ge=1, le=4, description="Levels of communities: 1 themes only, 2 themes and their sub-themes (each theme split again the same way), and so on.")
     relation_weight: float = Field(2.0, ge=0, description="Weight of a cited relation edge per stating chunk when detecting communities, against 1 for a co-mention or a passage's link to an entity it names.")
-    words_per_passage: int = Field(20, ge=0, description="Each passage is also linked to this many of its most distinctive words (count x log(passages / passages with the word); words of 2 passages up to a quarter of them) when detecting communities: names alone split prose themes. 0: names and the graph's links only.")
+    words_per_passage: int = Field(10, ge=0, description="Each passage is also linked to this many of its most distinctive words (count x log(passages / passages with the word); words of 2 passages up to a quarter of them) when detecting communities: names alone split prose themes. 0: names and the graph's links only.")
     generic_title_weight: float = Field(0.25, ge=0, le=1, description="Centrality factor of general names (types name and title) when choosing a community's key entities; dates are left out of communities altogether.")
     key_entities: int = Field(8, gt=0, description="Most central entities listed in a community report.")
     title_entities: int = Field(3, gt=0, description="Key phrases (c-TF-IDF: frequent in the community's passages, rare in the other communities of its level) that make a community's title.")

@@ -22,8 +22,17 @@ def cmd_communities(args):
             raise CommandError(str(exc.args[0]), code=2) from None
     payload = {"communities": [r.to_json() for r in reports], "stored": summaries.stored,
                "built": summaries.built, "kept": summaries.kept}
+    if args.labels:
+        payload = {"match": _theme_match(ws, summaries.reports, args.labels).to_json()}
 
     def render(p):
+        if "match" in p:
+            m, titles = p["match"], {r.id: r.title for r in summaries.reports}
+            rows = [{"community": titles.get(row["community"], row["community"]), "majority": row["majority"],
+                     "documents by theme": ", ".join(f"{t} {n}" for t, n in row["themes"].items())} for row in m["table"]]
+            return (f"themes against {args.labels}: purity {m['purity']:.3f}, NMI {m['nmi']:.3f}, coverage "
+                    f"{m['coverage']:.3f} of {m['documents']} labelled documents\n"
+                    + table(rows, ["community", "majority", "documents by theme"], max_width=60))
         if not p["communities"]:
             return "no communities: the graph has no group of entities linked closely enough"
         if args.id is None:
@@ -51,6 +60,27 @@ def cmd_communities(args):
         return "\n".join(lines)
 
     emit(args, payload, render)
+
+
+def _theme_match(ws, reports, path: str):
+    """The themes' match to a labels file (JSON: document id or file name -> theme)."""
+    import json
+    from pathlib import Path
+
+    from ..evaluate.themes import documents_by_community, label_keys, theme_match
+
+    try:
+        labels = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot read the labels file {path}: {exc}", code=2) from None
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise CommandError(f"{path}: expected a JSON object of document id (or file name) -> theme", code=2)
+    documents = ws.graph.passages_document
+    keys = label_keys(documents.values(), labels)
+    if not keys:
+        raise CommandError(f"{path}: no label names a document of the workspace (ids or file names)", code=2)
+    by_chunk = {cid: keys[d] for cid, d in documents.items() if d in keys}
+    return theme_match(documents_by_community(reports, by_chunk), {k: labels[k] for k in keys.values()})
 
 
 def cmd_timeline(args):
@@ -93,6 +123,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("communities", parents=[common],
                               help="communities of the graph with their extractive reports")
     p.add_argument("id", nargs="?", default=None, help="one community's id: its full report")
+    p.add_argument("--labels", default=None, metavar="FILE",
+                   help="JSON of document id (or file name) -> theme: print how the themes match it "
+                        "(purity, NMI, coverage, documents of each theme per community)")
     p.set_defaults(handler=cmd_communities)
 
     p = subparsers.add_parser("timeline", parents=[common],

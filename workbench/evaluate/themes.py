@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["ThemeMatch", "theme_match", "documents_by_community", "nmi"]
+__all__ = ["ThemeMatch", "theme_match", "documents_by_community", "label_keys", "nmi"]
 
 
 @dataclass
@@ -83,3 +83,22 @@ def theme_match(assigned: Mapping[str, str | None], labels: Mapping[str, str]) -
     return ThemeMatch(purity=right / len(held) if held else 0.0,
                       nmi=nmi([assigned[d] for d in held], [labels[d] for d in held]),
                       coverage=len(held) / len(docs) if docs else 0.0, documents=len(docs), table=table)
+
+
+def label_keys(document_ids: Iterable[str], labels: Mapping[str, str]) -> dict[str, str]:
+    """Document id -> the key it has in ``labels``: the id itself, else its file name when that
+    names one document only.
+
+    >>> label_keys(["corpus/a.md", "corpus/b.md"], {"a.md": "x", "corpus/b.md": "y"})
+    {'corpus/a.md': 'a.md', 'corpus/b.md': 'corpus/b.md'}
+    """
+    ids = sorted(set(document_ids))
+    names = Counter(d.rsplit("/", 1)[-1] for d in ids)
+    found = {}
+    for d in ids:
+        name = d.rsplit("/", 1)[-1]
+        if d in labels:
+            found[d] = d
+        elif name in labels and names[name] == 1:
+            found[d] = name
+    return found

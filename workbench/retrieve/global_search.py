@@ -1,9 +1,10 @@
 """Global search: corpus-wide questions answered from the community reports (map, then reduce).
 
 Map: every community report, themes and sub-themes (see :mod:`workbench.communities`), is
-ranked by the cosine similarity of its embedding to the question's; a theme counts as similar
-as its most similar sub-theme. Reduce: the themes at or above ``min_similarity``, most similar
-first, each give one point per round, so ``k`` hits cover as many distinct themes as there
+ranked by the cosine similarity of its embedding to the question's; a theme is ordered by its
+report's similarity plus ``SIZE_WEIGHT`` for its size (a corpus-wide question is
+about equally unlike every theme; its main themes are the larger ones). Reduce: the themes at
+or above ``min_similarity``, in that order, each give one point per round, so ``k`` hits cover as many distinct themes as there
 are before any theme gives a second. A theme's points are its report's and its sub-themes'
 (taken in turn, ``points_per_community`` of each), then its other passages, so the mode
 never returns fewer than ``k`` hits while a community holds a passage not yet given. The
@@ -21,6 +22,7 @@ the communities used. A hit's score is ``1 / (round + 1)`` plus a thousandth of 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from ..embedding import EmbeddingUnavailable
@@ -33,6 +35,10 @@ from .vector import embed_query
 
 __all__ = ["GlobalRetriever", "named_theme"]
 
+#: Weight of a theme's size (log of its passages, the largest theme 1) added to its similarity when
+#: ordering themes: a corpus-wide question is about as unlike every theme, and its main themes are
+#: the larger ones; a question about one theme is far more similar to it than this.
+SIZE_WEIGHT = 0.3
 #: A theme is named when its key phrases in the question weigh this many times the next theme's.
 NAMED_MARGIN = 1.5
 
@@ -132,8 +138,9 @@ class GlobalRetriever:
             for r in reports:
                 if r.level > 0 and theme_of(r).id in parts:
                     parts[theme_of(r).id].append(r)
-            best = {t.id: max([similarity.get(t.id, 0.0)] + [similarity.get(p.id, 0.0) for p in parts[t.id]])
-                    for t in themes}
+            best = {t.id: similarity.get(t.id, 0.0) for t in themes}
+            largest = math.log1p(max((len(t.chunks) for t in themes), default=0)) or 1.0
+            order = {t.id: best[t.id] + SIZE_WEIGHT * math.log1p(len(t.chunks)) / largest for t in themes}
             named = named_theme(query, themes)
             units: list[tuple[CommunityReport, list[CommunityReport]]]
             if named is not None:
@@ -144,7 +151,7 @@ class GlobalRetriever:
                 units += [(theme, [])] if parts[theme.id] else []
             else:
                 chosen = sorted((t for t in themes if best[t.id] >= settings.min_similarity),
-                                key=lambda t: (-best[t.id], t.id))
+                                key=lambda t: (-order[t.id], t.id))
                 units = [(t, sorted(parts[t.id], key=lambda p: (-similarity.get(p.id, 0.0), p.id))) for t in chosen]
         with timer("reduce"):
             entities_of = ws.graph.passages.entities_of
