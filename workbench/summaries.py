@@ -142,7 +142,7 @@ def sync_summaries(ws) -> Summaries:
     built = _build(ws, version, cache=True)
     rv, ev = built.report_vectors, built.episode_vectors
     ws.store.replace_summaries({
-        COMMUNITY: [(r.id, r.signature, r.to_json(), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
+        COMMUNITY: [(r.id, r.signature, r.to_json(terms=True), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
         EPISODE: [(ep.id, ep.id, ep.to_json(), None if ev is None else ev[i]) for i, ep in enumerate(built.episodes)],
     }, SUMMARIES_VERSION, version_mark(ws, version))
     built.stored = True

@@ -72,7 +72,8 @@ class CommunityReport:
         phrases = ", ".join(p for p, _ in self.key_phrases)
         return "\n".join([self.title, phrases, names, *(p.text for p in self.points)])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, terms: bool = False) -> dict[str, Any]:
+        """The report as JSON; ``terms`` (what the store keeps to title it again) only when asked."""
         return {"id": self.id, "title": self.title, "size": self.size, "members": list(self.members),
                 "key_entities": [{"name": n, "type": t, "centrality": c} for n, t, c in self.key_entities],
                 "relations": self.relations,
@@ -80,7 +81,7 @@ class CommunityReport:
                 "first_seen": self.first_seen, "last_seen": self.last_seen, "signature": self.signature,
                 "documents": list(self.documents), "level": self.level, "parent": self.parent,
                 "chunks": list(self.chunks), "key_phrases": [[p, w] for p, w in self.key_phrases],
-                "terms": self.terms}
+                **({"terms": self.terms} if terms else {})}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "CommunityReport":
