@@ -58,6 +58,8 @@ __all__ = ["GENERIC_TYPES", "Community", "ReportOptions", "ReportBuild", "commun
 GENERIC_TYPES = frozenset({"name", "title"})
 #: Left out of community detection: a date links unrelated themes.
 EXCLUDED_TYPES = frozenset({"date"})
+#: Fewest topic words of a sentence a report quotes: "OK, go for the rollback." has one.
+MIN_POINT_WORDS = 4
 #: Phrases a report keeps of its passages' text, so a kept report is titled again without them.
 _TERMS_KEPT = 300
 #: Key phrases a report lists (the global mode narrows to a theme whose key phrase a question writes).
@@ -340,23 +342,24 @@ def _candidate_chunks(graph: ContextGraph, community: Community, n: int) -> list
 def _points(community: Community, chunk_ids: Sequence[str], chunks: Mapping[str, Chunk],
             weights: Mapping[str, float], entity_names: Mapping[str, str], n: int) -> list[ReportPoint]:
     """Up to ``n`` sentences chosen greedily for the distinctive words they add, other documents first."""
-    candidates = []
+    candidates = []  # (position, chunk id, chunk, sentence, its topic words)
     for cid in chunk_ids:
         chunk = chunks.get(cid)
         if chunk is None:
             continue
         for position, sentence in enumerate(split_sentences(chunk.text)):
-            candidates.append((position, cid, chunk, sentence))
+            if sentence_information(sentence, {}, min_words=MIN_POINT_WORDS)[1]:
+                candidates.append((position, cid, chunk, sentence, frozenset(content_words(sentence))))
     points: list[ReportPoint] = []
     covered: set[str] = set()
     documents: set[str] = set()
     texts: set[str] = set()
     while len(points) < n:
         best = None
-        for position, cid, chunk, sentence in candidates:
+        for position, cid, chunk, sentence, words in candidates:
             if sentence in texts:
                 continue
-            gain, words = sentence_information(sentence, weights, covered)
+            gain = sum(weights.get(w, 0.0) for w in words - covered)
             gain *= 0.5 if chunk.document_id in documents else 1.0
             key = (gain, -position, cid)
             if gain > 0 and (best is None or key > best[0]):
