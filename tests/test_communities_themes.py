@@ -119,6 +119,9 @@ def test_global_never_gives_fewer_than_k_while_material_remains(team):
     k = len(passages) - 3
     result = retrieve(team, THEMES, mode="global", k=k)
     assert len(result.hits) == k and len({h.chunk_id for h in result.hits}) == k
+    beyond = [h for h in result.hits if h.why.point_kind == "passage"]  # past the reports' points
+    assert beyond and all(h.why.point in h.text for h in result.hits)
+    assert "a passage of the community" in beyond[0].why.describe().casefold()
     everything = retrieve(team, THEMES, mode="global", k=len(passages) + 50)
     assert len(everything.hits) == len(passages)
     narrowed = retrieve(team, "What did we decide about the partner export?", mode="global", k=200)

@@ -129,7 +129,8 @@ class Why:
     point: str | None = None
     """The report's point, a sentence of the chunk."""
     point_kind: str | None = None
-    """``relation`` for a point stating one of the community's strongest relations, else ``sentence``."""
+    """``relation`` for a point stating one of the community's strongest relations, ``sentence`` for
+    another point of its report, ``passage`` for a sentence of a passage of the theme beyond its report."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields set, in declaration order; ``ranks`` as ``<name>_rank`` keys, ``None`` kept."""
@@ -167,7 +168,8 @@ class Why:
             step = self.cited_path
             parts.append(f"states hop {step.hop_number} of the path {_ARROW.join(step.path)}: {step.hop.describe()}")
         if self.community is not None:
-            parts.append(f"quoted by the report of the community “{self.community_title or self.community}”"
+            where = "a passage of" if self.point_kind == "passage" else "quoted by the report of"
+            parts.append(f"{where} the community “{self.community_title or self.community}”"
                          + (f" (similarity {_round(self.similarity)})" if self.similarity is not None else ""))
         if self.matched_terms is not None:
             parts.append((f"matched the words {_quote(self.matched_terms)}" if self.matched_terms else "matched no word")
