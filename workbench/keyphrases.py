@@ -26,6 +26,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 __all__ = ["STOPWORDS", "phrase_counts", "content_words", "class_tfidf", "key_phrases", "sentence_information",
            "top_terms"]
@@ -50,6 +51,7 @@ _HANDLE = re.compile(r"@[\w.-]+")
 _BREAK = re.compile(r"[,;:!?()\[\]{}\"“”]|\.(?:\s|$)|\n")
 
 
+@lru_cache(maxsize=1 << 17)  # a corpus repeats its words: read each once
 def _word(token: str) -> str | None:
     """The token as a phrase word, or None when it carries no topic."""
     w = token.casefold().strip(".'’-")
