@@ -486,7 +486,8 @@ def build_reports(graph: ContextGraph, fetch_chunks: Callable[[Sequence[str]], I
     detected = time.perf_counter()
     previous = previous or {}
     signatures = [community_signature(graph, c, options) for c in communities]
-    kept = {i: previous[s] for i, s in enumerate(signatures) if s in previous and previous[s].terms}
+    # (A report stored before reports kept their terms has another signature: the options changed.)
+    kept = {i: previous[s] for i, s in enumerate(signatures) if s in previous}
     todo = [i for i in range(len(communities)) if i not in kept]
     candidates = {i: _candidate_chunks(graph, communities[i], options.candidate_chunks) for i in todo}
     wanted = {c for ids in candidates.values() for c in ids}
