@@ -59,7 +59,7 @@ GENERIC_TYPES = frozenset({"name", "title"})
 #: Left out of community detection: a date links unrelated themes.
 EXCLUDED_TYPES = frozenset({"date"})
 #: Fewest topic words of a sentence a report quotes: "OK, go for the rollback." has one.
-MIN_POINT_WORDS = 4
+MIN_POINT_WORDS = 3
 #: Phrases a report keeps of its passages' text, so a kept report is titled again without them.
 _TERMS_KEPT = 300
 #: Key phrases a report lists (the global mode narrows to a theme whose key phrase a question writes).
@@ -433,7 +433,8 @@ def _titled(report: CommunityReport, weights: Mapping[str, float], options: Repo
     """
     weights = {p: w * (options.generic_title_weight if p in names else 1.0) for p, w in weights.items()}
     ranked = sorted((p for p, w in weights.items() if w > 0 and report.terms.get(p, 0) >= 2),
-                    key=lambda p: (-weights[p], p))[:_KEY_PHRASES]
+                    key=lambda p: (-weights[p], p))[:_KEY_PHRASES] \
+        or sorted((p for p, w in weights.items() if w > 0), key=lambda p: (-weights[p], p))[:_KEY_PHRASES]
     phrases = key_phrases(weights, 8, report.terms) or key_phrases(weights, 8)
     phrases = [p for p in phrases if p not in names] or phrases  # a name only when nothing else is said
     title = ", ".join(phrases[:options.title_entities]) \

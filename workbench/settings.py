@@ -213,7 +213,7 @@ class CommunitySettings(_Section):
     key_entities: int = Field(8, gt=0, description="Most central entities listed in a community report.")
     title_entities: int = Field(3, gt=0, description="Key phrases (c-TF-IDF: frequent in the community's passages, rare in the other communities of its level) that make a community's title.")
     max_relations: int = Field(5, ge=0, description="Strongest cited relations listed in a community report.")
-    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen greedily for the distinctive words (c-TF-IDF) they add, from other documents first; sentences of fewer than four topic words (acknowledgements) are never chosen.")
+    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen greedily for the distinctive words (c-TF-IDF) they add, from other documents first; sentences of fewer than three topic words (acknowledgements) are never chosen.")
     candidate_chunks: int = Field(40, gt=0, description="Passages of a community, those linked to most of its entities first, that its key phrases are weighed from and its representative sentences chosen from.")
 
 
