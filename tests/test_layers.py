@@ -20,7 +20,7 @@ LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
      "embedding", "static_embedder", "exported_embedder", "distributed_embedder", "quantize", "sentences",
-     "communities", "episodes", "timeline", "local_model"},
+     "communities", "episodes", "timeline", "local_model", "note_neighbours"},
     {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},
     {"views"},

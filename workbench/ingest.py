@@ -34,9 +34,12 @@ from .canon import name_key
 from .chunking import chunk_document
 from .embedding import LEGACY_NAME, Embedder, text_hash
 from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from_settings, similar_note_candidates
+from .extract.notes import NEAREST_NOTES
 from .extract.llm import client_from_settings
 from .loaders import LoadProblem, file_digest, load_paths
+from . import note_neighbours
 from .model import Chunk, Document, Triple
+from .note_neighbours import refresh_note_neighbours
 from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
@@ -157,9 +160,11 @@ class StepFailed(RuntimeError):
     (:data:`VECTORS_IN_FLIGHT`), and the next ingest, remove or repair finishes the step."""
 
 
-def refresh_candidates(store: Store, embedder: Embedder, threshold: float) -> None:
-    """Recompute and store the ``SIMILAR_TO`` candidates between notes (inside
-    :func:`vector_writes`, so a step that dies here is redone by the next write).
+def refresh_candidates(store: Store, embedder: Embedder, threshold: float, full: bool = False) -> None:
+    """Bring the ``SIMILAR_TO`` candidates between notes up to date with the record (inside
+    :func:`vector_writes`, so a step that dies here is redone by the next write). Only the notes
+    a write added, changed or removed are compared again (:mod:`workbench.note_neighbours`);
+    ``full`` compares every note again (what ``repair`` does).
 
     Raises
     ------
@@ -168,7 +173,8 @@ def refresh_candidates(store: Store, embedder: Embedder, threshold: float) -> No
         what failed and how to finish the step.
     """
     try:
-        store.replace_candidates(note_similarity_candidates(store, embedder, threshold))
+        refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder)[0], embedder.name,
+                                threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
         what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         raise StepFailed(
@@ -335,10 +341,11 @@ def nameless_names(doc: Document, extraction) -> list[str]:
     return [f"{doc.id}: name {n!r} has no letter or digit: no entity made for it" for n in dropped]
 
 
-def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float) -> list:
+def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float, k: int = NEAREST_NOTES) -> list:
     """``SIMILAR_TO`` candidates between notes (text and Markdown documents) whose mean chunk
     vectors are at least ``threshold`` similar, each note in at most
-    :data:`MAX_CANDIDATES_PER_NOTE`. Stored as candidates, never as facts.
+    :data:`MAX_CANDIDATES_PER_NOTE`, found over the whole corpus at once: what
+    :func:`refresh_candidates` keeps up to date write by write (and is tested against).
 
     Linear in the notes: chunks are read a page at a time and averaged per document as they
     come (a document's chunks are consecutive), and the pairs come from a blocked top-k search
@@ -368,20 +375,13 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
         means[current] = (total / count).astype(np.float32)
     if len(means) < 2:
         return []
-    return best_per_note(similar_note_candidates(means, titles, threshold, first_chunk))
+    return best_per_note(similar_note_candidates(means, titles, threshold, first_chunk, k=k))
 
 
 def best_per_note(found: Sequence[Triple]) -> list[Triple]:
     """The candidates kept, best pairs first (as ``found`` comes), each note in at most
     :data:`MAX_CANDIDATES_PER_NOTE` of them, so near-identical notes stay linear."""
-    kept = []
-    per_note: defaultdict[str, int] = defaultdict(int)
-    for triple in found:
-        if per_note[triple.subject] < MAX_CANDIDATES_PER_NOTE and per_note[triple.object] < MAX_CANDIDATES_PER_NOTE:
-            per_note[triple.subject] += 1
-            per_note[triple.object] += 1
-            kept.append(triple)
-    return kept
+    return note_neighbours.best_per_note(found, MAX_CANDIDATES_PER_NOTE)
 
 
 def pipeline_fingerprint(settings) -> str:

@@ -17,7 +17,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -27,6 +27,8 @@ __all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION"]
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 1
+#: Meta key: the embedder, threshold and k the stored note-neighbour lists were made for.
+NOTE_NEIGHBOURS_KEY = "note_neighbours_key"
 
 
 class StoreUnusable(Exception):
@@ -61,6 +63,10 @@ CREATE TABLE IF NOT EXISTS merge_log (
 CREATE TABLE IF NOT EXISTS files (source_path TEXT PRIMARY KEY, digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS embeddings (
     hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
+CREATE TABLE IF NOT EXISTS note_vectors (
+    note TEXT PRIMARY KEY, content_hash TEXT NOT NULL, first_chunk TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS note_neighbours (
+    note TEXT NOT NULL, neighbour TEXT NOT NULL, similarity REAL NOT NULL, PRIMARY KEY (note, neighbour));
 CREATE TABLE IF NOT EXISTS summaries (
     kind TEXT NOT NULL, id TEXT NOT NULL, signature TEXT NOT NULL, body TEXT NOT NULL, vector BLOB,
     PRIMARY KEY (kind, id));
@@ -324,6 +330,73 @@ class Store:
         with self.transaction() as db:
             db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
             db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
+            self._bump(db)
+
+    # -- note neighbours (workbench.note_neighbours) ------------------------------------------
+    def note_documents(self, kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """``id -> (title, content hash)`` of the documents of ``kinds`` that have a chunk."""
+        kinds = list(kinds)
+        rows = self.db.execute(
+            f"SELECT id, title, content_hash FROM documents d WHERE kind IN ({','.join('?' * len(kinds))}) "
+            "AND EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)", kinds)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def note_vector_hashes(self) -> dict[str, str]:
+        """``note -> content hash`` its stored mean vector was made from."""
+        return dict(self.db.execute("SELECT note, content_hash FROM note_vectors"))
+
+    def note_vectors(self, exclude: Collection[str] = ()) -> tuple[list[str], np.ndarray, dict[str, str]]:
+        """The stored notes' ids, mean vectors (float32 rows) and first chunks, ``exclude`` left out."""
+        ids: list[str] = []
+        rows: list[np.ndarray] = []
+        firsts: dict[str, str] = {}
+        for note, first, blob in self.db.execute("SELECT note, first_chunk, vector FROM note_vectors ORDER BY note"):
+            if note not in exclude:
+                ids.append(note)
+                rows.append(np.frombuffer(blob, dtype=np.float32))
+                firsts[note] = first
+        return ids, (np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)), firsts
+
+    def note_neighbour_lists(self) -> dict[str, list[tuple[str, float]]]:
+        """``note -> [(neighbour, similarity)]``, most similar first, ties by neighbour id."""
+        lists: dict[str, list[tuple[str, float]]] = {}
+        for note, neighbour, similarity in self.db.execute(
+                "SELECT note, neighbour, similarity FROM note_neighbours ORDER BY note, similarity DESC, neighbour"):
+            lists.setdefault(note, []).append((neighbour, similarity))
+        return lists
+
+    def chunks_of_documents(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """``(document id, chunk id, text)`` of the chunks of ``ids``, by document then ordinal."""
+        ids = sorted(ids)
+        out: list[tuple[str, str, str]] = []
+        for lo in range(0, len(ids), 500):
+            part = ids[lo:lo + 500]
+            out.extend(self.db.execute(
+                f"SELECT document_id, id, text FROM chunks WHERE document_id IN ({','.join('?' * len(part))}) "
+                "ORDER BY document_id, ordinal", part))
+        return out
+
+    def write_note_neighbours(self, key: str, full: bool, removed: Sequence[str],
+                              vectors: Sequence[tuple[str, str, str, np.ndarray]],
+                              lists: dict[str, list[tuple[str, float]]], candidates: Sequence[Triple]) -> None:
+        """One transaction: drop the vectors and lists of ``removed`` (everything when ``full``),
+        store ``vectors`` (note, content hash, first chunk, mean) and ``lists``, replace every
+        ``SIMILAR_TO`` candidate with ``candidates`` and record the lists' ``key``."""
+        with self.transaction() as db:
+            if full:
+                db.execute("DELETE FROM note_vectors")
+                db.execute("DELETE FROM note_neighbours")
+            gone = [(note,) for note in [*removed, *lists]]
+            db.executemany("DELETE FROM note_vectors WHERE note=?", [(note,) for note in removed])
+            db.executemany("DELETE FROM note_neighbours WHERE note=?", gone)
+            db.executemany("INSERT OR REPLACE INTO note_vectors VALUES (?,?,?,?)",
+                           [(note, digest, first, np.asarray(v, dtype=np.float32).tobytes())
+                            for note, digest, first, v in vectors])
+            db.executemany("INSERT INTO note_neighbours VALUES (?,?,?)",
+                           [(note, other, s) for note, entries in lists.items() for other, s in entries])
+            db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
+            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in candidates])
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (NOTE_NEIGHBOURS_KEY, key))
             self._bump(db)
 
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
@@ -169,8 +170,12 @@ class Workspace:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest`)."""
         with self._write_lock():
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
-            self.sync_entity_vectors()
-            self.sync_summaries()
+            stage = report.stage_seconds
+            for name, step in (("graph", lambda: self.graph), ("entity_vectors", self.sync_entity_vectors),
+                               ("summaries", self.sync_summaries)):
+                started = time.perf_counter()
+                step()
+                stage[name] += time.perf_counter() - started
         return report
 
     def documents_under(self, path: str | Path) -> list[str]:
@@ -212,7 +217,8 @@ class Workspace:
         with self._write_lock():
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
-                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold)
+                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold,
+                                   full=True)
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
             self._derived = None
