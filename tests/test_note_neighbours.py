@@ -142,3 +142,18 @@ def test_a_failed_refresh_leaves_the_record_as_it_was_and_the_next_one_finishes(
     done = _refresh(store, embedder, 0.5, 4)
     assert done.embedded == 1 and "n030.md" in store.note_vector_hashes()
     store.close()
+
+
+def test_lists_naming_a_note_without_a_stored_vector_are_mended(tmp_path):
+    """A record whose lists name a note whose vector row is missing (written by hand, or a
+    damaged record): the note is compared again, never listed twice."""
+    store = Store(tmp_path / "record.sqlite")
+    embedder = SeededVectors()
+    for note in range(40):
+        _write(store, note, 1)
+    _refresh(store, embedder, 0.0, 3)
+    store.db.execute("DELETE FROM note_vectors WHERE note = 'n005.md'")
+    done = _refresh(store, embedder, 0.0, 3)
+    assert done.embedded == 1
+    assert _key(done.candidates) == _key(note_similarity_candidates(store, embedder, 0.0, k=3))
+    store.close()

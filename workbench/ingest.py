@@ -238,7 +238,7 @@ def _removed_sources(paths: Sequence[Path], store: Store) -> list[str]:
     for p in paths:
         for doc_id in store.documents_under(str(p.resolve())):
             gone.append(doc_id)
-    source_of = {d.id: d.source_path for d in store.documents()}
+    source_of = store.document_sources()
     missing = {source for source in {source_of[d] for d in gone} if not Path(source).exists()}
     return sorted(d for d in set(gone) if source_of[d] in missing)
 
@@ -286,7 +286,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     known = store.document_hashes()
     if loaded.skipped_files:
         skipped = {str(f.resolve()) for f in loaded.skipped_files}
-        unchanged = sum(1 for d in store.documents() if d.source_path in skipped)
+        unchanged = sum(1 for source in store.document_sources().values() if source in skipped)
         report.documents_seen += unchanged
         report.documents_unchanged += unchanged
     todo: list[Document] = []
@@ -322,6 +322,8 @@ def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list
     """
     from .assemble import note_resolver
 
+    if not any(doc.relations for doc in documents):
+        return []
     notes = note_resolver(store.documents())
     lines = []
     for doc in documents:

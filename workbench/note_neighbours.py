@@ -86,11 +86,12 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
     lists = {} if full else store.note_neighbour_lists()
     dirty: set[str] = set()  # notes whose list is written again
     refill: set[str] = set()  # notes whose list is computed again against every note
+    valid = stored.keys() - gone  # notes whose stored vector stands (a list never names another)
     for note in list(lists):
-        if note in gone:
+        if note not in valid:
             del lists[note]
             continue
-        kept = [(other, s) for other, s in lists[note] if other not in gone]
+        kept = [(other, s) for other, s in lists[note] if other in valid]
         if len(kept) < len(lists[note]):
             dirty.add(note)
             if len(lists[note]) >= k:
@@ -114,18 +115,14 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
     for row, (cols, sims) in nearest_in_rows(unit32, computed, k, floor).items():
         lists[ids[row]] = [(ids[c], s) for c, s in zip(cols, sims)]
         dirty.add(ids[row])
-    skip = set(computed)
-    for row in sorted(position[i] for i in made):  # a new or changed note enters the lists it is near
-        column = unit32 @ unit32[row]
-        for other in np.flatnonzero(column >= floor).tolist():
-            if other in skip:
-                continue
-            note, entry = ids[other], (ids[row], float(column[other]))
-            entries = lists.get(note, [])
-            if len(entries) >= k and _rank(entry) > _rank(entries[-1]):
-                continue
-            lists[note] = sorted([*entries, entry], key=_rank)[:k]
-            dirty.add(note)
+    entering = sorted(position[i] for i in made)
+    for row, other, similarity in entries_beyond(unit32, entering, computed, floor):
+        note, entry = ids[other], (ids[row], similarity)  # a new or changed note enters a list it is near
+        entries = lists.get(note, [])
+        if len(entries) >= k and _rank(entry) > _rank(entries[-1]):
+            continue
+        lists[note] = sorted([*entries, entry], key=_rank)[:k]
+        dirty.add(note)
 
     titles = {note: notes[note][0] for note in ids}
     candidates = candidate_triples(lists, position, unit, threshold, titles, firsts, max_per_note)
@@ -173,29 +170,68 @@ def nearest_in_rows(unit32: np.ndarray, rows: Sequence[int], k: int,
     return out
 
 
+def entries_beyond(unit32: np.ndarray, rows: Sequence[int], computed: Sequence[int],
+                   floor: float) -> list[tuple[int, int, float]]:
+    """``(row, other, similarity)`` for each row of ``rows`` and each other row not in
+    ``computed`` at least ``floor`` similar to it (float32, as the lists are ranked), a block of
+    rows at a time. When every row was computed there is nothing to enter (a first ingest).
+
+    Examples
+    --------
+    >>> unit = np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32)
+    >>> [(r, o) for r, o, _ in entries_beyond(unit, [0], [0], 0.5)]
+    [(0, 1)]
+    """
+    n = len(unit32)
+    if not rows or len(computed) >= n:
+        return []
+    outside = np.ones(n, dtype=bool)
+    outside[list(computed)] = False
+    columns = np.flatnonzero(outside)
+    step = max(1, min(1024, BLOCK_ELEMENTS // len(columns)))
+    found: list[tuple[int, int, float]] = []
+    for lo in range(0, len(rows), step):
+        part = np.asarray(rows[lo:lo + step])
+        block = unit32[part] @ unit32[columns].T
+        r, c = np.nonzero(block >= floor)
+        found += zip(part[r].tolist(), columns[c].tolist(), block[r, c].tolist())
+    return found
+
+
 def candidate_triples(lists: Mapping[str, Sequence[tuple[str, float]]], position: Mapping[str, int],
                       unit: np.ndarray, threshold: float, titles: Mapping[str, str], firsts: Mapping[str, str],
                       max_per_note: int) -> list[Triple]:
     """The candidates of the lists: every pair one of whose notes lists the other, at least
-    ``threshold`` similar in float64, subject the note first by id; then :func:`best_per_note`."""
-    pairs = sorted({(min(position[a], position[b]), max(position[a], position[b]))
-                    for a, entries in lists.items() if a in position for b, _ in entries if b in position})
-    if not pairs:
+    ``threshold`` similar in float64, subject the note first by id, best pairs first (ties by
+    subject's then object's title), each title in at most ``max_per_note`` of them, as
+    :func:`best_per_note` keeps them. Only the pairs kept become triples."""
+    n = len(position)
+    firsts_of = [position[a] for a, entries in lists.items() if a in position for b, _ in entries if b in position]
+    seconds_of = [position[b] for a, entries in lists.items() if a in position for b, _ in entries if b in position]
+    if not firsts_of:
         return []
-    i_of = np.array([p[0] for p in pairs])
-    j_of = np.array([p[1] for p in pairs])
+    a, b = np.array(firsts_of, dtype=np.int64), np.array(seconds_of, dtype=np.int64)
+    pairs = np.unique(np.minimum(a, b) * n + np.maximum(a, b))
+    i_of, j_of = pairs // n, pairs % n
     similarity = np.empty(len(pairs))
     for lo in range(0, len(pairs), 8192):  # exact cosines, a slice of pairs at a time
         part = slice(lo, lo + 8192)
         similarity[part] = np.einsum("ij,ij->i", unit[i_of[part]], unit[j_of[part]])
+    above = similarity >= threshold
+    i_of, j_of, confidence = i_of[above], j_of[above], np.minimum(similarity[above], 1.0)
     ids = sorted(position, key=position.__getitem__)
-    triples = [
-        Triple(titles.get(ids[i], ids[i]), "SIMILAR_TO", titles.get(ids[j], ids[j]), firsts.get(ids[i], ""),
-               float(min(1.0, s)), "candidate", "note", "note")
-        for i, j, s in zip(i_of.tolist(), j_of.tolist(), similarity.tolist()) if s >= threshold
-    ]
-    triples.sort(key=lambda t: (-t.confidence, t.subject, t.object))
-    return best_per_note(triples, max_per_note)
+    shown = [titles.get(note, note) for note in ids]
+    _, title_rank = np.unique(np.array(shown, dtype=object), return_inverse=True)  # equal titles, equal rank
+    order = np.lexsort((title_rank[j_of], title_rank[i_of], -confidence))
+    used = [0] * len(shown)
+    kept = []
+    for i, j, s, ti, tj in zip(i_of[order].tolist(), j_of[order].tolist(), confidence[order].tolist(),
+                               title_rank[i_of[order]].tolist(), title_rank[j_of[order]].tolist()):
+        if used[ti] < max_per_note and used[tj] < max_per_note:
+            used[ti] += 1
+            used[tj] += 1
+            kept.append(Triple(shown[i], "SIMILAR_TO", shown[j], firsts.get(ids[i], ""), s, "candidate", "note", "note"))
+    return kept
 
 
 def best_per_note(found: Sequence[Triple], max_per_note: int) -> list[Triple]:

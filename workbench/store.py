@@ -238,6 +238,10 @@ class Store:
             for r in rows
         ]
 
+    def document_sources(self) -> dict[str, str]:
+        """``document id -> source path`` of every stored document."""
+        return dict(self.db.execute("SELECT id, source_path FROM documents"))
+
     def documents_under(self, source_path: str) -> list[str]:
         """Ids of documents whose source file is ``source_path`` or lies below it."""
         prefix = source_path.rstrip("/") + "/"
