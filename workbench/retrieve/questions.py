@@ -240,7 +240,7 @@ def _side_keys(ws, side: str) -> dict[str, float]:
     texts = {chunk.id: {w.casefold() for w in re.findall(r"[\w-]+", chunk.text)} for chunk in ws.chunks(best)}
     best.sort(key=lambda cid: not capitalised <= texts.get(cid, set()))  # stable: search order within
     title = layer.title_of.get(best[0]) if best else None
-    if usable(title):
+    if title is not None and usable(title):
         return {title: TITLE_SURENESS}
     threshold = ws.settings.graphrag.seed_similarity_threshold
     similar = sorted(((m.similarity, m.id) for m in matches if usable(m.id)), key=lambda pair: (-pair[0], pair[1]))
