@@ -267,7 +267,7 @@ def read_phrase(query: str, as_of: date, anchor: Anchor | None = None
 # Words that make a phrase look like time, though no pattern above may read it.
 _TIME_WORDS = (rf"(?:{_MONTH}|{_WEEKDAYS}|days?|weeks?|weekends?|fortnights?|months?|quarters?|years?|decades?|"
                r"seasons?|sprints?|spring|summer|autumn|fall|winter|mornings?|evenings?|nights?|tonight|tomorrow|"
-               r"q[1-4]|h[12]|\d{4}|\d{4}-\d{2}(?:-\d{2})?)")
+               r"q[1-4]|h[12])")  # a bare year after a preposition is read, or names a thing ("the 1999 season")
 _LOOKS_LIKE_TIME = re.compile(
     rf"\b(?:(?:last|past|previous|next|coming|this|recent|earlier|later|few|several|couple|many)\s+(?:[\w-]+\s+){{0,2}}?"
     rf"{_TIME_WORDS}\b|[\w-]+\s+{_TIME_WORDS}\s+ago\b|"
@@ -285,4 +285,6 @@ def unread_phrases(text: str) -> list[str]:
     >>> unread_phrases("What broke next spring?"), unread_phrases("How does Redis work?")
     (['next spring'], [])
     """
-    return [m.group(0).strip() for m in _LOOKS_LIKE_TIME.finditer(text)]
+    # A phrase read on its own is understood (a second time phrase of the question): not reported.
+    return [m.group(0).strip() for m in _LOOKS_LIKE_TIME.finditer(text)
+            if read_phrase(m.group(0), date(2000, 1, 1)) is None]
