@@ -3,9 +3,11 @@
 import streamlit as st
 
 import ui
-from workbench.canon import form_reasons
+from workbench.canon import form_reasons, page_of
 from workbench.safe_text import printable
 from workbench.views.merges import log_sentence, merge_log_frame, merges_frame, undoable
+
+SUGGESTIONS_PER_PAGE = 12
 
 ui.keep_widget_state()
 st.title("Canonicalization")
@@ -38,22 +40,30 @@ else:
                       for c in chunks], hide_index=True, width="stretch")
 
 st.subheader("Suggested merges")
-st.caption("Ranked by evidence: similar spelling or meaning, a Chinese name whose translation is an English "
-           "one (stronger when both link to the same entities), or a note or glossary entry that declares them one.")
+st.caption("Ranked by evidence: a note or glossary entry that declares two names one, then a Chinese name whose "
+           "translation is an English one (stronger when both link to the same entities), then names alike in "
+           "meaning, then names alike in spelling only. Numbers, years and dates are never suggested.")
 found = ui.suggestions(ws)
 if not found:
     st.write("No near-duplicate names left to review.")
-for i, suggestion in enumerate(found[:12]):
-    text, accept, reject = st.columns([6, 1, 1], vertical_alignment="center")
-    text.markdown(f"**{ui.md_text(suggestion.a)}  ↔  {ui.md_text(suggestion.b)}** ({suggestion.score:.2f})  \n"
-                  f"{ui.md_text(suggestion.reason)}")
-    if accept.button("Accept", key=f"canon.accept.{i}"):
-        canonical, alias = ui.canonical_first(ws, suggestion.a, suggestion.b)
-        if ui.run_write(ws, ws.accept_suggestion, alias, canonical):
-            st.rerun()
-    if reject.button("Reject", key=f"canon.reject.{i}"):
-        if ui.run_write(ws, ws.reject_suggestion, suggestion.a, suggestion.b):
-            st.rerun()
+else:
+    pages = page_of(found, 1, SUGGESTIONS_PER_PAGE).pages
+    number = st.number_input("Page of suggestions", 1, pages, key=ui.kept("canon", "suggestion_page", 1)) \
+        if pages > 1 else 1
+    shown = page_of(found, min(int(number), pages), SUGGESTIONS_PER_PAGE)
+    st.caption(f"{shown.total} suggestions in {pages} page{'s' if pages != 1 else ''}: showing "
+               f"{shown.first}-{shown.first + len(shown.suggestions) - 1}")
+    for i, suggestion in enumerate(shown.suggestions, shown.first - 1):
+        text, accept, reject = st.columns([6, 1, 1], vertical_alignment="center")
+        text.markdown(f"{i + 1}. **{ui.md_text(suggestion.a)}  ↔  {ui.md_text(suggestion.b)}** ({suggestion.score:.2f})  \n"
+                      f"{ui.md_text(suggestion.reason)}")
+        if accept.button("Accept", key=f"canon.accept.{i}"):
+            canonical, alias = ui.canonical_first(ws, suggestion.a, suggestion.b)
+            if ui.run_write(ws, ws.accept_suggestion, alias, canonical):
+                st.rerun()
+        if reject.button("Reject", key=f"canon.reject.{i}"):
+            if ui.run_write(ws, ws.reject_suggestion, suggestion.a, suggestion.b):
+                st.rerun()
 
 alias_column, split_column = st.columns(2)
 with alias_column, st.form("canon.alias", clear_on_submit=True):

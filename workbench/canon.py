@@ -45,6 +45,12 @@ __all__ = [
     "cross_language_suggestions",
     "declared_alias_suggestions",
     "combine_suggestions",
+    "EVIDENCE_RANKS",
+    "evidence_rank",
+    "is_number_or_date",
+    "rank_suggestions",
+    "SuggestionPage",
+    "page_of",
 ]
 
 DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
@@ -750,3 +756,126 @@ def combine_suggestions(*groups: Iterable[MergeSuggestion], articles: Iterable[s
             else:
                 merged[pair] = MergeSuggestion(old.a, old.b, max(old.score, s.score), f"{old.reason} + {s.reason}")
     return sorted(merged.values(), key=lambda s: (-s.score, s.a, s.b))
+
+
+# -- ranking and paging ------------------------------------------------------------------------
+
+#: Evidence ranks, strongest first: a text declares the two one; one translates the other; they
+#: mean alike (embeddings) or are one name written two ways (the same letters, a plural); only
+#: their spelling is near ("Sign-in", "Signing").
+EVIDENCE_RANKS = ("declared", "translation", "similar", "spelling")
+_CALENDAR_WORDS = frozenset(
+    [m.lower() for m in ("January February March April May June July August September October November December "
+                         "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday "
+                         "Friday Saturday Sunday").split()])
+
+
+def is_number_or_date(name: str) -> bool:
+    """Whether a name is only a number, a year or a date ("2024", "1.5", "14 February 2024",
+    "2024-05-02", "Q3 2024"): such names are never merge suggestions.
+
+    >>> [is_number_or_date(n) for n in ("2024", "14 February 2024", "2024-05-02", "Q3 2024", "BREATHE-2", "8 GB")]
+    [True, True, True, True, False, False]
+    """
+    words = re.findall(r"[^\W\d_]+", re.sub(r"\b[qh][1-4]\b", "", name.casefold()))
+    return any(ch.isdigit() for ch in name) and all(w in _CALENDAR_WORDS or w in ("st", "nd", "rd", "th", "of")
+                                                    for w in words)
+
+
+def _differ_in_numbers(a: str, b: str) -> bool:
+    """Whether two names are the same words with different numbers ("BREATHE-2", "BREATHE-3";
+    "2023 review", "2024 review"): numbered things are different things."""
+    ka, kb = name_key(a), name_key(b)
+    return ka != kb and re.sub(r"\d+", "#", ka) == re.sub(r"\d+", "#", kb)
+
+
+def evidence_rank(suggestion: MergeSuggestion) -> int:
+    """The index in :data:`EVIDENCE_RANKS` of a suggestion's strongest evidence, read from its reason.
+
+    >>> evidence_rank(MergeSuggestion("Sign-in", "Signing", 0.86, "name similarity"))
+    3
+    >>> evidence_rank(MergeSuggestion("Auth Service", "Auth Services", 0.96, "name similarity"))
+    2
+    >>> evidence_rank(MergeSuggestion("@mara.chen", "Mara Chen", 0.94, "name similarity"))
+    2
+    """
+    reason = suggestion.reason
+    if "declared in " in reason:
+        return 0
+    if "translation:" in reason:
+        return 1
+    if "embedding similarity" in reason:
+        return 2
+    ka, kb = sorted((re.sub(r"[\W_]+", "", name_key(suggestion.a)), re.sub(r"[\W_]+", "", name_key(suggestion.b))),
+                    key=len)
+    if kb in (ka, ka + "s", ka + "es"):  # the same letters ("@mara.chen", "Mara Chen") or a plural
+        return 2
+    spelling = ("name similarity", "near-identical names")
+    return 3 if any(part.startswith(spelling) for part in reason.split(" + ")) else 2
+
+
+def rank_suggestions(suggestions: Iterable[MergeSuggestion]) -> list[MergeSuggestion]:
+    """Suggestions ranked by evidence (:func:`evidence_rank`), then score; numbers, years, dates and
+    names that differ only in their numbers are left out.
+
+    >>> found = [MergeSuggestion("2024", "2023", 0.9, "name similarity"),
+    ...          MergeSuggestion("Sign-in", "Signing", 0.86, "name similarity"),
+    ...          MergeSuggestion("token cache", "令牌缓存", 0.8, "translation: 令牌 = token, 缓存 = cache")]
+    >>> [(s.a, s.b) for s in rank_suggestions(found)]
+    [('token cache', '令牌缓存'), ('Sign-in', 'Signing')]
+    """
+    kept = [s for s in suggestions
+            if not is_number_or_date(s.a) and not is_number_or_date(s.b) and not _differ_in_numbers(s.a, s.b)]
+    return sorted(kept, key=lambda s: (evidence_rank(s), -s.score, s.a, s.b))
+
+
+@dataclass(frozen=True)
+class SuggestionPage:
+    """One page of the ranked merge suggestions, and how many there are in all."""
+
+    total: int
+    """Suggestions in all."""
+    page: int
+    """This page's number, from 1."""
+    per_page: int
+    """Suggestions per page."""
+    suggestions: tuple[MergeSuggestion, ...]
+    """This page's suggestions, best first."""
+
+    @property
+    def pages(self) -> int:
+        """Pages in all (at least 1)."""
+        return max(1, -(-self.total // self.per_page))
+
+    @property
+    def first(self) -> int:
+        """The rank of this page's first suggestion, from 1."""
+        return (self.page - 1) * self.per_page + 1
+
+    def to_json(self) -> dict:
+        return {"total": self.total, "page": self.page, "pages": self.pages, "per_page": self.per_page,
+                "suggestions": [{"rank": self.first + i, "a": s.a, "b": s.b, "score": s.score, "reason": s.reason,
+                                 "evidence": EVIDENCE_RANKS[evidence_rank(s)]}
+                                for i, s in enumerate(self.suggestions)]}
+
+
+def page_of(suggestions: Sequence[MergeSuggestion], page: int = 1, per_page: int = 12) -> SuggestionPage:
+    """Page ``page`` (from 1) of ``per_page`` suggestions.
+
+    >>> found = [MergeSuggestion(f"n{i}", f"m{i}", 0.9, "name similarity") for i in range(5)]
+    >>> p = page_of(found, page=2, per_page=2)
+    >>> p.total, p.pages, [s.a for s in p.suggestions]
+    (5, 3, ['n2', 'n3'])
+    >>> page_of(found, page=4, per_page=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: page 4 does not exist: 5 suggestions make 3 pages of 2
+    """
+    if per_page < 1:
+        raise ValueError(f"per_page must be at least 1, got {per_page}")
+    pages = max(1, -(-len(suggestions) // per_page))
+    if not 1 <= page <= pages:
+        raise ValueError(f"page {page} does not exist: {len(suggestions)} suggestions make {pages} "
+                         f"page{'s' if pages != 1 else ''} of {per_page}")
+    start = (page - 1) * per_page
+    return SuggestionPage(len(suggestions), page, per_page, tuple(suggestions[start:start + per_page]))

@@ -19,8 +19,9 @@ from typing import Sequence
 from filelock import FileLock, Timeout
 
 from .assemble import GraphParts, PassageOptions, assemble_graph, note_resolver
-from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_suggestions, cross_language_suggestions,
-                    declared_alias_suggestions, display_form, name_key, suggest_merges)
+from .canon import (Canonicalizer, MergeSuggestion, SuggestionPage, build_merges, combine_suggestions,
+                    cross_language_suggestions, declared_alias_suggestions, display_form, name_key, page_of,
+                    rank_suggestions, suggest_merges)
 from .embedding import Embedder, embedder_from_settings
 from .entity_vectors import EntityVectors
 from .graph import ContextGraph
@@ -551,10 +552,11 @@ class Workspace:
         return self.store.merge_log()
 
     def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
-        """Names that look like one entity but are not yet, best first, each with why, minus those
-        the user rejected: similar spelling or embeddings, a Chinese name whose gloss is an English
-        one (backed by shared neighbours), and pairs a note or a glossary record declares
-        (``A (B)``, ``A, also called B``)."""
+        """Names that look like one entity but are not yet, each with why, minus those the user
+        rejected, ranked by evidence (:func:`~workbench.canon.rank_suggestions`): pairs a note or a
+        glossary record declares (``A (B)``, ``A, also called B``), then a Chinese name whose gloss
+        is an English one (backed by shared neighbours), then similar meaning, then similar
+        spelling alone. Numbers, years and dates are never suggested."""
         graph = self.graph
         names = [e.name for e in self.entities()]
         rejected = self.store.rejected_suggestions()
@@ -571,8 +573,13 @@ class Workspace:
                       | {graph.name(other) for other in graph.nx.predecessors(key)} for key in graph.nx.nodes}
         translated = cross_language_suggestions(names, neighbours)
         declared = declared_alias_suggestions(names, ((c.document_id, c.text) for c in self.store.chunks()))
-        found = combine_suggestions(declared, translated, similar, synonyms)
+        found = rank_suggestions(combine_suggestions(declared, translated, similar, synonyms))
         return [s for s in found if tuple(sorted((name_key(s.a), name_key(s.b)))) not in rejected]
+
+    def suggestion_page(self, page: int = 1, per_page: int = 12, use_embeddings: bool = True) -> SuggestionPage:
+        """Page ``page`` (from 1) of :meth:`suggestions`, with their total; ``ValueError`` naming the
+        pages there are for a page past the last."""
+        return page_of(self.suggestions(use_embeddings), page, per_page)
 
     def record_stats(self) -> dict:
         """The counts the record holds, without deriving the graph."""

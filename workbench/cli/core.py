@@ -1,4 +1,4 @@
-"""Core commands: ingest, remove, stats, entities, merges, alias, neighbors, impact, path."""
+"""Core commands: ingest, remove, stats, entities, merges, suggestions, alias, neighbors, impact, path."""
 
 from __future__ import annotations
 
@@ -125,6 +125,23 @@ def cmd_merges(args):
         )
 
     emit(args, payload, render)
+
+
+def cmd_suggestions(args):
+    try:
+        page = open_workspace(args).suggestion_page(args.page, args.per_page)
+    except ValueError as exc:
+        raise CommandError(str(exc), code=2) from None
+
+    def render(p):
+        if not p["total"]:
+            return "no merge suggestions: no two names left look like one"
+        lines = [f"{p['total']} merge suggestions, page {p['page']} of {p['pages']} (best evidence first)"]
+        lines += [f"{s['rank']:>4}. {s['a']}  <->  {s['b']}  ({s['score']:.2f}, {s['evidence']}): {s['reason']}"
+                  for s in p["suggestions"]]
+        return "\n".join(lines)
+
+    emit(args, page.to_json(), render)
 
 
 def cmd_candidates(args):
@@ -271,6 +288,12 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("merges", parents=[common], help="names merged into one entity, with counts")
     p.set_defaults(handler=cmd_merges)
+
+    p = subparsers.add_parser("suggestions", parents=[common],
+                              help="merge suggestions ranked by evidence (declared, translation, meaning, spelling), paged")
+    p.add_argument("--page", type=int, default=1, help="page number, from 1")
+    p.add_argument("--per-page", type=int, default=12, help="suggestions per page")
+    p.set_defaults(handler=cmd_suggestions)
 
     p = subparsers.add_parser("candidates", parents=[common],
                               help="relations discovered automatically (similar notes, LLM triples): to check, not facts")

@@ -360,11 +360,14 @@ class WindowUse:
     """The text searched: the question without the phrase that set the window, or all of it."""
     ignored: bool = False
     """True when no dated source fell in the window and the question was answered without it."""
+    undated_kept: int | None = None
+    """Undated hits kept after the dated ones (see :func:`workbench.retrieve.undated_policy`)."""
 
     def to_json(self) -> dict[str, Any]:
         out = {**self.window.to_json(), "in_window": self.in_window, "ignored": self.ignored}
         out.update({name: value for name, value in (("asked", self.asked), ("fetched", self.fetched),
-                                                    ("kept", self.kept), ("searched_text", self.searched_text))
+                                                    ("kept", self.kept), ("searched_text", self.searched_text),
+                                                    ("undated_kept", self.undated_kept))
                     if value is not None})
         return out
 
@@ -429,6 +432,8 @@ class RetrievalStats:
     """Hits taken from their points (global)."""
     time_window: WindowUse | None = None
     """How a time window was applied, when one was (every mode)."""
+    time_phrases_not_understood: list[str] | None = None
+    """Phrases of the question that look like time but set no window (every mode)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

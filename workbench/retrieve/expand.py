@@ -26,7 +26,7 @@ from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, s
 from .cache import indexes_for
 from .vector import direct_by_document, unavailable
 
-__all__ = ["ExpandRetriever", "expansion_score"]
+__all__ = ["ExpandRetriever", "expansion_score", "reached_chunks"]
 
 
 def expansion_score(parent: float, discount: float, confidence: float) -> float:
@@ -34,7 +34,7 @@ def expansion_score(parent: float, discount: float, confidence: float) -> float:
     return round(parent * discount * confidence, 12)
 
 
-def _reached_chunks(ws, end: str, parent_document: str) -> list[str]:
+def reached_chunks(ws, end: str, parent_document: str) -> list[str]:
     """The chunks an edge's end leads to, outside the parent's document: its note's chunks if it
     titles one, else the one chunk that best states or mentions it."""
     graph = ws.graph
@@ -85,7 +85,7 @@ class ExpandRetriever:
                     edges_followed += 1
                     score = expansion_score(parent_score, settings.expand_discount, edge.confidence)
                     for end in (edge.source, edge.target):
-                        for chunk_id in _reached_chunks(ws, end, parent_document):
+                        for chunk_id in reached_chunks(ws, end, parent_document):
                             current = expanded.get(chunk_id)
                             # A note already among the direct hits is no new material.
                             if documents.get(chunk_id) in direct_documents or (

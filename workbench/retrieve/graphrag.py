@@ -208,16 +208,28 @@ def walk_ranking(walk: Mapping[str, float], dense: Mapping[str, float], graph_we
     return sorted(((cid, round(s, 12)) for cid, s in scores.items()), key=lambda item: (-item[1], item[0]))
 
 
-def path_chunks(paths: list[GraphPath], limit: int, reading: str | None = None) -> list[tuple[str, PathStep]]:
-    """One chunk per hop along the paths, in path order, each chunk once, at most ``limit``."""
+def path_chunks(paths: list[GraphPath], limit: int, reading: str | None = None,
+                document_of: Mapping[str, str] | None = None) -> list[tuple[str, PathStep]]:
+    """One chunk per hop along the paths, in path order, each chunk once, at most ``limit``; with
+    ``document_of`` (chunk id -> document), each document once: a chain of documents (relate).
+
+    >>> hop = lambda *chunks: Hop("a", "co_mentioned", "b", weight=1, chunks=chunks, documents=())
+    >>> path = GraphPath(nodes=["a", "b", "c", "d"], hops=[hop("c1"), hop("c2"), hop("c3")])
+    >>> [cid for cid, _ in path_chunks([path], 3, "relate", {"c1": "x.md", "c2": "x.md", "c3": "y.md"})]
+    ['c1', 'c3']
+    """
     found: list[tuple[str, PathStep]] = []
     seen: set[str] = set()
+    documents: set[str] = set()
     for number, path in enumerate(paths, 1):
         for hop_number, hop in enumerate(path.hops, 1):
-            fresh = [cid for cid in hop.chunks if cid not in seen]
+            fresh = [cid for cid in hop.chunks if cid not in seen
+                     and (document_of is None or document_of.get(cid) not in documents)]
             if not fresh or len(found) >= limit:
                 continue
             seen.add(fresh[0])
+            if document_of is not None:
+                documents.add(document_of.get(fresh[0], ""))
             found.append((fresh[0], PathStep(path=tuple(path.nodes), path_rank=number, hop_number=hop_number, hop=hop,
                                              reading=reading)))
     return found
@@ -322,9 +334,12 @@ class GraphRAGRetriever:
             # fused ranking follows. A long chain holds the short ones: longest first.
             reading = read_question(ws, query)
             paths = sorted(reading.paths, key=lambda p: -len(p.hops)) if reading else []
-            stated = dict(path_chunks(paths, (k + 1) // 2, reading.kind if reading else None))
+            # A relate question's answer is the chain of documents: one chunk from each.
+            stated = dict(path_chunks(paths, (k + 1) // 2, reading.kind if reading else None,
+                                      indexes_for(ws).chunk_documents if reading and reading.kind == "relate" else None))
             if reading:
                 graph_context.reading = reading.kind
+                graph_context.entities = list(reading.entities)
                 graph_context.paths = paths[:settings.max_triples]
                 if reading.impact is not None:
                     graph_context.failed = reading.impact.failed
