@@ -223,13 +223,16 @@ def cmd_impact(args):
 
 def cmd_path(args):
     ws = open_workspace(args)
-    found = ws.graph.paths(args.source, args.target, max_hops=args.max_hops, k=args.k)
+    graph_settings = ws.settings.graph  # the same defaults the MCP server's path tool reads
+    max_hops = args.max_hops if args.max_hops is not None else graph_settings.max_path_hops
+    k = args.k if args.k is not None else graph_settings.max_paths
+    found = ws.graph.paths(args.source, args.target, max_hops=max_hops, k=k)
     payload = {"from": ws.graph.name(ws.graph.resolve(args.source)), "to": ws.graph.name(ws.graph.resolve(args.target)),
                "paths": [p.to_json() for p in found]}
 
     def render(p):
         if not p["paths"]:
-            return f"no path from {p['from']} to {p['to']} within {args.max_hops} hops"
+            return f"no path from {p['from']} to {p['to']} within {max_hops} hops"
         lines = []
         for i, path in enumerate(p["paths"], 1):
             lines.append(f"{i}. {' -> '.join(path['nodes'])}  (corroboration {path['corroboration']})")
@@ -322,8 +325,8 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("path", parents=[common], help="cited paths from A to B, best corroborated first")
     p.add_argument("source")
     p.add_argument("target")
-    p.add_argument("--max-hops", type=int, default=5)
-    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--max-hops", type=int, default=None, help="longest path searched (default: settings graph.max_path_hops)")
+    p.add_argument("-k", type=int, default=None, help="paths returned (default: settings graph.max_paths)")
     p.set_defaults(handler=cmd_path)
 
     p = subparsers.add_parser("chunk", parents=[common], help="show one chunk by id")
