@@ -430,9 +430,9 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     at.button(key="eval.run").click().run()
     assert not at.exception and not at.error
     summary, cases = dataframes(at)[:2]
-    assert set(summary["strategy"]) == {"vector", "expand", "graphrag"}
-    ci = summary.set_index("strategy")["Δ recall vs vector [95% CI]"]
-    assert ci["vector"] == "+0.00 [0.00, 0.00]"
+    assert set(summary["strategy"]) == {"direct", "expand", "graphrag"}
+    ci = summary.set_index("strategy")["Δ recall vs direct [95% CI]"]
+    assert ci["direct"] == "+0.00 [0.00, 0.00]"
     assert all(re.fullmatch(r"[+-]\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]", v) for v in ci)
     assert not [c for c in summary.columns if c.startswith("d_")] and len(cases) == 3 * len(set(cases["task"]))
     assert len(at.get("plotly_chart")) == 3
