@@ -326,6 +326,14 @@ class Store:
             db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
             self._bump(db)
 
+    def add_triples(self, triples: Sequence[Triple]) -> None:
+        """Add statements to the chunks they cite (typed relation candidates), in one transaction."""
+        if not triples:
+            return
+        with self.transaction() as db:
+            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
+            self._bump(db)
+
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:
         """Turn the candidate statements of ``subject -relation-> obj`` into accepted facts (origin
         ``accepted``, confidence 1: a person checked them); the number of statements changed."""
