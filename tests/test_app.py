@@ -452,8 +452,8 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     saved = next(f for f in dataframes(at) if "run" in f.columns)
     assert list(saved["run"]) == [runs[1]["run_id"], runs[0]["run_id"]]
     comparison = dataframes(at)[-1]
-    assert list(comparison["strategy"]) == ["vector", "graphrag"]  # the strategies both runs have
-    assert comparison.set_index("strategy").loc["vector", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
+    assert list(comparison["strategy"]) == ["direct", "graphrag"]  # the strategies both runs have
+    assert comparison.set_index("strategy").loc["direct", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
     assert "Download the comparison (CSV)" in [b.proto.label for b in at.get("download_button")]
 
 
@@ -501,7 +501,7 @@ def test_evaluate_page_shows_the_answer_stage_apart_from_retrieval(monkeypatch, 
     assert "canned answered every case from its cited context" in texts(at)
     frames = dataframes(at)
     summary = next(f for f in frames if "unanswerable ok" in f.columns)
-    assert set(summary["strategy"]) == {"vector", "keyword"}
+    assert set(summary["strategy"]) == {"direct", "keyword"}
     assert list(summary["no citation"]) == [2, 2] and list(summary["unanswerable ok"]) == ["0/1", "0/1"]
     assert list(summary["passed"]) == ["0/2", "0/2"]
     retrieval = frames[0]
