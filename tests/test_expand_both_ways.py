@@ -22,6 +22,8 @@ def test_a_hit_on_the_resolving_note_reaches_the_note_it_resolves(sample_workspa
     assert len(direct) == 1 and direct[0].document.endswith(RUNBOOK)
     reached = [h for h in result.hits if h.why.via == "expansion" and h.document.endswith(INCIDENT)]
     assert len(reached) == 1
+    opening = min((c for c in sample_workspace.chunks() if c.document_id.endswith(INCIDENT)), key=lambda c: c.ordinal)
+    assert reached[0].chunk_id == opening.id  # the note's opening chunk: its title and first lines
     why = reached[0].why
     assert why.edge.relation == "RESOLVED_BY" and why.edge.origin == "declared"
     assert why.direction == "backward" and why.reached == why.edge.source

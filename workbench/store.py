@@ -296,6 +296,12 @@ class Store:
             out.extend(r[0] for r in self.db.execute(q, part))
         return out
 
+    def opening_chunks(self) -> dict[str, str]:
+        """Document id -> the id of its first chunk (lowest ordinal)."""
+        rows = self.db.execute("SELECT document_id, id FROM chunks c WHERE ordinal = "
+                               "(SELECT MIN(ordinal) FROM chunks d WHERE d.document_id = c.document_id)")
+        return dict(rows.fetchall())
+
     def count(self, table: str) -> int:
         assert table in {"documents", "chunks", "mentions", "triples", "aliases", "splits", "embeddings"}
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]

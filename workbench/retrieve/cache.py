@@ -127,6 +127,12 @@ class RetrievalIndexes:
             return {chunk_id: tuple(edges) for chunk_id, edges in out.items()}
 
     @cached_property
+    def opening_chunks(self) -> dict[str, str]:
+        """Document id -> its first chunk (its title and first lines)."""
+        with self._lock:
+            return self.ws.store.opening_chunks()
+
+    @cached_property
     def note_titles(self) -> dict[str, frozenset[str]]:
         """Document id -> the entity keys its title names (the note as an entity)."""
         with self._lock:

@@ -63,10 +63,11 @@ def _reached_chunks(ws, end: str, parent_document: str) -> list[str]:
     graph = ws.graph
     indexes = indexes_for(ws)
     documents = indexes.chunk_documents
-    titled = sorted(c for c in graph.passages.chunks_of.get(end, ()) if graph.passages.title_of.get(c) == end
-                    and documents.get(c) != parent_document)
-    if titled:
-        return titled[:1]  # the note's opening chunk: its title and first lines
+    titled = sorted({documents[c] for c in graph.passages.chunks_of.get(end, ())
+                     if graph.passages.title_of.get(c) == end and documents.get(c, parent_document) != parent_document})
+    if titled:  # the note's opening chunk: its title and first lines
+        opening = indexes.opening_chunks.get(titled[0])
+        return [opening] if opening else []
     stating = {c for e in indexes.relation_edges.get(end, ()) for c in e.chunk_ids}
     candidates = [c for c in graph.passages.chunks_of.get(end, ()) if documents.get(c) != parent_document]
     candidates.sort(key=lambda c: (c not in stating, c))
