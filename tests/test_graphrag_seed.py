@@ -138,3 +138,40 @@ def test_the_entity_index_is_the_entity_block_of_the_whole_walk(sample_workspace
     assert entity is graph.entity_pagerank_index()  # built once
     scores, _, converged = entity.walk(np.eye(len(entity))[0])
     assert converged and scores.sum() == pytest.approx(1.0)
+
+
+def test_the_query_table_shows_the_provenance_vector_split(sample_workspace, capsys):
+    from workbench.cli import main
+
+    result = retrieve(sample_workspace, REDIS_QUESTION, mode="graphrag-seed", k=6)
+    code = main(["--workspace", str(sample_workspace.path), "query", REDIS_QUESTION, "--mode", "graphrag-seed",
+                 "--k", "6"])
+    out = capsys.readouterr().out
+    assert code == 0
+    stats = result.stats
+    assert (f"hits from: provenance {stats.provenance_hits}, vector {stats.vector_hits}; top entities "
+            f"{stats.top_entities}, walk nodes {stats.walk_nodes}") in out
+
+
+def test_min_vector_score_keeps_every_gold_hit_and_drops_off_topic_ones(sample_workspace):
+    """The measurement behind retrieval.min_vector_score, on the sample tasks."""
+    from tests.conftest import SAMPLE
+    from workbench.evaluate.tasks import load_resolved_tasks
+    from workbench.retrieve.vector import vector_ranking
+
+    ws = sample_workspace
+    floor = ws.settings.retrieval.min_vector_score
+    assert floor == 0.2
+    documents = {c.id: c.document_id for c in ws.chunks()}
+    gold = []
+    for task in load_resolved_tasks(ws, SAMPLE / "tasks.yaml"):
+        ranked = vector_ranking(ws, embed_query(ws, task.question), 10, min_score=-1.0, dedupe=False)
+        gold += [sim for cid, sim, _ in ranked if documents[cid] in task.gold_documents]
+    assert len(gold) > 30 and min(gold) >= floor
+    off_topic = ["What is the recipe for banana bread?", "How do I repot an orchid?", "How many moons does Jupiter have?"]
+    dropped = kept = 0
+    for question in off_topic:
+        ranked = vector_ranking(ws, embed_query(ws, question), 10, min_score=-1.0, dedupe=False)
+        dropped += sum(sim < floor for _, sim, _ in ranked)
+        kept += len(retrieve(ws, question, mode="vector", k=10).hits)
+    assert dropped > 0.5 * 3 * 10 and kept == 3 * 10 - dropped
