@@ -22,7 +22,8 @@ def _run(ws, text: str, mode: str, k: int | None, args=None) -> RetrievalResult:
 
 #: The counts of :class:`~workbench.model.RetrievalStats` shown under a result's head line, in
 #: this order: where the hits came from first (the provenance / vector split), then the walk.
-_COUNTS = ("direct_hits", "expanded_hits", "comention_hits", "provenance_hits", "vector_hits", "walk_hits",
+_COUNTS = ("direct_hits", "expanded_hits", "comention_hits", "provenance_hits", "vector_hits", "hybrid_hits",
+           "walk_hits",
            "keyword_hits", "global_hits", "edges_followed", "top_entities", "walk_nodes", "ppr_iterations")
 
 

@@ -386,8 +386,10 @@ class RetrievalStats:
     keyword_hits: int | None = None
     """Hits found by keyword search (keyword, hybrid, graphrag without embeddings)."""
     vector_hits: int | None = None
-    """Hits found by vector search (vector, hybrid; graphrag: hits in its hybrid ranking;
-    graphrag-seed: hits in its vector ranking)."""
+    """Hits found by vector search (vector, hybrid, graphrag-seed's vector ranking)."""
+    hybrid_hits: int | None = None
+    """Hits in the hybrid ranking graphrag fuses (graphrag), or hits of the hybrid search the
+    ``vector_only`` fallback returns (graphrag, graphrag-seed)."""
     literal_terms: list[str] | None = None
     """Identifiers of the query that earn the literal boost (vector, hybrid)."""
     direct_hits: int | None = None

@@ -368,7 +368,7 @@ class GraphRAGRetriever:
             ppr_converged=converged,
             walk_hits=sum(1 for h in hits if h.why.ranks.get("walk") is not None),
             provenance_hits=sum(1 for h in hits if h.why.ranks.get("provenance") is not None),
-            vector_hits=sum(1 for h in hits if h.why.ranks.get("hybrid") is not None),
+            hybrid_hits=sum(1 for h in hits if h.why.ranks.get("hybrid") is not None),
         )
         reason = (f"{len(named)} entities named in the query, {len(similar)} entity names reached "
                   f"seed_similarity_threshold={settings.seed_similarity_threshold}")
@@ -389,7 +389,7 @@ class GraphRAGRetriever:
         with timer("fetch"):
             hits = make_hits(ws, ranked[:k])
         stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0,
-                               vector_hits=len(hits))
+                               hybrid_hits=len(hits))
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
                                stats=stats, reason=reason)
 
