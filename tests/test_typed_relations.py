@@ -123,7 +123,8 @@ def test_the_prompt_names_the_eight_types_and_each_candidate_by_id():
     assert "[n1] Restart guide: x" in messages[1]["content"]
 
 
-def test_ingest_stores_the_checked_relations_as_candidates_never_facts(tmp_path, make_workspace, settings, canned):
+def test_ingest_stores_the_checked_relations_as_candidates_never_facts(tmp_path, make_workspace, settings, canned,
+                                                                      capsys):
     ws = make_workspace(settings=typed_settings(settings))
     report = ws.ingest([write_notes(tmp_path / "notes")])
     assert len(canned.prompts) == len(NOTES)  # one request per new note
@@ -141,7 +142,16 @@ def test_ingest_stores_the_checked_relations_as_candidates_never_facts(tmp_path,
     assert any("'FIXES', not one of" in p for p in problems)
     assert len(problems) == 2  # the REFERENCES link under the minimum confidence is filtered, not a problem
     assert not [e for e in ws.graph.edges() if e.relation == "RESOLVED_BY"]  # a candidate is no fact
-    assert ws.accept_candidate("Billing outage", "RESOLVED_BY", "Worker restart guide") == 1
+    # Listed and accepted as every candidate: `candidates`, `candidates --accept`.
+    from workbench.cli import main
+
+    assert main(["--workspace", str(ws.path), "candidates", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert {"subject": "Billing outage", "relation": "RESOLVED_BY", "object": "Worker restart guide",
+            "confidence": 0.9, "chunk": first_chunk.id} in listed
+    assert main(["--workspace", str(ws.path), "candidates", "--accept", "Billing outage", "RESOLVED_BY",
+                 "Worker restart guide"]) == 0
+    assert "now a graph fact" in capsys.readouterr().out
     [edge] = [e for e in ws.graph.edges() if e.relation == "RESOLVED_BY"]
     assert (ws.graph.name(edge.source), ws.graph.name(edge.target), edge.origin) == (
         "Billing outage", "Worker restart guide", "accepted")
