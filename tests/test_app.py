@@ -430,9 +430,9 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     at.button(key="eval.run").click().run()
     assert not at.exception and not at.error
     summary, cases = dataframes(at)[:2]
-    assert set(summary["strategy"]) == {"vector", "expand", "graphrag"}
-    ci = summary.set_index("strategy")["Δ recall vs vector [95% CI]"]
-    assert ci["vector"] == "+0.00 [0.00, 0.00]"
+    assert set(summary["strategy"]) == {"direct", "expand", "graphrag"}
+    ci = summary.set_index("strategy")["Δ recall vs direct [95% CI]"]
+    assert ci["direct"] == "+0.00 [0.00, 0.00]"
     assert all(re.fullmatch(r"[+-]\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]", v) for v in ci)
     assert not [c for c in summary.columns if c.startswith("d_")] and len(cases) == 3 * len(set(cases["task"]))
     assert len(at.get("plotly_chart")) == 3
@@ -452,8 +452,8 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     saved = next(f for f in dataframes(at) if "run" in f.columns)
     assert list(saved["run"]) == [runs[1]["run_id"], runs[0]["run_id"]]
     comparison = dataframes(at)[-1]
-    assert list(comparison["strategy"]) == ["vector", "graphrag"]  # the strategies both runs have
-    assert comparison.set_index("strategy").loc["vector", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
+    assert list(comparison["strategy"]) == ["direct", "graphrag"]  # the strategies both runs have
+    assert comparison.set_index("strategy").loc["direct", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
     assert "Download the comparison (CSV)" in [b.proto.label for b in at.get("download_button")]
 
 
@@ -501,7 +501,7 @@ def test_evaluate_page_shows_the_answer_stage_apart_from_retrieval(monkeypatch, 
     assert "canned answered every case from its cited context" in texts(at)
     frames = dataframes(at)
     summary = next(f for f in frames if "unanswerable ok" in f.columns)
-    assert set(summary["strategy"]) == {"vector", "keyword"}
+    assert set(summary["strategy"]) == {"direct", "keyword"}
     assert list(summary["no citation"]) == [2, 2] and list(summary["unanswerable ok"]) == ["0/1", "0/1"]
     assert list(summary["passed"]) == ["0/2", "0/2"]
     retrieval = frames[0]

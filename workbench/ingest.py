@@ -34,8 +34,9 @@ from .canon import name_key
 from .chunking import chunk_document
 from .embedding import LEGACY_NAME, Embedder, text_hash
 from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from_settings, similar_note_candidates
+from .extract.llm import LLMError, client_from_settings
 from .extract.notes import NEAREST_NOTES
-from .extract.llm import client_from_settings
+from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
 from .loaders import LoadProblem, file_digest, load_paths
 from . import note_neighbours
 from .model import Chunk, Document, Triple
@@ -45,7 +46,7 @@ from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
            "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE",
-           "StepFailed", "refresh_candidates", "note_similarity_candidates"]
+           "StepFailed", "refresh_candidates", "note_similarity_candidates", "discover_typed_relations"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
@@ -253,6 +254,12 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     # Built first: a pattern that does not compile, or extraction.llm without a model, stops here.
     llm_client = client_from_settings(settings.llm) if settings.extraction.llm else None
     extractors = extractors_from_settings(settings.extraction, llm_client)
+    typed_client = None
+    if settings.extraction.typed_relations:
+        typed_client = client_from_settings(settings.llm)
+        if typed_client is None:
+            raise LLMError("extraction.typed_relations is on but no language model is configured: set "
+                           f"{settings.llm.base_url_env} and {settings.llm.model_env}, or turn extraction.typed_relations off")
 
     t = time.perf_counter()
     interrupted = vectors_behind(store, embedder)  # a write died midway, none ever ran, or the embedder changed
@@ -302,6 +309,11 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             report.documents_removed = remove_documents(removed, store, vectors)
             _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report)
             report.extraction_problems.extend(unresolved_note_targets(todo, store))
+            if typed_client is not None:
+                t = time.perf_counter()
+                report.extraction_problems.extend(discover_typed_relations(
+                    [d.id for d in todo if d.kind in NOTE_KINDS], store, vectors, embedder, typed_client, settings))
+                stage["typed_relations"] += time.perf_counter() - t
             t = time.perf_counter()
             refresh_candidates(store, embedder, settings.extraction.similar_notes_threshold)
             stage["candidates"] += time.perf_counter() - t
@@ -378,6 +390,57 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
     if len(means) < 2:
         return []
     return best_per_note(similar_note_candidates(means, titles, threshold, first_chunk, k=k))
+
+
+def discover_typed_relations(note_ids: Sequence[str], store: Store, vectors: VectorIndex, embedder: Embedder,
+                             client, settings) -> list[str]:
+    """Ask ``client`` how each new note relates to its candidate notes, in the eight declared
+    relation types, and store what passes the checks as candidates (never facts). Returns the
+    problem lines.
+
+    A note's candidates are the other notes nearest its mean chunk vector (a Chroma top-k, at or
+    above ``retrieval.min_vector_score``), at most ``extraction.typed_relation_candidates``; when
+    none is, the most recent notes (by date, then id). One request per new note; a failed request
+    is a problem line. Candidates cite the note's first chunk, so they go with it when it is
+    re-ingested or removed.
+    """
+    if not note_ids:
+        return []
+    wanted = settings.extraction.typed_relation_candidates
+    records = {d.id: d for d in store.documents() if d.kind in NOTE_KINDS}
+    recent = sorted(records.values(), key=lambda d: (d.date or "", d.id), reverse=True)
+    chunks_of: dict[str, list[Chunk]] = defaultdict(list)
+    for chunk in store.chunks(store.chunk_ids_of(list(records))):
+        chunks_of[chunk.document_id].append(chunk)
+    problems: list[str] = []
+    found: list[Triple] = []
+    for note_id in note_ids:
+        note, chunks = records.get(note_id), sorted(chunks_of.get(note_id, ()), key=lambda c: c.ordinal)
+        if note is None or not chunks:
+            continue
+        vecs, _ = embed_cached([c.text for c in chunks], store, embedder)
+        near: list[str] = []
+        for match in vectors.query(CHUNKS, vecs.mean(axis=0), wanted * 8):
+            document = (match.metadata or {}).get("document")
+            if (match.similarity >= settings.retrieval.min_vector_score and document in records
+                    and document != note_id and document not in near):
+                near.append(document)
+        chosen = near[:wanted] or [d.id for d in recent if d.id != note_id][:wanted]
+        offered = [NoteCandidate(f"n{i}", records[d].title, chunks_of[d][0].text if chunks_of.get(d) else "")
+                   for i, d in enumerate(chosen, 1)]
+        if not offered:
+            continue
+        try:
+            reply = client.chat(typed_relation_messages(note.title, "\n".join(c.text for c in chunks), offered))
+        except LLMError as exc:
+            problems.append(f"{note_id}: typed relation request failed: {exc}")
+            continue
+        triples, dropped = parse_typed_relations(reply, note.title, offered, chunks[0].id,
+                                                 settings.extraction.typed_relation_min_confidence)
+        found.extend(triples)
+        problems.extend(f"{note_id}: {line}" for line in dropped)
+    store.add_triples(found)
+    return problems
 
 
 def best_per_note(found: Sequence[Triple]) -> list[Triple]:

@@ -306,6 +306,12 @@ class Store:
             out.extend(r[0] for r in self.db.execute(q, part))
         return out
 
+    def opening_chunks(self) -> dict[str, str]:
+        """Document id -> the id of its first chunk (lowest ordinal)."""
+        rows = self.db.execute("SELECT document_id, id FROM chunks c WHERE ordinal = "
+                               "(SELECT MIN(ordinal) FROM chunks d WHERE d.document_id = c.document_id)")
+        return dict(rows.fetchall())
+
     def count(self, table: str) -> int:
         assert table in {"documents", "chunks", "mentions", "triples", "aliases", "splits", "embeddings"}
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
@@ -401,6 +407,13 @@ class Store:
             db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
             db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in candidates])
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (NOTE_NEIGHBOURS_KEY, key))
+
+    def add_triples(self, triples: Sequence[Triple]) -> None:
+        """Add statements to the chunks they cite (typed relation candidates), in one transaction."""
+        if not triples:
+            return
+        with self.transaction() as db:
+            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
             self._bump(db)
 
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:

@@ -1,7 +1,8 @@
 """Retrieval strategies side by side: one protocol, a registry by name, one entry point.
 
 Built-in modes, in their stable order: ``keyword``, ``vector``, ``hybrid``, ``expand``,
-``graphrag``, ``paths``, ``comention``; modes registered later follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
+``graphrag``, ``paths``, ``comention``, ``direct``, ``graphrag-seed``; modes registered later
+follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
 came back.
 
 Examples
@@ -22,8 +23,9 @@ import threading
 from ..model import RetrievalResult, WindowUse
 from .base import Retriever
 from .comention import ComentionRetriever
-from .expand import ExpandRetriever
+from .expand import DirectRetriever, ExpandRetriever
 from .graphrag import GraphRAGRetriever
+from .graphrag_seed import GraphRAGSeedRetriever
 from .hybrid import HybridRetriever
 from .keyword import KeywordRetriever
 from .paths import PathsRetriever
@@ -221,7 +223,8 @@ def _stamp_times(ws, hits) -> None:
 
 
 for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), ExpandRetriever(),
-                   GraphRAGRetriever(), PathsRetriever(), ComentionRetriever()):
+                   GraphRAGRetriever(), PathsRetriever(), ComentionRetriever(), DirectRetriever(),
+                   GraphRAGSeedRetriever()):
     register(_retriever)
 del _retriever
 from . import global_search  # noqa: E402,F401  (registers the global mode)
