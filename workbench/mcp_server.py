@@ -38,6 +38,7 @@ from .graph import EntityNotFound
 from .retrieve import MODES, retrieve
 from .scope import document_matches, scoped
 from .settings import Settings
+from .vectors import NeedsRepair
 from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
 
 __all__ = [
@@ -75,9 +76,11 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempo
 
 
 def open_read_only(path: str | Path, settings: Settings | None = None, **backends) -> Workspace:
-    """Open an existing workspace for reading; never create one.
+    """Open an existing workspace for reading; never create one, nor write any file in it.
 
-    An assistant searching an empty workspace made by mistake would find nothing, silently.
+    An assistant searching an empty workspace made by mistake would find nothing, silently. A
+    store that is missing or damaged is not rebuilt here: the search fails with a tool error
+    that names ``repair``.
 
     Raises
     ------
@@ -86,7 +89,7 @@ def open_read_only(path: str | Path, settings: Settings | None = None, **backend
     WorkspaceError
         If ``path`` is a file or its database is damaged, foreign or newer.
     """
-    return Workspace(path, settings=settings, create=False, **backends)
+    return Workspace(path, settings=settings, create=False, read_only=True, **backends)
 
 
 def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str] | None:
@@ -108,7 +111,7 @@ def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequenc
     target = _scoped_view(ws, tuple(filters)) if filters else ws
     try:
         result = retrieve(target, query, mode=mode, k=limit)
-    except ValueError as exc:
+    except (ValueError, NeedsRepair) as exc:  # a store missing or damaged: the message names `repair`
         raise ToolError(str(exc)) from None
     return {**result.to_json(), "query": query, "document_filter": filters or []}
 
