@@ -21,6 +21,7 @@ import bisect
 import difflib
 import functools
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.model import Merge, Mention, SurfaceForm
+from workbench.safe_text import mixed_scripts
 
 __all__ = [
     "DEFAULT_ARTICLES",
@@ -45,7 +47,21 @@ __all__ = [
     "cross_language_suggestions",
     "declared_alias_suggestions",
     "combine_suggestions",
+    "NAME_KEY_VERSION",
+    "skeleton",
+    "lookalike_suggestions",
 ]
+
+#: Bumped when :func:`name_key` folds differently (2: NFKC), so graphs derived before are rebuilt.
+NAME_KEY_VERSION = 2
+
+#: Cyrillic and Greek letters drawn like Latin ones (after NFKC), and the Latin letter they pass for.
+_CONFUSABLE = str.maketrans({
+    **dict(zip("аеорсухіјѕԁԛԝһӏвкмнтгп", "aeopcyxijsdqwhlbkmhtrn")),
+    **dict(zip("АВЕКМНОРСТХУІЈЅԌ", "ABEKMHOPCTXYIJSG")),
+    **dict(zip("αοιυνρτκχεγ", "aoiuvptkxey")),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")),
+})
 
 DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
 
@@ -137,6 +153,8 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
     for names with no letter or digit. Because separators are removed, a camelCase split
     never changes the key: "AuthService" and "Auth Service" both give ``authservice``.
     Articles are dropped only when written as separate words ("TheAuth" keeps its "the").
+    Names are NFKC-normalized first, so fullwidth and compatibility forms fold into the plain
+    ones; letters of other alphabets that only look Latin are kept apart (see :func:`skeleton`).
 
     Examples
     --------
@@ -145,14 +163,52 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
     ['authservice', 'authservice', 'authservice', 'authservice', 'authservice']
     >>> name_key("theater"), name_key("Redis's"), name_key("Node.js"), name_key("认证 服务")
     ('theater', 'redis', 'nodejs', '认证服务')
+    >>> name_key("Ｒｅｄｉｓ"), name_key("R\u0435dis") == "redis"
+    ('redis', False)
     """
     if not isinstance(name, str):
         name = str(name)
-    words = _drop_leading_articles(name.split(), articles)
-    key = _SEPARATORS_RE.sub("", " ".join(words).lower())
+    # NFKC first: fullwidth "Ｒｅｄｉｓ", ligatures and compatibility forms key as what they show.
+    words = _drop_leading_articles(unicodedata.normalize("NFKC", name).split(), articles)
+    key = unicodedata.normalize("NFKC", _SEPARATORS_RE.sub("", " ".join(words).lower()))
     key = _strip_marks(key)
     # Marks alone ("--", "@", "+") name nothing.
     return key if _has_alnum(key) else ""
+
+
+def skeleton(name: str) -> str:
+    """``name`` with Cyrillic and Greek letters that look Latin written as those Latin letters
+    (after NFKC): what a reader sees, so "Rеdis" (Cyrillic е) gives "Redis".
+
+    >>> skeleton("R\u0435dis"), skeleton("Ｒｅｄｉｓ"), skeleton("Redis")
+    ('Redis', 'Redis', 'Redis')
+    """
+    return unicodedata.normalize("NFKC", name).translate(_CONFUSABLE)
+
+
+def lookalike_suggestions(names: Sequence[str], articles: Iterable[str] = DEFAULT_ARTICLES) -> list[MergeSuggestion]:
+    """Pairs of names that print alike but key apart: one mixes look-alike alphabets (or is
+    written in one that passes for Latin) and reads as the other. Each a merge suggestion, so a
+    person decides: accept it if the two are one thing, reject it to keep the impostor apart.
+
+    >>> [(s.a, s.b, s.reason) for s in lookalike_suggestions(["Redis", "R\u0435dis", "Kafka"])]
+    [('Rеdis', 'Redis', 'look-alike: Rеdis mixes Latin+Cyrillic letters and reads as Redis')]
+    """
+    articles = tuple(articles)
+    by_key: dict[str, str] = {}
+    for name in names:
+        by_key.setdefault(name_key(name, articles), name)
+    found = []
+    for name in names:
+        key = name_key(name, articles)
+        seen_as = name_key(skeleton(name), articles)
+        other = by_key.get(seen_as)
+        if seen_as == key or other is None or name_key(other, articles) == key:
+            continue
+        scripts = sorted({s for word in name.split() for s in mixed_scripts(word)}, key=("Latin", "Cyrillic", "Greek").index)
+        how = f"mixes {'+'.join(scripts)} letters" if scripts else "is written in letters that pass for Latin"
+        found.append(MergeSuggestion(name, other, 0.99, f"look-alike: {name} {how} and reads as {other}"))
+    return found
 
 
 def display_form(surface: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
