@@ -23,7 +23,7 @@ from .canon import (NAME_KEY_VERSION, Canonicalizer, MergeSuggestion, build_merg
                     cross_language_suggestions, declared_alias_suggestions, display_form, lookalike_suggestions,
                     name_key, suggest_merges)
 from .embedding import Embedder, embedder_from_settings
-from .entity_vectors import EntityVectors, remove_stale_temporaries
+from .entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
 from .graph import ContextGraph
 from .graph_snapshot import FILE_NAME as SNAPSHOT_FILE
 from .graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
@@ -420,8 +420,13 @@ class Workspace:
         finds nothing in it, like vector search, until ``ingest`` or ``repair`` syncs the new space.
         """
         damaged = self.entity_index_damage() is not None
-        if (self.entity_vectors.version() is not None and not damaged) or self.read_only or not len(self.graph):
+        if (self.entity_vectors.version() is not None and not damaged) or not len(self.graph):
             return
+        if self.read_only:
+            if damaged:  # the search itself says so, naming repair
+                return
+            raise EntityVectorsDamaged(f"the entity-name index {self.entity_vectors.path} is missing: run "
+                                       f"`python -m workbench --workspace {self.path} repair` to build it from the record")
         try:
             with self._write_lock():
                 self.sync_entity_vectors(force=True)

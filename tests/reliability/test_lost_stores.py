@@ -119,6 +119,19 @@ def test_a_damaged_entity_index_is_refused_by_a_reader_and_rebuilt_by_repair(sma
     ws.close()
 
 
+def test_a_missing_entity_index_is_an_error_for_a_read_only_reader_and_rebuilt_by_others(small):
+    (small.path / FILE_NAME).unlink()
+    reader = reopen(small, read_only=True)
+    with pytest.raises(EntityVectorsDamaged, match="is missing.*repair"):
+        retrieve(reader, QUERY, mode="graphrag")
+    assert not (small.path / FILE_NAME).exists()
+    reader.close()
+    ws = reopen(small)
+    assert retrieve(ws, QUERY, mode="graphrag").mode_used == "full_graphrag"
+    assert ws.entity_vectors.ids() == set(ws.graph.keys())
+    ws.close()
+
+
 def test_random_vectors_without_a_matching_checksum_are_damage(small):
     path = small.path / FILE_NAME
     _rewrite(path, vectors=_unit(np.random.default_rng(1).normal(size=(len(EntityVectors(small.path).ids()), 384))),
