@@ -49,6 +49,15 @@ def test_a_deleted_vector_store_is_an_error_naming_repair_not_an_empty_answer(sm
     assert result["mode_used"] == mode and len(result["hits"]) > 0
 
 
+def test_the_compare_page_says_the_store_is_missing_and_names_repair(small, monkeypatch):
+    from tests.test_app import open_app, page
+
+    shutil.rmtree(small.path / "chroma")
+    at = page(open_app(monkeypatch, small.path), "compare")
+    assert [e.value for e in at.error] and "repair" in at.error[0].value and "is missing" in at.error[0].value
+    assert not (small.path / "chroma").exists()
+
+
 def test_a_dropped_collection_is_found_by_its_count(small):
     ws = reopen(small)
     ws.vectors.client.delete_collection(ws.vectors._names[CHUNKS])
