@@ -413,14 +413,27 @@ class Workspace:
     def ensure_entity_vectors(self) -> None:
         """Build the entity-name index if the folder has none (a workspace made before it existed).
 
-        Also rebuilt when damaged. Skipped when another process is writing (name search uses the
+        Also rebuilt when damaged, and synced when it was made for an older record while no
+        writer is at work (a step died before syncing it). Skipped when another process is writing (name search uses the
         index as it is, or none). A read-only workspace (the MCP server) writes nothing: a damaged
         index then fails the search with :class:`EntityVectorsDamaged`, naming ``repair``. An index
         of another embedder (``embedding.backend`` switched) is not rebuilt on a read: name search
         finds nothing in it, like vector search, until ``ingest`` or ``repair`` syncs the new space.
         """
         damaged = self.entity_index_damage() is not None
-        if (self.entity_vectors.version() is not None and not damaged) or not len(self.graph):
+        built_for = self.entity_vectors.version()
+        if built_for is not None and not damaged:
+            if built_for != str(self.store.version) and not self.read_only and not self.interrupted \
+                    and self.entity_vectors.space() == self.embedder.name and self._try_write_lock():
+                # Made for an older record and no writer at work: a step died before it synced it.
+                try:
+                    self.sync_entity_vectors()
+                except (AttributeError, OSError, StepFailed):  # a scoped view, a full disk: used as it is
+                    pass
+                finally:
+                    self._lock.release()
+            return
+        if not len(self.graph):
             return
         if self.read_only:
             if damaged:  # the search itself says so, naming repair

@@ -141,6 +141,23 @@ def test_a_missing_entity_index_is_an_error_for_a_read_only_reader_and_rebuilt_b
     ws.close()
 
 
+def test_an_index_made_for_an_older_record_is_synced_by_the_next_search(small):
+    ws = reopen(small)
+    ws.store.record("alias", {"alias": "queue number 3", "canonical": "queue number 4"},
+                    alias=("queue number 3", "queue number 4"))  # a step killed before it synced the index
+    assert ws.entity_vectors.version() != str(ws.store.version)
+    ws.close()
+    reader = reopen(small, read_only=True)
+    retrieve(reader, QUERY, mode="graphrag")  # a read-only reader uses it as it is
+    assert reader.entity_vectors.version() != str(reader.store.version)
+    reader.close()
+    ws = reopen(small)
+    retrieve(ws, QUERY, mode="graphrag")
+    assert ws.entity_vectors.version() == str(ws.store.version)
+    assert ws.entity_vectors.ids() == set(ws.graph.keys()) and ws.unfinished() is None
+    ws.close()
+
+
 def test_random_vectors_without_a_matching_checksum_are_damage(small):
     path = small.path / FILE_NAME
     _rewrite(path, vectors=_unit(np.random.default_rng(1).normal(size=(len(EntityVectors(small.path).ids()), 384))),
