@@ -192,6 +192,14 @@ class Workspace:
                                      f"chunks: {fix}")
         self._vectors_checked = checked
 
+    def _mark_if_vectors_lost(self) -> None:
+        """Mark the vectors as behind when the store is gone or its count is not the record's
+        (``rm -rf chroma``), so this write step reconciles them (the report counts them repaired)."""
+        try:
+            self._verify_vectors(self.vectors)
+        except VectorStoreMissing:
+            self.store.set_meta(VECTORS_IN_FLIGHT, "1")
+
     def _write_lock(self):
         """The workspace's write lock, held for one ``with`` block (acquired exactly once)."""
         try:
@@ -205,6 +213,7 @@ class Workspace:
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest`)."""
         with self._write_lock():
+            self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
             self.sync_entity_vectors()
             self.sync_summaries()
@@ -234,6 +243,7 @@ class Workspace:
         ids = self.documents_under(path)
         with self._write_lock():
             # A write killed midway (a removal after its commit, say) left vectors behind.
+            self._mark_if_vectors_lost()
             reconcile_if_marked(self.store, self.vectors, self.embedder)
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)

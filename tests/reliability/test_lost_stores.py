@@ -72,6 +72,17 @@ def test_a_dropped_collection_is_found_by_its_count(small):
     ws.close()
 
 
+def test_the_next_ingest_rebuilds_a_deleted_vector_store_and_says_so(small, tmp_path, run_cli):
+    shutil.rmtree(small.path / "chroma")
+    done = run_cli("--workspace", small.path, "ingest", tmp_path / "corpus")
+    assert done.returncode == 0 and "8 vectors repaired" in done.stdout, (done.stdout, done.stderr)
+    # Checked by new processes: this one's Chroma client still knows the collections rmtree removed.
+    check = run_cli("--workspace", small.path, "chroma-check", "--json")
+    assert check.returncode == 0 and json.loads(check.stdout)["chunks"] == 8
+    query = run_cli("--workspace", small.path, "query", QUERY, "--mode", "vector", "--json")
+    assert query.returncode == 0 and json.loads(query.stdout)["hits"]
+
+
 def test_keyword_search_needs_no_vector_store(small):
     shutil.rmtree(small.path / "chroma")
     ws = reopen(small)
