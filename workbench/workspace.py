@@ -193,11 +193,11 @@ class Workspace:
         self._vectors_checked = checked
 
     def _mark_if_vectors_lost(self) -> None:
-        """Mark the vectors as behind when the store is gone or its count is not the record's
-        (``rm -rf chroma``), so this write step reconciles them (the report counts them repaired)."""
-        try:
-            self._verify_vectors(self.vectors)
-        except VectorStoreMissing:
+        """Mark the vectors as behind when the embedded store's folder is gone while chunks are
+        stored (``rm -rf chroma``), so this write step reconciles them (the report counts them
+        repaired). Only the folder is looked at: a step that touches no vector never opens Chroma
+        (a collection emptied inside it is found by the next search, which names ``repair``)."""
+        if not self._vector_store_exists() and self.store.count("chunks"):
             self.store.set_meta(VECTORS_IN_FLIGHT, "1")
 
     def _write_lock(self):
