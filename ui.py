@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import threading
 import unicodedata
 import uuid
@@ -21,6 +22,8 @@ from pathlib import Path
 import streamlit as st
 
 from workbench.ingest import StepFailed
+from workbench.loaders import LoadError
+from workbench.store import database_error_message
 from workbench.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
@@ -254,6 +257,8 @@ def run_write(ws: Workspace, action, *args) -> bool:
         return True
     except (WorkspaceBusy, StepFailed) as exc:
         st.error(md_text(exc))
+    except sqlite3.OperationalError as exc:  # a full disk: named, with nothing to discard
+        st.error(md_text(database_error_message(ws.path / "workspace.sqlite", exc)[0]))
     except (ValueError, KeyError) as exc:
         st.error(md_text(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc))
     return False
@@ -268,8 +273,11 @@ def ingest(ws: Workspace, paths: list[Path]) -> None:
 
     try:
         report = ws.ingest(paths, progress=progress)
-    except (WorkspaceBusy, StepFailed) as exc:
+    except (WorkspaceBusy, StepFailed, LoadError) as exc:  # LoadError: ids another file holds, say
         st.session_state["corpus.last_report"] = {"error": str(exc)}
+        return
+    except sqlite3.OperationalError as exc:
+        st.session_state["corpus.last_report"] = {"error": database_error_message(ws.path / "workspace.sqlite", exc)[0]}
         return
     bar.progress(1.0, text="Done")
     st.session_state["corpus.last_report"] = report.to_json()

@@ -8,6 +8,7 @@ import ui
 from workbench.context import build_context
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
 from workbench.safe_text import printable
+from workbench.vectors import NeedsRepair
 from workbench.views.retrieval import (communities_used_frame, hit_card, impact_frame, path_frame, path_line,
                                        path_text, rank_overlap, seeds_text, shared_hits, walk_frames)
 
@@ -28,7 +29,11 @@ asked = (question.strip(), tuple(chosen), k)
 if st.button("Compare", type="primary", key="compare.run") or "compare.results" not in st.session_state:
     if asked[0] and chosen:
         with st.spinner("Retrieving..."):
-            st.session_state["compare.results"] = (asked, {mode: retrieve(ws, asked[0], mode, k) for mode in chosen})
+            try:
+                st.session_state["compare.results"] = (asked, {mode: retrieve(ws, asked[0], mode, k) for mode in chosen})
+            except NeedsRepair as exc:  # a store missing or damaged: say so and how to fix it, no empty answer
+                st.error(printable(exc))
+                st.stop()
 if "compare.results" not in st.session_state:
     st.info("Type a question, choose at least one strategy and press Compare.")
     st.stop()

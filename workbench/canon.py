@@ -21,6 +21,7 @@ import bisect
 import difflib
 import functools
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.model import Merge, Mention, SurfaceForm
+from workbench.safe_text import mixed_scripts
 
 __all__ = [
     "DEFAULT_ARTICLES",
@@ -51,7 +53,21 @@ __all__ = [
     "rank_suggestions",
     "SuggestionPage",
     "page_of",
+    "NAME_KEY_VERSION",
+    "skeleton",
+    "lookalike_suggestions",
 ]
+
+#: Bumped when :func:`name_key` folds differently (2: NFKC), so graphs derived before are rebuilt.
+NAME_KEY_VERSION = 2
+
+#: Cyrillic and Greek letters drawn like Latin ones (after NFKC), and the Latin letter they pass for.
+_CONFUSABLE = str.maketrans({
+    **dict(zip("аеорсухіјѕԁԛԝһӏвкмнтгп", "aeopcyxijsdqwhlbkmhtrn")),
+    **dict(zip("АВЕКМНОРСТХУІЈЅԌ", "ABEKMHOPCTXYIJSG")),
+    **dict(zip("αοιυνρτκχεγ", "aoiuvptkxey")),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")),
+})
 
 DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
 
@@ -143,6 +159,8 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
     for names with no letter or digit. Because separators are removed, a camelCase split
     never changes the key: "AuthService" and "Auth Service" both give ``authservice``.
     Articles are dropped only when written as separate words ("TheAuth" keeps its "the").
+    Names are NFKC-normalized first, so fullwidth and compatibility forms fold into the plain
+    ones; letters of other alphabets that only look Latin are kept apart (see :func:`skeleton`).
 
     Examples
     --------
@@ -151,14 +169,52 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
     ['authservice', 'authservice', 'authservice', 'authservice', 'authservice']
     >>> name_key("theater"), name_key("Redis's"), name_key("Node.js"), name_key("认证 服务")
     ('theater', 'redis', 'nodejs', '认证服务')
+    >>> name_key("Ｒｅｄｉｓ"), name_key("R\u0435dis") == "redis"
+    ('redis', False)
     """
     if not isinstance(name, str):
         name = str(name)
-    words = _drop_leading_articles(name.split(), articles)
-    key = _SEPARATORS_RE.sub("", " ".join(words).lower())
+    # NFKC first: fullwidth "Ｒｅｄｉｓ", ligatures and compatibility forms key as what they show.
+    words = _drop_leading_articles(unicodedata.normalize("NFKC", name).split(), articles)
+    key = unicodedata.normalize("NFKC", _SEPARATORS_RE.sub("", " ".join(words).lower()))
     key = _strip_marks(key)
     # Marks alone ("--", "@", "+") name nothing.
     return key if _has_alnum(key) else ""
+
+
+def skeleton(name: str) -> str:
+    """``name`` with Cyrillic and Greek letters that look Latin written as those Latin letters
+    (after NFKC): what a reader sees, so "Rеdis" (Cyrillic е) gives "Redis".
+
+    >>> skeleton("R\u0435dis"), skeleton("Ｒｅｄｉｓ"), skeleton("Redis")
+    ('Redis', 'Redis', 'Redis')
+    """
+    return unicodedata.normalize("NFKC", name).translate(_CONFUSABLE)
+
+
+def lookalike_suggestions(names: Sequence[str], articles: Iterable[str] = DEFAULT_ARTICLES) -> list[MergeSuggestion]:
+    """Pairs of names that print alike but key apart: one mixes look-alike alphabets (or is
+    written in one that passes for Latin) and reads as the other. Each a merge suggestion, so a
+    person decides: accept it if the two are one thing, reject it to keep the impostor apart.
+
+    >>> [(s.a, s.b, s.reason) for s in lookalike_suggestions(["Redis", "R\u0435dis", "Kafka"])]
+    [('Rеdis', 'Redis', 'look-alike: Rеdis mixes Latin+Cyrillic letters and reads as Redis')]
+    """
+    articles = tuple(articles)
+    by_key: dict[str, str] = {}
+    for name in names:
+        by_key.setdefault(name_key(name, articles), name)
+    found = []
+    for name in names:
+        key = name_key(name, articles)
+        seen_as = name_key(skeleton(name), articles)
+        other = by_key.get(seen_as)
+        if seen_as == key or other is None or name_key(other, articles) == key:
+            continue
+        scripts = sorted({s for word in name.split() for s in mixed_scripts(word)}, key=("Latin", "Cyrillic", "Greek").index)
+        how = f"mixes {'+'.join(scripts)} letters" if scripts else "is written in letters that pass for Latin"
+        found.append(MergeSuggestion(name, other, 0.99, f"look-alike: {name} {how} and reads as {other}"))
+    return found
 
 
 def display_form(surface: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
@@ -763,7 +819,7 @@ def combine_suggestions(*groups: Iterable[MergeSuggestion], articles: Iterable[s
 #: Evidence ranks, strongest first: a text declares the two one; one translates the other; they
 #: mean alike (embeddings) or are one name written two ways (the same letters, a plural); only
 #: their spelling is near ("Sign-in", "Signing").
-EVIDENCE_RANKS = ("declared", "translation", "similar", "spelling")
+EVIDENCE_RANKS = ("declared", "look-alike", "translation", "similar", "spelling")
 _CALENDAR_WORDS = frozenset(
     [m.lower() for m in ("January February March April May June July August September October November December "
                          "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday "
@@ -793,25 +849,29 @@ def evidence_rank(suggestion: MergeSuggestion) -> int:
     """The index in :data:`EVIDENCE_RANKS` of a suggestion's strongest evidence, read from its reason.
 
     >>> evidence_rank(MergeSuggestion("Sign-in", "Signing", 0.86, "name similarity"))
-    3
+    4
     >>> evidence_rank(MergeSuggestion("Auth Service", "Auth Services", 0.96, "name similarity"))
-    2
+    3
     >>> evidence_rank(MergeSuggestion("@mara.chen", "Mara Chen", 0.94, "name similarity"))
-    2
+    3
+    >>> EVIDENCE_RANKS[evidence_rank(MergeSuggestion("R\u0435dis", "Redis", 0.99, "look-alike: ..."))]
+    'look-alike'
     """
     reason = suggestion.reason
     if "declared in " in reason:
         return 0
-    if "translation:" in reason:
+    if "look-alike:" in reason:
         return 1
-    if "embedding similarity" in reason:
+    if "translation:" in reason:
         return 2
+    if "embedding similarity" in reason:
+        return 3
     ka, kb = sorted((re.sub(r"[\W_]+", "", name_key(suggestion.a)), re.sub(r"[\W_]+", "", name_key(suggestion.b))),
                     key=len)
     if kb in (ka, ka + "s", ka + "es"):  # the same letters ("@mara.chen", "Mara Chen") or a plural
-        return 2
+        return 3
     spelling = ("name similarity", "near-identical names")
-    return 3 if any(part.startswith(spelling) for part in reason.split(" + ")) else 2
+    return 4 if any(part.startswith(spelling) for part in reason.split(" + ")) else 3
 
 
 def rank_suggestions(suggestions: Iterable[MergeSuggestion]) -> list[MergeSuggestion]:

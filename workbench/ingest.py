@@ -37,7 +37,7 @@ from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from
 from .extract.llm import LLMError, client_from_settings
 from .extract.notes import NEAREST_NOTES
 from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
-from .loaders import LoadProblem, file_digest, load_paths
+from .loaders import LoadError, LoadProblem, file_digest, load_paths
 from . import note_neighbours
 from .model import Chunk, Document, Triple
 from .note_neighbours import refresh_note_neighbours
@@ -46,7 +46,8 @@ from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
            "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE",
-           "StepFailed", "refresh_candidates", "note_similarity_candidates", "discover_typed_relations"]
+           "StepFailed", "refresh_candidates", "note_similarity_candidates", "discover_typed_relations",
+           "describe_os_error", "DocumentIdCollision", "refuse_id_collisions"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
@@ -155,6 +156,28 @@ def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) ->
     return len(extra) + len(missing)
 
 
+def describe_os_error(exc: BaseException) -> str:
+    """An error of the operating system as its cause in words, e.g. "the disk is full (ENOSPC)".
+
+    >>> import errno
+    >>> describe_os_error(OSError(errno.ENOSPC, "No space left on device"))
+    'the disk is full (ENOSPC: No space left on device)'
+    """
+    import errno
+
+    code = getattr(exc, "errno", None)
+    name = errno.errorcode.get(code, "") if isinstance(code, int) else ""
+    strerror = getattr(exc, "strerror", None)
+    detail = f"{name}: {strerror}" if name and strerror else (str(exc) or type(exc).__name__)
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk is full ({detail})"
+    if code == errno.EIO:
+        return f"an I/O error of the disk ({detail})"
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"the folder cannot be written ({detail})"
+    return f"{type(exc).__name__}: {detail}"
+
+
 class StepFailed(RuntimeError):
     """A write step failed after its documents were committed (out of memory, disk full, an
     error of the operating system): every document written is kept, the workspace stays marked
@@ -177,7 +200,8 @@ def refresh_candidates(store: Store, embedder: Embedder, threshold: float, full:
         refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder)[0], embedder.name,
                                 threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
-        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        what = describe_os_error(exc) if isinstance(exc, OSError) else \
+            (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         raise StepFailed(
             f"the note-similarity step failed ({what}); every document "
             "written is kept and the workspace is marked to finish the step: free memory or disk, then run "
@@ -288,6 +312,8 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     loaded = load_paths([Path(p) for p in paths], skip=already_stored)
     report.problems.extend(loaded.problems)
     stage["load"] += time.perf_counter() - t
+    source_of = {d.id: d.source_path for d in store.documents()}
+    refuse_id_collisions(loaded.documents, source_of)
 
     removed = _removed_sources([Path(p) for p in paths], store)
     known = store.document_hashes()
@@ -300,8 +326,8 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     for doc in loaded.documents:
         report.documents_seen += 1
         doc = replace(doc, content_hash=keyed(doc.content_hash))
-        if known.get(doc.id) == doc.content_hash:
-            report.documents_unchanged += 1
+        if known.get(doc.id) == doc.content_hash and source_of.get(doc.id) == doc.source_path:
+            report.documents_unchanged += 1  # (a moved file is written again: its record names the new path)
         else:
             todo.append(doc)
     if removed or todo or interrupted:
@@ -324,6 +350,34 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         store.record_file_digests(fresh)
     report.seconds = time.perf_counter() - started
     return report
+
+
+class DocumentIdCollision(LoadError):
+    """Files of this ingest would take the ids of documents another file still holds."""
+
+
+def refuse_id_collisions(documents: Sequence[Document], source_of: dict[str, str]) -> None:
+    """Refuse, before anything is written, documents whose id a stored document of *another*
+    file holds while that file still exists (``ingest a/notes`` then ``ingest b/notes``: both
+    give ``notes/x.md``). A file that moved (its old path is gone) takes its id over.
+
+    ``source_of`` maps each stored document id to its file.
+
+    Raises
+    ------
+    DocumentIdCollision
+        Naming both paths of the first collisions and what to do.
+    """
+    clashes = [(doc.id, doc.source_path, source_of[doc.id]) for doc in documents
+               if source_of.get(doc.id) not in (None, doc.source_path) and Path(source_of[doc.id]).exists()]
+    if clashes:
+        shown = "; ".join(f"{doc_id!r}: {new} would replace {old}" for doc_id, new, old in clashes[:3])
+        more = f" (and {len(clashes) - 3} more)" if len(clashes) > 3 else ""
+        raise DocumentIdCollision(
+            f"{len(clashes)} document ids are already held by other files{more}: {shown}. Ids are paths relative "
+            "to the folder above the one ingested, so two folders of one name give the same ids: ingest from a "
+            "folder of another name, or remove the stored documents first (`remove <their folder>`); nothing was "
+            "written")
 
 
 def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list[str]:

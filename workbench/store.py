@@ -23,7 +23,7 @@ import numpy as np
 
 from .model import Chunk, DeclaredRelation, Document, Mention, Triple
 
-__all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION"]
+__all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION", "database_error_message", "passes_check"]
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 1
@@ -32,7 +32,49 @@ NOTE_NEIGHBOURS_KEY = "note_neighbours_key"
 
 
 class StoreUnusable(Exception):
-    """The database file cannot be used: not SQLite, not a workbench's, or of a newer schema."""
+    """The database file cannot be used: not SQLite, not a workbench's, or of a newer schema
+    (``damaged``), or the machine refuses it now: a full disk, an I/O error (not ``damaged``)."""
+
+    def __init__(self, message: str, damaged: bool = True):
+        super().__init__(message)
+        self.damaged = damaged
+
+
+#: SQLite's words for a refusal of the machine (disk, permissions, another process), not damage.
+_CAUSES = (("disk is full", "the disk is full"),
+           ("disk i/o error", "an I/O error of the disk (a full or failing disk)"),
+           ("unable to open", "the file cannot be opened (permissions, or no room for its journal)"),
+           ("readonly", "the file or its folder is read-only"),
+           ("locked", "another process holds it locked"),
+           ("out of memory", "the machine is out of memory"))
+
+
+def passes_check(path: Path) -> bool | None:
+    """Whether the database at ``path`` passes SQLite's ``quick_check`` (None: it cannot be read to tell)."""
+    try:
+        probe = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            return probe.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        finally:
+            probe.close()
+    except sqlite3.Error:
+        return None
+
+
+def database_error_message(path: Path, exc: BaseException) -> tuple[str, bool]:
+    """One line saying why the database at ``path`` failed with ``exc``, and whether it is damaged.
+
+    A refusal of the machine (disk full, I/O error, permissions) is named as such, with nothing
+    to discard; a database is called damaged only when it fails SQLite's integrity check."""
+    text = str(exc)
+    cause = next((words for marker, words in _CAUSES if marker in text.lower()), None)
+    healthy = passes_check(path)
+    if cause is not None or healthy:
+        verdict = "it passes its integrity check: nothing stored is lost" if healthy else "nothing stored is lost"
+        return (f"{path}: {cause or 'SQLite refused the step'} ({text}); {verdict}. Fix the cause (free disk "
+                "space, say), then run the step again: an unfinished write is completed by the next one or by "
+                "`python -m workbench repair`"), False
+    return f"{path} cannot be read ({text})", True
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -125,7 +167,10 @@ class Store:
             finally:
                 probe.close()
         except sqlite3.DatabaseError as exc:
-            raise StoreUnusable(f"{self.path} is not a workbench database ({exc})") from None
+            message, damaged = database_error_message(self.path, exc)
+            if damaged:
+                raise StoreUnusable(f"{self.path} is not a workbench database ({exc})") from None
+            raise StoreUnusable(message, damaged=False) from None
         if tables and "workspace_id" not in meta:
             raise StoreUnusable(f"{self.path} is an SQLite database of another program (tables: "
                                 f"{', '.join(sorted(tables)[:5])}), not a workbench workspace")
@@ -157,7 +202,11 @@ class Store:
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite ends it itself on some errors (a full disk)
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the original error is the one to report
             raise
         db.execute("COMMIT")
 

@@ -64,7 +64,7 @@ def test_a_failure_inside_the_similarity_step_is_finished_by_the_next_step(step,
         raise failure(28, "No space left on device") if failure is OSError else failure()
 
     monkeypatch.setattr(ingest_module, "refresh_note_neighbours", fail)
-    with pytest.raises(StepFailed, match=r"the note-similarity step failed \((MemoryError|OSError)") as caught:
+    with pytest.raises(StepFailed, match=r"the note-similarity step failed \((MemoryError|the disk is full \(ENOSPC)") as caught:
         ws.ingest([corpus])
     assert "python -m workbench repair" in str(caught.value)
     assert ws.interrupted and ws.store.count("documents") == BEFORE + ADDED  # every document kept

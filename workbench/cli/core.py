@@ -76,7 +76,7 @@ def _confirm_removing_everything(ws, args, count: int) -> None:
 
 def cmd_remove(args):
     ws = open_workspace(args)
-    interrupted = ws.interrupted
+    interrupted = ws.unfinished() is not None  # a step killed midway, this command's rerun say: it completes it
     ids = ws.documents_under(args.path)
     if not ids and not interrupted:
         raise CommandError(f"nothing stored under {args.path}", code=2)
@@ -252,9 +252,13 @@ def cmd_chunk(args):
 
 def cmd_repair(args):
     ws = open_workspace(args)
+    damaged = ws.entity_index_damage()
     changed = ws.repair()
-    emit(args, {"vectors_changed": changed, "integrity_ok": ws.store.integrity_ok(), **ws.vector_counts()},
-         lambda p: f"{p['vectors_changed']} vectors repaired; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
+    emit(args, {"vectors_changed": changed, "entity_index_rebuilt": damaged is not None,
+                "integrity_ok": ws.store.integrity_ok(), **ws.vector_counts()},
+         lambda p: f"{p['vectors_changed']} vectors repaired"
+                   + (f"; the entity-name index was damaged ({damaged}) and is built again" if damaged else "")
+                   + f"; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
 
 
 def cmd_settings(args):

@@ -70,7 +70,7 @@ def _prefetch(ws) -> threading.Thread | None:
 
     def load() -> None:
         try:
-            _ = vectors.client
+            vectors.warm()
             embedder.embed(["warm-up"])
         except Exception:  # noqa: BLE001 - the search itself meets and reports the same failure
             pass
