@@ -98,17 +98,18 @@ def show_result(mode: str) -> None:
             st.caption(ui.md_text(" · ".join(part for part in (
                 human_date(hit.time) or "undated", f"also in {', '.join(also)}" if also else "") if part)))
             if hit.document in superseded:
-                newer = ", ".join(f"{d} ({human_date(dates.get(d))})" for d in superseded[hit.document])
-                st.markdown(f":orange-badge[superseded by {ui.md_text(newer)}]")
+                newer = ", ".join(f"{d.rsplit('/', 1)[-1]} ({human_date(dates.get(d))})" for d in superseded[hit.document])
+                st.markdown(f":orange-badge[superseded] by {ui.md_text(newer)}",
+                            help="A later note contradicts or supersedes this one (its front matter says so).")
             text = hit.text if len(hit.text) < 600 else hit.text[:600] + "…"
             st.text(printable(text, keep_newlines=True))
             st.caption(ui.md_text(short_why(hit.why)))
-            details, opener = st.columns([4, 1])
-            with details.expander("Details"):
+            if st.button("Open chunk", key=f"compare.open.{mode}.{number}", type="tertiary",
+                         help="Its text, document, date, the chunks around it and the edges it states"):
+                ui.chunk_dialog(ws, hit.chunk_id, highlight_terms(hit.why))
+            with st.expander("Details"):
                 st.caption(ui.md_text(f"{hit.why.describe()} Score {hit.score:.3g} on {mode}'s own scale; "
                                       f"chunk {hit.chunk_id}."))
-            if opener.button("Open", key=f"compare.open.{mode}.{number}", help="Open the chunk viewer"):
-                ui.chunk_dialog(ws, hit.chunk_id, highlight_terms(hit.why))
 
 
 modes = list(results)

@@ -109,14 +109,14 @@ def test_compare_reads_last_month_against_the_as_of_day(monkeypatch, sample_work
 def test_compare_marks_the_superseded_decision_and_dates_every_card(monkeypatch, sample_workspace):
     at = page(open_app(monkeypatch, sample_workspace.path), "compare")
     compare(at, SESSIONS, ["keyword"], as_of=dt.date(2024, 7, 15))
-    badges = [m.value for m in at.markdown if "superseded by" in m.value]
+    badges = [m.value for m in at.markdown if "superseded] by" in m.value]
     assert badges and all("2024\\-06\\-session\\-store\\-redis\\.md" in b and "10 Jun 2024" in b for b in badges)
     cards = [m.value for m in at.markdown if m.value.startswith("**#")]
     assert sum("2023\\-11\\-session\\-store\\.md" in c for c in cards) == len(badges) >= 1
     assert "20 Nov 2023" in texts(at)  # the older decision's date on its card
     # Before the newer decision was written, the older one was not superseded yet.
     compare(at, SESSIONS, ["keyword"], as_of=dt.date(2024, 1, 1))
-    assert not [m.value for m in at.markdown if "superseded by" in m.value]
+    assert not [m.value for m in at.markdown if "superseded] by" in m.value]
 
 
 def test_since_and_until_keep_hits_inside_the_window(monkeypatch, sample_workspace):

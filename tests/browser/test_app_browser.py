@@ -163,7 +163,7 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     screenshot(page, "compare", screenshot_dir)
 
     # A citation opens in the chunk viewer: its text, document and the edges it states.
-    page.get_by_role("button", name="Open").first.click()
+    page.get_by_role("button", name="Open chunk", exact=True).first.click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_text("Edges it states").wait_for(timeout=LONG)
     assert re.search(r"id [0-9a-f]{16}", dialog.inner_text()) and dialog.locator("mark").count() > 0
