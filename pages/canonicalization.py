@@ -27,7 +27,7 @@ table = merges_frame(merges, lambda chunk_id: chunk_text.get(chunk_id, ""), sear
 if table.empty:
     st.write("No merge matches." if search else "No names have been merged yet.")
 else:
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
     forms = {f"{row['surface form']}  (in {row['canonical']})": row["chunks"].split(", ")
              for row in table.to_dict("records") if row["chunks"]}
     shown_form = st.selectbox("Every chunk where a form occurs", list(forms), index=None,

@@ -19,7 +19,7 @@ reports = ws.communities()
 if not reports:
     st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
     st.stop()
-st.dataframe(communities_frame(reports), hide_index=True, width="stretch")
+st.dataframe(communities_frame(reports), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
 titles = {r.id: f"{printable(r.title)} ({r.size} entities)" for r in reports}
 chosen = st.selectbox("Community", list(titles), format_func=titles.get, key=ui.kept("communities", "id", reports[0].id))
 report = next((r for r in reports if r.id == chosen), reports[0])

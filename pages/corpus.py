@@ -43,7 +43,7 @@ with from_upload:
 st.subheader("Documents")
 documents = ws.documents()
 if documents:
-    st.dataframe(documents_frame(documents), hide_index=True, width="stretch")
+    st.dataframe(documents_frame(documents), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
     ids = [d.id for d in documents]
     if st.session_state.get("corpus.doomed") not in (None, *ids):
         st.session_state["corpus.doomed"] = None  # removed meanwhile (another session): nothing chosen

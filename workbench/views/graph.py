@@ -479,7 +479,8 @@ _AFTER_DRAW = """<script>
   function settle() {
     if (focus !== null && nodes.get(focus)) {
       network.selectNodes([focus], true);
-      network.focus(focus, {scale: Math.max(network.getScale(), 1.0)});
+      network.fit();  // the whole neighbourhood in view, unless that makes the labels too small
+      if (network.getScale() < minScale) network.focus(focus, {scale: 1.0});
     } else if (network.getScale() < minScale) {
       network.moveTo({scale: minScale});
     }
