@@ -5,6 +5,7 @@ preview, readable tables, and typed paths read only under ``app.allowed_roots``.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -365,3 +366,13 @@ def hostile_workspace(make_workspace, tmp_path):
     ws = make_workspace("hostile-ws")
     ws.ingest([corpus])
     return ws
+
+
+def test_the_answer_first_shows_a_hostile_name_as_text(monkeypatch, hostile_workspace):
+    from tests.test_app import HOSTILE
+
+    at = page(open_app(monkeypatch, hostile_workspace.path), "compare")
+    compare(at, f"What does {HOSTILE} depend on?", ["keyword"])
+    headline = next(m.value for m in at.markdown if m.value.startswith("**What "))
+    assert "Depends on\\: Redis notes" in headline and "\\<img src=x" in headline
+    assert not re.search(r"(?<!\\)<img", headline)  # every bracket escaped for Markdown

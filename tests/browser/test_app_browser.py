@@ -194,7 +194,10 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     question.fill("If Redis goes down, what breaks?")
     question.press("Enter")
     wait_idle(page)
-    page.locator('[data-testid="stDateInput"]', has_text="As of").locator("input").first.fill("")
+    as_of_box = page.locator('[data-testid="stDateInput"]', has_text="As of")
+    as_of_box.get_by_role("button", name="Clear value").click()
+    wait_idle(page)
+    assert as_of_box.locator("input").first.input_value() == ""
     page.get_by_role("button", name="Compare", exact=True).click()
     wait_idle(page)
 
