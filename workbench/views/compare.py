@@ -12,6 +12,10 @@ Examples
 {'vector': ['auth-service.md'], 'paths': []}
 >>> short_why(Why(similarity=0.613))
 'Close in meaning to the question (0.61).'
+>>> short_why(Why(rrf=0.03, ranks={"keyword": 2, "vector": None}))
+'Found by word search.'
+>>> short_why(Why(rrf=0.03, ranks={"walk": 6, "provenance": 1, "hybrid": 3}))
+"Found by the graph walk from the question's entities, the relations it states and word and meaning search."
 """
 
 from __future__ import annotations
@@ -133,6 +137,11 @@ def superseded_by(outdated: Mapping[str, Iterable[str]], dates: Mapping[str, str
     return out
 
 
+#: A fused ranking's parts, as people say them.
+_RANKINGS = {"walk": "the graph walk from the question's entities", "provenance": "the relations it states",
+             "hybrid": "word and meaning search", "keyword": "word search", "vector": "meaning search"}
+
+
 def short_why(why: Why) -> str:
     """A hit's reason in a few plain words; :meth:`~workbench.model.Why.describe` has the details."""
     if why.cited_path is not None:
@@ -141,8 +150,9 @@ def short_why(why: Why) -> str:
     if why.community is not None:
         return f"Quoted in the summary of the theme “{printable(why.community_title or why.community)}”."
     if why.rrf is not None:
-        found = [name for name, rank in why.ranks.items() if rank is not None]
-        return ("Found by " + " and ".join(found) + " search." if found else "Found by the fused ranking.")
+        found = [_RANKINGS.get(name, f"{name} search") for name, rank in why.ranks.items() if rank is not None]
+        return "Found by " + (", ".join(found[:-1]) + " and " + found[-1] if len(found) > 1 else
+                              found[0] if found else "the fused ranking") + "."
     if why.via == "expansion":
         return f"Linked to a direct hit by the relation {printable(why.edge.relation)}." if why.edge else \
             "Linked to a direct hit by a relation."
