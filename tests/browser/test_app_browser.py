@@ -195,7 +195,7 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     question.press("Enter")
     wait_idle(page)
     as_of_box = page.locator('[data-testid="stDateInput"]', has_text="As of")
-    as_of_box.get_by_role("button", name="Clear value").click()
+    as_of_box.locator('[data-testid="stDateInputClearButton"]').click()
     wait_idle(page)
     assert as_of_box.locator("input").first.input_value() == ""
     page.get_by_role("button", name="Compare", exact=True).click()
