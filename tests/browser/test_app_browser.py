@@ -287,3 +287,25 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     screenshot(page, "compare-hostile", screenshot_dir)
     assert dialogs == [] and other_dialogs == []
     assert not re.search(r"<img[^>]*onerror", page.content())
+
+    # Removing a document: Cancel clears the choice for good, and a removal leaves the box empty.
+    open_page(page, "Corpus", "Remove a document")
+    doomed = "hostile/more.md"  # ids are paths below the folder ingested
+    choose(page, "Remove a document", doomed)
+    wait_idle(page)
+    assert page.get_by_text(f"Remove {doomed}?").count() == 1
+    page.get_by_role("button", name="Cancel").click()
+    wait_idle(page)
+    folder_input = page.get_by_role("textbox", name="Folder or file on this machine")
+    folder_input.fill("/nowhere")  # an unrelated action: the prompt must not come back
+    folder_input.press("Enter")
+    wait_idle(page)
+    assert page.get_by_text(f"Remove {doomed}?").count() == 0
+    assert page.get_by_role("combobox", name="Remove a document").input_value() == ""
+    choose(page, "Remove a document", doomed)
+    wait_idle(page)
+    page.get_by_role("button", name="Remove", exact=True).click()
+    wait_idle(page)
+    assert page.get_by_role("combobox", name="Remove a document").input_value() == ""
+    assert page.get_by_text(f"Remove {doomed}?").count() == 0
+    assert_no_exception(page)
