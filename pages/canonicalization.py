@@ -5,7 +5,7 @@ import streamlit as st
 import ui
 from workbench.canon import form_reasons, page_of
 from workbench.safe_text import printable
-from workbench.views.merges import log_sentence, merge_log_frame, merges_frame, undoable
+from workbench.views.merges import log_sentence, merge_log_frame, merge_preview, merges_frame, undoable
 
 SUGGESTIONS_PER_PAGE = 12
 
@@ -29,7 +29,7 @@ table = merges_frame(merges, lambda chunk_id: chunk_text.get(chunk_id, ""), sear
 if table.empty:
     st.write("No merge matches." if search else "No names have been merged yet.")
 else:
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
     forms = {f"{row['surface form']}  (in {row['canonical']})": row["chunks"].split(", ")
              for row in table.to_dict("records") if row["chunks"]}
     shown_form = st.selectbox("Every chunk where a form occurs", list(forms), index=None,
@@ -38,6 +38,7 @@ else:
         chunks = ws.chunks(forms[shown_form])
         st.dataframe([{"chunk": c.id, "document": printable(c.document_id), "text": printable(c.text, keep_newlines=True)}
                       for c in chunks], hide_index=True, width="stretch")
+        ui.citation_picker(ws, [c.id for c in chunks], key="canon.open", documents={c.id: c.document_id for c in chunks})
 
 st.subheader("Suggested merges")
 st.caption("Ranked by evidence: a note or glossary entry that declares two names one, then a Chinese name whose "
@@ -64,6 +65,18 @@ else:
         if reject.button("Reject", key=f"canon.reject.{i}"):
             if ui.run_write(ws, ws.reject_suggestion, suggestion.a, suggestion.b):
                 st.rerun()
+
+# A merge's effect before it is made: the edges of the less mentioned name move to the other.
+if found:
+    pair = st.selectbox("Preview the edges a merge would move", range(min(len(found), 50)), index=None,
+                        format_func=lambda i: printable(f"{found[i].a}  ↔  {found[i].b}"), key="canon.preview",
+                        placeholder="Choose a suggestion")
+    if pair is not None:
+        canonical, alias = ui.canonical_first(ws, found[pair].a, found[pair].b)
+        moved = merge_preview(ws.graph, alias, canonical)
+        st.caption(f"Merging {ui.md_text(alias)} into {ui.md_text(canonical)} moves {len(moved)} relation edges.")
+        if not moved.empty:
+            st.dataframe(moved, hide_index=True, width="stretch")
 
 alias_column, split_column = st.columns(2)
 with alias_column, st.form("canon.alias", clear_on_submit=True):

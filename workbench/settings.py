@@ -248,6 +248,10 @@ class AnswerSettings(_Section):
     min_edge_confidence: float = Field(0.5, ge=0, le=1, description="An edge below this confidence is a hypothesis: an answer resting only on it must say so.")
 
 
+class AppSettings(_Section):
+    allowed_roots: list[str] = Field(default_factory=lambda: ["."], description="Folders whose files a path typed into the app (the Corpus page's folder box, the Evaluate page's task file) may name; anything elsewhere is refused. A relative root is read from the folder the app was started in ('.': that folder). Uploads are always allowed.")
+
+
 class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
@@ -263,6 +267,7 @@ class Settings(_Section):
     time: TimeSettings = Field(default_factory=TimeSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answers: AnswerSettings = Field(default_factory=AnswerSettings)
+    app: AppSettings = Field(default_factory=AppSettings)
 
 
 def load_settings(path: str | Path | None = None) -> Settings:
