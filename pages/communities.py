@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from workbench.safe_text import printable
+from workbench.views.chunks import human_date
 from workbench.views.tables import communities_frame
 
 ui.keep_widget_state()
@@ -21,7 +22,7 @@ if not reports:
     st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
     st.stop()
 themes = [r for r in reports if r.level == 0] or reports
-st.dataframe(communities_frame(reports), hide_index=True, width="stretch")
+st.dataframe(communities_frame(reports), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
 titles = {r.id: f"{printable(r.title)} ({r.size} entities)" for r in reports}
 chosen = st.selectbox("Theme", [r.id for r in themes], format_func=titles.get,
                       key=ui.kept("communities", "id", themes[0].id))
@@ -35,7 +36,8 @@ if parts:
 
 st.subheader(ui.md_text(report.title))
 st.caption(f"{'Sub-theme' if report.level else 'Theme'}: {report.size} entities, {len(report.chunks)} passages, "
-           f"{len(report.documents)} documents, seen {(report.first_seen or '?')[:10]} to {(report.last_seen or '?')[:10]}")
+           f"{len(report.documents)} documents, seen {human_date(report.first_seen) or '?'} to "
+           f"{human_date(report.last_seen) or '?'}")
 if report.key_phrases:
     st.markdown("**Key phrases:** " + ui.md_text(", ".join(p for p, _ in report.key_phrases[:10])))
 st.markdown("**Key entities:** " + ui.md_text(", ".join(f"{n} ({t})" for n, t, _ in report.key_entities)))
@@ -47,4 +49,6 @@ if report.relations:
 st.markdown("**Representative sentences**")
 for point in report.points:
     st.markdown("- " + ui.md_text(f"{point.text} [{point.chunk_id}; {point.document}]"))
+ui.citation_picker(ws, [p.chunk_id for p in report.points] + [c for r in report.relations for c in r["chunks"]],
+                   key="communities.open", documents={p.chunk_id: p.document for p in report.points})
 st.iframe(ui.community_html(ws, report.members), height=540)

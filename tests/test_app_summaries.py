@@ -35,6 +35,6 @@ def test_timeline_page_shows_episodes_with_participants_and_decisions(monkeypatc
     shown = texts(at).replace("\\", "")  # Markdown escapes are not what a person reads
     assert "@sam.okafor" in shown and "go for the rollback" in shown
     assert "moves to next Tuesday" in shown
-    at.selectbox(key="timeline.entity").set_value("tokencache").run()
+    at.selectbox(key="keep.entity").set_value("tokencache").run()
     assert not at.exception
     assert any("decision" in set(f["kind"]) for f in (d.value for d in at.dataframe))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from workbench.context import Answer, build_context, answer
+import re
+
+from workbench.context import Answer, answer, build_context, prompt_labels
 from workbench.retrieve import retrieve
 
 from tests.conftest import REDIS_QUESTION
@@ -60,8 +62,12 @@ def test_answer_sends_the_context_to_the_given_client(sample_workspace):
     prompt = client.sent[0][-1]["content"]
     assert prompt.endswith("Answer in one to three sentences, each ending with its [c:ID].")
     assert f"Question: {REDIS_QUESTION}" in prompt
-    for chunk in context.data["chunks"]:
-        assert f"[c:{chunk['id']}]" in prompt
+    # Sources are cited by per-answer labels, fenced by markers holding the answer's nonce.
+    nonce = re.search(r"^<<<source c:([0-9a-f]+)-\d+", prompt, re.MULTILINE).group(1)
+    labels = prompt_labels(context.data, nonce)
+    for chunk_id in labels.values():
+        assert chunk_id not in prompt
+    assert prompt.count(f"<<<source c:{nonce}-") == len(context.data["chunks"])
     assert "login flow depends on auth service [c:" in prompt.lower()
     # The canned reply cites "b2c", no chunk of the context: the checks say so.
     assert reply.citations == [] and reply.checks is not None and not reply.checks.passed
