@@ -439,7 +439,8 @@ def _titled(report: CommunityReport, weights: Mapping[str, float], options: Repo
     phrases = [p for p in phrases if p not in names] or phrases  # a name only when nothing else is said
     title = ", ".join(phrases[:options.title_entities]) \
         or ", ".join(n for n, _, _ in report.key_entities[:options.title_entities])
-    return dataclasses.replace(report, title=title, key_phrases=tuple((p, round(weights[p], 5)) for p in ranked))
+    listed = list(dict.fromkeys([*phrases[:options.title_entities], *ranked]))[:_KEY_PHRASES]  # the title's first
+    return dataclasses.replace(report, title=title, key_phrases=tuple((p, round(weights[p], 5)) for p in listed))
 
 
 def _general_names(graph: ContextGraph) -> frozenset[str]:

@@ -45,6 +45,9 @@ STOPWORDS: frozenset[str] = frozenset("""
     sounds agreed lgtm hey hello yeah yep nope gonna across
     """.split())
 
+#: A two-word phrase replaces its word in a title when it weighs this share of the word's weight.
+BIGRAM_SHARE = 0.35
+
 _WORD = re.compile(r"[^\W_][\w'’.-]*[^\W_]|[^\W_]")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _HANDLE = re.compile(r"@[\w.-]+")
@@ -117,7 +120,8 @@ def class_tfidf(counts: Sequence[Mapping[str, int]]) -> list[dict[str, float]]:
 
 def key_phrases(weights: Mapping[str, float], n: int, min_count: Mapping[str, int] | None = None) -> list[str]:
     """The ``n`` best phrases, none sharing a word with a better one; a two-word phrase is taken
-    in place of its word when it weighs at least half as much (``partner export`` over ``export``).
+    in place of its word when it weighs at least :data:`BIGRAM_SHARE` of it (``partner export``
+    over ``export``: a phrase says more than its word).
 
     ``min_count`` (phrase -> count) drops phrases written only once when given.
     """
@@ -130,7 +134,7 @@ def key_phrases(weights: Mapping[str, float], n: int, min_count: Mapping[str, in
         if len(chosen) >= n:
             break
         if " " not in t:
-            better = next((b for bw, b in bigrams if bw >= 0.5 * w and t in b.split(" ")
+            better = next((b for bw, b in bigrams if bw >= BIGRAM_SHARE * w and t in b.split(" ")
                            and not used & set(b.split(" "))), None)
             t = better or t
         words = set(t.split(" "))
