@@ -3,9 +3,11 @@
 import streamlit as st
 
 import ui
-from workbench.canon import form_reasons
+from workbench.canon import form_reasons, page_of
 from workbench.safe_text import printable
-from workbench.views.merges import log_sentence, merge_log_frame, merges_frame, undoable
+from workbench.views.merges import log_sentence, merge_log_frame, merge_preview, merges_frame, undoable
+
+SUGGESTIONS_PER_PAGE = 12
 
 ui.keep_widget_state()
 st.title("Canonicalization")
@@ -27,7 +29,7 @@ table = merges_frame(merges, lambda chunk_id: chunk_text.get(chunk_id, ""), sear
 if table.empty:
     st.write("No merge matches." if search else "No names have been merged yet.")
 else:
-    st.dataframe(table, hide_index=True, width="stretch")
+    st.dataframe(table, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
     forms = {f"{row['surface form']}  (in {row['canonical']})": row["chunks"].split(", ")
              for row in table.to_dict("records") if row["chunks"]}
     shown_form = st.selectbox("Every chunk where a form occurs", list(forms), index=None,
@@ -36,24 +38,45 @@ else:
         chunks = ws.chunks(forms[shown_form])
         st.dataframe([{"chunk": c.id, "document": printable(c.document_id), "text": printable(c.text, keep_newlines=True)}
                       for c in chunks], hide_index=True, width="stretch")
+        ui.citation_picker(ws, [c.id for c in chunks], key="canon.open", documents={c.id: c.document_id for c in chunks})
 
 st.subheader("Suggested merges")
-st.caption("Ranked by evidence: similar spelling or meaning, a Chinese name whose translation is an English "
-           "one (stronger when both link to the same entities), or a note or glossary entry that declares them one.")
+st.caption("Ranked by evidence: a note or glossary entry that declares two names one, then a Chinese name whose "
+           "translation is an English one (stronger when both link to the same entities), then names alike in "
+           "meaning, then names alike in spelling only. Numbers, years and dates are never suggested.")
 found = ui.suggestions(ws)
 if not found:
     st.write("No near-duplicate names left to review.")
-for i, suggestion in enumerate(found[:12]):
-    text, accept, reject = st.columns([6, 1, 1], vertical_alignment="center")
-    text.markdown(f"**{ui.md_text(suggestion.a)}  ↔  {ui.md_text(suggestion.b)}** ({suggestion.score:.2f})  \n"
-                  f"{ui.md_text(suggestion.reason)}")
-    if accept.button("Accept", key=f"canon.accept.{i}"):
-        canonical, alias = ui.canonical_first(ws, suggestion.a, suggestion.b)
-        if ui.run_write(ws, ws.accept_suggestion, alias, canonical):
-            st.rerun()
-    if reject.button("Reject", key=f"canon.reject.{i}"):
-        if ui.run_write(ws, ws.reject_suggestion, suggestion.a, suggestion.b):
-            st.rerun()
+else:
+    pages = page_of(found, 1, SUGGESTIONS_PER_PAGE).pages
+    number = st.number_input("Page of suggestions", 1, pages, key=ui.kept("canon", "suggestion_page", 1)) \
+        if pages > 1 else 1
+    shown = page_of(found, min(int(number), pages), SUGGESTIONS_PER_PAGE)
+    st.caption(f"{shown.total} suggestions in {pages} page{'s' if pages != 1 else ''}: showing "
+               f"{shown.first}-{shown.first + len(shown.suggestions) - 1}")
+    for i, suggestion in enumerate(shown.suggestions, shown.first - 1):
+        text, accept, reject = st.columns([6, 1, 1], vertical_alignment="center")
+        text.markdown(f"{i + 1}. **{ui.md_text(suggestion.a)}  ↔  {ui.md_text(suggestion.b)}** ({suggestion.score:.2f})  \n"
+                      f"{ui.md_text(suggestion.reason)}")
+        if accept.button("Accept", key=f"canon.accept.{i}"):
+            canonical, alias = ui.canonical_first(ws, suggestion.a, suggestion.b)
+            if ui.run_write(ws, ws.accept_suggestion, alias, canonical):
+                st.rerun()
+        if reject.button("Reject", key=f"canon.reject.{i}"):
+            if ui.run_write(ws, ws.reject_suggestion, suggestion.a, suggestion.b):
+                st.rerun()
+
+# A merge's effect before it is made: the edges of the less mentioned name move to the other.
+if found:
+    pair = st.selectbox("Preview the edges a merge would move", range(min(len(found), 50)), index=None,
+                        format_func=lambda i: printable(f"{found[i].a}  ↔  {found[i].b}"), key="canon.preview",
+                        placeholder="Choose a suggestion")
+    if pair is not None:
+        canonical, alias = ui.canonical_first(ws, found[pair].a, found[pair].b)
+        moved = merge_preview(ws.graph, alias, canonical)
+        st.caption(f"Merging {ui.md_text(alias)} into {ui.md_text(canonical)} moves {len(moved)} relation edges.")
+        if not moved.empty:
+            st.dataframe(moved, hide_index=True, width="stretch")
 
 alias_column, split_column = st.columns(2)
 with alias_column, st.form("canon.alias", clear_on_submit=True):

@@ -1,16 +1,19 @@
-"""Communities: the themes of the corpus, each with its extractive report and drawn."""
+"""Communities: the themes of the corpus and their sub-themes, each with its extractive report and drawn."""
 
 import streamlit as st
 
 import ui
 from workbench.safe_text import printable
+from workbench.views.chunks import human_date
 from workbench.views.tables import communities_frame
 
 ui.keep_widget_state()
 st.title("Communities")
-st.caption("Groups of entities that the graph ties together (Louvain on relation and co-mention edges). Each report "
-           "is extractive: its title names the most central entities, and every point is a sentence quoted from a "
-           "cited chunk. The global retrieval mode answers corpus-wide questions from these reports.")
+st.caption("Themes and sub-themes of the corpus: groups of entities and passages that the graph the graphrag walk "
+           "sees ties together (Louvain on relation, co-mention, passage and title links; each theme split again "
+           "into sub-themes). Each report is extractive: its title is its most distinctive key phrases, and every "
+           "point is a sentence quoted from a cited chunk. The global retrieval mode answers corpus-wide questions "
+           "from these reports.")
 ws = ui.workspace()
 if not ui.require_documents(ws):
     st.stop()
@@ -18,13 +21,25 @@ reports = ws.communities()
 if not reports:
     st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
     st.stop()
-st.dataframe(communities_frame(reports), hide_index=True, width="stretch")
+themes = [r for r in reports if r.level == 0] or reports
+st.dataframe(communities_frame(reports), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
 titles = {r.id: f"{printable(r.title)} ({r.size} entities)" for r in reports}
-chosen = st.selectbox("Community", list(titles), format_func=titles.get, key=ui.kept("communities", "id", reports[0].id))
-report = next((r for r in reports if r.id == chosen), reports[0])
+chosen = st.selectbox("Theme", [r.id for r in themes], format_func=titles.get,
+                      key=ui.kept("communities", "id", themes[0].id))
+report = next((r for r in themes if r.id == chosen), themes[0])
+parts = [r.id for r in reports if r.parent == report.id]
+if parts:
+    whole = "(the whole theme)"
+    part = st.radio(f"Sub-themes ({len(parts)})", [whole, *parts], format_func=lambda i: titles.get(i, i),
+                    key=ui.kept("communities", f"part.{report.id}", whole))
+    report = next((r for r in reports if r.id == part), report)
 
 st.subheader(ui.md_text(report.title))
-st.caption(f"{report.size} entities, seen {(report.first_seen or '?')[:10]} to {(report.last_seen or '?')[:10]}")
+st.caption(f"{'Sub-theme' if report.level else 'Theme'}: {report.size} entities, {len(report.chunks)} passages, "
+           f"{len(report.documents)} documents, seen {human_date(report.first_seen) or '?'} to "
+           f"{human_date(report.last_seen) or '?'}")
+if report.key_phrases:
+    st.markdown("**Key phrases:** " + ui.md_text(", ".join(p for p, _ in report.key_phrases[:10])))
 st.markdown("**Key entities:** " + ui.md_text(", ".join(f"{n} ({t})" for n, t, _ in report.key_entities)))
 if report.relations:
     st.markdown("**Strongest relations**")
@@ -34,4 +49,6 @@ if report.relations:
 st.markdown("**Representative sentences**")
 for point in report.points:
     st.markdown("- " + ui.md_text(f"{point.text} [{point.chunk_id}; {point.document}]"))
+ui.citation_picker(ws, [p.chunk_id for p in report.points] + [c for r in report.relations for c in r["chunks"]],
+                   key="communities.open", documents={p.chunk_id: p.document for p in report.points})
 st.iframe(ui.community_html(ws, report.members), height=540)

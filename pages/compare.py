@@ -1,4 +1,4 @@
-"""Compare: one question, several retrieval strategies side by side, with the graph evidence."""
+"""Compare: one question, several retrieval strategies side by side, the structural answer first."""
 
 import json
 
@@ -6,10 +6,14 @@ import streamlit as st
 
 import ui
 from workbench.context import build_context
+from workbench.evaluate.runner import outdated_documents
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
 from workbench.safe_text import printable
-from workbench.views.retrieval import (communities_used_frame, hit_card, impact_frame, path_frame, path_line,
-                                       path_text, rank_overlap, seeds_text, shared_hits, walk_frames)
+from workbench.vectors import NeedsRepair
+from workbench.views.chunks import human_date
+from workbench.views.compare import answer_first, highlight_terms, missed_documents, short_why, superseded_by
+from workbench.views.retrieval import (communities_used_frame, impact_frame, path_frame, path_line, path_text,
+                                       rank_overlap, seeds_text, shared_hits, walk_frames)
 
 ui.keep_widget_state()
 st.title("Compare retrieval strategies")
@@ -24,23 +28,56 @@ chosen = st.multiselect("Strategies", MODES, key=ui.kept("compare", "modes", [m 
                                                                              if m in MODES]),
                         help="\n".join(f"{m}: {RETRIEVERS[m].description}" for m in MODES))
 k = st.slider("Hits per strategy", 1, 20, key=ui.kept("compare", "k", ws.settings.retrieval.k))
-asked = (question.strip(), tuple(chosen), k)
+as_of_col, since_col, until_col = st.columns(3)
+as_of = as_of_col.date_input("As of", value=None, key="keep.compare.as_of", format="YYYY-MM-DD",
+                             help="The day the question is asked on: “last month” is read against it, and a note "
+                                  "is only marked superseded by notes written by then. Empty: today.")
+since = since_col.date_input("Since", value=None, key="keep.compare.since", format="YYYY-MM-DD",
+                             help="Keep only hits dated on or after this day.")
+until = until_col.date_input("Until", value=None, key="keep.compare.until", format="YYYY-MM-DD",
+                             help="Keep only hits dated on or before this day.")
+asked = (question.strip(), tuple(chosen), k, as_of, since, until)
 if st.button("Compare", type="primary", key="compare.run") or "compare.results" not in st.session_state:
     if asked[0] and chosen:
         with st.spinner("Retrieving..."):
-            st.session_state["compare.results"] = (asked, {mode: retrieve(ws, asked[0], mode, k) for mode in chosen})
+            try:
+                st.session_state["compare.results"] = (asked, {
+                    mode: retrieve(ws, asked[0], mode, k, since=since, until=until, as_of=as_of) for mode in chosen})
+            except NeedsRepair as exc:  # a store missing or damaged: say so and how to fix it, no empty answer
+                st.error(printable(exc))
+                st.stop()
+            except ValueError as exc:
+                st.error(ui.md_text(exc))
 if "compare.results" not in st.session_state:
     st.info("Type a question, choose at least one strategy and press Compare.")
     st.stop()
-(shown_question, _, _), results = st.session_state["compare.results"]
-if (shown_question, tuple(results), k) != asked:
+(shown_question, _, _, shown_as_of, _, _), results = st.session_state["compare.results"]
+if (shown_question, tuple(results), k, as_of, since, until) != asked:
     st.caption(f"Showing the results for “{ui.md_text(shown_question)}”; press Compare to run the new settings.")
+for window, ignored in dict.fromkeys((r.stats.time_window.window, r.stats.time_window.ignored)
+                                     for r in results.values() if r.stats.time_window is not None):
+    st.caption(ui.md_text(f"Time window: {human_date(window.since) or 'any time'} to {human_date(window.until) or 'now'}"
+                          + (f" (from “{window.phrase}”)" if window.phrase else "")
+                          + (": no dated source falls in it, so it was not applied" if ignored else "")))
+
+answer = answer_first(ws, shown_question)
+if answer is not None:
+    with st.container(border=True):
+        st.markdown(f"**{ui.md_text(answer.asked)}?** {ui.md_text(answer.headline)}")
+        if answer.kind == "impact":
+            st.markdown("**Still standing:** " + (ui.md_text(", ".join(map(printable, answer.survivors))) or "nothing"))
+            st.caption(f"Infrastructure only: {answer.left_out} people, teams, incidents and other entities with no "
+                       "dependency relation are left out.")
+        if answer.path is not None:
+            st.text("Cited path: " + path_text(answer.path))
+            ui.citation_picker(ws, [c for hop in answer.path.hops for c in hop.chunks], key="compare.answer.open",
+                               documents={c: d for hop in answer.path.hops for c, d in zip(hop.chunks, hop.documents)})
+        st.caption("Read off the graph from the question alone, the same for every strategy below.")
 
 shared = shared_hits(results)
-side_key = ui.kept("compare", "side_by_side", list(results)[:3])
-st.session_state[side_key] = [m for m in st.session_state[side_key] if m in results] or list(results)[:3]
-side = st.multiselect("Side by side (two or three; the others are in tabs below)", list(results), key=side_key,
-                      max_selections=3)
+dates = {d.id: d.date for d in ws.documents()}
+superseded = superseded_by(outdated_documents(ws.store.documents()), dates, shown_as_of)
+missed = missed_documents(results)
 st.caption(f"★ marks a chunk returned by two or more strategies ({len(shared)} such chunks).")
 
 
@@ -49,33 +86,46 @@ def show_result(mode: str) -> None:
     context = result.graph_context
     st.subheader(mode)
     st.caption(f"mode used: {result.mode_used}" + (f" — {ui.md_text(result.reason)}" if result.reason else ""))
+    if missed[mode]:
+        st.caption(ui.md_text(f"{mode} missed {', '.join(missed[mode][:6])}"
+                              + (f" and {len(missed[mode]) - 6} more" if len(missed[mode]) > 6 else "")))
     if context.seeds:
         st.caption(f"seeds: {ui.md_text(seeds_text(context.seeds))} · entities explored: {len(context.nodes)}")
     for number, path in enumerate(context.paths[:3], 1):
         st.text(f"Cited path {number}: {path_text(path)}")
     if not result.hits:
         st.write("No hits.")
-    for hit in result.hits:
+    for number, hit in enumerate(result.hits):
         with st.container(border=True):
-            heading, text, why = hit_card(hit, [m for m in shared.get(hit.chunk_id, []) if m != mode])
-            st.text(heading)
-            st.text(text)
-            st.caption(ui.md_text(why))
+            also = [m for m in shared.get(hit.chunk_id, []) if m != mode]
+            st.markdown(f"**#{hit.rank} · {ui.md_text(hit.document)}**" + (" ★" if also else ""))
+            st.caption(ui.md_text(" · ".join(part for part in (
+                human_date(hit.time) or "undated", f"also in {', '.join(also)}" if also else "") if part)))
+            if hit.document in superseded:
+                newer = ", ".join(f"{d.rsplit('/', 1)[-1]} ({human_date(dates.get(d))})" for d in superseded[hit.document])
+                st.markdown(f":orange-badge[superseded] by {ui.md_text(newer)}",
+                            help="A later note contradicts or supersedes this one (its front matter says so).")
+            text = hit.text if len(hit.text) < 600 else hit.text[:600] + "…"
+            st.text(printable(text, keep_newlines=True))
+            st.caption(ui.md_text(short_why(hit.why)))
+            if st.button("Open chunk", key=f"compare.open.{mode}.{number}", type="tertiary",
+                         help="Its text, document, date, the chunks around it and the edges it states"):
+                ui.chunk_dialog(ws, hit.chunk_id, highlight_terms(hit.why))
+            with st.expander("Details"):
+                st.caption(ui.md_text(f"{hit.why.describe()} Score {hit.score:.3g} on {mode}'s own scale; "
+                                      f"chunk {hit.chunk_id}."))
 
 
-if side:
-    for column, mode in zip(st.columns(len(side)), side):
+modes = list(results)
+for row in range(0, len(modes), 4):  # every chosen strategy in view, at most four to a row
+    for column, mode in zip(st.columns(len(modes[row:row + 4])), modes[row:row + 4]):
         with column:
-            show_result(mode)
-others = [m for m in results if m not in side]
-if others:
-    for tab, mode in zip(st.tabs(others), others):
-        with tab:
             show_result(mode)
 
 st.subheader("Rank overlap")
 st.caption("Each chunk any strategy returned, with its rank in each (blank: not returned).")
-st.dataframe(rank_overlap(results), hide_index=True, width="stretch")
+st.dataframe(rank_overlap(results), hide_index=True, width="stretch",
+             column_config={"strategies": st.column_config.NumberColumn("found by", help="How many strategies returned it")})
 
 for mode, result in results.items():
     context = result.graph_context
@@ -90,19 +140,23 @@ for mode, result in results.items():
         nodes, triples = walk_frames(context)
         left, right = st.columns([1, 2])
         left.caption("Entities of the context" + (", ranked by the walk" if context.seeds else ""))
-        left.dataframe(nodes, hide_index=True, width="stretch")
+        left.dataframe(nodes, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
         right.caption("Cited triples among them (the graph context)")
-        right.dataframe(triples, hide_index=True, width="stretch")
+        right.dataframe(triples, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
     if context.impact is not None:
         st.subheader(f"If {ui.md_text(context.impact.failed)} fails ({mode})")
-        st.dataframe(impact_frame(context.impact), hide_index=True, width="stretch")
+        st.dataframe(impact_frame(context.impact), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
         st.text("Survivors (not impacted): " + (", ".join(map(printable, context.impact.survivors)) or "none"))
     for number, path in enumerate(context.paths, 1):
         st.text(f"Path {number}: {path_line(path)} (corroboration {path.corroboration})")
-        st.dataframe(path_frame(path), hide_index=True, width="stretch")
+        st.dataframe(path_frame(path), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
     if context.communities:
-        st.dataframe(communities_used_frame(context), hide_index=True, width="stretch")
+        st.dataframe(communities_used_frame(context), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
 
+cited = [hit.chunk_id for result in results.values() for hit in result.hits] + [
+    c for result in results.values() for hop in result.graph_context.triples for c in hop.chunks]
+ui.citation_picker(ws, cited, key="compare.open_any", label="Open any chunk cited on this page",
+                   documents={hit.chunk_id: hit.document for result in results.values() for hit in result.hits})
 for mode, result in results.items():
     with st.expander(f"Assembled context: {mode}"):
         st.code(printable(build_context(ws, result).markdown, keep_newlines=True), language="markdown", wrap_lines=True)

@@ -1,7 +1,5 @@
 """Corpus: what the workspace holds, and how to add or remove documents."""
 
-from pathlib import Path
-
 import streamlit as st
 
 import ui
@@ -32,8 +30,8 @@ with from_folder:
     if st.button("Ingest this folder", key="corpus.ingest_folder"):
         if not folder.strip():
             st.warning("Type a folder or file path first.")
-        else:
-            ui.ingest(ws, [Path(folder.strip()).expanduser()])
+        elif (path := ui.typed_path(ws, folder)) is not None:
+            ui.ingest(ws, [path])
             st.rerun()
 with from_upload:
     uploads = st.file_uploader("Files to ingest", accept_multiple_files=True, key="corpus.uploads",
@@ -45,20 +43,19 @@ with from_upload:
 st.subheader("Documents")
 documents = ws.documents()
 if documents:
-    st.dataframe(documents_frame(documents), hide_index=True, width="stretch")
-    doomed = st.selectbox("Remove a document", [d.id for d in documents], index=None, placeholder="Choose a document",
+    st.dataframe(documents_frame(documents), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+    ids = [d.id for d in documents]
+    if st.session_state.get("corpus.doomed") not in (None, *ids):
+        st.session_state["corpus.doomed"] = None  # removed meanwhile (another session): nothing chosen
+    doomed = st.selectbox("Remove a document", ids, index=None, placeholder="Choose a document",
                           format_func=printable, key="corpus.doomed")
     if doomed:
         st.warning(f"Remove {ui.md_text(doomed)}? Its chunks, vectors and the edges only it states leave the "
                    "workspace; ingesting the file again brings them back.")
         confirm, cancel = st.columns([1, 6])
-        if confirm.button("Remove", type="primary", key="corpus.remove") and ui.run_write(ws, ws.remove, doomed):
-            st.session_state["corpus.last_report"] = None
-            st.session_state.pop("corpus.doomed", None)
-            st.toast(f"Removed {ui.md_text(doomed)}")
-            st.rerun()
-        if cancel.button("Cancel", key="corpus.cancel"):
-            st.session_state.pop("corpus.doomed", None)
-            st.rerun()
+        # Callbacks run before the next script run, so the box is cleared in the browser too
+        # (popping its key only hid the prompt until the box sent its old value back).
+        confirm.button("Remove", type="primary", key="corpus.remove", on_click=ui.remove_document, args=(ws, doomed))
+        cancel.button("Cancel", key="corpus.cancel", on_click=ui.clear_choice, args=("corpus.doomed",))
 else:
     st.write("No documents yet.")

@@ -35,12 +35,13 @@ with_answers = st.checkbox("Answer stage: the chat model answers every case from
                            help=None if client else f"Set {ws.settings.llm.base_url_env} and {ws.settings.llm.model_env} "
                                                     "(python -m workbench llm-serve starts the bundled local model).")
 saved = list_runs(ws.path)
+task_path = ui.typed_path(ws, task_file)
+tasks = None
 try:
-    tasks = load_resolved_tasks(ws, Path(task_file))
+    tasks = load_resolved_tasks(ws, task_path) if task_path is not None else None
 except (TaskError, ValueError, OSError) as exc:
-    tasks = None
-    st.error(f"The task file cannot be used: {exc}")
-else:
+    st.error(f"The task file cannot be used: {ui.md_text(exc)}")
+if tasks is not None:
     cases = len(tasks) * len({DEFAULT_DIRECT, *strategies})
     estimate = estimate_seconds(saved, cases)
     st.caption(f"{len(tasks)} tasks × {len({DEFAULT_DIRECT, *strategies})} strategies = {cases} cases, after one "
@@ -74,7 +75,7 @@ else:
     st.subheader(f"Summary (run {run.run_id}, k = {run.k})")
     if run.seconds:
         st.caption(f"Took {run.seconds:.0f} s, of which {run.warm_up_seconds:.0f} s warm-up (not in the latencies).")
-    st.dataframe(summary_table(run), hide_index=True, width="stretch")
+    ui.table(summary_table(run))
     for line in highlights(run):
         st.text("• " + line)
 
@@ -83,7 +84,7 @@ else:
         st.plotly_chart(figure, key=f"eval.chart.{name}")
 
     st.subheader("Cases")
-    st.dataframe(cases_frame(run), hide_index=True, width="stretch")
+    ui.table(cases_frame(run))
 
     answers = answer_summary_frame(run)
     st.subheader("Answer stage")
@@ -93,8 +94,8 @@ else:
         st.caption(f"{run.answer_model} answered every case from its cited context; these checks are about the "
                    "answers (citations kept, sources supporting them, hypotheses, insufficient evidence), "
                    "apart from the retrieval metrics above.")
-        st.dataframe(answers, hide_index=True, width="stretch")
-        st.dataframe(answers_frame(run), hide_index=True, width="stretch")
+        ui.table(answers)
+        ui.table(answers_frame(run))
 
     st.subheader("One case")
     task_id = st.selectbox("Task", run.task_ids, key="eval.case")
@@ -119,7 +120,7 @@ st.subheader("Saved runs")
 if not saved:
     st.write(f"No run saved yet in {ws.path / 'runs'}.")
     st.stop()
-st.dataframe(runs_frame(saved), hide_index=True, width="stretch")
+ui.table(runs_frame(saved))
 ids = [r["run_id"] for r in saved][::-1]  # newest first
 if len(ids) < 2:
     st.write("Run the evaluation again (other strategies, k or settings) to compare two runs.")
@@ -138,6 +139,6 @@ st.caption(f"B − A per strategy both runs share, over the tasks both answered;
 if comparison.empty:
     st.write("These two runs share no strategy on the same tasks.")
 else:
-    st.dataframe(comparison, hide_index=True, width="stretch")
+    ui.table(comparison)
     st.download_button("Download the comparison (CSV)", comparison.to_csv(index=False).encode("utf-8"),
                        file_name=f"{run_a}-vs-{run_b}.csv", mime="text/csv", key="eval.compare.download")

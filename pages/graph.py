@@ -26,8 +26,8 @@ with st.sidebar:
     chosen_types = st.multiselect("Entity types", facts.types, key=ui.kept("graph", "types", []), placeholder="All types")
     top_weight = ui.top_weight_of(ws, view)
     min_weight = 1
-    if top_weight > 1:
-        weight_key = ui.kept("graph", "min_weight", 1)
+    if top_weight > 1:  # co-mention starts at 2: a pair named together once is mostly noise
+        weight_key = ui.kept("graph", f"min_weight.{view}", 2 if view == COMENTION else 1)
         st.session_state[weight_key] = min(st.session_state[weight_key], top_weight)  # the data may have shrunk
         min_weight = st.slider("Minimum edge weight (chunks stating it)", 1, top_weight, key=weight_key)
     else:
@@ -47,16 +47,21 @@ choices = facts.keys_by_name
 if len(choices) > graph_views.MAX_LISTED_NAMES:  # too many names to send: narrow them first
     typed = st.text_input(f"Search the {len(choices):,} entities: type part of a name", key="graph.find")
     choices = graph_views.entity_choices(facts, typed)
-    picked = st.session_state.get("graph.center")
+    picked = st.session_state.get(ui.ENTITY)
     if picked in names and picked not in choices:
         choices = (picked, *choices)  # the entity shown stays listed while another is looked for
 center = st.selectbox("Find an entity: it is highlighted, centred and its neighbours listed",
                       choices, index=None,
                       format_func=lambda key: printable(names[key]),
-                      placeholder="Type a name" if choices else "Type part of a name above first", key="graph.center")
+                      placeholder="Type a name" if choices else "Type part of a name above first", key=ui.ENTITY)
+hops = 0
+if center is not None:
+    hops = st.slider("Steps around the entity (0: the whole view)", 0, 4, key=ui.kept("graph", "hops", 2),
+                     help="Draw only the entities this many edges from the one found; click a node in the drawing "
+                          "to show its further neighbours.")
 filters = GraphFilters(types=tuple(chosen_types) or None, min_weight=min_weight, time_range=time_range,
                        relations=tuple(chosen_relations) or None if view == RELATIONS else None,
-                       size_by=size_by, top_n=int(top_n), show_chunks=show_chunks, focus=center)
+                       size_by=size_by, top_n=int(top_n), show_chunks=show_chunks, focus=center, hops=hops)
 drawn = ui.graph_view(ws, view, filters)
 st.caption(f"{drawn.nodes} of {len(graph)} entities and {drawn.edges} edges shown"
            + (f", with {drawn.chunks} chunks" if show_chunks else "")
@@ -80,7 +85,13 @@ else:
     except EntityNotFound as exc:
         st.warning(ui.md_text(exc))
     else:
-        st.dataframe(neighbours_frame(around, graph), hide_index=True, width="stretch")
-        chunk_ids = sorted({c for edge in around.edges for c in edge.chunk_ids})
+        passing = [edge for edge in around.edges if graph_views.edge_passes(edge, graph, filters, view)]
+        if len(passing) < len(around.edges):
+            st.caption(f"{len(around.edges) - len(passing)} of {len(around.edges)} edges left out by the sidebar filters.")
+        around.edges = passing
+        st.dataframe(neighbours_frame(around, graph), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+        chunk_ids = sorted({c for edge in passing for c in edge.chunk_ids})
         chunks = {chunk.id: chunk for chunk in ws.chunks(chunk_ids)}
-        st.dataframe(edge_chunks_frame(graph, around.edges, chunks), hide_index=True, width="stretch")
+        st.dataframe(edge_chunks_frame(graph, passing, chunks), hide_index=True, width="stretch",
+                     column_config=ui.COLUMN_HELP)
+        ui.citation_picker(ws, chunk_ids, key="graph.open", documents={c: chunks[c].document_id for c in chunks})

@@ -6,6 +6,7 @@ import ui
 from workbench.graph import EntityNotFound
 from workbench.safe_text import printable
 from workbench.timeline import timeline
+from workbench.views.chunks import human_date
 from workbench.views.tables import timeline_frame
 
 ui.keep_widget_state()
@@ -21,21 +22,25 @@ episodes = ws.episodes()
 if not episodes:
     st.info("No conversation log (.jsonl chat) in the workspace, so no episodes.")
 for episode in episodes:
-    with st.expander(printable(f"{episode.document}: {episode.start} to {episode.end}"), expanded=True):
+    with st.expander(printable(f"{episode.document}: {human_date(episode.start, True)} to {human_date(episode.end, True)}"),
+                     expanded=True):
         st.markdown("**Participants:** " + ui.md_text(", ".join(f"{s} ({n})" for s, n in episode.participants)))
         st.markdown("**Discussed:** " + ui.md_text(", ".join(episode.entities) or "(no entity)"))
         if episode.decisions:
             st.markdown("**Decisions**")
             for d in episode.decisions:
-                st.markdown("- " + ui.md_text(f"{d.time}: {d.text} [{d.chunk_id}]"))
+                st.markdown("- " + ui.md_text(f"{human_date(d.time, True)}: {d.text} [{d.chunk_id}]"))
         else:
             st.caption("No sentence states a decision.")
+
+ui.citation_picker(ws, [d.chunk_id for e in episodes for d in e.decisions], key="timeline.open_decision",
+                   label="Open a decision's chunk", documents={d.chunk_id: e.document for e in episodes for d in e.decisions})
 
 st.subheader("An entity over time")
 names = {e.key: e.name for e in ws.entities()}
 center = st.selectbox("Entity", sorted(names, key=lambda k: names[k].casefold()), index=None,
                       format_func=lambda key: printable(names[key]),
-                      placeholder="Type a name", key="timeline.entity")
+                      placeholder="Type a name", key=ui.ENTITY)
 if center is not None:
     try:
         name, entries = timeline(ws, names[center])
@@ -43,4 +48,6 @@ if center is not None:
         st.warning(ui.md_text(exc))
     else:
         st.caption(f"{len(entries)} dated mentions, relations and decisions about {ui.md_text(name)}, oldest first.")
-        st.dataframe(timeline_frame(entries), hide_index=True, width="stretch")
+        st.dataframe(timeline_frame(entries), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+        ui.citation_picker(ws, [e.chunk_id for e in entries], key="timeline.open",
+                           documents={e.chunk_id: e.document for e in entries})

@@ -155,6 +155,7 @@ def test_removing_a_document_asks_first_and_cancel_keeps_it(monkeypatch, hostile
 
 
 def test_ingesting_a_folder_with_its_task_set_warns_about_nothing(monkeypatch, twins_workspace):
+    monkeypatch.chdir(twins_workspace.corpus.parent)  # the folder the app is started in: typed paths below it
     at = open_app(monkeypatch, twins_workspace.path)
     at.text_input(key="keep.corpus.folder").input(str(twins_workspace.corpus))
     at.button(key="corpus.ingest_folder").click().run()
@@ -242,7 +243,7 @@ def test_a_split_can_be_undone_and_merging_a_split_form_again_works(monkeypatch,
     ws.ingest([ws.corpus])
     at = page(open_app(monkeypatch, ws.path), "canonicalization")
     entities = len(ws.graph)
-    at.selectbox[1].select("auth-service")  # the split form's surface form
+    next(sb for sb in at.selectbox if sb.label == "Surface form").select("auth-service")  # the split form's surface form
     submit(at, "Split")
     assert len(ws.graph) == entities + 1 and ws.graph.resolve("auth-service") != ws.graph.resolve("Auth Service")
     # Merging the two names again is no longer refused as "already one name": it undoes the split.
@@ -251,7 +252,7 @@ def test_a_split_can_be_undone_and_merging_a_split_form_again_works(monkeypatch,
     submit(at, "Add alias")
     assert len(ws.graph) == entities and ws.graph.resolve("auth-service") == ws.graph.resolve("Auth Service")
     # Split again, then undo it from the log.
-    at.selectbox[1].select("auth-service")
+    next(sb for sb in at.selectbox if sb.label == "Surface form").select("auth-service")
     submit(at, "Split")
     assert len(ws.graph) == entities + 1
     split_entry = max(e["id"] for e in ws.merge_log() if e["action"] == "split")
@@ -313,12 +314,12 @@ def test_graph_page_has_a_legend_and_a_weight_slider_that_fits_the_data(monkeypa
     at = page(open_app(monkeypatch, sample_workspace.path), "graph")
     srcdoc = at.get("iframe")[0].proto.srcdoc
     legend = srcdoc[srcdoc.index('<div id="legend"'):srcdoc.index("</div>", srcdoc.index('<div id="legend"'))]
-    shown_types = {n["color"] for n in node_data(srcdoc)}
+    shown_types = {n["color"]["background"] for n in node_data(srcdoc)}
     for entity_type in {e.type for e in sample_workspace.graph.entities() if e.key in {
             k for edge in sample_workspace.graph.edges() for k in (edge.source, edge.target)}}:
         assert f"{entity_type} (" in legend and type_color(entity_type) in legend and type_color(entity_type) in shown_types
     top = max(e.weight for e in sample_workspace.graph.edges())
-    assert at.slider(key="keep.graph.min_weight").max == top == 2
+    assert at.slider(key="keep.graph.min_weight.relations").max == top == 2
     types = at.multiselect(key="keep.graph.types").options
     assert set(types) == {e.type for e in sample_workspace.graph.entities()}
     assert any(i.value.startswith("Hidden: ") and "with no edge" in i.value for i in at.info)
@@ -326,7 +327,7 @@ def test_graph_page_has_a_legend_and_a_weight_slider_that_fits_the_data(monkeypa
 
 def test_graph_page_shows_the_chunks_behind_a_nodes_edges(monkeypatch, sample_workspace):
     at = page(open_app(monkeypatch, sample_workspace.path), "graph")
-    at.selectbox(key="graph.center").select("redis").run()
+    at.selectbox(key="keep.entity").select("redis").run()
     assert not at.exception
     neighbours, evidence = dataframes(at)
     expected = {name for name, _ in sample_workspace.graph.neighbors("redis", direction="both").entities}
@@ -373,9 +374,10 @@ def test_compare_page_shows_the_redis_chain_side_by_side(monkeypatch, sample_wor
     assert {"Auth Service", "login flow", "token cache"} <= set(impact["entity"])
     assert "★" in shown and "mode used: full_graphrag" in shown
     assert "Survivors (not impacted)" in shown
-    assert len(at.expander) == 3 and "# Question" in at.code[0].value
+    assert len([e for e in at.expander if e.label.startswith("Assembled context")]) == 3
+    assert "# Question" in at.code[0].value
     for hit in results["hybrid"].hits:
-        assert f"chunk {hit.chunk_id}" in shown and hit.document in shown
+        assert f"chunk {hit.chunk_id}" in shown and md_text(hit.document) in shown
     assert "Fused by RRF" in shown and "rrf=" not in shown and "rrf:" not in shown
     overlap = dataframes(at)[0]
     assert list(overlap.columns) == ["chunk", "document", "strategies", "graphrag", "hybrid", "paths"]
@@ -394,16 +396,6 @@ def test_compare_page_shows_the_redis_chain_side_by_side(monkeypatch, sample_wor
     assert " → ".join(first.nodes) in column
     assert all(f"{h.source} -{h.relation}-> {h.target} [{', '.join(h.chunks)}]" in column for h in first.hops)
     assert at.get("download_button") and not at.exception
-
-
-def test_compare_puts_three_strategies_side_by_side_and_the_rest_in_tabs(monkeypatch, sample_workspace):
-    at = page(open_app(monkeypatch, sample_workspace.path), "compare")
-    at.multiselect(key="keep.compare.modes").set_value(["graphrag", "hybrid", "paths", "keyword", "vector"])
-    at.button(key="compare.run").click().run()
-    assert not at.exception
-    assert at.multiselect(key="keep.compare.side_by_side").value == ["graphrag", "hybrid", "paths"]
-    assert [t.label for t in at.tabs] == ["keyword", "vector"]
-    assert list(dataframes(at)[0].columns)[3:] == ["graphrag", "hybrid", "paths", "keyword", "vector"]
 
 
 def test_compare_page_state_survives_navigation(monkeypatch, sample_workspace):
@@ -430,9 +422,9 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     at.button(key="eval.run").click().run()
     assert not at.exception and not at.error
     summary, cases = dataframes(at)[:2]
-    assert set(summary["strategy"]) == {"vector", "expand", "graphrag"}
-    ci = summary.set_index("strategy")["Δ recall vs vector [95% CI]"]
-    assert ci["vector"] == "+0.00 [0.00, 0.00]"
+    assert set(summary["strategy"]) == {"direct", "expand", "graphrag"}
+    ci = summary.set_index("strategy")["Δ recall vs direct [95% CI]"]
+    assert ci["direct"] == "+0.00 [0.00, 0.00]"
     assert all(re.fullmatch(r"[+-]\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]", v) for v in ci)
     assert not [c for c in summary.columns if c.startswith("d_")] and len(cases) == 3 * len(set(cases["task"]))
     assert len(at.get("plotly_chart")) == 3
@@ -452,8 +444,8 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     saved = next(f for f in dataframes(at) if "run" in f.columns)
     assert list(saved["run"]) == [runs[1]["run_id"], runs[0]["run_id"]]
     comparison = dataframes(at)[-1]
-    assert list(comparison["strategy"]) == ["vector", "graphrag"]  # the strategies both runs have
-    assert comparison.set_index("strategy").loc["vector", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
+    assert list(comparison["strategy"]) == ["direct", "graphrag"]  # the strategies both runs have
+    assert comparison.set_index("strategy").loc["direct", "Δ recall (B − A) [95% CI]"] == "+0.00 [0.00, 0.00]"
     assert "Download the comparison (CSV)" in [b.proto.label for b in at.get("download_button")]
 
 
@@ -486,6 +478,7 @@ def test_evaluate_page_shows_the_answer_stage_apart_from_retrieval(monkeypatch, 
     tasks.write_text("- {id: backed, question: 'What backs the token cache?', gold_documents: [redis.md]}\n"
                      "- {id: cost, question: 'What does Redis cost?', gold_documents: [redis.md], tags: [unanswerable]}\n",
                      encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # the app's root, where the task file is typed from
     ws = make_workspace("answers-ws")
     ws.ingest([corpus])
     try:
@@ -501,7 +494,7 @@ def test_evaluate_page_shows_the_answer_stage_apart_from_retrieval(monkeypatch, 
     assert "canned answered every case from its cited context" in texts(at)
     frames = dataframes(at)
     summary = next(f for f in frames if "unanswerable ok" in f.columns)
-    assert set(summary["strategy"]) == {"vector", "keyword"}
+    assert set(summary["strategy"]) == {"direct", "keyword"}
     assert list(summary["no citation"]) == [2, 2] and list(summary["unanswerable ok"]) == ["0/1", "0/1"]
     assert list(summary["passed"]) == ["0/2", "0/2"]
     retrieval = frames[0]
@@ -514,13 +507,13 @@ def test_a_graph_too_large_to_list_is_searched_by_typed_text(monkeypatch, sample
 
     monkeypatch.setattr(graph_views, "MAX_LISTED_NAMES", 20)
     at = page(open_app(monkeypatch, sample_workspace.path), "graph")
-    assert len(sample_workspace.graph) > 20 and at.selectbox(key="graph.center").options == []
+    assert len(sample_workspace.graph) > 20 and at.selectbox(key="keep.entity").options == []
     at.text_input(key="graph.find").input("REDI").run()
-    listed = at.selectbox(key="graph.center").options
+    listed = at.selectbox(key="keep.entity").options
     assert listed and listed[0] == "Redis" and all("redi" in name.casefold() for name in listed)
-    at.selectbox(key="graph.center").select("redis").run()
+    at.selectbox(key="keep.entity").select("redis").run()
     neighbours, _ = dataframes(at)
     assert "token cache" in set(neighbours["entity"])
     at.text_input(key="graph.find").input("token").run()  # looking for another keeps the one shown
-    assert not at.exception and at.selectbox(key="graph.center").value == "redis"
-    assert at.selectbox(key="graph.center").options[0] == "Redis"
+    assert not at.exception and at.selectbox(key="keep.entity").value == "redis"
+    assert at.selectbox(key="keep.entity").options[0] == "Redis"

@@ -85,7 +85,8 @@ def test_bench_runs_every_mode_end_to_end_and_caches_the_workspace(bench_dir, tm
     assert (payload["dataset"], payload["questions"], payload["passages"]) == ("tinyset", 3, 10)
     assert list(payload["results"]) == list(BASELINE_MODES)
     for scores in payload["results"].values():
-        assert set(scores) == {"recall@2", "recall@5", "seconds"}
+        assert set(scores) == {"recall@2", "recall@5", "seconds", "modes_used"}
+        assert sum(scores["modes_used"].values()) == payload["questions"]
         assert 0 <= scores["recall@2"] <= scores["recall@5"] <= 100
     # The single-hop jam question is easy: dense retrieval finds its one passage in the top 2.
     assert report.results["vector"].recall_at_2 >= 100 / 3

@@ -90,3 +90,22 @@ def test_answer_says_no_model_is_configured(sample_workspace, capsys, monkeypatc
     code, out, _ = run(capsys, sample_workspace, "answer", QUESTION, "--json")
     payload = json.loads(out)
     assert code == 0 and payload["configured"] is False and "No language model is configured" in payload["answer"]
+
+
+def test_path_reads_its_defaults_from_the_settings_as_the_mcp_server_does(sample_workspace, tmp_path):
+    import yaml
+
+    from tests.conftest import ROOT, run_cli
+
+    settings = yaml.safe_load((ROOT / "settings.yaml").read_text(encoding="utf-8"))
+    settings.setdefault("graph", {})["max_path_hops"] = 1
+    short = tmp_path / "short.yaml"
+    short.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    ws = ["--workspace", sample_workspace.path]
+    default = run_cli(*ws, "path", "login flow", "redis", "--json")
+    assert default.returncode == 0, default.stderr
+    assert [p["nodes"] for p in json.loads(default.stdout)["paths"]][0][-1].lower() == "redis"
+    one_hop = run_cli(*ws, "--settings", short, "path", "login flow", "redis")
+    assert one_hop.returncode == 0 and "within 1 hops" in one_hop.stdout
+    flag = run_cli(*ws, "--settings", short, "path", "login flow", "redis", "--max-hops", "3", "--json")
+    assert json.loads(flag.stdout)["paths"]

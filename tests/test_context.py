@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from workbench.context import ANSWER_INSTRUCTION, Answer, answer, answer_paths, build_context, render_prompt
+import re
+
+from workbench.context import (ANSWER_INSTRUCTION, Answer, answer, answer_paths, build_context, prompt_labels,
+                               render_prompt)
 from workbench.retrieve import retrieve
 
 from tests.conftest import REDIS_QUESTION
@@ -60,8 +63,12 @@ def test_answer_sends_the_context_to_the_given_client(sample_workspace):
     prompt = client.sent[0][-1]["content"]
     assert prompt.endswith(ANSWER_INSTRUCTION) and "directly" in ANSWER_INSTRUCTION
     assert f"Question: {REDIS_QUESTION}" in prompt
-    for chunk in context.data["chunks"]:
-        assert f"[c:{chunk['id']}]" in prompt
+    # Sources are cited by per-answer labels, fenced by markers holding the answer's nonce.
+    nonce = re.search(r"^<<<source c:([0-9a-f]+)-\d+", prompt, re.MULTILINE).group(1)
+    labels = prompt_labels(context.data, nonce)
+    for chunk_id in labels.values():
+        assert chunk_id not in prompt
+    assert prompt.count(f"<<<source c:{nonce}-") == len(context.data["chunks"])
     assert "login flow depends on auth service [c:" in prompt.lower()
     # The canned reply cites "b2c", no chunk of the context: the checks say so.
     assert reply.citations == [] and reply.checks is not None and not reply.checks.passed
@@ -90,9 +97,10 @@ def test_a_vector_answer_gets_the_cited_path_first(sample_workspace):
     assert context.data["subgraph"]["nodes"][:len(first_path["nodes"])] == first_path["nodes"]
     section = context.markdown.split("## Hops that answer the question")[1].split("##")[0]
     assert "Path 1 (Redis -> " in section and f"[{first_hop['chunks'][0]}" in section
-    prompt = render_prompt(context.data)
+    prompt = render_prompt(context.data, "0a1b2c3d")
+    label = {chunk_id: label for label, chunk_id in prompt_labels(context.data, "0a1b2c3d").items()}
     assert prompt.startswith("Hops that answer the question:\nPath 1 (Redis -> ")
-    assert f"[c:{first_hop['chunks'][0]}" in prompt.split("Facts:")[0]
+    assert f"[c:{label[first_hop['chunks'][0]]}" in prompt.split("Facts:")[0]
 
 
 def test_graphrag_context_leads_with_its_paths_not_the_pagerank_triples(sample_workspace):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.entity_vectors import FILE_NAME, EntityVectors
+from workbench.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
 
 
 def unit(*values: float) -> np.ndarray:
@@ -131,8 +131,10 @@ def test_long_names_do_not_widen_every_row_of_the_file(index):
     assert index.path.stat().st_size < 200_000
 
 
-def test_a_damaged_index_file_reads_as_absent_and_the_next_sync_replaces_it(index):
+def test_a_damaged_index_file_is_refused_by_a_search_and_the_next_sync_replaces_it(index):
     index.path.write_bytes(b"not an npz file")
-    assert index.version() is None and index.query(unit(1, 0, 0), 3) == []
+    assert index.version() is None and "is damaged" in index.damage()
+    with pytest.raises(EntityVectorsDamaged, match="repair"):  # never an empty answer
+        index.query(unit(1, 0, 0), 3)
     index.sync({"redis": "Redis"}, "1", "m", Recorder())
     assert index.ids() == {"redis"}

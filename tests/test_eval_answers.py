@@ -20,7 +20,7 @@ class Canned:
         prompt = messages[-1]["content"]
         if "cost" in prompt:
             return "Redis costs 3,000 dollars a month."
-        first = re.search(r"^\[c:([0-9a-f]+)\]", prompt, re.MULTILINE).group(1)
+        first = re.search(r"^<<<source c:([0-9a-f]+-\d+)", prompt, re.MULTILINE).group(1)
         return f"The token cache is backed by Redis [c:{first}]."
 
 

@@ -32,11 +32,14 @@ def test_metrics_of_one_case_match_hand_computation(sample_workspace):
     task = EvalTask("t", "q", gold_documents=("g1", "g2"))
     answers = {"vector": [("x", "aaaa"), ("g1", "bb"), ("g1", "cc"), ("y", "d")],
                "expand": [("g1", "aaaa"), ("z", "bbbb"), ("g2", "cccc")]}
-    run = run_evaluation(sample_workspace, [task], ["vector", "expand"], k=3, retrieve=fake_retrieve(answers))
+    run = run_evaluation(sample_workspace, [task], ["vector", "expand"], direct="vector", k=3,
+                         retrieve=fake_retrieve(answers))
     direct, expand = run.case("t", "vector"), run.case("t", "expand")
     # vector's k=3 hits are x, g1, g1: the second g1 chunk counts once -> one of two gold at rank 2.
     assert direct.ranked == ["x", "g1"]
-    assert (direct.recall, direct.precision, direct.mrr) == (0.5, 1 / 3, 0.5)
+    # Every strategy is scored to the run's one depth: expand returns up to 2k, so 6 ranks for both.
+    assert run.depth == direct.depth == expand.depth == 6
+    assert (direct.recall, direct.precision, direct.mrr) == (0.5, 1 / 6, 0.5)
     assert direct.ndcg == pytest.approx((1 / 1.5849625) / (1 + 1 / 1.5849625), rel=1e-6)
     assert not direct.all_found and direct.missed == ["g2"]
     assert expand.recall == 1.0 and expand.all_found and expand.mrr == 1.0
@@ -57,7 +60,7 @@ def test_direct_strategy_runs_first_even_when_listed_later(sample_workspace):
 
 def test_chunk_level_task_is_scored_on_chunk_ids(sample_workspace):
     task = EvalTask("c", "q", gold_chunks=("vector-1",))
-    run = run_evaluation(sample_workspace, [task], ["vector"], k=2,
+    run = run_evaluation(sample_workspace, [task], ["vector"], direct="vector", k=2,
                          retrieve=fake_retrieve({"vector": [("d", "a"), ("d", "b")]}))
     case = run.case("c", "vector")
     assert case.level == "chunk" and case.ranked == ["vector-0", "vector-1"] and case.mrr == 0.5
@@ -85,8 +88,8 @@ def test_sample_session_note_is_outdated_and_surfaced(sample_workspace):
     assert outdated_documents(sample_workspace.store.documents()) == {OLD: (NEW,)}
     task = EvalTask("s", "q", gold_documents=(NEW,))
     run = run_evaluation(sample_workspace, [task], ["expand"], k=5,
-                         retrieve=fake_retrieve({"vector": [(NEW, "a")], "expand": [(NEW, "a"), (OLD, "b")]}))
-    assert run.case("s", "vector").surfaced_outdated == []
+                         retrieve=fake_retrieve({"direct": [(NEW, "a")], "expand": [(NEW, "a"), (OLD, "b")]}))
+    assert run.case("s", "direct").surfaced_outdated == []
     assert run.case("s", "expand").surfaced_outdated == [OLD]
 
 
@@ -94,7 +97,7 @@ def test_strategy_failure_names_strategy_and_task(sample_workspace):
     def broken(ws, query, mode, k):
         raise RuntimeError("boom")
 
-    with pytest.raises(StrategyFailed, match="strategy 'vector' failed on task 't1': boom"):
+    with pytest.raises(StrategyFailed, match="strategy 'direct' failed on task 't1': boom"):
         run_evaluation(sample_workspace, [EvalTask("t1", "q", ("g",))], ["vector"], retrieve=broken)
 
 
@@ -105,12 +108,13 @@ def test_reading_cost_estimates_four_characters_per_token():
 def test_real_modes_score_every_sample_task(sample_workspace):
     tasks = load_resolved_tasks(sample_workspace, SAMPLE / "tasks.yaml")
     run = run_evaluation(sample_workspace, tasks, ["vector", "expand", "keyword"], k=5)
-    assert len(run.cases) == 3 * len(tasks)
+    assert run.strategies[0] == "direct" and len(run.cases) == 4 * len(tasks)
     assert run.settings["retrieval"]["k"] == sample_workspace.settings.retrieval.k
     for case in run.cases:
         assert 0 <= case.recall <= 1 and 0 <= case.ndcg <= 1 + 1e-9
         # Expansion is scored on its direct hits and the notes it adds after them.
         assert len(case.ranked) <= (10 if case.strategy == "expand" else 5) and case.latency_ms >= 0
+        assert case.depth == 10  # one depth for every strategy: expand's k direct plus k expanded
         assert case.reading_tokens * 4 >= case.reading_chars
     # Direct results plus linked notes: more to read than direct retrieval, over the task set.
     def tokens(strategy):
@@ -127,7 +131,7 @@ def test_eval_command_prints_cases_summary_and_highlights(sample_workspace, tmp_
                  "--modes", "vector,expand", "--k", "5", "--md", str(tmp_path / "run.md")])
     out = capsys.readouterr().out
     assert code == 0
-    assert "Per case:" in out and "Summary (Δ = strategy - vector, paired, 95% bootstrap CI over tasks)" in out
+    assert "Per case:" in out and "Summary (Δ = strategy - direct, paired, 95% bootstrap CI over tasks)" in out
     assert "redis-impact-login" in out and "[95% CI]" in out
     assert "Expansion found a prerequisite:" in out
     assert (tmp_path / "run.md").read_text(encoding="utf-8").startswith("# Evaluation run ")

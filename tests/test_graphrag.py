@@ -40,7 +40,7 @@ def test_full_graphrag_puts_the_cited_chain_in_its_top_five(sample_workspace):
 def test_graph_context_cites_the_triples_among_the_walked_entities(sample_workspace):
     ws = sample_workspace
     result = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=10)
-    assert result.stats.entities_explored == ws.settings.graphrag.ppr_top_k == len(result.graph_context.nodes)
+    assert result.stats.top_entities == ws.settings.graphrag.ppr_top_k == len(result.graph_context.nodes)
     triples = {(t.source, t.relation, t.target): t.chunks for t in result.graph_context.triples}
     assert chunk_id(ws, "infrastructure/redis.md", "The token cache is backed by Redis.") in \
         triples[("token cache", "backed_by", "Redis")]

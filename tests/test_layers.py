@@ -17,10 +17,10 @@ PACKAGE = ROOT / "workbench"
 #: surfaces inside the package (the CLI, the MCP server) on top. app.py, pages/ and ui.py sit
 #: above all of these, outside the package.
 LAYERS = [
-    {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file"},
+    {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file", "allowed_paths"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
      "embedding", "static_embedder", "exported_embedder", "distributed_embedder", "quantize", "sentences",
-     "communities", "episodes", "timeline", "local_model", "installable"},
+     "communities", "keyphrases", "episodes", "timeline", "local_model", "note_neighbours", "installable"},
     {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},
     {"views"},

@@ -114,6 +114,31 @@ def test_the_sample_task_set_has_answer_stage_tasks():
     assert sum("unanswerable" in t for t in tags) >= 3 and sum("hypothesis-trap" in t for t in tags) >= 2
 
 
+def test_typed_relation_discovery_asks_the_local_model_and_keeps_only_checked_candidates(
+        local_model, tmp_path, make_workspace, settings, monkeypatch):
+    from tests.test_typed_relations import NOTES, write_notes
+    from workbench.model import DECLARED_RELATION_TYPES
+
+    for name, value in local_model.environment(settings.llm).items():
+        monkeypatch.setenv(name, value)
+    changed = settings.model_copy(deep=True)
+    changed.extraction.typed_relations = True
+    changed.llm.timeout_seconds = 600  # two cores shared with other suites
+    ws = make_workspace(settings=changed)
+    report = ws.ingest([write_notes(tmp_path / "notes")])
+    assert report.stage_seconds["typed_relations"] > 0
+    assert not [p for p in report.extraction_problems if "request failed" in p]
+    titles = {title for title, _, _ in NOTES.values()}
+    typed = [t for t in ws.candidates() if t.relation != "SIMILAR_TO"]
+    # Whatever the small model said, only checked answers were kept: one of the eight types, an
+    # offered note as target, the minimum confidence, stored as a candidate.
+    for triple in typed:
+        assert triple.relation in DECLARED_RELATION_TYPES and triple.origin == "candidate"
+        assert {triple.subject, triple.object} <= titles and triple.subject != triple.object
+        assert triple.confidence >= changed.extraction.typed_relation_min_confidence
+    assert not [e for e in ws.graph.edges() if e.origin == "candidate"]
+
+
 @pytest.fixture(scope="module")
 def qwen(tmp_path_factory):
     """Qwen2.5-Coder-1.5B-Instruct, installed by `models install` (.ci/run does it), served like SmolLM2."""

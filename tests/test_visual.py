@@ -139,7 +139,7 @@ def test_comention_edges_have_no_arrow_and_relations_do(graph):
 
 def test_a_types_colour_is_the_same_in_every_view_and_whatever_else_is_in_the_graph(graph):
     def colours(view):
-        return {n["label"]: n["color"] for n in nodes_of(graph_html(view))}
+        return {n["label"]: n["color"]["background"] for n in nodes_of(graph_html(view))}
 
     relations, comention = colours(select_view(graph, RELATIONS)), colours(select_view(graph, COMENTION))
     assert relations["Auth Service"] == comention["Auth Service"] == type_color("service")
@@ -183,7 +183,19 @@ def test_the_focus_stays_in_view_with_its_neighbours_and_is_highlighted(graph):
     page = graph_html(view)
     login = next(n for n in nodes_of(page) if n["label"] == "login flow")
     assert login["borderWidth"] == 5 and login["color"]["border"] == "#111111"
+    # Selected, it keeps its type colour: only the border darkens.
+    assert login["color"]["highlight"] == {"background": type_color("service"), "border": "#111111"}
     assert f"var focus = {login['id']}," in page
+
+
+def test_the_focused_view_shows_k_steps_and_folds_the_next_one(graph):
+    view = select_view(graph, RELATIONS, GraphFilters(focus="login", hops=1))
+    assert {n.key for n in view.nodes} == {"login", "auth", "redis"} and view.folded == {"redis"}
+    assert "more than 1 edge away" in view.note and view.hidden["far"] == 2
+    nodes = {n["label"]: n for n in nodes_of(graph_html(view))}
+    assert nodes["Redis"]["hidden"] is True and not nodes["Auth Service"].get("hidden")
+    wider = select_view(graph, RELATIONS, GraphFilters(focus="login", hops=3))
+    assert {n.key for n in wider.nodes} == {"login", "auth", "redis", "evil"} and not wider.folded
 
 
 def test_passages_are_added_on_request_as_small_nodes(graph):
@@ -193,7 +205,11 @@ def test_passages_are_added_on_request_as_small_nodes(graph):
     assert [(c.id, c.entities, c.document) for c in view.chunks] == [("c1", ("auth", "login"), "a.md"),
                                                                     ("c3", ("auth", "redis"), "")]
     nodes = nodes_of(graph_html(view))
-    assert [n["shape"] for n in nodes if n["label"].startswith("c")] == ["square", "square"]
+    # Labelled by the document's title, else its id, else the chunk id.
+    assert [n["label"] for n in nodes if n.get("shape") == "square"] == ["a.md", "c3"]
+    titled = select_view(graph, RELATIONS, GraphFilters(show_chunks=True), chunk_entities, {"c1": "a.md"},
+                         {"c1": "Login flow notes"})
+    assert [n["label"] for n in nodes_of(graph_html(titled)) if n.get("shape") == "square"] == ["Login flow notes", "c3"]
     capped = select_view(graph, RELATIONS, GraphFilters(show_chunks=True, max_chunks=1), chunk_entities)
     assert len(capped.chunks) == 1 and "Showing 1 of 2 chunks" in capped.note
 

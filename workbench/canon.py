@@ -21,6 +21,7 @@ import bisect
 import difflib
 import functools
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.model import Merge, Mention, SurfaceForm
+from workbench.safe_text import mixed_scripts
 
 __all__ = [
     "DEFAULT_ARTICLES",
@@ -45,7 +47,27 @@ __all__ = [
     "cross_language_suggestions",
     "declared_alias_suggestions",
     "combine_suggestions",
+    "EVIDENCE_RANKS",
+    "evidence_rank",
+    "is_number_or_date",
+    "rank_suggestions",
+    "SuggestionPage",
+    "page_of",
+    "NAME_KEY_VERSION",
+    "skeleton",
+    "lookalike_suggestions",
 ]
+
+#: Bumped when :func:`name_key` folds differently (2: NFKC), so graphs derived before are rebuilt.
+NAME_KEY_VERSION = 2
+
+#: Cyrillic and Greek letters drawn like Latin ones (after NFKC), and the Latin letter they pass for.
+_CONFUSABLE = str.maketrans({
+    **dict(zip("аеорсухіјѕԁԛԝһӏвкмнтгп", "aeopcyxijsdqwhlbkmhtrn")),
+    **dict(zip("АВЕКМНОРСТХУІЈЅԌ", "ABEKMHOPCTXYIJSG")),
+    **dict(zip("αοιυνρτκχεγ", "aoiuvptkxey")),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")),
+})
 
 DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
 
@@ -137,6 +159,8 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
     for names with no letter or digit. Because separators are removed, a camelCase split
     never changes the key: "AuthService" and "Auth Service" both give ``authservice``.
     Articles are dropped only when written as separate words ("TheAuth" keeps its "the").
+    Names are NFKC-normalized first, so fullwidth and compatibility forms fold into the plain
+    ones; letters of other alphabets that only look Latin are kept apart (see :func:`skeleton`).
 
     Examples
     --------
@@ -145,14 +169,52 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
     ['authservice', 'authservice', 'authservice', 'authservice', 'authservice']
     >>> name_key("theater"), name_key("Redis's"), name_key("Node.js"), name_key("认证 服务")
     ('theater', 'redis', 'nodejs', '认证服务')
+    >>> name_key("Ｒｅｄｉｓ"), name_key("R\u0435dis") == "redis"
+    ('redis', False)
     """
     if not isinstance(name, str):
         name = str(name)
-    words = _drop_leading_articles(name.split(), articles)
-    key = _SEPARATORS_RE.sub("", " ".join(words).lower())
+    # NFKC first: fullwidth "Ｒｅｄｉｓ", ligatures and compatibility forms key as what they show.
+    words = _drop_leading_articles(unicodedata.normalize("NFKC", name).split(), articles)
+    key = unicodedata.normalize("NFKC", _SEPARATORS_RE.sub("", " ".join(words).lower()))
     key = _strip_marks(key)
     # Marks alone ("--", "@", "+") name nothing.
     return key if _has_alnum(key) else ""
+
+
+def skeleton(name: str) -> str:
+    """``name`` with Cyrillic and Greek letters that look Latin written as those Latin letters
+    (after NFKC): what a reader sees, so "Rеdis" (Cyrillic е) gives "Redis".
+
+    >>> skeleton("R\u0435dis"), skeleton("Ｒｅｄｉｓ"), skeleton("Redis")
+    ('Redis', 'Redis', 'Redis')
+    """
+    return unicodedata.normalize("NFKC", name).translate(_CONFUSABLE)
+
+
+def lookalike_suggestions(names: Sequence[str], articles: Iterable[str] = DEFAULT_ARTICLES) -> list[MergeSuggestion]:
+    """Pairs of names that print alike but key apart: one mixes look-alike alphabets (or is
+    written in one that passes for Latin) and reads as the other. Each a merge suggestion, so a
+    person decides: accept it if the two are one thing, reject it to keep the impostor apart.
+
+    >>> [(s.a, s.b, s.reason) for s in lookalike_suggestions(["Redis", "R\u0435dis", "Kafka"])]
+    [('Rеdis', 'Redis', 'look-alike: Rеdis mixes Latin+Cyrillic letters and reads as Redis')]
+    """
+    articles = tuple(articles)
+    by_key: dict[str, str] = {}
+    for name in names:
+        by_key.setdefault(name_key(name, articles), name)
+    found = []
+    for name in names:
+        key = name_key(name, articles)
+        seen_as = name_key(skeleton(name), articles)
+        other = by_key.get(seen_as)
+        if seen_as == key or other is None or name_key(other, articles) == key:
+            continue
+        scripts = sorted({s for word in name.split() for s in mixed_scripts(word)}, key=("Latin", "Cyrillic", "Greek").index)
+        how = f"mixes {'+'.join(scripts)} letters" if scripts else "is written in letters that pass for Latin"
+        found.append(MergeSuggestion(name, other, 0.99, f"look-alike: {name} {how} and reads as {other}"))
+    return found
 
 
 def display_form(surface: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
@@ -750,3 +812,130 @@ def combine_suggestions(*groups: Iterable[MergeSuggestion], articles: Iterable[s
             else:
                 merged[pair] = MergeSuggestion(old.a, old.b, max(old.score, s.score), f"{old.reason} + {s.reason}")
     return sorted(merged.values(), key=lambda s: (-s.score, s.a, s.b))
+
+
+# -- ranking and paging ------------------------------------------------------------------------
+
+#: Evidence ranks, strongest first: a text declares the two one; one translates the other; they
+#: mean alike (embeddings) or are one name written two ways (the same letters, a plural); only
+#: their spelling is near ("Sign-in", "Signing").
+EVIDENCE_RANKS = ("declared", "look-alike", "translation", "similar", "spelling")
+_CALENDAR_WORDS = frozenset(
+    [m.lower() for m in ("January February March April May June July August September October November December "
+                         "Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Monday Tuesday Wednesday Thursday "
+                         "Friday Saturday Sunday").split()])
+
+
+def is_number_or_date(name: str) -> bool:
+    """Whether a name is only a number, a year or a date ("2024", "1.5", "14 February 2024",
+    "2024-05-02", "Q3 2024"): such names are never merge suggestions.
+
+    >>> [is_number_or_date(n) for n in ("2024", "14 February 2024", "2024-05-02", "Q3 2024", "BREATHE-2", "8 GB")]
+    [True, True, True, True, False, False]
+    """
+    words = re.findall(r"[^\W\d_]+", re.sub(r"\b[qh][1-4]\b", "", name.casefold()))
+    return any(ch.isdigit() for ch in name) and all(w in _CALENDAR_WORDS or w in ("st", "nd", "rd", "th", "of")
+                                                    for w in words)
+
+
+def _differ_in_numbers(a: str, b: str) -> bool:
+    """Whether two names are the same words with different numbers ("BREATHE-2", "BREATHE-3";
+    "2023 review", "2024 review"): numbered things are different things."""
+    ka, kb = name_key(a), name_key(b)
+    return ka != kb and re.sub(r"\d+", "#", ka) == re.sub(r"\d+", "#", kb)
+
+
+def evidence_rank(suggestion: MergeSuggestion) -> int:
+    """The index in :data:`EVIDENCE_RANKS` of a suggestion's strongest evidence, read from its reason.
+
+    >>> evidence_rank(MergeSuggestion("Sign-in", "Signing", 0.86, "name similarity"))
+    4
+    >>> evidence_rank(MergeSuggestion("Auth Service", "Auth Services", 0.96, "name similarity"))
+    3
+    >>> evidence_rank(MergeSuggestion("@mara.chen", "Mara Chen", 0.94, "name similarity"))
+    3
+    >>> EVIDENCE_RANKS[evidence_rank(MergeSuggestion("R\u0435dis", "Redis", 0.99, "look-alike: ..."))]
+    'look-alike'
+    """
+    reason = suggestion.reason
+    if "declared in " in reason:
+        return 0
+    if "look-alike:" in reason:
+        return 1
+    if "translation:" in reason:
+        return 2
+    if "embedding similarity" in reason:
+        return 3
+    ka, kb = sorted((re.sub(r"[\W_]+", "", name_key(suggestion.a)), re.sub(r"[\W_]+", "", name_key(suggestion.b))),
+                    key=len)
+    if kb in (ka, ka + "s", ka + "es"):  # the same letters ("@mara.chen", "Mara Chen") or a plural
+        return 3
+    spelling = ("name similarity", "near-identical names")
+    return 4 if any(part.startswith(spelling) for part in reason.split(" + ")) else 3
+
+
+def rank_suggestions(suggestions: Iterable[MergeSuggestion]) -> list[MergeSuggestion]:
+    """Suggestions ranked by evidence (:func:`evidence_rank`), then score; numbers, years, dates and
+    names that differ only in their numbers are left out.
+
+    >>> found = [MergeSuggestion("2024", "2023", 0.9, "name similarity"),
+    ...          MergeSuggestion("Sign-in", "Signing", 0.86, "name similarity"),
+    ...          MergeSuggestion("token cache", "令牌缓存", 0.8, "translation: 令牌 = token, 缓存 = cache")]
+    >>> [(s.a, s.b) for s in rank_suggestions(found)]
+    [('token cache', '令牌缓存'), ('Sign-in', 'Signing')]
+    """
+    kept = [s for s in suggestions
+            if not is_number_or_date(s.a) and not is_number_or_date(s.b) and not _differ_in_numbers(s.a, s.b)]
+    return sorted(kept, key=lambda s: (evidence_rank(s), -s.score, s.a, s.b))
+
+
+@dataclass(frozen=True)
+class SuggestionPage:
+    """One page of the ranked merge suggestions, and how many there are in all."""
+
+    total: int
+    """Suggestions in all."""
+    page: int
+    """This page's number, from 1."""
+    per_page: int
+    """Suggestions per page."""
+    suggestions: tuple[MergeSuggestion, ...]
+    """This page's suggestions, best first."""
+
+    @property
+    def pages(self) -> int:
+        """Pages in all (at least 1)."""
+        return max(1, -(-self.total // self.per_page))
+
+    @property
+    def first(self) -> int:
+        """The rank of this page's first suggestion, from 1."""
+        return (self.page - 1) * self.per_page + 1
+
+    def to_json(self) -> dict:
+        return {"total": self.total, "page": self.page, "pages": self.pages, "per_page": self.per_page,
+                "suggestions": [{"rank": self.first + i, "a": s.a, "b": s.b, "score": s.score, "reason": s.reason,
+                                 "evidence": EVIDENCE_RANKS[evidence_rank(s)]}
+                                for i, s in enumerate(self.suggestions)]}
+
+
+def page_of(suggestions: Sequence[MergeSuggestion], page: int = 1, per_page: int = 12) -> SuggestionPage:
+    """Page ``page`` (from 1) of ``per_page`` suggestions.
+
+    >>> found = [MergeSuggestion(f"n{i}", f"m{i}", 0.9, "name similarity") for i in range(5)]
+    >>> p = page_of(found, page=2, per_page=2)
+    >>> p.total, p.pages, [s.a for s in p.suggestions]
+    (5, 3, ['n2', 'n3'])
+    >>> page_of(found, page=4, per_page=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: page 4 does not exist: 5 suggestions make 3 pages of 2
+    """
+    if per_page < 1:
+        raise ValueError(f"per_page must be at least 1, got {per_page}")
+    pages = max(1, -(-len(suggestions) // per_page))
+    if not 1 <= page <= pages:
+        raise ValueError(f"page {page} does not exist: {len(suggestions)} suggestions make {pages} "
+                         f"page{'s' if pages != 1 else ''} of {per_page}")
+    start = (page - 1) * per_page
+    return SuggestionPage(len(suggestions), page, per_page, tuple(suggestions[start:start + per_page]))

@@ -1,17 +1,24 @@
-"""Communities of the context graph and their extractive reports (no language model).
+"""Communities of the one context graph, in levels (themes, sub-themes), and their reports.
 
-Communities are found with networkx's Louvain method (seeded, so deterministic) on the one
-context graph: entities joined by cited relation edges (weighted ``relation_weight`` per
-stating chunk) and co-mention edges (1 per chunk). Dates and names too common to link
-passages are left out: they would join every theme into one. Louvain runs per connected
-component, so a change inside one component leaves every other component's communities
-exactly as they were, and their reports are kept.
+Detection runs on the graph the graphrag walk sees (:meth:`ContextGraph.pagerank_index`):
+entities and passages, joined by cited relations (``relation_weight`` per stating chunk),
+co-mentions (1 per chunk), synonym edges (1), passage-entity links (1, or ``relation_weight``
+where the passage states a relation of the entity) and title links (the layer's
+``title_link_weight``). Dates and names too common to link passages are left out: they would
+join every theme into one. A community is its entities and the passages that fall with them.
 
-Each community gets a :class:`~workbench.model.CommunityReport`: a title from its most central
-entities (general ``name``/``title`` entities count ``generic_title_weight`` of their centrality),
-its key entities with types, its strongest cited relations, representative sentences chosen
-greedily by the centrality of the entities they name that no earlier sentence named (each an
-exact sentence of a cited chunk), and its time span.
+Louvain (:func:`networkx.community.louvain_communities`, seeded) runs on each connected
+component. The nodes are renumbered 0..n-1 in sorted order (entity keys, then chunk ids)
+and every edge weight is summed in sorted order, so neither ``PYTHONHASHSEED`` (networkx
+iterates sets of nodes: sets of strings change order with it, sets of small integers do not)
+nor the order of files and edges can change the result. Each theme with enough entities is
+split again the same way into sub-themes (``levels``), as GraphRAG's hierarchical Leiden does.
+
+Each community gets an extractive :class:`~workbench.model.CommunityReport`: titled by its
+distinctive key phrases (c-TF-IDF among the communities of its level, see
+:mod:`workbench.keyphrases`), its key entities, strongest cited relations, and points: exact
+sentences of its passages chosen greedily for the distinctive words they add, from distinct
+documents first, each cited by chunk id.
 
 Examples
 --------
@@ -22,31 +29,41 @@ Examples
 ...     [Edge("a", "uses", "b", chunk_ids=("c1",)), Edge("b", "uses", "c", chunk_ids=("c1",)),
 ...      Edge("a", "uses", "c", chunk_ids=("c2",)), Edge("x", "uses", "y", chunk_ids=("c3",)),
 ...      Edge("y", "uses", "z", chunk_ids=("c3",)), Edge("c", "uses", "x", chunk_ids=("c4",))])
->>> [sorted(c) for c in detect_communities(graph, seed=1, min_size=2)]
+>>> [sorted(c.members) for c in detect_communities(graph, seed=1, min_size=2)]
 [['a', 'b', 'c'], ['x', 'y', 'z']]
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import math
+import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
 
 from .graph import COMENTION_RELATION, ContextGraph
+from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, sentence_information, top_terms
 from .model import Chunk, CommunityReport, ReportPoint
 from .sentences import sentence_naming, split_sentences
 
-__all__ = ["GENERIC_TYPES", "ReportOptions", "ReportBuild", "community_graph", "detect_communities",
-           "community_signature", "build_reports", "report_id"]
+__all__ = ["GENERIC_TYPES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities",
+           "louvain", "community_signature", "build_reports", "report_id", "report_order"]
 
-#: General entity types from the names extractor: kept in communities, weighed down in titles.
+#: General entity types from the names extractor: kept in communities, weighed down in key entities.
 GENERIC_TYPES = frozenset({"name", "title"})
 #: Left out of community detection: a date links unrelated themes.
 EXCLUDED_TYPES = frozenset({"date"})
-_MIN_SENTENCE_WORDS = 4
+#: Fewest topic words of a sentence a report quotes: "OK, go for the rollback." has one.
+MIN_POINT_WORDS = 3
+#: Phrases a report keeps of its passages' text, so a kept report is titled again without them.
+_TERMS_KEPT = 300
+#: Key phrases a report lists (the global mode narrows to a theme whose key phrase a question writes).
+_KEY_PHRASES = 12
 
 
 @dataclass(frozen=True)
@@ -56,13 +73,15 @@ class ReportOptions:
     resolution: float = 1.0
     seed: int = 42
     min_size: int = 3
+    levels: int = 2
     relation_weight: float = 2.0
+    words_per_passage: int = 10
     generic_title_weight: float = 0.25
     key_entities: int = 8
     title_entities: int = 3
     max_relations: int = 5
     sentences: int = 4
-    candidate_chunks: int = 30
+    candidate_chunks: int = 40
 
     @classmethod
     def from_settings(cls, s) -> "ReportOptions":
@@ -70,6 +89,20 @@ class ReportOptions:
 
     def digest(self) -> str:
         return hashlib.sha1(json.dumps(self.__dict__, sort_keys=True).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Community:
+    """A group of entities and the passages that fall with them, at one level."""
+
+    members: frozenset[str]
+    """Entity keys."""
+    chunks: frozenset[str]
+    """Chunk ids of its passages."""
+    level: int = 0
+    """0 for a theme, 1 for a sub-theme of one, and so on."""
+    parent: frozenset[str] | None = None
+    """The members of the community it splits, for a sub-theme."""
 
 
 @dataclass
@@ -84,46 +117,177 @@ class ReportBuild:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _long_enough(sentence: str) -> bool:
-    """Four words, or eight characters of a script written without spaces (Chinese)."""
-    return len(sentence.split()) >= _MIN_SENTENCE_WORDS or (len(sentence) >= 8 and not sentence.isascii())
+def report_order(report: CommunityReport) -> tuple:
+    """Themes first, then sub-themes; larger first, then by first member."""
+    return (report.level, -report.size, report.members[0] if report.members else "")
 
 
-def community_graph(graph: ContextGraph, relation_weight: float = 2.0) -> nx.Graph:
-    """The undirected weighted entity graph communities are detected on, in sorted order."""
-    common = graph.passages.common
-    keep = sorted(k for k, e in graph.nx.nodes(data="entity")
-                  if e.type not in EXCLUDED_TYPES and k not in common)
+def passage_words(texts: Mapping[str, str], per_passage: int = 20, max_share: float = 0.25) -> dict[str, list[str]]:
+    """Each passage's ``per_passage`` most distinctive words (count x log(passages / passages with
+    the word)), among the words of at least two passages and at most ``max_share`` of them.
+
+    Examples
+    --------
+    >>> passage_words({"a": "export schedule moved", "b": "export schedule kept", "c": "budget kept"}, 5, 0.7)
+    {'a': ['export', 'schedule'], 'b': ['export', 'kept', 'schedule'], 'c': ['kept']}
+    """
+    counts = {cid: Counter(content_words(texts[cid])) for cid in sorted(texts)}
+    spread: Counter[str] = Counter(w for c in counts.values() for w in c)
+    n = len(counts)
+    found = {}
+    for cid, c in counts.items():
+        scored = sorted(((-tf * math.log(n / spread[w]), w) for w, tf in c.items()
+                         if 2 <= spread[w] <= max_share * n), key=lambda x: (x[0], x[1]))
+        found[cid] = [w for _, w in scored[:per_passage]]
+    return found
+
+
+def community_graph(graph: ContextGraph, relation_weight: float = 2.0, texts: Mapping[str, str] | None = None,
+                    words_per_passage: int = 10, word_share: float = 0.25) -> tuple[nx.Graph, list]:
+    """The undirected weighted graph communities are detected on, and its node names.
+
+    Node ``i`` is ``names[i]``: an entity key, ``("p", chunk id)`` for a passage or ``("w", word)``
+    for a word that ``texts`` (chunk id -> text) gives its passages (:func:`passage_words`).
+    A passage's link to an entity or a word weighs ``1 / sqrt(passages it links)``, so a name or
+    word written everywhere (a team lead's name) ties themes together less than a specific one.
+    Nodes are numbered in sorted order and weights summed in sorted order (see the module docstring).
+    """
+    layer = graph.passages
+    common = layer.common
+    keys = sorted(e.key for e in graph.entities() if e.type not in EXCLUDED_TYPES and e.key not in common)
+    chunk_ids = sorted(layer.entities_of)
+    words = passage_words({c: texts[c] for c in chunk_ids if c in texts}, words_per_passage, word_share) \
+        if texts and words_per_passage > 0 else {}
+    vocabulary = sorted({w for ws in words.values() for w in ws})
+    names: list = [*keys, *(("p", cid) for cid in chunk_ids), *(("w", w) for w in vocabulary)]
+    at = {name: i for i, name in enumerate(names)}
+    weights: dict[tuple[int, int], list[float]] = {}
+
+    def add(u, v, w: float) -> None:
+        a, b = at.get(u), at.get(v)
+        if a is not None and b is not None and a != b and w > 0:
+            weights.setdefault((min(a, b), max(a, b)), []).append(w)
+
+    stated: set[tuple[str, str]] = set()
+    for edge in sorted(graph.edges(include_comention=True), key=lambda e: (e.source, e.relation, e.target)):
+        scale = 1.0
+        if edge.relation != COMENTION_RELATION:
+            scale = relation_weight
+            stated.update((cid, end) for cid in edge.chunk_ids for end in (edge.source, edge.target))
+        add(edge.source, edge.target, scale * edge.weight)
+    for a, b, _ in layer.synonyms:
+        add(a, b, 1.0)
+    for cid in chunk_ids:
+        for key in sorted(layer.entities_of[cid]):
+            spread = len(layer.chunks_of.get(key, ())) or 1
+            add(("p", cid), key, (relation_weight if (cid, key) in stated else 1.0) / math.sqrt(spread))
+    for cid, target in layer.title_links:
+        add(("p", cid), ("p", target), layer.title_link_weight)
+    spread_of = Counter(w for ws in words.values() for w in ws)
+    for cid in sorted(words):
+        for w in words[cid]:
+            add(("p", cid), ("w", w), 1.0 / math.sqrt(spread_of[w]))
     g = nx.Graph()
-    g.add_nodes_from(keep)
-    weights: dict[tuple[str, str], float] = {}
-    for u, v, rel, edge in graph.nx.edges(keys=True, data="edge"):
-        if u == v or u not in g or v not in g:
-            continue
-        pair = (u, v) if u < v else (v, u)
-        w = edge.weight * (1.0 if rel == COMENTION_RELATION else relation_weight)
-        weights[pair] = weights.get(pair, 0.0) + w
-    g.add_weighted_edges_from((u, v, w) for (u, v), w in sorted(weights.items()) if w > 0)
-    return g
+    g.add_nodes_from(range(len(names)))
+    g.add_weighted_edges_from((a, b, sum(sorted(ws))) for (a, b), ws in sorted(weights.items()))
+    return g, names
+
+
+def louvain(g: nx.Graph, nodes: Iterable[int], resolution: float, seed: int) -> list[list[int]]:
+    """Louvain on the subgraph of integer ``nodes``, rebuilt in sorted order; parts sorted.
+
+    A node with a single neighbour in the subgraph (most names of a large corpus: one passage
+    names them) is left out of the run and joins its neighbour's part afterwards, where
+    modularity always puts it; the run then costs what the rest of the graph costs.
+
+    Examples
+    --------
+    >>> g = nx.barbell_graph(4, 0)
+    >>> g.add_edge(7, 8)  # a leaf joins its neighbour's part
+    >>> louvain(g, g.nodes, 1.0, seed=7)
+    [[0, 1, 2, 3], [4, 5, 6, 7, 8]]
+    """
+    nodes = sorted(nodes)
+    inside = set(nodes)
+    neighbours = {u: sorted(v for v in g[u] if v in inside and v != u) for u in nodes}
+    leaf_of = {u: nbrs[0] for u, nbrs in neighbours.items() if len(nbrs) == 1 and len(neighbours[nbrs[0]]) > 1}
+    core = [u for u in nodes if u not in leaf_of]
+    sub = nx.Graph()
+    sub.add_nodes_from(core)
+    sub.add_weighted_edges_from((u, v, g[u][v].get("weight", 1.0)) for u in core for v in neighbours[u]
+                                if u < v and v not in leaf_of)
+    if sub.number_of_edges() == 0:
+        parts = [{n} for n in core]
+    else:
+        parts = nx.community.louvain_communities(sub, weight="weight", resolution=resolution, seed=seed)
+    part_of = {u: i for i, p in enumerate(parts) for u in p}
+    grown = [sorted(p) for p in parts]
+    for leaf, at in sorted(leaf_of.items()):
+        grown[part_of[at]].append(leaf)
+    return sorted(sorted(p) for p in grown)
 
 
 def detect_communities(graph: ContextGraph, *, resolution: float = 1.0, seed: int = 42, min_size: int = 3,
-                       relation_weight: float = 2.0) -> list[frozenset[str]]:
-    """Communities of at least ``min_size`` entities, largest first (then by first key).
+                       relation_weight: float = 2.0, levels: int = 2, texts: Mapping[str, str] | None = None,
+                       words_per_passage: int = 10) -> list[Community]:
+    """Themes and their sub-themes, each of at least ``min_size`` entities.
 
-    Louvain (:func:`networkx.community.louvain_communities`) runs on each connected component
-    with the same ``seed``, so the communities of an unchanged component never move.
+    Parameters
+    ----------
+    graph : ContextGraph
+        The one context graph.
+    resolution : float
+        Louvain resolution: above 1 gives more, smaller communities.
+    seed : int
+        Louvain's seed; the same graph and seed always give the same communities.
+    min_size : int
+        Fewest entities of a community.
+    relation_weight : float
+        Weight of a cited relation per stating chunk, against 1 for a mention.
+    levels : int
+        1: themes only; 2: themes and sub-themes; more: split again.
+    texts : mapping of chunk id to text, optional
+        The passages' texts: each passage is then also linked to its most distinctive words.
+    words_per_passage : int
+        How many of its words (:func:`passage_words`) each passage is linked to.
+
+    Returns
+    -------
+    list of Community
+        Level by level; in a level, the largest first (then by first member).
     """
-    g = community_graph(graph, relation_weight)
-    found: list[frozenset[str]] = []
-    for component in sorted((sorted(c) for c in nx.connected_components(g) if len(c) >= min_size)):
-        sub = g.subgraph(component)
-        if len(component) <= 3 or sub.number_of_edges() == len(component) * (len(component) - 1) // 2:
-            found.append(frozenset(component))  # a clique (or a tiny component) is one community
+    g, names = community_graph(graph, relation_weight, texts, words_per_passage)
+    is_entity = [not isinstance(n, tuple) for n in names]
+
+    def entities(part: Iterable[int]) -> int:
+        return sum(1 for i in part if is_entity[i])
+
+    def community(part: list[int], level: int, parent: frozenset[str] | None) -> Community:
+        return Community(frozenset(names[i] for i in part if is_entity[i]),
+                         frozenset(names[i][1] for i in part if not is_entity[i] and names[i][0] == "p"), level, parent)
+
+    found: list[Community] = []
+    current: list[list[int]] = []
+    for component in sorted(sorted(c) for c in nx.connected_components(g)):
+        if entities(component) < min_size:
             continue
-        parts = nx.community.louvain_communities(sub, weight="weight", resolution=resolution, seed=seed)
-        found.extend(frozenset(p) for p in parts if len(p) >= min_size)
-    return sorted(found, key=lambda c: (-len(c), min(c)))
+        current.extend(p for p in louvain(g, component, resolution, seed) if entities(p) >= min_size)
+    found.extend(community(p, 0, None) for p in current)
+    for level in range(1, max(levels, 1)):
+        below: list[list[int]] = []
+        for part in current:
+            if entities(part) < 2 * min_size:
+                continue
+            # A sub-theme holds passages of its own when its theme has any (two, or all of them).
+            needed = min(2, sum(1 for i in part if not is_entity[i] and names[i][0] == "p"))
+            split = [p for p in louvain(g, part, resolution, seed)
+                     if entities(p) >= min_size and sum(1 for i in p if not is_entity[i] and names[i][0] == "p") >= needed]
+            if len(split) >= 2:
+                parent = community(part, level - 1, None).members
+                found.extend(community(p, level, parent) for p in split)
+                below.extend(split)
+        current = below
+    return sorted(found, key=lambda c: (c.level, -len(c.members), min(c.members)))
 
 
 def report_id(members: Iterable[str]) -> str:
@@ -131,114 +295,164 @@ def report_id(members: Iterable[str]) -> str:
     return "c-" + hashlib.sha1("\n".join(sorted(members)).encode()).hexdigest()[:10]
 
 
-def community_signature(graph: ContextGraph, members: Iterable[str], options: ReportOptions) -> str:
-    """Hash of the members, the chunks that mention them or state their edges, and the options."""
-    members = sorted(members)
+def community_signature(graph: ContextGraph, community: Community, options: ReportOptions) -> str:
+    """Hash of the members, the passages, the chunks stating their edges, the level and the options."""
+    members = sorted(community.members)
     inside = set(members)
-    chunks: set[str] = set()
+    chunks: set[str] = set(community.chunks)
     for key in members:
-        chunks.update(graph.passages.chunks_of.get(key, ()))
-        for _, other, edge in graph.nx.out_edges(key, data="edge"):
-            if other in inside:
+        for edge in graph.out_edges(key):
+            if edge.target in inside:
                 chunks.update(edge.chunk_ids)
-    body = json.dumps([members, sorted(chunks), options.digest()])
+    parent = report_id(community.parent) if community.parent else None
+    body = json.dumps([members, sorted(chunks), community.level, parent, options.digest()])
     return hashlib.sha1(body.encode()).hexdigest()
 
 
-def _centrality(g: nx.Graph, members: frozenset[str]) -> dict[str, float]:
-    """Weighted degree inside the community, scaled so the most central member has 1."""
-    degree = dict(g.subgraph(members).degree(weight="weight"))
-    top = max(degree.values(), default=0.0) or 1.0
-    return {k: degree.get(k, 0.0) / top for k in members}
+def _centrality(graph: ContextGraph, community: Community) -> dict[str, float]:
+    """Each member's links inside the community (passages and entities), the top one scaled to 1."""
+    degree: Counter[str] = Counter()
+    for cid in sorted(community.chunks):
+        for key in graph.passages.entities_of.get(cid, ()):
+            if key in community.members:
+                degree[key] += 1
+    for key in sorted(community.members):
+        for edge in graph.out_edges(key):
+            if edge.target in community.members and edge.target != key:
+                degree[key] += edge.weight
+                degree[edge.target] += edge.weight
+    top = max(degree.values(), default=0) or 1
+    return {k: degree.get(k, 0) / top for k in community.members}
 
 
 def _relations(graph: ContextGraph, members: frozenset[str], n: int) -> list[dict]:
-    found = []
-    for key in sorted(members):
-        for _, other, rel, edge in graph.nx.out_edges(key, keys=True, data="edge"):
-            if other in members and rel != COMENTION_RELATION and other != key:
-                found.append(edge)
+    found = [edge for key in sorted(members) for edge in graph.out_edges(key)
+             if edge.target in members and edge.relation != COMENTION_RELATION and edge.target != key]
     found.sort(key=lambda e: (-e.weight, -e.confidence, e.source, e.relation, e.target))
     return [graph.cited_hop(e).to_json() for e in found[:n]]
 
 
-def _report(graph: ContextGraph, g: nx.Graph, members: frozenset[str], chunks: Mapping[str, Chunk],
-            options: ReportOptions, signature: str) -> CommunityReport:
-    central = _centrality(g, members)
-    entity = {k: graph.entity(k) for k in members}
-
-    def title_score(k: str) -> float:
-        return central[k] * (options.generic_title_weight if entity[k].type in GENERIC_TYPES else 1.0)
-
-    ranked = sorted(members, key=lambda k: (-title_score(k), -entity[k].mentions, entity[k].name.casefold(), k))
-    key_entities = [(entity[k].name, entity[k].type, round(central[k], 4)) for k in ranked[:options.key_entities]]
-    title = ", ".join(entity[k].name for k in ranked[:options.title_entities])
-    relations = _relations(graph, members, options.max_relations)
-
-    # Candidate sentences from the chunks naming the most central members.
+def _candidate_chunks(graph: ContextGraph, community: Community, n: int) -> list[str]:
+    """The ``n`` passages of the community linked to most of its members, best first."""
     entities_of = graph.passages.entities_of
-    points: list[ReportPoint] = []
-    covered: set[str] = set()
-    candidates: list[tuple[float, int, str, str, tuple[str, ...]]] = []
-    for chunk_id in _candidate_chunks(graph, members, central, options.candidate_chunks):
-        chunk = chunks.get(chunk_id)
+    score = {cid: len(entities_of.get(cid, frozenset()) & community.members) for cid in community.chunks}
+    return [c for c, _ in sorted(score.items(), key=lambda item: (-item[1], item[0]))[:n]]
+
+
+def _points(community: Community, chunk_ids: Sequence[str], chunks: Mapping[str, Chunk],
+            weights: Mapping[str, float], entity_names: Mapping[str, str], n: int) -> list[ReportPoint]:
+    """Up to ``n`` sentences chosen greedily for the distinctive words they add, other documents first."""
+    candidates = []  # (position, chunk id, chunk, sentence, its topic words)
+    for cid in chunk_ids:
+        chunk = chunks.get(cid)
         if chunk is None:
             continue
-        named_here = [k for k in sorted(entities_of.get(chunk_id, ())) if k in members]
         for position, sentence in enumerate(split_sentences(chunk.text)):
-            if not _long_enough(sentence):
+            if sentence_information(sentence, {}, min_words=MIN_POINT_WORDS)[1]:
+                candidates.append((position, cid, chunk, sentence, frozenset(content_words(sentence))))
+    points: list[ReportPoint] = []
+    covered: set[str] = set()
+    documents: set[str] = set()
+    texts: set[str] = set()
+    while len(points) < n:
+        best = None
+        for position, cid, chunk, sentence, words in candidates:
+            if sentence in texts:
                 continue
-            low = sentence.casefold()
-            names = tuple(k for k in named_here if entity[k].name.casefold() in low)
-            if names:
-                candidates.append((0.0, position, chunk_id, sentence, names))
-    used_texts: set[str] = set()
-    while len(points) < options.sentences and candidates:
-        best = max(candidates, key=lambda c: (sum(title_score(k) for k in c[4] if k not in covered),
-                                              len(c[4]), -c[1], c[2]))
-        gain = sum(title_score(k) for k in best[4] if k not in covered)
-        if gain <= 0:
+            gain = sum(weights.get(w, 0.0) for w in words - covered)
+            gain *= 0.5 if chunk.document_id in documents else 1.0
+            key = (gain, -position, cid)
+            if gain > 0 and (best is None or key > best[0]):
+                best = (key, cid, chunk, sentence, words)
+        if best is None:
             break
-        candidates.remove(best)
-        if best[3] in used_texts:
-            continue
-        used_texts.add(best[3])
-        covered.update(best[4])
-        chunk = chunks[best[2]]
-        points.append(ReportPoint(best[3], best[2], chunk.document_id, tuple(entity[k].name for k in best[4]),
-                                  round(gain, 4), "sentence", chunk.timestamp))
-    # The sentence stating each of the two strongest relations, when a chunk at hand holds one.
+        (gain, _, _), cid, chunk, sentence, words = best
+        covered |= words
+        documents.add(chunk.document_id)
+        texts.add(sentence)
+        low = sentence.casefold()
+        names = tuple(sorted(name for key, name in entity_names.items()
+                             if key in community.members and name.casefold() in low))
+        points.append(ReportPoint(sentence, cid, chunk.document_id, names, round(gain, 4), "sentence", chunk.timestamp))
+    return points
+
+
+def _relation_points(relations: list[dict], chunks: Mapping[str, Chunk], used: set[str],
+                     weights: Mapping[str, float]) -> list[ReportPoint]:
+    """The sentence stating each of the two strongest relations, when it says something."""
+    points = []
     for relation in relations[:2]:
         for chunk_id in relation["chunks"]:
             chunk = chunks.get(chunk_id)
             named = sentence_naming(chunk.text, [relation["source"]]) if chunk else None
-            if chunk and named and relation["target"].casefold() in named.casefold() and named not in used_texts:
-                used_texts.add(named)
-                points.append(ReportPoint(named, chunk_id, chunk.document_id,
-                                          (relation["source"], relation["target"]), float(relation["weight"]),
-                                          "relation", chunk.timestamp))
+            if (chunk and named and relation["target"].casefold() in named.casefold() and named not in used
+                    and sentence_information(named, weights, min_words=3)[1]):
+                used.add(named)
+                points.append(ReportPoint(named, chunk_id, chunk.document_id, (relation["source"], relation["target"]),
+                                          float(relation["weight"]), "relation", chunk.timestamp))
                 break
-    firsts = [str(entity[k].first_seen) for k in members if entity[k].first_seen]
-    lasts = [str(entity[k].last_seen) for k in members if entity[k].last_seen]
-    documents = sorted({p.document for p in points} | {d for r in relations for d in r["documents"]})
-    return CommunityReport(id=report_id(members), title=title, size=len(members), members=tuple(sorted(members)),
-                           key_entities=key_entities, relations=relations, points=points,
-                           first_seen=min(firsts, default=None), last_seen=max(lasts, default=None),
-                           signature=signature, documents=tuple(documents))
+    return points
 
 
-def _candidate_chunks(graph: ContextGraph, members: frozenset[str], central: Mapping[str, float], n: int) -> list[str]:
-    """The ``n`` chunks whose named members are most central together, best first."""
-    score: dict[str, float] = {}
-    for key in members:
-        for chunk_id in graph.passages.chunks_of.get(key, ()):
-            score[chunk_id] = score.get(chunk_id, 0.0) + central[key]
-    for key in members:  # the chunks stating the community's relations count too
-        for _, other, rel, edge in graph.nx.out_edges(key, keys=True, data="edge"):
-            if other in members and rel != COMENTION_RELATION:
-                for chunk_id in edge.chunk_ids:
-                    score.setdefault(chunk_id, central[key] + central[other])
-    return [c for c, _ in sorted(score.items(), key=lambda item: (-item[1], item[0]))[:n]]
+def _report(graph: ContextGraph, community: Community, chunks: Mapping[str, Chunk], options: ReportOptions,
+            signature: str, terms: dict[str, int], weights: Mapping[str, float]) -> CommunityReport:
+    members = community.members
+    central = _centrality(graph, community)
+    entity = {k: graph.entity(k) for k in members}
+
+    def rank(k: str) -> float:
+        return central[k] * (options.generic_title_weight if entity[k].type in GENERIC_TYPES else 1.0)
+
+    ranked = sorted(members, key=lambda k: (-rank(k), -entity[k].mentions, entity[k].name.casefold(), k))
+    key_entities = [(entity[k].name, entity[k].type, round(central[k], 4)) for k in ranked[:options.key_entities]]
+    relations = _relations(graph, members, options.max_relations)
+    names = {k: entity[k].name for k in members}
+    points = _points(community, _candidate_chunks(graph, community, options.candidate_chunks), chunks, weights,
+                     names, options.sentences)
+    points += _relation_points(relations, chunks, {p.text for p in points}, weights)
+    times = sorted({t for t in (graph.passages_time.get(c) for c in community.chunks) if t}
+                   | {str(t) for e in entity.values() for t in (e.first_seen, e.last_seen) if t})
+    documents = {graph.passages_document.get(c, "") for c in community.chunks} | {p.document for p in points}
+    documents |= {d for r in relations for d in r["documents"]}
+    return CommunityReport(
+        id=report_id(members), title="", size=len(members), members=tuple(sorted(members)),
+        key_entities=key_entities, relations=relations, points=points,
+        first_seen=times[0] if times else None, last_seen=times[-1] if times else None, signature=signature,
+        documents=tuple(sorted(documents - {""})), level=community.level,
+        parent=report_id(community.parent) if community.parent else None, chunks=tuple(sorted(community.chunks)),
+        terms=terms)
+
+
+def _titled(report: CommunityReport, weights: Mapping[str, float], options: ReportOptions,
+            names: frozenset[str]) -> CommunityReport:
+    """The report titled by its key phrases (its most central entities when its text has none).
+
+    A phrase that is a name or a word of one (``names``: people, places) weighs
+    ``generic_title_weight`` of its c-TF-IDF and enters the title only when no other phrase
+    does, so a title says what a theme is about, not who.
+    """
+    weights = {p: w * (options.generic_title_weight if p in names else 1.0) for p, w in weights.items()}
+    ranked = sorted((p for p, w in weights.items() if w > 0 and report.terms.get(p, 0) >= 2),
+                    key=lambda p: (-weights[p], p))[:_KEY_PHRASES] \
+        or sorted((p for p, w in weights.items() if w > 0), key=lambda p: (-weights[p], p))[:_KEY_PHRASES]
+    phrases = key_phrases(weights, 8, report.terms) or key_phrases(weights, 8)
+    phrases = [p for p in phrases if p not in names] or phrases  # a name only when nothing else is said
+    title = ", ".join(phrases[:options.title_entities]) \
+        or ", ".join(n for n, _, _ in report.key_entities[:options.title_entities])
+    listed = list(dict.fromkeys([*phrases[:options.title_entities], *ranked]))[:_KEY_PHRASES]  # the title's first
+    return dataclasses.replace(report, title=title, key_phrases=tuple((p, round(weights[p], 5)) for p in listed))
+
+
+def _general_names(graph: ContextGraph) -> frozenset[str]:
+    """The names of people and places (general names of two words or more, and persons) as
+    key-phrase words: each name, and each of its words."""
+    found: set[str] = set()
+    for e in graph.entities():
+        words = content_words(e.name)
+        if (e.type == "name" and len(words) >= 2) or e.type == "person":
+            found.add(" ".join(words))
+            found.update(words)
+    return frozenset(found)
 
 
 def build_reports(graph: ContextGraph, fetch_chunks: Callable[[Sequence[str]], Iterable[Chunk]],
@@ -255,39 +469,53 @@ def build_reports(graph: ContextGraph, fetch_chunks: Callable[[Sequence[str]], I
     options : ReportOptions
         Detection and report settings.
     previous : mapping of signature to CommunityReport, optional
-        Reports of an earlier build; a community whose signature is among them keeps its report.
+        Reports of an earlier build; a community whose signature is among them keeps its report
+        (its title is chosen again: the key phrases depend on every community of its level).
 
     Returns
     -------
     ReportBuild
-        The reports, largest community first, and how many were built and kept.
+        The reports in :func:`report_order`, and how many were built and kept.
     """
-    import time
-
     start = time.perf_counter()
+    # Every passage's text, for its word links (one read of the chunks: the reports use them too).
+    every = sorted(graph.passages.entities_of) if options.words_per_passage > 0 else []
+    chunks = {c.id: c for c in fetch_chunks(every)} if every else {}
     communities = detect_communities(graph, resolution=options.resolution, seed=options.seed,
-                                     min_size=options.min_size, relation_weight=options.relation_weight)
+                                     min_size=options.min_size, relation_weight=options.relation_weight,
+                                     levels=options.levels, texts={cid: c.text for cid, c in chunks.items()},
+                                     words_per_passage=options.words_per_passage)
     detected = time.perf_counter()
     previous = previous or {}
-    g = community_graph(graph, options.relation_weight)
-    reports: list[CommunityReport] = []
-    todo: list[tuple[int, frozenset[str], str]] = []
-    for i, members in enumerate(communities):
-        signature = community_signature(graph, members, options)
-        if signature in previous:
-            reports.append(previous[signature])
-        else:
-            reports.append(None)  # type: ignore[arg-type]
-            todo.append((i, members, signature))
-    wanted: set[str] = set()
-    for _, members, _ in todo:
-        wanted.update(_candidate_chunks(graph, members, _centrality(g, members), options.candidate_chunks))
-        for r in _relations(graph, members, 2):
+    signatures = [community_signature(graph, c, options) for c in communities]
+    # (A report stored before reports kept their terms has another signature: the options changed.)
+    kept = {i: previous[s] for i, s in enumerate(signatures) if s in previous}
+    todo = [i for i in range(len(communities)) if i not in kept]
+    candidates = {i: _candidate_chunks(graph, communities[i], options.candidate_chunks) for i in todo}
+    wanted = {c for ids in candidates.values() for c in ids}
+    for i in todo:
+        for r in _relations(graph, communities[i].members, 2):
             wanted.update(r["chunks"])
-    chunks = {c.id: c for c in fetch_chunks(sorted(wanted))} if wanted else {}
-    for i, members, signature in todo:
-        reports[i] = _report(graph, g, members, chunks, options, signature)
+    missing = sorted(wanted - chunks.keys())
+    if missing:
+        chunks.update((c.id, c) for c in fetch_chunks(missing))
+    terms: dict[int, dict[str, int]] = {i: r.terms for i, r in kept.items()}
+    for i in todo:
+        counts: Counter[str] = Counter()
+        for cid in candidates[i]:
+            if cid in chunks:
+                counts.update(phrase_counts(chunks[cid].text))
+        terms[i] = top_terms(counts, _TERMS_KEPT)
+    weights: dict[int, dict[str, float]] = {}
+    for level in sorted({c.level for c in communities}):
+        at = [i for i, c in enumerate(communities) if c.level == level]
+        weights.update(zip(at, class_tfidf([terms[i] for i in at])))
+    reports: list[CommunityReport] = []
+    names = _general_names(graph)
+    for i, c in enumerate(communities):
+        report = kept.get(i) or _report(graph, c, chunks, options, signatures[i], terms[i], weights[i])
+        reports.append(_titled(report, weights[i], options, names))
     end = time.perf_counter()
-    return ReportBuild(reports, built=len(todo), kept=len(communities) - len(todo),
+    return ReportBuild(sorted(reports, key=report_order), built=len(todo), kept=len(kept),
                        seconds={"detect": round(detected - start, 6), "reports": round(end - detected, 6),
                                 "total": round(end - start, 6)})

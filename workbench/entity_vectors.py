@@ -12,25 +12,85 @@ row), their unit vectors, the record version and the embedder they were computed
 replaced whole by an atomic rename, so a reader (the app, the MCP server) sees the old index or
 the new one, never half of one. Vectors come from the record's embedding cache
 (:func:`~workbench.ingest.embed_cached`), so a name is embedded once per embedder.
+
+The file is an :mod:`~workbench.array_file` (manifest, SHA-256 of the arrays), and every load is
+validated: one row per key and name, a 2-D float matrix of finite unit vectors, the width the
+query has. A file failing any of these is *damaged*: a search raises :class:`EntityVectorsDamaged`
+(naming ``repair``), and the next writer, or ``repair``, builds it again. A file of the earlier
+format (no manifest) counts as damaged too, so it is rebuilt once.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
 import numpy as np
 
-from .array_file import from_text, to_text
-from .vectors import VectorMatch
+from .array_file import ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text, write_array_file
+from .vectors import NeedsRepair, VectorMatch
 
-__all__ = ["EntityVectors", "FILE_NAME"]
+__all__ = ["EntityVectors", "EntityVectorsDamaged", "FILE_NAME", "remove_stale_temporaries"]
 
 FILE_NAME = "entity_vectors.npz"
+#: The array file's kind and format (see :mod:`workbench.array_file`).
+KIND, FORMAT = "entity_vectors", 1
+#: How far a stored row's length may be from 1 (float32 rounding is ~1e-7).
+UNIT_TOLERANCE = 1e-3
+
+
+class EntityVectorsDamaged(NeedsRepair):
+    """``entity_vectors.npz`` is unreadable or fails validation (rows, width, finite unit vectors)."""
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Delete the ``.<name>.<pid>.tmp`` files a killed or failed write left in ``folder`` (those of
+    a process still running are kept: it may be writing them now). Returns the files removed."""
+    removed = []
+    for temporary in Path(folder).glob(".*.tmp"):
+        pid_text = temporary.name[:-len(".tmp")].rpartition(".")[2]
+        if not pid_text.isdigit():
+            continue
+        pid = int(pid_text)
+        if pid != os.getpid():
+            try:
+                os.kill(pid, 0)
+                continue  # alive: its write is in progress
+            except ProcessLookupError:
+                pass
+            except PermissionError:  # alive, another user's
+                continue
+        try:
+            temporary.unlink()
+            removed.append(temporary)
+        except OSError:
+            pass
+    return removed
+
+
+def _validated(keys, names, vectors: np.ndarray) -> str | None:
+    """What is wrong with the arrays of an index (None: nothing)."""
+    if not isinstance(keys, list) or not isinstance(names, list) or not all(isinstance(k, str) for k in keys) \
+            or not all(isinstance(n, str) for n in names):
+        return "its keys or names are not lists of text"
+    if len(set(keys)) != len(keys):
+        return "a key appears twice"
+    if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.floating):
+        return f"its vectors are a {vectors.ndim}-D {vectors.dtype} array, not a 2-D float matrix"
+    if not (len(keys) == len(names) == vectors.shape[0]):
+        return f"it has {len(keys)} keys, {len(names)} names and {vectors.shape[0]} vectors"
+    if len(keys) and vectors.shape[1] == 0:
+        return "its vectors have no width"
+    # Squared lengths in one pass, no float64 copy: NaN or infinity makes them non-finite too.
+    squared = np.einsum("ij,ij->i", vectors, vectors)
+    if not np.isfinite(squared).all():
+        return "some vectors are not finite (NaN or infinity)"
+    if len(squared) and float(np.abs(squared - 1.0).max()) > 2 * UNIT_TOLERANCE:
+        return "some vectors are not unit vectors"
+    return None
 #: Names embedded per call of a sync's ``vectors_for``, so a large graph is embedded in slices.
 SYNC_BATCH = 16384
 
@@ -51,26 +111,60 @@ class EntityVectors:
     def __init__(self, folder: Path):
         self.path = Path(folder) / FILE_NAME
         self._loaded: _Loaded | None = None
+        self._damage: tuple[tuple[int, int], str] | None = None
         self._lock = threading.Lock()
 
     # -- reading -----------------------------------------------------------------------
     def _current(self) -> _Loaded | None:
-        """The file's contents, reloaded when another writer replaced it."""
+        """The file's contents, reloaded and validated when another writer replaced it; None when
+        there is no file or it is damaged (:meth:`damage` says why)."""
         try:
             stat = self.path.stat()
         except FileNotFoundError:
             return None
         stamp = (stat.st_mtime_ns, stat.st_size)
         with self._lock:
+            if self._damage is not None and self._damage[0] == stamp:
+                return None
             if self._loaded is None or self._loaded.stamp != stamp:
+                self._loaded, self._damage = None, None
                 try:
-                    with np.load(self.path, allow_pickle=False) as data:
-                        self._loaded = _Loaded(stamp, str(data["version"]), str(data["embedder"]),
-                                               from_text(data["keys"]), from_text(data["names"]),
-                                               np.ascontiguousarray(data["vectors"], dtype=np.float32))
-                except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
-                    return None  # damaged or of another format: as if absent, rebuilt on the next sync
+                    loaded = self._load(stamp)
+                except ArrayFileUnusable as exc:
+                    self._damage = (stamp, str(exc))
+                    return None
+                self._loaded = loaded
             return self._loaded
+
+    def _load(self, stamp: tuple[int, int]) -> _Loaded:
+        try:
+            manifest = read_manifest(self.path, KIND, FORMAT)
+            _, arrays = read_array_file(self.path, KIND, FORMAT, str(manifest.get("key")))
+            keys, names = from_text(arrays["keys"]), from_text(arrays["names"])
+        except ArrayFileUnusable:
+            raise
+        except (KeyError, ValueError, UnicodeDecodeError) as exc:
+            raise ArrayFileUnusable(f"{self.path} is damaged ({exc})") from None
+        vectors = arrays.get("vectors", np.zeros((0, 0)))
+        problem = _validated(keys, names, vectors)
+        if problem:
+            raise ArrayFileUnusable(f"{self.path} is damaged: {problem}")
+        return _Loaded(stamp, str(manifest.get("key")), str(manifest.get("embedder")), keys, names,
+                       np.ascontiguousarray(vectors, dtype=np.float32))
+
+    def damage(self, space: str | None = None, dimension: int | None = None) -> str | None:
+        """Why the file cannot be used (None: it can, or there is none); with the embedder's
+        name and width (``space``, ``dimension``), also an index of that embedder whose vectors
+        have another width."""
+        loaded = self._current()
+        with self._lock:
+            if self._damage is not None:
+                return self._damage[1]
+        if loaded is not None and loaded.keys and space == loaded.embedder and dimension is not None \
+                and loaded.vectors.shape[1] != dimension:
+            return (f"{self.path} is damaged: its vectors have {loaded.vectors.shape[1]} dimensions, the embedder "
+                    f"{space} gives {dimension}")
+        return None
 
     def version(self) -> str | None:
         """The record version the index was built for (None before the first build)."""
@@ -95,9 +189,20 @@ class EntityVectors:
         """The ``k`` entities whose names are most similar to ``vector`` (best first, ties by key),
         among those ``keep`` accepts; none when ``space`` (the query's embedder) is not the index's."""
         loaded = self._current()
-        if loaded is None or k <= 0 or not loaded.keys or (space is not None and space != loaded.embedder):
+        if loaded is None:
+            damage = self.damage()
+            if damage:
+                raise EntityVectorsDamaged(f"{damage}: run `python -m workbench --workspace {self.path.parent} "
+                                           "repair` to build it again from the record")
+            return []
+        if k <= 0 or not loaded.keys or (space is not None and space != loaded.embedder):
             return []
         query = np.asarray(vector, dtype=np.float32).ravel()
+        if query.shape[0] != loaded.vectors.shape[1]:
+            raise EntityVectorsDamaged(
+                f"{self.path} is damaged: its vectors have {loaded.vectors.shape[1]} dimensions, the embedder "
+                f"{loaded.embedder} gives {query.shape[0]}: run `python -m workbench --workspace {self.path.parent} "
+                "repair` to build it again from the record")
         norm = float(np.linalg.norm(query))
         scores = loaded.vectors @ (query / norm if norm else query)
         keys = loaded.keys
@@ -113,15 +218,19 @@ class EntityVectors:
 
     # -- writing -----------------------------------------------------------------------
     def sync(self, names: Mapping[str, str], version: str, embedder_name: str,
-             vectors_for: Callable[[list[str]], np.ndarray]) -> int:
+             vectors_for: Callable[[list[str]], np.ndarray], dimension: int | None = None) -> int:
         """Make the index hold exactly ``names`` (key -> name); returns the entries changed.
 
         Rows whose key and name are unchanged are kept; ``vectors_for`` embeds the other names
-        (unit vectors), :data:`SYNC_BATCH` at a time. A change of embedder rebuilds every row.
+        (unit vectors), :data:`SYNC_BATCH` at a time. A change of embedder (or of ``dimension``,
+        the embedder's width), or a damaged file, rebuilds every row.
         """
         loaded = self._current()
         old: dict[tuple[str, str], int] = {}
-        if loaded is not None and loaded.embedder == embedder_name:
+        if loaded is not None and (loaded.embedder != embedder_name or (len(loaded.keys) and dimension is not None
+                                                                        and loaded.vectors.shape[1] != dimension)):
+            loaded = None  # another embedder's, or of a width this one does not give: every row again
+        if loaded is not None:
             old = {(k, n): i for i, (k, n) in enumerate(zip(loaded.keys, loaded.names))}
         keys = sorted(names)
         fresh = [row for row, key in enumerate(keys) if (key, names[key]) not in old]
@@ -145,13 +254,10 @@ class EntityVectors:
         return len(fresh) + gone
 
     def _write(self, keys: list[str], names: list[str], matrix: np.ndarray, version: str, embedder: str) -> None:
-        temporary = self.path.with_name(f".{FILE_NAME}.{os.getpid()}.tmp")
-        with open(temporary, "wb") as out:
-            np.savez(out, keys=to_text(keys), names=to_text(names), vectors=matrix, version=np.array(version),
-                     embedder=np.array(embedder))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.path)
+        # Written beside its place and renamed over it; the partial file is removed on any failure.
+        write_array_file(self.path, KIND, FORMAT, version, {"keys": to_text(keys), "names": to_text(names),
+                                                          "vectors": matrix}, extra={"embedder": embedder})
         stat = self.path.stat()
         with self._lock:
             self._loaded = _Loaded((stat.st_mtime_ns, stat.st_size), version, embedder, keys, names, matrix)
+            self._damage = None

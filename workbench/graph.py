@@ -186,6 +186,7 @@ class ContextGraph:
         self.passages = passages if passages is not None else PassageLayer(
             {}, {}, {}, frozenset(), (), (), NameMatcher({}))
         self._pagerank: PageRankIndex | None = None
+        self._entity_pagerank: PageRankIndex | None = None
         self._passage_positions: tuple[list[str], np.ndarray] | None = None
         self._comention: list[Edge] | None = None
         self._centrality: dict[str, float] | None = None
@@ -607,6 +608,29 @@ class ContextGraph:
                 keys + [("p", cid) for cid in chunk_ids], np.array(rows, dtype=np.int64),
                 np.array(cols, dtype=np.int64), np.array(weights, dtype=np.float64))
         return self._pagerank
+
+    def entity_pagerank_index(self) -> PageRankIndex:
+        """The PageRank index over the entities alone (graphrag-seed's walk), built once.
+
+        Nodes are the entity keys in graph order; undirected edges, each the summed
+        corroboration of every edge between two entities (co-mention included), plus 1 for a
+        synonym edge: the entity block of :meth:`pagerank_index` without the passages.
+        """
+        if self._entity_pagerank is None:
+            keys = list(self._entity)
+            position = {key: i for i, key in enumerate(keys)}
+            rows: list[int] = []
+            cols: list[int] = []
+            weights: list[float] = []
+            for edge in self._edges_in_order():
+                rows.append(position[edge.source]), cols.append(position[edge.target])
+                weights.append(float(edge.weight))
+            for a, b, _ in self.passages.synonyms:
+                rows.append(position[a]), cols.append(position[b]), weights.append(1.0)
+            self._entity_pagerank = PageRankIndex.from_edges(
+                keys, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+                np.array(weights, dtype=np.float64))
+        return self._entity_pagerank
 
     def adopt_pagerank_index(self, index: PageRankIndex) -> None:
         """Use ``index`` as this graph's :meth:`pagerank_index` (one a snapshot kept for it).

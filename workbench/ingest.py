@@ -34,15 +34,20 @@ from .canon import name_key
 from .chunking import chunk_document
 from .embedding import LEGACY_NAME, Embedder, text_hash
 from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from_settings, similar_note_candidates
-from .extract.llm import client_from_settings
-from .loaders import LoadProblem, file_digest, load_paths
+from .extract.llm import LLMError, client_from_settings
+from .extract.notes import NEAREST_NOTES
+from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
+from .loaders import LoadError, LoadProblem, file_digest, load_paths
+from . import note_neighbours
 from .model import Chunk, Document, Triple
+from .note_neighbours import refresh_note_neighbours
 from .store import Store
 from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
            "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE",
-           "StepFailed", "refresh_candidates", "note_similarity_candidates"]
+           "StepFailed", "refresh_candidates", "note_similarity_candidates", "discover_typed_relations",
+           "describe_os_error", "DocumentIdCollision", "refuse_id_collisions"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
@@ -151,15 +156,39 @@ def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) ->
     return len(extra) + len(missing)
 
 
+def describe_os_error(exc: BaseException) -> str:
+    """An error of the operating system as its cause in words, e.g. "the disk is full (ENOSPC)".
+
+    >>> import errno
+    >>> describe_os_error(OSError(errno.ENOSPC, "No space left on device"))
+    'the disk is full (ENOSPC: No space left on device)'
+    """
+    import errno
+
+    code = getattr(exc, "errno", None)
+    name = errno.errorcode.get(code, "") if isinstance(code, int) else ""
+    strerror = getattr(exc, "strerror", None)
+    detail = f"{name}: {strerror}" if name and strerror else (str(exc) or type(exc).__name__)
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk is full ({detail})"
+    if code == errno.EIO:
+        return f"an I/O error of the disk ({detail})"
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return f"the folder cannot be written ({detail})"
+    return f"{type(exc).__name__}: {detail}"
+
+
 class StepFailed(RuntimeError):
     """A write step failed after its documents were committed (out of memory, disk full, an
     error of the operating system): every document written is kept, the workspace stays marked
     (:data:`VECTORS_IN_FLIGHT`), and the next ingest, remove or repair finishes the step."""
 
 
-def refresh_candidates(store: Store, embedder: Embedder, threshold: float) -> None:
-    """Recompute and store the ``SIMILAR_TO`` candidates between notes (inside
-    :func:`vector_writes`, so a step that dies here is redone by the next write).
+def refresh_candidates(store: Store, embedder: Embedder, threshold: float, full: bool = False) -> None:
+    """Bring the ``SIMILAR_TO`` candidates between notes up to date with the record (inside
+    :func:`vector_writes`, so a step that dies here is redone by the next write). Only the notes
+    a write added, changed or removed are compared again (:mod:`workbench.note_neighbours`);
+    ``full`` compares every note again (what ``repair`` does).
 
     Raises
     ------
@@ -168,9 +197,11 @@ def refresh_candidates(store: Store, embedder: Embedder, threshold: float) -> No
         what failed and how to finish the step.
     """
     try:
-        store.replace_candidates(note_similarity_candidates(store, embedder, threshold))
+        refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder)[0], embedder.name,
+                                threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
-        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        what = describe_os_error(exc) if isinstance(exc, OSError) else \
+            (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         raise StepFailed(
             f"the note-similarity step failed ({what}); every document "
             "written is kept and the workspace is marked to finish the step: free memory or disk, then run "
@@ -232,7 +263,7 @@ def _removed_sources(paths: Sequence[Path], store: Store) -> list[str]:
     for p in paths:
         for doc_id in store.documents_under(str(p.resolve())):
             gone.append(doc_id)
-    source_of = {d.id: d.source_path for d in store.documents()}
+    source_of = store.document_sources()
     missing = {source for source in {source_of[d] for d in gone} if not Path(source).exists()}
     return sorted(d for d in set(gone) if source_of[d] in missing)
 
@@ -247,6 +278,12 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     # Built first: a pattern that does not compile, or extraction.llm without a model, stops here.
     llm_client = client_from_settings(settings.llm) if settings.extraction.llm else None
     extractors = extractors_from_settings(settings.extraction, llm_client)
+    typed_client = None
+    if settings.extraction.typed_relations:
+        typed_client = client_from_settings(settings.llm)
+        if typed_client is None:
+            raise LLMError("extraction.typed_relations is on but no language model is configured: set "
+                           f"{settings.llm.base_url_env} and {settings.llm.model_env}, or turn extraction.typed_relations off")
 
     t = time.perf_counter()
     interrupted = vectors_behind(store, embedder)  # a write died midway, none ever ran, or the embedder changed
@@ -275,20 +312,22 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     loaded = load_paths([Path(p) for p in paths], skip=already_stored)
     report.problems.extend(loaded.problems)
     stage["load"] += time.perf_counter() - t
+    source_of = {d.id: d.source_path for d in store.documents()}
+    refuse_id_collisions(loaded.documents, source_of)
 
     removed = _removed_sources([Path(p) for p in paths], store)
     known = store.document_hashes()
     if loaded.skipped_files:
         skipped = {str(f.resolve()) for f in loaded.skipped_files}
-        unchanged = sum(1 for d in store.documents() if d.source_path in skipped)
+        unchanged = sum(1 for source in store.document_sources().values() if source in skipped)
         report.documents_seen += unchanged
         report.documents_unchanged += unchanged
     todo: list[Document] = []
     for doc in loaded.documents:
         report.documents_seen += 1
         doc = replace(doc, content_hash=keyed(doc.content_hash))
-        if known.get(doc.id) == doc.content_hash:
-            report.documents_unchanged += 1
+        if known.get(doc.id) == doc.content_hash and source_of.get(doc.id) == doc.source_path:
+            report.documents_unchanged += 1  # (a moved file is written again: its record names the new path)
         else:
             todo.append(doc)
     if removed or todo or interrupted:
@@ -296,6 +335,11 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             report.documents_removed = remove_documents(removed, store, vectors)
             _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report)
             report.extraction_problems.extend(unresolved_note_targets(todo, store))
+            if typed_client is not None:
+                t = time.perf_counter()
+                report.extraction_problems.extend(discover_typed_relations(
+                    [d.id for d in todo if d.kind in NOTE_KINDS], store, vectors, embedder, typed_client, settings))
+                stage["typed_relations"] += time.perf_counter() - t
             t = time.perf_counter()
             refresh_candidates(store, embedder, settings.extraction.similar_notes_threshold)
             stage["candidates"] += time.perf_counter() - t
@@ -308,6 +352,34 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     return report
 
 
+class DocumentIdCollision(LoadError):
+    """Files of this ingest would take the ids of documents another file still holds."""
+
+
+def refuse_id_collisions(documents: Sequence[Document], source_of: dict[str, str]) -> None:
+    """Refuse, before anything is written, documents whose id a stored document of *another*
+    file holds while that file still exists (``ingest a/notes`` then ``ingest b/notes``: both
+    give ``notes/x.md``). A file that moved (its old path is gone) takes its id over.
+
+    ``source_of`` maps each stored document id to its file.
+
+    Raises
+    ------
+    DocumentIdCollision
+        Naming both paths of the first collisions and what to do.
+    """
+    clashes = [(doc.id, doc.source_path, source_of[doc.id]) for doc in documents
+               if source_of.get(doc.id) not in (None, doc.source_path) and Path(source_of[doc.id]).exists()]
+    if clashes:
+        shown = "; ".join(f"{doc_id!r}: {new} would replace {old}" for doc_id, new, old in clashes[:3])
+        more = f" (and {len(clashes) - 3} more)" if len(clashes) > 3 else ""
+        raise DocumentIdCollision(
+            f"{len(clashes)} document ids are already held by other files{more}: {shown}. Ids are paths relative "
+            "to the folder above the one ingested, so two folders of one name give the same ids: ingest from a "
+            "folder of another name, or remove the stored documents first (`remove <their folder>`); nothing was "
+            "written")
+
+
 def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list[str]:
     """One line per declared relation of ``documents`` whose target is no stored note.
 
@@ -316,6 +388,8 @@ def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list
     """
     from .assemble import note_resolver
 
+    if not any(doc.relations for doc in documents):
+        return []
     notes = note_resolver(store.documents())
     lines = []
     for doc in documents:
@@ -335,10 +409,11 @@ def nameless_names(doc: Document, extraction) -> list[str]:
     return [f"{doc.id}: name {n!r} has no letter or digit: no entity made for it" for n in dropped]
 
 
-def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float) -> list:
+def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float, k: int = NEAREST_NOTES) -> list:
     """``SIMILAR_TO`` candidates between notes (text and Markdown documents) whose mean chunk
     vectors are at least ``threshold`` similar, each note in at most
-    :data:`MAX_CANDIDATES_PER_NOTE`. Stored as candidates, never as facts.
+    :data:`MAX_CANDIDATES_PER_NOTE`, found over the whole corpus at once: what
+    :func:`refresh_candidates` keeps up to date write by write (and is tested against).
 
     Linear in the notes: chunks are read a page at a time and averaged per document as they
     come (a document's chunks are consecutive), and the pairs come from a blocked top-k search
@@ -368,20 +443,64 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
         means[current] = (total / count).astype(np.float32)
     if len(means) < 2:
         return []
-    return best_per_note(similar_note_candidates(means, titles, threshold, first_chunk))
+    return best_per_note(similar_note_candidates(means, titles, threshold, first_chunk, k=k))
+
+
+def discover_typed_relations(note_ids: Sequence[str], store: Store, vectors: VectorIndex, embedder: Embedder,
+                             client, settings) -> list[str]:
+    """Ask ``client`` how each new note relates to its candidate notes, in the eight declared
+    relation types, and store what passes the checks as candidates (never facts). Returns the
+    problem lines.
+
+    A note's candidates are the other notes nearest its mean chunk vector (a Chroma top-k, at or
+    above ``retrieval.min_vector_score``), at most ``extraction.typed_relation_candidates``; when
+    none is, the most recent notes (by date, then id). One request per new note; a failed request
+    is a problem line. Candidates cite the note's first chunk, so they go with it when it is
+    re-ingested or removed.
+    """
+    if not note_ids:
+        return []
+    wanted = settings.extraction.typed_relation_candidates
+    records = {d.id: d for d in store.documents() if d.kind in NOTE_KINDS}
+    recent = sorted(records.values(), key=lambda d: (d.date or "", d.id), reverse=True)
+    chunks_of: dict[str, list[Chunk]] = defaultdict(list)
+    for chunk in store.chunks(store.chunk_ids_of(list(records))):
+        chunks_of[chunk.document_id].append(chunk)
+    problems: list[str] = []
+    found: list[Triple] = []
+    for note_id in note_ids:
+        note, chunks = records.get(note_id), sorted(chunks_of.get(note_id, ()), key=lambda c: c.ordinal)
+        if note is None or not chunks:
+            continue
+        vecs, _ = embed_cached([c.text for c in chunks], store, embedder)
+        near: list[str] = []
+        for match in vectors.query(CHUNKS, vecs.mean(axis=0), wanted * 8):
+            document = (match.metadata or {}).get("document")
+            if (match.similarity >= settings.retrieval.min_vector_score and document in records
+                    and document != note_id and document not in near):
+                near.append(document)
+        chosen = near[:wanted] or [d.id for d in recent if d.id != note_id][:wanted]
+        offered = [NoteCandidate(f"n{i}", records[d].title, chunks_of[d][0].text if chunks_of.get(d) else "")
+                   for i, d in enumerate(chosen, 1)]
+        if not offered:
+            continue
+        try:
+            reply = client.chat(typed_relation_messages(note.title, "\n".join(c.text for c in chunks), offered))
+        except LLMError as exc:
+            problems.append(f"{note_id}: typed relation request failed: {exc}")
+            continue
+        triples, dropped = parse_typed_relations(reply, note.title, offered, chunks[0].id,
+                                                 settings.extraction.typed_relation_min_confidence)
+        found.extend(triples)
+        problems.extend(f"{note_id}: {line}" for line in dropped)
+    store.add_triples(found)
+    return problems
 
 
 def best_per_note(found: Sequence[Triple]) -> list[Triple]:
     """The candidates kept, best pairs first (as ``found`` comes), each note in at most
     :data:`MAX_CANDIDATES_PER_NOTE` of them, so near-identical notes stay linear."""
-    kept = []
-    per_note: defaultdict[str, int] = defaultdict(int)
-    for triple in found:
-        if per_note[triple.subject] < MAX_CANDIDATES_PER_NOTE and per_note[triple.object] < MAX_CANDIDATES_PER_NOTE:
-            per_note[triple.subject] += 1
-            per_note[triple.object] += 1
-            kept.append(triple)
-    return kept
+    return note_neighbours.best_per_note(found, MAX_CANDIDATES_PER_NOTE)
 
 
 def pipeline_fingerprint(settings) -> str:

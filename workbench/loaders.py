@@ -275,7 +275,7 @@ def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None 
         raise LoadError(f"no such file or folder: {', '.join(missing)}; give existing files or folders to load")
     result = LoadResult()
     seen_files: set[Path] = set()
-    seen_ids: set[str] = set()
+    seen_ids: dict[str, str] = {}
     for file, root in _walk(paths, result.problems):
         if file in seen_files:
             continue
@@ -289,9 +289,12 @@ def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None 
             result.clean_files.append(file)
         for doc in documents:
             if doc.id in seen_ids:
-                result.problems.append(LoadProblem(doc.id, "duplicate document id, skipped (an earlier file or record has it)"))
+                result.problems.append(LoadProblem(doc.id, f"duplicate document id, skipped: {doc.source_path} and "
+                                                           f"{seen_ids[doc.id]} both have it (ids are paths relative "
+                                                           "to the folder above the one given); give the two folders "
+                                                           "different names, or ingest them separately"))
                 continue
-            seen_ids.add(doc.id)
+            seen_ids[doc.id] = doc.source_path
             result.documents.append(doc)
     return result
 

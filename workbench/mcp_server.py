@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
@@ -38,6 +39,7 @@ from .graph import EntityNotFound
 from .retrieve import MODES, retrieve
 from .scope import document_matches, scoped
 from .settings import Settings
+from .vectors import NeedsRepair
 from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "build_server",
     "document_matches",
     "open_read_only",
+    "repaired_line",
     "serve",
 ]
 
@@ -75,9 +78,11 @@ _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempo
 
 
 def open_read_only(path: str | Path, settings: Settings | None = None, **backends) -> Workspace:
-    """Open an existing workspace for reading; never create one.
+    """Open an existing workspace for reading; never create one, nor write any file in it.
 
-    An assistant searching an empty workspace made by mistake would find nothing, silently.
+    An assistant searching an empty workspace made by mistake would find nothing, silently. A
+    store that is missing or damaged is not rebuilt here: the search fails with a tool error
+    that names ``repair``.
 
     Raises
     ------
@@ -86,7 +91,7 @@ def open_read_only(path: str | Path, settings: Settings | None = None, **backend
     WorkspaceError
         If ``path`` is a file or its database is damaged, foreign or newer.
     """
-    return Workspace(path, settings=settings, create=False, **backends)
+    return Workspace(path, settings=settings, create=False, read_only=True, **backends)
 
 
 def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str] | None:
@@ -108,7 +113,7 @@ def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequenc
     target = _scoped_view(ws, tuple(filters)) if filters else ws
     try:
         result = retrieve(target, query, mode=mode, k=limit)
-    except ValueError as exc:
+    except (ValueError, NeedsRepair) as exc:  # a store missing or damaged: the message names `repair`
         raise ToolError(str(exc)) from None
     return {**result.to_json(), "query": query, "document_filter": filters or []}
 
@@ -261,6 +266,87 @@ def build_server(ws: Workspace) -> MCPServer:
     return server
 
 
+#: The method a malformed request with an id is renamed to, so the SDK answers it with a
+#: JSON-RPC error ("method not found") instead of dropping it without a word.
+MALFORMED_METHOD = "workbench/malformed-request"
+
+
+def _is_surrogate(ch: str) -> bool:
+    return 0xD800 <= ord(ch) <= 0xDFFF
+
+
+def _without_surrogates(value):
+    """``value`` (parsed JSON) with each lone UTF-16 surrogate in its text made U+FFFD."""
+    if isinstance(value, str):
+        return "".join("\ufffd" if _is_surrogate(ch) else ch for ch in value) if any(map(_is_surrogate, value)) \
+            else value
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def repaired_line(line: str) -> str:
+    r"""One line of the stdio protocol, made one the SDK answers.
+
+    The SDK (mcp 2.3) drops, without a reply, a line its JSON-RPC model refuses: a lone
+    surrogate escape (``"\ud800"``) in any string, or a request of the wrong shape. Lone
+    surrogates become U+FFFD, so the request is answered; a malformed request that has an id
+    is renamed to :data:`MALFORMED_METHOD`, which the SDK answers with a JSON-RPC error for that
+    id. A line that is not JSON at all has no id to answer: it is left to the SDK, which drops it.
+
+    >>> repaired_line('{"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"q": "\\ud800"}}')
+    '{"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {"q": "\\ufffd"}}'
+    >>> repaired_line('{"jsonrpc": "2.0", "id": 8, "method": 5}')
+    '{"jsonrpc": "2.0", "id": 8, "method": "workbench/malformed-request"}'
+    """
+    import mcp_types
+
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    cleaned = _without_surrogates(message)
+    if cleaned != message:
+        line = json.dumps(cleaned)
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return line
+    except Exception:  # noqa: BLE001 - pydantic's ValidationError, or any refusal of the model
+        request_id = cleaned.get("id") if isinstance(cleaned, dict) else None
+        if isinstance(request_id, (int, str)) and not isinstance(request_id, bool):
+            return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": MALFORMED_METHOD})
+        return line
+
+
+class _RepairedLines:
+    """The lines of a text stream, each passed through :func:`repaired_line`."""
+
+    def __init__(self, lines) -> None:
+        self._lines = lines
+
+    def __aiter__(self):
+        return self._repaired()
+
+    async def _repaired(self):
+        async for line in self._lines:
+            yield repaired_line(line) if line.strip() else line
+
+
+async def _run_stdio(server: MCPServer) -> None:
+    """Serve ``server`` on stdio as ``server.run("stdio")`` does, every line repaired first."""
+    import io
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async with stdio_server(stdin=_RepairedLines(stdin)) as (read_stream, write_stream):  # type: ignore[arg-type]
+        lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (mcp 2.3)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
 def serve(workspace: str | Path, settings: Settings | None = None) -> None:
     """Open the workspace and its model once, then answer MCP requests on stdio until EOF."""
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
@@ -270,6 +356,8 @@ def serve(workspace: str | Path, settings: Settings | None = None) -> None:
     ws.embedder.embed(["warm up"])  # load the model now, not on the first question
     log.info("serving %d entities from %s on stdio", len(graph), ws.path)
     try:
-        build_server(ws).run("stdio")
+        import anyio
+
+        anyio.run(_run_stdio, build_server(ws))
     finally:
         ws.close()

@@ -75,6 +75,9 @@ class ScopedStore:
     def chunk_ids_of(self, *args, **kwargs):
         return [c for c in self._store.chunk_ids_of(*args, **kwargs) if c in self.chunk_ids]
 
+    def opening_chunks(self):
+        return {doc: cid for doc, cid in self._store.opening_chunks().items() if doc in self.document_ids}
+
     def chunk_times(self, ids):
         return self._store.chunk_times([i for i in ids if i in self.chunk_ids])
 

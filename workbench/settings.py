@@ -132,6 +132,9 @@ class ExtractionSettings(_Section):
     max_comention_pairs: int = Field(40, gt=0, description="Most co-mention edges one chunk gives, the nearest pairs first; the pairs past it are counted in the ingest's problems, not stored.")
     names: bool = Field(True, description="Find general names in every chunk: its document's title, proper-noun phrases, quoted names and dates (types title, name, date).")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
+    typed_relations: bool = Field(False, description="Ask the chat model of the llm section, once per new note (markdown or text), how it relates to its most similar notes (the most recent ones when none reaches retrieval.min_vector_score), in the eight declared relation types only; answers with a target that was not offered, another type or a confidence under typed_relation_min_confidence are dropped. What passes is stored as a candidate with the model's confidence (never a fact until candidates --accept). An ingest with it on and no model configured stops before writing anything.")
+    typed_relation_candidates: int = Field(5, gt=0, description="Notes offered to the model per new note by typed_relations.")
+    typed_relation_min_confidence: float = Field(0.6, ge=0, le=1, description="typed_relations: a relation the model gives below this confidence is dropped (one it gives no confidence for counts 0.5).")
     llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples; one request per chunk. They are stored as candidates (origin 'candidate', with the model's confidence), never graph facts until accepted (candidates accept).")
 
 
@@ -177,7 +180,7 @@ class VectorStoreSettings(_Section):
 
 class RetrievalSettings(_Section):
     k: int = Field(10, gt=0, description="Hits returned by default.")
-    min_vector_score: float = Field(0.0, ge=-1, le=1, description="Vector hits below this cosine similarity are dropped.")
+    min_vector_score: float = Field(0.2, ge=-1, le=1, description="Vector hits below this cosine similarity are dropped (graphrag's walk scores passages without it). Measured with the bundled MiniLM (openvino-int8) on the vector top 10 of the sample tasks and the MuSiQue and HotpotQA slices in tests/data/bench (30 questions each), against 8 questions none of these corpora answers: 0.2 drops no gold hit (the lowest is 0.25, MuSiQue) and 60-86% of the off-topic questions' hits; 0.25 drops 84-96% of those but leaves no margin; 0.3 drops gold hits.")
     dedupe_by_document: bool = Field(False, description="Vector search keeps only the best chunk per document.")
     rrf_k: int = Field(60, gt=0, description="Reciprocal Rank Fusion constant.")
     expand_discount: float = Field(0.7, gt=0, le=1, description="Score of a one-hop expansion: parent x discount x confidence.")
@@ -185,6 +188,7 @@ class RetrievalSettings(_Section):
     comention_fanout: int = Field(5, gt=0, description="comention mode: strongest edges followed from each entity per hop.")
     literal_boost: float = Field(0.05, ge=0, le=1, description="vector and hybrid: score added per identifier of the query (ECONNREFUSED, snake_case, a path) a chunk contains literally.")
     expand_min_confidence: float = Field(0.5, ge=0, le=1, description="Edges below this confidence are not followed by expansion.")
+    expand_order: Literal["score", "direct_first"] = Field("score", description="expand: 'score' merges the direct and the expanded hits and sorts them by score (an expanded hit scores parent x expand_discount x confidence); 'direct_first' puts the expanded hits after all the direct ones.")
 
 
 class GraphRAGSettings(_Section):
@@ -194,7 +198,7 @@ class GraphRAGSettings(_Section):
     max_triples: int = Field(200, gt=0, description="Most triples given as graph context.")
     max_seeds: int = Field(3, gt=0, description="Seed entities wanted.")
     ppr_top_k: int = Field(20, gt=0, description="Entities with the most PageRank mass that give the context and the provenance chunks.")
-    max_graph_nodes: int = Field(1_000_000, gt=0, description="Above this many entities graphrag falls back to hybrid retrieval (vector_only).")
+    max_graph_nodes: int = Field(1_000_000, gt=0, description="A guard on the walk's size: when the graph the walk runs over has more nodes than this (graphrag: entities and passages; graphrag-seed: entities), the mode falls back to hybrid retrieval (vector_only) and says the count. The seed's 50,000 was set when a walk cost seconds; the walk over 490,966 nodes takes about 170 ms here (README, the scale run).")
     dense_seeds: int = Field(5, ge=0, description="Passages most similar to the query that seed the walk beside the entities (0: none).")
     dense_candidates: int = Field(100, gt=0, description="Passages scored by dense similarity for the walk ranking.")
     similar_seed_weight: float = Field(0.1, ge=0, description="Restart weight of an entity the query only evokes (name-embedding seed) against one it names: specificity x similarity x this.")
@@ -203,16 +207,18 @@ class GraphRAGSettings(_Section):
 
 
 class CommunitySettings(_Section):
-    resolution: float = Field(1.0, gt=0, description="Louvain resolution: above 1 gives more, smaller communities; below 1 fewer, larger ones.")
+    resolution: float = Field(1.0, gt=0, description="Louvain resolution (the communities are found on the graph the graphrag walk sees: entities, passages and their links): above 1 gives more, smaller communities; below 1 fewer, larger ones.")
     seed: int = Field(42, description="Seed of the Louvain community detection, so the same graph always gives the same communities.")
     min_size: int = Field(3, gt=0, description="Communities with fewer entities than this get no report.")
-    relation_weight: float = Field(2.0, ge=0, description="Weight of a cited relation edge per stating chunk when detecting communities, against 1 per chunk for a co-mention.")
-    generic_title_weight: float = Field(0.25, ge=0, le=1, description="Centrality factor of general names (types name and title) when choosing a community's title and key entities; dates are left out of communities altogether.")
+    levels: int = Field(2, ge=1, le=4, description="Levels of communities: 1 themes only, 2 themes and their sub-themes (each theme split again the same way), and so on.")
+    relation_weight: float = Field(2.0, ge=0, description="Weight of a cited relation edge per stating chunk when detecting communities, against 1 for a co-mention or a passage's link to an entity it names.")
+    words_per_passage: int = Field(10, ge=0, description="Each passage is also linked to this many of its most distinctive words (count x log(passages / passages with the word); words of 2 passages up to a quarter of them) when detecting communities: names alone split prose themes. 0: names and the graph's links only.")
+    generic_title_weight: float = Field(0.25, ge=0, le=1, description="Centrality factor of general names (types name and title) when choosing a community's key entities; dates are left out of communities altogether.")
     key_entities: int = Field(8, gt=0, description="Most central entities listed in a community report.")
-    title_entities: int = Field(3, gt=0, description="Entities whose names make a community's title.")
+    title_entities: int = Field(3, gt=0, description="Key phrases (c-TF-IDF: frequent in the community's passages, rare in the other communities of its level) that make a community's title.")
     max_relations: int = Field(5, ge=0, description="Strongest cited relations listed in a community report.")
-    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen by the centrality of the entities they name and how many not yet covered they add.")
-    candidate_chunks: int = Field(30, gt=0, description="Chunks of a community, those naming its most central entities first, searched for representative sentences.")
+    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen greedily for the distinctive words (c-TF-IDF) they add, from other documents first; sentences of fewer than three topic words (acknowledgements) are never chosen.")
+    candidate_chunks: int = Field(40, gt=0, description="Passages of a community, those linked to most of its entities first, that its key phrases are weighed from and its representative sentences chosen from.")
 
 
 class EpisodeSettings(_Section):
@@ -221,8 +227,8 @@ class EpisodeSettings(_Section):
 
 
 class GlobalSearchSettings(_Section):
-    max_communities: int = Field(6, gt=0, description="Community reports the global mode takes points from, most similar to the question first.")
-    points_per_community: int = Field(3, gt=0, description="Points (cited sentences) the global mode takes from each community report.")
+    max_communities: int = Field(6, gt=0, description="Themes the global mode takes points from first (at least k of them, so k points come from k distinct themes when there are that many), one point per theme per round, most similar to the question first; the other themes follow only when these run out before k hits.")
+    points_per_community: int = Field(3, gt=0, description="Points the global mode takes from each report (a theme's and each of its sub-themes') before their other points and then the theme's other passages.")
     min_similarity: float = Field(-1.0, ge=-1, le=1, description="Community reports less similar than this to the question are not used by the global mode (-1: every report, up to max_communities, since a corpus-wide question is often unlike every theme).")
 
 
@@ -246,6 +252,10 @@ class AnswerSettings(_Section):
     min_edge_confidence: float = Field(0.5, ge=0, le=1, description="An edge below this confidence is a hypothesis: an answer resting only on it must say so.")
 
 
+class AppSettings(_Section):
+    allowed_roots: list[str] = Field(default_factory=lambda: ["."], description="Folders whose files a path typed into the app (the Corpus page's folder box, the Evaluate page's task file) may name; anything elsewhere is refused. A relative root is read from the folder the app was started in ('.': that folder). Uploads are always allowed.")
+
+
 class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
@@ -261,6 +271,7 @@ class Settings(_Section):
     time: TimeSettings = Field(default_factory=TimeSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answers: AnswerSettings = Field(default_factory=AnswerSettings)
+    app: AppSettings = Field(default_factory=AppSettings)
 
 
 def load_settings(path: str | Path | None = None) -> Settings:

@@ -17,20 +17,64 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 
 from .model import Chunk, DeclaredRelation, Document, Mention, Triple
 
-__all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION"]
+__all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION", "database_error_message", "passes_check"]
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 1
+#: Meta key: the embedder, threshold and k the stored note-neighbour lists were made for.
+NOTE_NEIGHBOURS_KEY = "note_neighbours_key"
 
 
 class StoreUnusable(Exception):
-    """The database file cannot be used: not SQLite, not a workbench's, or of a newer schema."""
+    """The database file cannot be used: not SQLite, not a workbench's, or of a newer schema
+    (``damaged``), or the machine refuses it now: a full disk, an I/O error (not ``damaged``)."""
+
+    def __init__(self, message: str, damaged: bool = True):
+        super().__init__(message)
+        self.damaged = damaged
+
+
+#: SQLite's words for a refusal of the machine (disk, permissions, another process), not damage.
+_CAUSES = (("disk is full", "the disk is full"),
+           ("disk i/o error", "an I/O error of the disk (a full or failing disk)"),
+           ("unable to open", "the file cannot be opened (permissions, or no room for its journal)"),
+           ("readonly", "the file or its folder is read-only"),
+           ("locked", "another process holds it locked"),
+           ("out of memory", "the machine is out of memory"))
+
+
+def passes_check(path: Path) -> bool | None:
+    """Whether the database at ``path`` passes SQLite's ``quick_check`` (None: it cannot be read to tell)."""
+    try:
+        probe = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            return probe.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        finally:
+            probe.close()
+    except sqlite3.Error:
+        return None
+
+
+def database_error_message(path: Path, exc: BaseException) -> tuple[str, bool]:
+    """One line saying why the database at ``path`` failed with ``exc``, and whether it is damaged.
+
+    A refusal of the machine (disk full, I/O error, permissions) is named as such, with nothing
+    to discard; a database is called damaged only when it fails SQLite's integrity check."""
+    text = str(exc)
+    cause = next((words for marker, words in _CAUSES if marker in text.lower()), None)
+    healthy = passes_check(path)
+    if cause is not None or healthy:
+        verdict = "it passes its integrity check: nothing stored is lost" if healthy else "nothing stored is lost"
+        return (f"{path}: {cause or 'SQLite refused the step'} ({text}); {verdict}. Fix the cause (free disk "
+                "space, say), then run the step again: an unfinished write is completed by the next one or by "
+                "`python -m workbench repair`"), False
+    return f"{path} cannot be read ({text})", True
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -61,6 +105,10 @@ CREATE TABLE IF NOT EXISTS merge_log (
 CREATE TABLE IF NOT EXISTS files (source_path TEXT PRIMARY KEY, digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS embeddings (
     hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
+CREATE TABLE IF NOT EXISTS note_vectors (
+    note TEXT PRIMARY KEY, content_hash TEXT NOT NULL, first_chunk TEXT NOT NULL, vector BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS note_neighbours (
+    note TEXT NOT NULL, neighbour TEXT NOT NULL, similarity REAL NOT NULL, PRIMARY KEY (note, neighbour));
 CREATE TABLE IF NOT EXISTS summaries (
     kind TEXT NOT NULL, id TEXT NOT NULL, signature TEXT NOT NULL, body TEXT NOT NULL, vector BLOB,
     PRIMARY KEY (kind, id));
@@ -119,7 +167,10 @@ class Store:
             finally:
                 probe.close()
         except sqlite3.DatabaseError as exc:
-            raise StoreUnusable(f"{self.path} is not a workbench database ({exc})") from None
+            message, damaged = database_error_message(self.path, exc)
+            if damaged:
+                raise StoreUnusable(f"{self.path} is not a workbench database ({exc})") from None
+            raise StoreUnusable(message, damaged=False) from None
         if tables and "workspace_id" not in meta:
             raise StoreUnusable(f"{self.path} is an SQLite database of another program (tables: "
                                 f"{', '.join(sorted(tables)[:5])}), not a workbench workspace")
@@ -151,7 +202,11 @@ class Store:
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite ends it itself on some errors (a full disk)
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass  # the original error is the one to report
             raise
         db.execute("COMMIT")
 
@@ -232,6 +287,10 @@ class Store:
             for r in rows
         ]
 
+    def document_sources(self) -> dict[str, str]:
+        """``document id -> source path`` of every stored document."""
+        return dict(self.db.execute("SELECT id, source_path FROM documents"))
+
     def documents_under(self, source_path: str) -> list[str]:
         """Ids of documents whose source file is ``source_path`` or lies below it."""
         prefix = source_path.rstrip("/") + "/"
@@ -296,6 +355,12 @@ class Store:
             out.extend(r[0] for r in self.db.execute(q, part))
         return out
 
+    def opening_chunks(self) -> dict[str, str]:
+        """Document id -> the id of its first chunk (lowest ordinal)."""
+        rows = self.db.execute("SELECT document_id, id FROM chunks c WHERE ordinal = "
+                               "(SELECT MIN(ordinal) FROM chunks d WHERE d.document_id = c.document_id)")
+        return dict(rows.fetchall())
+
     def count(self, table: str) -> int:
         assert table in {"documents", "chunks", "mentions", "triples", "aliases", "splits", "embeddings"}
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
@@ -323,6 +388,80 @@ class Store:
         chunks and are replaced with their document)."""
         with self.transaction() as db:
             db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
+            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
+            self._bump(db)
+
+    # -- note neighbours (workbench.note_neighbours) ------------------------------------------
+    def note_documents(self, kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """``id -> (title, content hash)`` of the documents of ``kinds`` that have a chunk."""
+        kinds = list(kinds)
+        rows = self.db.execute(
+            f"SELECT id, title, content_hash FROM documents d WHERE kind IN ({','.join('?' * len(kinds))}) "
+            "AND EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)", kinds)
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def note_vector_hashes(self) -> dict[str, str]:
+        """``note -> content hash`` its stored mean vector was made from."""
+        return dict(self.db.execute("SELECT note, content_hash FROM note_vectors"))
+
+    def note_vectors(self, exclude: Collection[str] = ()) -> tuple[list[str], np.ndarray, dict[str, str]]:
+        """The stored notes' ids, mean vectors (float32 rows) and first chunks, ``exclude`` left out."""
+        ids: list[str] = []
+        rows: list[np.ndarray] = []
+        firsts: dict[str, str] = {}
+        for note, first, blob in self.db.execute("SELECT note, first_chunk, vector FROM note_vectors ORDER BY note"):
+            if note not in exclude:
+                ids.append(note)
+                rows.append(np.frombuffer(blob, dtype=np.float32))
+                firsts[note] = first
+        return ids, (np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)), firsts
+
+    def note_neighbour_lists(self) -> dict[str, list[tuple[str, float]]]:
+        """``note -> [(neighbour, similarity)]``, most similar first, ties by neighbour id."""
+        lists: dict[str, list[tuple[str, float]]] = {}
+        for note, neighbour, similarity in self.db.execute(
+                "SELECT note, neighbour, similarity FROM note_neighbours ORDER BY note, similarity DESC, neighbour"):
+            lists.setdefault(note, []).append((neighbour, similarity))
+        return lists
+
+    def chunks_of_documents(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """``(document id, chunk id, text)`` of the chunks of ``ids``, by document then ordinal."""
+        ids = sorted(ids)
+        out: list[tuple[str, str, str]] = []
+        for lo in range(0, len(ids), 500):
+            part = ids[lo:lo + 500]
+            out.extend(self.db.execute(
+                f"SELECT document_id, id, text FROM chunks WHERE document_id IN ({','.join('?' * len(part))}) "
+                "ORDER BY document_id, ordinal", part))
+        return out
+
+    def write_note_neighbours(self, key: str, full: bool, removed: Sequence[str],
+                              vectors: Sequence[tuple[str, str, str, np.ndarray]],
+                              lists: dict[str, list[tuple[str, float]]], candidates: Sequence[Triple]) -> None:
+        """One transaction: drop the vectors and lists of ``removed`` (everything when ``full``),
+        store ``vectors`` (note, content hash, first chunk, mean) and ``lists``, replace every
+        ``SIMILAR_TO`` candidate with ``candidates`` and record the lists' ``key``."""
+        with self.transaction() as db:
+            if full:
+                db.execute("DELETE FROM note_vectors")
+                db.execute("DELETE FROM note_neighbours")
+            gone = [(note,) for note in [*removed, *lists]]
+            db.executemany("DELETE FROM note_vectors WHERE note=?", [(note,) for note in removed])
+            db.executemany("DELETE FROM note_neighbours WHERE note=?", gone)
+            db.executemany("INSERT OR REPLACE INTO note_vectors VALUES (?,?,?,?)",
+                           [(note, digest, first, np.asarray(v, dtype=np.float32).tobytes())
+                            for note, digest, first, v in vectors])
+            db.executemany("INSERT INTO note_neighbours VALUES (?,?,?)",
+                           [(note, other, s) for note, entries in lists.items() for other, s in entries])
+            db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
+            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in candidates])
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (NOTE_NEIGHBOURS_KEY, key))
+
+    def add_triples(self, triples: Sequence[Triple]) -> None:
+        """Add statements to the chunks they cite (typed relation candidates), in one transaction."""
+        if not triples:
+            return
+        with self.transaction() as db:
             db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
             self._bump(db)
 

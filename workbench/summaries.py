@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .communities import ReportOptions, build_reports
+from .communities import ReportOptions, build_reports, report_order
 from .embedding import LEGACY_NAME, EmbeddingUnavailable
 from .episodes import episodes_of
 from .model import CommunityReport, Episode
@@ -118,7 +118,9 @@ def _build(ws, version: int, cache: bool) -> Summaries:
     episodes = episodes_of(_conversations(ws), graph, e.session_gap_minutes, e.max_entities)
     episode_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    # Kept reports keep their vectors; only the new ones are embedded.
+    # Kept reports keep their vectors (unless their title changed); only the new ones are embedded.
+    now = {r.signature: r.text() for r in build.reports}
+    old_vectors = {sig: vec for sig, vec in old_vectors.items() if sig in previous and now.get(sig) == previous[sig].text()}
     new = [r for r in build.reports if old_vectors.get(r.signature) is None]
     fresh = _vectors(ws, [r.text() for r in new], cache)
     vectors: dict[str, np.ndarray] = {sig: v for sig, v in old_vectors.items() if v is not None}
@@ -140,7 +142,7 @@ def sync_summaries(ws) -> Summaries:
     built = _build(ws, version, cache=True)
     rv, ev = built.report_vectors, built.episode_vectors
     ws.store.replace_summaries({
-        COMMUNITY: [(r.id, r.signature, r.to_json(), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
+        COMMUNITY: [(r.id, r.signature, r.to_json(terms=True), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
         EPISODE: [(ep.id, ep.id, ep.to_json(), None if ev is None else ev[i]) for i, ep in enumerate(built.episodes)],
     }, SUMMARIES_VERSION, version_mark(ws, version))
     built.stored = True
@@ -159,7 +161,7 @@ def current_summaries(ws) -> Summaries:
     if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
         rows = _stored(ws, COMMUNITY)
         reports = [CommunityReport.from_json(body) for _, _, body, _ in rows]
-        reports.sort(key=lambda r: (-r.size, r.members[0] if r.members else ""))
+        reports.sort(key=report_order)
         vecs = [vec for _, _, _, vec in rows]
         order = {r.id: i for i, r in enumerate(reports)}
         rv = None

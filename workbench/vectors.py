@@ -31,7 +31,8 @@ import numpy as np
 
 from .embedding import LEGACY_NAME
 
-__all__ = ["VectorIndex", "VectorMatch", "VectorStoreUnavailable", "chroma_client", "space_suffix"]
+__all__ = ["NeedsRepair", "VectorIndex", "VectorMatch", "VectorStoreMissing", "VectorStoreUnavailable", "chroma_client",
+           "space_suffix"]
 
 CHUNKS = "chunks"
 #: The collection of entity-name vectors that earlier workspaces kept in Chroma.
@@ -40,6 +41,16 @@ LEGACY_ENTITIES = "entities"
 
 class VectorStoreUnavailable(RuntimeError):
     """The Chroma store cannot be opened or reached; the message says where and why."""
+
+
+class NeedsRepair(RuntimeError):
+    """A store derived from the record is missing, damaged or out of step with it; the message
+    says which and names ``repair``. Never turned into an empty answer or a quieter mode."""
+
+
+class VectorStoreMissing(NeedsRepair):
+    """The chunk vectors are gone or fewer than the chunks stored (``rm -rf WS/chroma``, a dropped
+    collection): searching would return nothing, or keyword hits only, without saying so."""
 
 
 @dataclass(frozen=True)
@@ -83,16 +94,23 @@ class VectorIndex:
     """The workspace's Chroma collection of chunk vectors of one vector space."""
 
     def __init__(self, client, prefix: str, workspace_id: str, space: str = LEGACY_NAME,
-                 guard: Callable[[str], str | None] | None = None):
+                 guard: Callable[[str], str | None] | None = None,
+                 verify: Callable[[VectorIndex], None] | None = None,
+                 exists: Callable[[], bool] | None = None):
         """``client`` is a Chroma client, or a function making one on first use (so a step
         that touches no vector, such as re-ingesting an unchanged corpus, never opens Chroma).
         ``space`` is the name of the embedder whose vectors these collections hold; ``guard(space)``,
-        asked before every search, says why that space cannot be searched now (None: it can)."""
+        asked before every search, says why that space cannot be searched now (None: it can);
+        ``verify(index)``, asked next, raises :class:`NeedsRepair` when the store is missing or
+        out of step with the record. ``exists()`` says whether the store is there at all: when it
+        is not, reads find nothing and never open (so never create) it; only writes create it."""
         self._client = client if hasattr(client, "get_or_create_collection") else None
         self._make_client = None if self._client is not None else client
         self._client_lock = threading.Lock()
         self.space = space
         self._guard = guard
+        self._verify = verify
+        self._exists = exists
         self._prefix, self._workspace_id = prefix, workspace_id
         self._names = {CHUNKS: f"{prefix}_{workspace_id}_{CHUNKS}{space_suffix(space)}"}
         self._legacy = f"{prefix}_{workspace_id}_{LEGACY_ENTITIES}"  # the one an earlier version kept, whatever the space
@@ -102,7 +120,7 @@ class VectorIndex:
     def in_space(self, space: str) -> VectorIndex:
         """The same store's collections of another vector space, through the same client."""
         return VectorIndex(self._client if self._client is not None else self._make_client, self._prefix,
-                           self._workspace_id, space, self._guard)
+                           self._workspace_id, space, self._guard, self._verify, self._exists)
 
     @property
     def client(self):
@@ -112,6 +130,11 @@ class VectorIndex:
                     self._client = self._make_client()
         return self._client
 
+    def warm(self) -> None:
+        """Open the client now, if the store is there (a reader never creates it)."""
+        if self._exists is None or self._exists():
+            _ = self.client
+
     @property
     def _batch(self) -> int:
         if self._batch_size is None:
@@ -119,11 +142,27 @@ class VectorIndex:
         return self._batch_size
 
     def collection(self, kind: str):
+        """The collection, created when absent (writers only: readers use :meth:`existing`)."""
         if kind not in self._collections:
             self._collections[kind] = self.client.get_or_create_collection(
                 self._names[kind], configuration={"hnsw": {"space": "cosine"}}, embedding_function=None,
             )
         return self._collections[kind]
+
+    def existing(self, kind: str):
+        """The collection if the store and the collection exist, else None; creates nothing."""
+        if kind in self._collections:
+            return self._collections[kind]
+        if self._exists is not None and not self._exists():
+            return None
+        try:
+            found = self.client.get_collection(self._names[kind], embedding_function=None)
+        except Exception as exc:  # chromadb's NotFoundError (its class moved between versions)
+            if "does not exist" in str(exc) or type(exc).__name__ == "NotFoundError":
+                return None
+            raise
+        self._collections[kind] = found
+        return found
 
     def upsert(self, kind: str, ids: Sequence[str], vectors: np.ndarray,
                metadatas: Sequence[dict] | None = None) -> None:
@@ -137,45 +176,60 @@ class VectorIndex:
             )
 
     def delete(self, kind: str, ids: Sequence[str]) -> None:
+        col = self.existing(kind) if ids else None
+        if col is None:  # nothing stored: nothing to delete
+            return
         for lo in range(0, len(ids), self._batch):
-            self.collection(kind).delete(ids=list(ids[lo:lo + self._batch]))
+            col.delete(ids=list(ids[lo:lo + self._batch]))
 
     def ids(self, kind: str) -> set[str]:
-        """Every id stored in a collection."""
+        """Every id stored in a collection (none when it does not exist)."""
         out: set[str] = set()
-        col = self.collection(kind)
+        col = self.existing(kind)
+        if col is None:
+            return out
         total = col.count()
         for offset in range(0, total, self._batch):
             out.update(col.get(limit=self._batch, offset=offset, include=[])["ids"])
         return out
 
     def count(self, kind: str) -> int:
-        return self.collection(kind).count()
+        col = self.existing(kind)
+        return 0 if col is None else col.count()
 
     def query(self, kind: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorMatch]:
         """The ``k`` nearest ids by cosine similarity, best first.
 
-        Raises :class:`VectorStoreUnavailable` when the guard says the space is not searchable."""
+        Raises :class:`VectorStoreUnavailable` when the guard says the space is not searchable,
+        :class:`NeedsRepair` when ``verify`` finds the store missing or out of step."""
         problem = self._guard(self.space) if self._guard is not None else None
         if problem:
             raise VectorStoreUnavailable(problem)
+        if self._verify is not None:
+            self._verify(self)
         if k <= 0:
+            return []
+        col = self.existing(kind)
+        if col is None:  # nothing was ever stored (verify has said whether something should be)
             return []
         # Chroma returns what there is when asked for more (nothing from an empty collection),
         # so no count() first: that is a second round trip per query.
-        res = self.collection(kind).query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
+        res = col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
                                           where=where, include=["distances", "metadatas"])
         ids, dists, metas = res["ids"][0], res["distances"][0], (res.get("metadatas") or [[None] * len(res["ids"][0])])[0]
         return [VectorMatch(i, 1.0 - float(d), m) for i, d, m in zip(ids, dists, metas)]
 
     def get_vectors(self, kind: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        if not ids:
+        col = self.existing(kind) if ids else None
+        if col is None:
             return {}
-        res = self.collection(kind).get(ids=list(ids), include=["embeddings"])
+        res = col.get(ids=list(ids), include=["embeddings"])
         return {i: np.asarray(v, dtype=np.float32) for i, v in zip(res["ids"], res["embeddings"])}
 
     def drop_legacy_entities(self) -> None:
         """Delete the entity-name collection an earlier version kept here, if there is one."""
+        if self._exists is not None and not self._exists():
+            return
         try:
             self.client.delete_collection(self._legacy)
         except Exception:  # absent: nothing to do

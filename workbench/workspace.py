@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
@@ -18,20 +20,21 @@ from typing import Sequence
 from filelock import FileLock, Timeout
 
 from .assemble import GraphParts, PassageOptions, assemble_graph, note_resolver
-from .canon import (Canonicalizer, MergeSuggestion, build_merges, combine_suggestions, cross_language_suggestions,
-                    declared_alias_suggestions, display_form, name_key, suggest_merges)
+from .canon import (NAME_KEY_VERSION, Canonicalizer, MergeSuggestion, SuggestionPage, build_merges,
+                    combine_suggestions, cross_language_suggestions, declared_alias_suggestions, display_form,
+                    lookalike_suggestions, name_key, page_of, rank_suggestions, suggest_merges)
 from .embedding import Embedder, embedder_from_settings
-from .entity_vectors import EntityVectors
+from .entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
 from .graph import ContextGraph
 from .graph_snapshot import FILE_NAME as SNAPSHOT_FILE
 from .graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
-from .ingest import (CacheFirstEmbedder, IngestReport, Progress, embed_cached, ingest_paths, refresh_candidates,
-                     VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors, remove_documents, stale_space,
-                     vector_writes)
+from .ingest import (CacheFirstEmbedder, IngestReport, Progress, StepFailed, describe_os_error, embed_cached,
+                     ingest_paths, refresh_candidates, VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors,
+                     remove_documents, stale_space, vector_writes)
 from .model import Chunk, Entity, Merge, Mention, Triple
 from .settings import Settings, load_settings
-from .store import DocumentRecord, Store, StoreUnusable
-from .vectors import CHUNKS, VectorIndex, chroma_client, space_suffix
+from .store import DocumentRecord, Store, StoreUnusable, database_error_message
+from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
 
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
@@ -105,7 +108,11 @@ def _open_store(path: Path, create: bool) -> Store:
     try:
         return Store(db)
     except StoreUnusable as exc:
+        if not exc.damaged:  # the disk or the system refused it: the database is fine, nothing to move away
+            raise WorkspaceError(f"workspace {path}: {exc}") from None
         raise WorkspaceError(f"workspace {path}: {exc}; move it away or give another --workspace") from None
+    except sqlite3.OperationalError as exc:  # refused while creating or opening (a full disk)
+        raise WorkspaceError(f"workspace {path}: {database_error_message(db, exc)[0]}") from None
 
 
 class Workspace:
@@ -119,13 +126,17 @@ class Workspace:
     """
 
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, settings: Settings | None = None,
-                 embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0, create: bool = True):
+                 embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0, create: bool = True,
+                 read_only: bool = False):
         self.path = Path(path)
+        #: Whether this process only reads (the MCP server): it writes no file, derived ones included.
+        self.read_only = read_only
         self.settings = settings if settings is not None else load_settings()
         self.store = _open_store(self.path, create)
         self.embedder = embedder if embedder is not None else embedder_from_settings(self.settings)
         self._chroma = chroma
         self._vectors: VectorIndex | None = None
+        self._vectors_checked: tuple | None = None
         self.entity_vectors = EntityVectors(self.path)
         self._lock = FileLock(str(self.path / "workspace.lock"))
         self.lock_timeout = lock_timeout
@@ -150,10 +161,45 @@ class Workspace:
         if self._vectors is None:
             client = self._chroma if self._chroma is not None else (lambda: chroma_client(self.settings, self.path))
             self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id,
-                                        space, guard=lambda searched: stale_space(self.store, searched))
+                                        space, guard=lambda searched: stale_space(self.store, searched),
+                                        verify=self._verify_vectors, exists=self._vector_store_exists)
         elif self._vectors.space != space:  # the embedder was swapped: its own collections
             self._vectors = self._vectors.in_space(space)
         return self._vectors
+
+    def _vector_store_exists(self) -> bool:
+        """Whether the vector store is there to read: a server always, an embedded one when its
+        folder exists (a reader must not create it: ``chromadb.PersistentClient`` would)."""
+        return self.settings.vector_store.backend == "server" or (self.path / "chroma").is_dir()
+
+    def _verify_vectors(self, index: VectorIndex) -> None:
+        """Raise :class:`VectorStoreMissing` when the chunk vectors of ``index`` are gone or fewer or
+        more than the chunks stored; checked once per record version (one count, no vectors read).
+        While a write is under way (or was killed) the counts may differ: the writer's own
+        reconciliation, or ``repair``, settles them, so nothing is said then."""
+        checked = (self.store.version, index.space)
+        if self._vectors_checked == checked or self.interrupted:
+            return
+        stored = self.store.count("chunks")
+        where = (f"server {self.settings.vector_store.host}:{self.settings.vector_store.port}"
+                 if self.settings.vector_store.backend == "server" else str(self.path / "chroma"))
+        fix = f"run `python -m workbench --workspace {self.path} repair` to rebuild it from the record " \
+              "(embeddings are cached: nothing is embedded again)"
+        if stored and not self._vector_store_exists():
+            raise VectorStoreMissing(f"the vector store {where} is missing ({stored} chunks are stored): {fix}")
+        held = index.count(CHUNKS)
+        if held != stored:
+            raise VectorStoreMissing(f"the vector store {where} holds {held} chunk vectors for {stored} stored "
+                                     f"chunks: {fix}")
+        self._vectors_checked = checked
+
+    def _mark_if_vectors_lost(self) -> None:
+        """Mark the vectors as behind when the embedded store's folder is gone while chunks are
+        stored (``rm -rf chroma``), so this write step reconciles them (the report counts them
+        repaired). Only the folder is looked at: a step that touches no vector never opens Chroma
+        (a collection emptied inside it is found by the next search, which names ``repair``)."""
+        if not self._vector_store_exists() and self.store.count("chunks"):
+            self.store.set_meta(VECTORS_IN_FLIGHT, "1")
 
     def _write_lock(self):
         """The workspace's write lock, held for one ``with`` block (acquired exactly once)."""
@@ -168,9 +214,14 @@ class Workspace:
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest`)."""
         with self._write_lock():
+            self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
-            self.sync_entity_vectors()
-            self.sync_summaries()
+            stage = report.stage_seconds
+            for name, step in (("graph", lambda: self.graph), ("entity_vectors", self.sync_entity_vectors),
+                               ("summaries", self.sync_summaries)):
+                started = time.perf_counter()
+                step()
+                stage[name] += time.perf_counter() - started
         return report
 
     def documents_under(self, path: str | Path) -> list[str]:
@@ -197,6 +248,7 @@ class Workspace:
         ids = self.documents_under(path)
         with self._write_lock():
             # A write killed midway (a removal after its commit, say) left vectors behind.
+            self._mark_if_vectors_lost()
             reconcile_if_marked(self.store, self.vectors, self.embedder)
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
@@ -210,9 +262,11 @@ class Workspace:
         graph snapshot and the keyword index again (after a crash or a failed step: see
         :class:`~workbench.ingest.StepFailed`). Returns the vectors changed."""
         with self._write_lock():
+            remove_stale_temporaries(self.path)
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
-                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold)
+                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold,
+                                   full=True)
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
             self._derived = None
@@ -339,28 +393,73 @@ class Workspace:
         if not force and self.store.meta(mark) == version and self.entity_vectors.version() == version \
                 and self.entity_vectors.space() == self.embedder.name:
             return 0
-        if self.entity_vectors.version() is None:
+        remove_stale_temporaries(self.path)  # left by a write killed or refused (disk full) before
+        if self.entity_vectors.version() is None and self.entity_vectors.damage() is None:
             self.vectors.drop_legacy_entities()
         graph = self.graph
         wanted = {entity.key: entity.name for entity in graph.entities()}
-        changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
-                                           lambda names: embed_cached(names, self.store, self.embedder)[0])
+        try:
+            changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
+                                               lambda names: embed_cached(names, self.store, self.embedder)[0],
+                                               dimension=getattr(self.embedder, "dimension", None))
+        except OSError as exc:  # a full disk, an I/O error: the record is complete, this file is not
+            raise StepFailed(
+                f"writing {self.entity_vectors.path} failed ({describe_os_error(exc)}); every change is kept in "
+                f"the record: free disk space, then run `python -m workbench --workspace {self.path} repair` "
+                "(the next write step finishes it too)") from exc
         self.store.set_meta(mark, version)
         return changed
+
+    def unfinished(self) -> str | None:
+        """What a write step killed or failed midway left undone (None: nothing), which the next
+        write step (``ingest``, ``remove``, an alias...) or ``repair`` completes."""
+        if self.interrupted:
+            return "the vector store was being written"
+        version = str(self.store.version)
+        if self.store.meta(entity_vectors_key(self.embedder.name)) != version:
+            return f"the entity-name index ({self.entity_vectors.path.name}) was being written"
+        if self.entity_index_damage() is not None:
+            return f"the entity-name index ({self.entity_vectors.path.name}) is damaged"
+        return None
+
+    def entity_index_damage(self) -> str | None:
+        """Why the entity-name index cannot be used (see :meth:`EntityVectors.damage`), None if it can."""
+        return self.entity_vectors.damage(self.embedder.name, getattr(self.embedder, "dimension", None))
 
     def ensure_entity_vectors(self) -> None:
         """Build the entity-name index if the folder has none (a workspace made before it existed).
 
-        Skipped, leaving name search empty for now, when another process is writing. An index of
-        another embedder (``embedding.backend`` switched) is not rebuilt on a read: name search
+        Also rebuilt when damaged, and synced when it was made for an older record while no
+        writer is at work (a step died before syncing it). Skipped when another process is writing (name search uses the
+        index as it is, or none). A read-only workspace (the MCP server) writes nothing: a damaged
+        index then fails the search with :class:`EntityVectorsDamaged`, naming ``repair``. An index
+        of another embedder (``embedding.backend`` switched) is not rebuilt on a read: name search
         finds nothing in it, like vector search, until ``ingest`` or ``repair`` syncs the new space.
         """
-        if self.entity_vectors.version() is not None or not len(self.graph):
+        damaged = self.entity_index_damage() is not None
+        built_for = self.entity_vectors.version()
+        if built_for is not None and not damaged:
+            if built_for != str(self.store.version) and not self.read_only and not self.interrupted \
+                    and self.entity_vectors.space() == self.embedder.name and self._try_write_lock():
+                # Made for an older record and no writer at work: a step died before it synced it.
+                try:
+                    self.sync_entity_vectors()
+                except (AttributeError, OSError, StepFailed):  # a scoped view, a full disk: used as it is
+                    pass
+                finally:
+                    self._lock.release()
             return
+        if not len(self.graph):
+            return
+        if self.read_only:
+            if damaged:  # the search itself says so, naming repair
+                return
+            raise EntityVectorsDamaged(f"the entity-name index {self.entity_vectors.path} is missing: run "
+                                       f"`python -m workbench --workspace {self.path} repair` to build it from the record")
         try:
             with self._write_lock():
                 self.sync_entity_vectors(force=True)
-        except (WorkspaceBusy, AttributeError, OSError):  # busy, or a read-only scoped view
+        except (WorkspaceBusy, AttributeError, OSError, StepFailed):  # busy, a read-only scoped view, a full disk
             pass
 
     def sync_summaries(self):
@@ -399,6 +498,7 @@ class Workspace:
         every setting that shapes the graph (see :mod:`workbench.graph_snapshot`)."""
         record, options, impact = version
         shaping = {"workspace": self.store.workspace_id, "version": record, "passages": asdict(options),
+                   "name_key": NAME_KEY_VERSION,
                    "impact_relations": list(impact),
                    "canonicalization": self.settings.canonicalization.model_dump(mode="json")}
         return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
@@ -454,7 +554,10 @@ class Workspace:
         )
 
     def _try_write_lock(self) -> bool:
-        """Take the write lock if it is free now, or already this thread's (never waits)."""
+        """Take the write lock if it is free now, or already this thread's (never waits); never for
+        a read-only workspace, which so saves no derived file."""
+        if self.read_only:
+            return False
         try:
             self._lock.acquire(timeout=0)
             return True
@@ -545,10 +648,12 @@ class Workspace:
         return self.store.merge_log()
 
     def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
-        """Names that look like one entity but are not yet, best first, each with why, minus those
-        the user rejected: similar spelling or embeddings, a Chinese name whose gloss is an English
-        one (backed by shared neighbours), and pairs a note or a glossary record declares
-        (``A (B)``, ``A, also called B``)."""
+        """Names that look like one entity but are not yet, each with why, minus those the user
+        rejected, ranked by evidence (:func:`~workbench.canon.rank_suggestions`): pairs a note or a
+        glossary record declares (``A (B)``, ``A, also called B``), then look-alikes (a name mixing
+        Latin with Cyrillic or Greek letters and the name it imitates), then a Chinese name whose
+        gloss is an English one (backed by shared neighbours), then similar meaning, then similar
+        spelling alone. Numbers, years and dates are never suggested."""
         graph = self.graph
         names = [e.name for e in self.entities()]
         rejected = self.store.rejected_suggestions()
@@ -565,8 +670,14 @@ class Workspace:
                       | {graph.name(other) for other in graph.nx.predecessors(key)} for key in graph.nx.nodes}
         translated = cross_language_suggestions(names, neighbours)
         declared = declared_alias_suggestions(names, ((c.document_id, c.text) for c in self.store.chunks()))
-        found = combine_suggestions(declared, translated, similar, synonyms)
+        lookalikes = lookalike_suggestions(names, tuple(self.settings.canonicalization.articles))
+        found = rank_suggestions(combine_suggestions(lookalikes, declared, translated, similar, synonyms))
         return [s for s in found if tuple(sorted((name_key(s.a), name_key(s.b)))) not in rejected]
+
+    def suggestion_page(self, page: int = 1, per_page: int = 12, use_embeddings: bool = True) -> SuggestionPage:
+        """Page ``page`` (from 1) of :meth:`suggestions`, with their total; ``ValueError`` naming the
+        pages there are for a page past the last."""
+        return page_of(self.suggestions(use_embeddings), page, per_page)
 
     def record_stats(self) -> dict:
         """The counts the record holds, without deriving the graph."""

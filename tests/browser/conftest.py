@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,7 +23,11 @@ def live_app(tmp_path_factory):
     """The real app serving a fresh, empty workspace: yields its base URL."""
     port = free_port()
     folder = tmp_path_factory.mktemp("live")
-    env = {**os.environ, "WORKBENCH_WORKSPACE": str(folder / "ws"), "HF_HUB_OFFLINE": "1",
+    # Typed paths are read under the project and the tests' own folders only (app.allowed_roots).
+    settings = folder / "settings.yaml"
+    settings.write_text(f"app:\n  allowed_roots: [{json.dumps(str(ROOT))}, "
+                        f"{json.dumps(str(tmp_path_factory.getbasetemp()))}]\n", encoding="utf-8")
+    env = {**os.environ, "WORKBENCH_WORKSPACE": str(folder / "ws"), "WORKBENCH_SETTINGS": str(settings), "HF_HUB_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
     log = open(folder / "streamlit.log", "wb")
     proc = subprocess.Popen(

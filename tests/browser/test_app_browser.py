@@ -157,9 +157,57 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     headings = page.locator("h3").all_inner_texts()
     assert headings[:3] == ["graphrag", "hybrid", "paths"] and "Rank overlap" in headings
     assert "If Redis fails (paths)" in headings and "What graphrag walked" in headings
-    assert re.search(r"chunk [0-9a-f]{16}", "\n".join(shown))
+    assert page.get_by_text("What breaks if Redis fails?").count() >= 1  # the answer first
+    assert page.get_by_text("Still standing:").count() == 1
     assert_no_exception(page)
     screenshot(page, "compare", screenshot_dir)
+
+    # A citation opens in the chunk viewer: its text, document and the edges it states.
+    page.get_by_role("button", name="Open chunk", exact=True).first.click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Edges it states").wait_for(timeout=LONG)
+    dialog.locator("mark").first.wait_for(timeout=30_000)  # the cited words, marked in the chunk's text
+    assert re.search(r"id [0-9a-f]{16}", dialog.inner_text())
+    screenshot(page, "chunk-viewer", screenshot_dir)
+    page.keyboard.press("Escape")
+    dialog.wait_for(state="detached", timeout=30_000)
+    wait_idle(page)
+
+    # As of a day in July 2024, the 2023 session-store decision is superseded by the 2024 one.
+    question = page.get_by_role("textbox", name="Question")
+    question.fill("Where are web sessions stored?")
+    question.press("Enter")
+    wait_idle(page)
+    as_of = page.locator('[data-testid="stDateInput"]', has_text="As of").locator("input").first
+    as_of.fill("2024-07-15")
+    as_of.press("Enter")
+    page.keyboard.press("Escape")
+    wait_idle(page)
+    page.get_by_role("button", name="Compare", exact=True).click()
+    page.get_by_text("superseded by").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    badge = page.get_by_text("superseded by").first.inner_text()
+    assert "2024-06-session-store-redis.md" in badge and "10 Jun 2024" in badge
+    assert page.get_by_text("20 Nov 2023").count() >= 1  # the older decision's date on its card
+    assert_no_exception(page)
+    screenshot(page, "compare-as-of", screenshot_dir)
+    question.fill("If Redis goes down, what breaks?")
+    question.press("Enter")
+    wait_idle(page)
+    as_of_box = page.locator('[data-testid="stDateInput"]', has_text="As of")
+    as_of_box.locator('[data-testid="stDateInputClearButton"]').click()
+    wait_idle(page)
+    assert as_of_box.locator("input").first.input_value() == ""
+    page.get_by_role("button", name="Compare", exact=True).click()
+    wait_idle(page)
+
+    # Communities and Timeline, for the screenshots of every page.
+    open_page(page, "Communities", "Representative sentences")
+    assert_no_exception(page)
+    screenshot(page, "communities", screenshot_dir)
+    open_page(page, "Timeline", "An entity over time")
+    assert_no_exception(page)
+    screenshot(page, "timeline", screenshot_dir)
 
     # Evaluate: a run, a second run, and the comparison of the two saved runs.
     open_page(page, "Evaluate", "press Run")
@@ -215,6 +263,11 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
 
     # The hostile name is drawn and shown as text, escaped exactly once, on every page; nothing runs.
     open_page(page, "Graph", "Neighbours and evidence")
+    # Redis is still the entity found (kept across pages): clear it to draw the whole graph.
+    finder = page.locator('[data-testid="stSelectbox"]', has_text="Find an entity")
+    assert finder.get_by_role("combobox").input_value() == "Redis"
+    finder.get_by_role("button", name="Clear value").click()
+    wait_idle(page)
     assert_canvas_draws(page)
     assert "2)</script" in graph_labels(page)
     tooltip = hover_node(page, "onerror")
@@ -234,3 +287,25 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     screenshot(page, "compare-hostile", screenshot_dir)
     assert dialogs == [] and other_dialogs == []
     assert not re.search(r"<img[^>]*onerror", page.content())
+
+    # Removing a document: Cancel clears the choice for good, and a removal leaves the box empty.
+    open_page(page, "Corpus", "Remove a document")
+    doomed = "hostile/more.md"  # ids are paths below the folder ingested
+    choose(page, "Remove a document", doomed)
+    wait_idle(page)
+    assert page.get_by_text(f"Remove {doomed}?").count() == 1
+    page.get_by_role("button", name="Cancel").click()
+    wait_idle(page)
+    folder_input = page.get_by_role("textbox", name="Folder or file on this machine")
+    folder_input.fill("/nowhere")  # an unrelated action: the prompt must not come back
+    folder_input.press("Enter")
+    wait_idle(page)
+    assert page.get_by_text(f"Remove {doomed}?").count() == 0
+    assert page.get_by_role("combobox", name="Remove a document").input_value() == ""
+    choose(page, "Remove a document", doomed)
+    wait_idle(page)
+    page.get_by_role("button", name="Remove", exact=True).click()
+    wait_idle(page)
+    assert page.get_by_role("combobox", name="Remove a document").input_value() == ""
+    assert page.get_by_text(f"Remove {doomed}?").count() == 0
+    assert_no_exception(page)

@@ -63,8 +63,8 @@ def test_a_failure_inside_the_similarity_step_is_finished_by_the_next_step(step,
     def fail(*args, **kwargs):
         raise failure(28, "No space left on device") if failure is OSError else failure()
 
-    monkeypatch.setattr(ingest_module, "similar_note_candidates", fail)
-    with pytest.raises(StepFailed, match=r"the note-similarity step failed \((MemoryError|OSError)") as caught:
+    monkeypatch.setattr(ingest_module, "refresh_note_neighbours", fail)
+    with pytest.raises(StepFailed, match=r"the note-similarity step failed \((MemoryError|the disk is full \(ENOSPC)") as caught:
         ws.ingest([corpus])
     assert "python -m workbench repair" in str(caught.value)
     assert ws.interrupted and ws.store.count("documents") == BEFORE + ADDED  # every document kept
@@ -84,7 +84,7 @@ _DIE_IN_THE_SIMILARITY_STEP = textwrap.dedent("""
     def die(*args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
 
-    ingest.similar_note_candidates = die
+    ingest.refresh_note_neighbours = die
     Workspace(sys.argv[1], settings=load_settings()).ingest([sys.argv[2]])
 """)
 
@@ -130,7 +130,7 @@ _FAIL_IN_THE_CLI = textwrap.dedent("""
     def fail(*args, **kwargs):
         raise MemoryError()
 
-    ingest.similar_note_candidates = fail
+    ingest.refresh_note_neighbours = fail
     sys.exit(main(sys.argv[1:]))
 """)
 

@@ -98,11 +98,13 @@ class MultihopReport:
     build_seconds: float = 0.0
 
     def to_json(self) -> dict:
-        """The issue's shape: ``{"dataset", "questions", "passages", "results": {MODE: {...}}}``."""
+        """The issue's shape: ``{"dataset", "questions", "passages", "results": {MODE: {...}}}``, each
+        mode with how often each mode was actually used (graphrag's fallbacks)."""
         return {
             "dataset": self.dataset, "questions": self.questions, "passages": self.passages,
             "results": {m: {"recall@2": round(s.recall_at_2, 1), "recall@5": round(s.recall_at_5, 1),
-                            "seconds": round(s.seconds, 2)} for m, s in self.results.items()},
+                            "seconds": round(s.seconds, 2), "modes_used": dict(sorted(s.modes_used.items()))}
+                        for m, s in self.results.items()},
         }
 
 

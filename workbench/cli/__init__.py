@@ -122,7 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..loaders import LoadError
     from ..settings import SettingsError
     from ..extract.llm import LLMError
-    from ..vectors import VectorStoreUnavailable
+    from ..store import database_error_message
+    from ..vectors import NeedsRepair, VectorStoreUnavailable
     from ..workspace import ChunkNotFound, WorkspaceBusy, WorkspaceError
 
     parser = build_parser()
@@ -144,10 +145,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ChunkNotFound, WorkspaceError) as exc:
         _say_error(exc)
         return 2
-    except sqlite3.DatabaseError as exc:  # damage found after the workspace opened
-        _say_error(f"workspace {args.workspace}: workspace.sqlite cannot be read ({exc}); restore it from a "
-                   f"backup or ingest again into a new --workspace")
+    except sqlite3.DatabaseError as exc:  # a full disk, or damage found after the workspace opened
+        message, damaged = database_error_message(Path(args.workspace) / "workspace.sqlite", exc)
+        if damaged:
+            message += "; it fails its integrity check: restore it from a backup or ingest again into a new --workspace"
+        _say_error(f"workspace {args.workspace}: {message}")
         return 2
+    except NeedsRepair as exc:
+        _say_error(exc)
+        return 1
     except CommandError as exc:
         _say_error(exc)
         return exc.code

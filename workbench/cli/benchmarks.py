@@ -14,9 +14,12 @@ def _render_multihop(payload: dict) -> str:
     from .render import table
 
     rows = [{"mode": mode, "R@2 %": f"{r['recall@2']:.1f}", "R@5 %": f"{r['recall@5']:.1f}",
-             "seconds": f"{r['seconds']:.1f}"} for mode, r in payload["results"].items()]
+             "seconds": f"{r['seconds']:.1f}",
+             "modes used": ", ".join(f"{m} {n}" for m, n in r["modes_used"].items()) if len(r["modes_used"]) > 1
+             or set(r["modes_used"]) - {mode} else ""}
+            for mode, r in payload["results"].items()]
     head = f"{payload['dataset']}: {payload['questions']} questions over {payload['passages']} passages"
-    return head + "\n" + table(rows, ["mode", "R@2 %", "R@5 %", "seconds"])
+    return head + "\n" + table(rows, ["mode", "R@2 %", "R@5 %", "seconds", "modes used"])
 
 
 def cmd_multihop(args):

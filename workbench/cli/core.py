@@ -1,4 +1,4 @@
-"""Core commands: ingest, remove, stats, entities, merges, alias, neighbors, impact, path."""
+"""Core commands: ingest, remove, stats, entities, merges, suggestions, alias, neighbors, impact, path."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def _confirm_removing_everything(ws, args, count: int) -> None:
 
 def cmd_remove(args):
     ws = open_workspace(args)
-    interrupted = ws.interrupted
+    interrupted = ws.unfinished() is not None  # a step killed midway, this command's rerun say: it completes it
     ids = ws.documents_under(args.path)
     if not ids and not interrupted:
         raise CommandError(f"nothing stored under {args.path}", code=2)
@@ -125,6 +125,23 @@ def cmd_merges(args):
         )
 
     emit(args, payload, render)
+
+
+def cmd_suggestions(args):
+    try:
+        page = open_workspace(args).suggestion_page(args.page, args.per_page)
+    except ValueError as exc:
+        raise CommandError(str(exc), code=2) from None
+
+    def render(p):
+        if not p["total"]:
+            return "no merge suggestions: no two names left look like one"
+        lines = [f"{p['total']} merge suggestions, page {p['page']} of {p['pages']} (best evidence first)"]
+        lines += [f"{s['rank']:>4}. {s['a']}  <->  {s['b']}  ({s['score']:.2f}, {s['evidence']}): {s['reason']}"
+                  for s in p["suggestions"]]
+        return "\n".join(lines)
+
+    emit(args, page.to_json(), render)
 
 
 def cmd_candidates(args):
@@ -206,13 +223,16 @@ def cmd_impact(args):
 
 def cmd_path(args):
     ws = open_workspace(args)
-    found = ws.graph.paths(args.source, args.target, max_hops=args.max_hops, k=args.k)
+    graph_settings = ws.settings.graph  # the same defaults the MCP server's path tool reads
+    max_hops = args.max_hops if args.max_hops is not None else graph_settings.max_path_hops
+    k = args.k if args.k is not None else graph_settings.max_paths
+    found = ws.graph.paths(args.source, args.target, max_hops=max_hops, k=k)
     payload = {"from": ws.graph.name(ws.graph.resolve(args.source)), "to": ws.graph.name(ws.graph.resolve(args.target)),
                "paths": [p.to_json() for p in found]}
 
     def render(p):
         if not p["paths"]:
-            return f"no path from {p['from']} to {p['to']} within {args.max_hops} hops"
+            return f"no path from {p['from']} to {p['to']} within {max_hops} hops"
         lines = []
         for i, path in enumerate(p["paths"], 1):
             lines.append(f"{i}. {' -> '.join(path['nodes'])}  (corroboration {path['corroboration']})")
@@ -232,9 +252,13 @@ def cmd_chunk(args):
 
 def cmd_repair(args):
     ws = open_workspace(args)
+    damaged = ws.entity_index_damage()
     changed = ws.repair()
-    emit(args, {"vectors_changed": changed, "integrity_ok": ws.store.integrity_ok(), **ws.vector_counts()},
-         lambda p: f"{p['vectors_changed']} vectors repaired; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
+    emit(args, {"vectors_changed": changed, "entity_index_rebuilt": damaged is not None,
+                "integrity_ok": ws.store.integrity_ok(), **ws.vector_counts()},
+         lambda p: f"{p['vectors_changed']} vectors repaired"
+                   + (f"; the entity-name index was damaged ({damaged}) and is built again" if damaged else "")
+                   + f"; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
 
 
 def cmd_settings(args):
@@ -272,6 +296,12 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("merges", parents=[common], help="names merged into one entity, with counts")
     p.set_defaults(handler=cmd_merges)
 
+    p = subparsers.add_parser("suggestions", parents=[common],
+                              help="merge suggestions ranked by evidence (declared, translation, meaning, spelling), paged")
+    p.add_argument("--page", type=int, default=1, help="page number, from 1")
+    p.add_argument("--per-page", type=int, default=12, help="suggestions per page")
+    p.set_defaults(handler=cmd_suggestions)
+
     p = subparsers.add_parser("candidates", parents=[common],
                               help="relations discovered automatically (similar notes, LLM triples): to check, not facts")
     p.add_argument("--accept", nargs=3, metavar=("SUBJECT", "RELATION", "OBJECT"),
@@ -299,8 +329,8 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("path", parents=[common], help="cited paths from A to B, best corroborated first")
     p.add_argument("source")
     p.add_argument("target")
-    p.add_argument("--max-hops", type=int, default=5)
-    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--max-hops", type=int, default=None, help="longest path searched (default: settings graph.max_path_hops)")
+    p.add_argument("-k", type=int, default=None, help="paths returned (default: settings graph.max_paths)")
     p.set_defaults(handler=cmd_path)
 
     p = subparsers.add_parser("chunk", parents=[common], help="show one chunk by id")

@@ -40,7 +40,7 @@ def _print_run(run) -> str:
                       f"{v:.0f}" if isinstance(v, float) else v) for c, v in r.items()}
                  for r in cases[case_cols].to_dict("records")]
     lines = [f"run {run.run_id}: {len(run.task_ids)} tasks x {len(run.strategies)} strategies, k = {run.k}, "
-             f"direct = {run.direct} (tokens ~ chars / 4)", "", "Per case:", table(case_rows, case_cols), "",
+             f"every strategy scored to depth {run.depth or run.k}, direct = {run.direct} (tokens ~ chars / 4)", "", "Per case:", table(case_rows, case_cols), "",
              f"Summary (Δ = strategy - {run.direct}, paired, 95% bootstrap CI over tasks):",
              table(summary_rows, list(summary_rows[0])), ""]
     lines += highlights(run) or ["(no highlight cases in this run)"]
@@ -125,11 +125,14 @@ def cmd_eval(args):
 
 
 def register(subparsers, common) -> None:
+    from ..evaluate.runner import DEFAULT_DIRECT
+
     p = subparsers.add_parser("eval", parents=[common],
                               help="compare retrieval strategies on a task set (or compare two saved runs)")
     p.add_argument("tasks", nargs="?", help="task file (.yaml or .jsonl)")
     p.add_argument("--modes", help="comma-separated strategies (default: vector,expand,graphrag)")
-    p.add_argument("--direct", default="vector", help="the strategy the others are compared with (default: vector)")
+    p.add_argument("--direct", default=DEFAULT_DIRECT,
+                   help=f"the strategy the others are compared with (default: {DEFAULT_DIRECT}, expand's direct stage)")
     p.add_argument("--k", type=int, default=None, help="hits per query (default: retrieval.k of the settings)")
     p.add_argument("--csv", metavar="FILE", help="write the per-case table as CSV")
     p.add_argument("--md", metavar="FILE", help="write summary, highlights and cases as Markdown")

@@ -20,12 +20,34 @@ def _run(ws, text: str, mode: str, k: int | None, args=None) -> RetrievalResult:
         raise CommandError(str(exc), code=2) from None
 
 
+#: The counts of :class:`~workbench.model.RetrievalStats` shown under a result's head line, in
+#: this order: where the hits came from first (the provenance / vector split), then the walk.
+_COUNTS = ("direct_hits", "expanded_hits", "comention_hits", "provenance_hits", "vector_hits", "hybrid_hits",
+           "walk_hits",
+           "keyword_hits", "global_hits", "edges_followed", "top_entities", "walk_nodes", "ppr_iterations")
+
+
+def counts_line(stats: dict) -> str:
+    """The hit counts a mode keeps, named for what they count.
+
+    >>> counts_line({"provenance_hits": 6, "vector_hits": 8, "top_entities": 20, "seconds": {}})
+    'hits from: provenance 6, vector 8; top entities 20'
+    """
+    named = [(name, stats[name]) for name in _COUNTS if isinstance(stats.get(name), int)]
+    sources = [f"{name[:-5]} {n}" for name, n in named if name.endswith("_hits")]
+    others = [f"{name.replace('_', ' ')} {n}" for name, n in named if not name.endswith("_hits")]
+    return "; ".join(part for part in ("hits from: " + ", ".join(sources) if sources else "", ", ".join(others))
+                     if part)
+
+
 def _renderer(result: RetrievalResult):
     """The text table of a result: the payload's fields, and each hit's why as a sentence."""
     why = [h.why.describe() for h in result.hits]
 
     def render(p: dict) -> str:
         head = f"mode {p['mode_requested']} (used: {p['mode_used']})" + (f" - {p['reason']}" if p["reason"] else "")
+        counts = counts_line(p["stats"])
+        head += f"\n{counts}" if counts else ""
         rows = [{"rank": h["rank"], "score": round(h["score"], 4), "document": h["document"], "chunk": h["chunk_id"],
                  "time": h.get("time") or "", "text": " ".join(h["text"].split()), "why": reason}
                 for h, reason in zip(p["hits"], why)]

@@ -29,6 +29,7 @@ def cmd_chroma_check(args):
         # Ids, not counts: as many vectors as chunks can still be the wrong vectors.
         chunk_vectors, entity_vectors = ws.vectors.ids(CHUNKS), ws.entity_vectors.ids()  # unreachable: one line
         chunks, entities = ws.store.chunk_ids(), set(ws.graph.keys())
+        damage = ws.entity_index_damage()  # rows, width, finite unit vectors, checksum
     finally:
         ws.close()
     payload = {"backend": vs.backend, "where": where,
@@ -36,15 +37,18 @@ def cmd_chroma_check(args):
                "chunks_in_sqlite": len(chunks), "entities_in_graph": len(entities),
                "chunk_vectors_missing": len(chunks - chunk_vectors), "chunk_vectors_extra": len(chunk_vectors - chunks),
                "entity_vectors_missing": len(entities - entity_vectors),
-               "entity_vectors_extra": len(entity_vectors - entities)}
+               "entity_vectors_extra": len(entity_vectors - entities), "entity_index_damaged": damage}
     payload["in_step"] = not any(payload[k] for k in ("chunk_vectors_missing", "chunk_vectors_extra",
-                                                      "entity_vectors_missing", "entity_vectors_extra"))
+                                                      "entity_vectors_missing", "entity_vectors_extra",
+                                                      "entity_index_damaged"))
 
     def render(p):
         line = (f"Chroma {p['where']}: {p['chunks']} chunk vectors ({p['chunks_in_sqlite']} chunks stored), "
                 f"{p['entities']} entity-name vectors ({p['entities_in_graph']} entities, in {ENTITY_FILE})")
         if p["in_step"]:
             return line + "; every id matches"
+        if p["entity_index_damaged"]:
+            line += f"; {ENTITY_FILE} is damaged ({p['entity_index_damaged']})"
         return (line + f"; out of step: chunk vectors {p['chunk_vectors_missing']} missing, "
                 f"{p['chunk_vectors_extra']} extra; entity vectors {p['entity_vectors_missing']} missing, "
                 f"{p['entity_vectors_extra']} extra: run `{invoked_as()} repair`")

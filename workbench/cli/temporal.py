@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import CommandError, emit
 from .core import open_workspace
+from ..views.tables import nested_order
 from .render import table
 
 __all__ = ["register"]
@@ -12,7 +13,8 @@ __all__ = ["register"]
 def cmd_communities(args):
     ws = open_workspace(args)
     summaries = ws.summaries()
-    reports = summaries.reports
+    all_reports = nested_order(summaries.reports)
+    reports = all_reports
     if args.id:
         try:
             reports = [summaries.report(args.id)]
@@ -20,20 +22,36 @@ def cmd_communities(args):
             raise CommandError(str(exc.args[0]), code=2) from None
     payload = {"communities": [r.to_json() for r in reports], "stored": summaries.stored,
                "built": summaries.built, "kept": summaries.kept}
+    if args.labels:
+        payload = {"match": _theme_match(ws, summaries.reports, args.labels).to_json()}
 
     def render(p):
+        if "match" in p:
+            m, titles = p["match"], {r.id: r.title for r in summaries.reports}
+            rows = [{"community": titles.get(row["community"], row["community"]), "majority": row["majority"],
+                     "documents by theme": ", ".join(f"{t} {n}" for t, n in row["themes"].items())} for row in m["table"]]
+            return (f"themes against {args.labels}: purity {m['purity']:.3f}, NMI {m['nmi']:.3f}, coverage "
+                    f"{m['coverage']:.3f} of {m['documents']} labelled documents\n"
+                    + table(rows, ["community", "majority", "documents by theme"], max_width=60))
         if not p["communities"]:
             return "no communities: the graph has no group of entities linked closely enough"
         if args.id is None:
-            rows = [{"id": c["id"], "size": c["size"], "title": c["title"],
+            rows = [{"id": c["id"], "level": "theme" if not c["level"] else f"sub-theme{'' if c['level'] == 1 else c['level']}",
+                     "size": c["size"], "title": ("  " * c["level"] + ("- " if c["level"] else "")) + c["title"],
+                     "passages": len(c["chunks"]),
                      "span": f"{(c['first_seen'] or '')[:10]}..{(c['last_seen'] or '')[:10]}",
                      "points": len(c["points"])} for c in p["communities"]]
-            return table(rows, ["id", "size", "title", "span", "points"], max_width=60)
+            return table(rows, ["id", "level", "size", "title", "passages", "span", "points"], max_width=60)
         lines = []
         for c in p["communities"]:
-            lines.append(f"{c['id']}: {c['title']} ({c['size']} entities, "
+            kind = "theme" if not c["level"] else f"sub-theme of {c['parent']}"
+            lines.append(f"{c['id']}: {c['title']} ({kind}; {c['size']} entities, {len(c['chunks'])} passages, "
                          f"{(c['first_seen'] or '?')[:10]}..{(c['last_seen'] or '?')[:10]})")
+            lines.append("key phrases: " + ", ".join(phrase for phrase, _ in c["key_phrases"][:10]))
             lines.append("key entities: " + ", ".join(f"{e['name']} ({e['type']})" for e in c["key_entities"]))
+            parts = [x for x in all_reports if x.parent == c["id"]]
+            if parts:
+                lines.append("sub-themes: " + "; ".join(f"{x.id} {x.title}" for x in parts))
             for r in c["relations"]:
                 lines.append(f"  {r['source']} -{r['relation']}-> {r['target']}  [weight {r['weight']}; chunks "
                              f"{', '.join(r['chunks'])}]")
@@ -42,6 +60,27 @@ def cmd_communities(args):
         return "\n".join(lines)
 
     emit(args, payload, render)
+
+
+def _theme_match(ws, reports, path: str):
+    """The themes' match to a labels file (JSON: document id or file name -> theme)."""
+    import json
+    from pathlib import Path
+
+    from ..evaluate.themes import documents_by_community, label_keys, theme_match
+
+    try:
+        labels = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot read the labels file {path}: {exc}", code=2) from None
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise CommandError(f"{path}: expected a JSON object of document id (or file name) -> theme", code=2)
+    documents = ws.graph.passages_document
+    keys = label_keys(documents.values(), labels)
+    if not keys:
+        raise CommandError(f"{path}: no label names a document of the workspace (ids or file names)", code=2)
+    by_chunk = {cid: keys[d] for cid, d in documents.items() if d in keys}
+    return theme_match(documents_by_community(reports, by_chunk), {k: labels[k] for k in keys.values()})
 
 
 def cmd_timeline(args):
@@ -84,6 +123,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("communities", parents=[common],
                               help="communities of the graph with their extractive reports")
     p.add_argument("id", nargs="?", default=None, help="one community's id: its full report")
+    p.add_argument("--labels", default=None, metavar="FILE",
+                   help="JSON of document id (or file name) -> theme: print how the themes match it "
+                        "(purity, NMI, coverage, documents of each theme per community)")
     p.set_defaults(handler=cmd_communities)
 
     p = subparsers.add_parser("timeline", parents=[common],

@@ -48,10 +48,13 @@ __all__ = [
     "reading_cost",
     "ranked_units",
     "run_evaluation",
+    "scoring_depth",
 ]
 
-DEFAULT_DIRECT = "vector"
-DEFAULT_STRATEGIES = ("vector", "expand", "graphrag")
+#: The baseline: exactly the direct stage expansion starts from (best chunk per document), so
+#: every difference an expansion mode makes against it is its edges' own.
+DEFAULT_DIRECT = "direct"
+DEFAULT_STRATEGIES = ("direct", "expand", "graphrag")
 #: Declared relations by which the declaring note makes its target outdated.
 OUTDATING_RELATIONS = frozenset({"CONTRADICTS", "SUPERSEDES", "REPLACES", "OVERRIDES"})
 #: Tokens are estimated as characters / 4 (the usual rule of thumb for English BPE tokenizers).
@@ -128,6 +131,8 @@ class CaseResult:
     question: str = ""
     answer: AnswerCase | None = None
     """The answer stage (``eval --answers``), None when answers were not asked for."""
+    depth: int = 0
+    """Ranks scored: the run's one depth for every strategy (0 in runs saved before it was kept)."""
 
 
 @dataclass
@@ -149,6 +154,9 @@ class EvalRun:
     """Of which the untimed warm-up (one query per strategy before the timed cases)."""
     answer_model: str = ""
     """The chat model of the answer stage; empty when the run has none."""
+    depth: int = 0
+    """Ranks every strategy is scored to: ``k`` x the most hits per ``k`` any strategy of the run
+    returns (expand: 2), the same for all (0 in runs saved before it was kept)."""
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -230,13 +238,25 @@ def _default_retrieve() -> Retrieve:
     return retrieve
 
 
-def _score(task: EvalTask, strategy: str, result: Any, k: int, latency_ms: float,
+def scoring_depth(strategies: Sequence[str], k: int) -> int:
+    """The one depth every strategy of a run is scored to: ``k`` times the most hits per ``k``
+    any of them returns (expand and comention return ``k`` direct hits and up to ``k`` more).
+
+    >>> scoring_depth(["direct", "expand"], 5), scoring_depth(["direct", "vector"], 5)
+    (10, 5)
+    """
+    from ..retrieve import RETRIEVERS
+
+    return k * max((getattr(RETRIEVERS.get(s), "max_hits_per_k", 1) for s in strategies), default=1)
+
+
+def _score(task: EvalTask, strategy: str, result: Any, k: int, depth: int, latency_ms: float,
            outdated: dict[str, tuple[str, ...]]) -> CaseResult:
     hits = list(result.hits)
-    # Everything a mode returns is scored: expansion adds its linked notes after k direct hits,
-    # and those are what it is judged on (and what its reader pays for).
-    ranked = ranked_units(hits, task.level)
-    depth = max(k, len(ranked))
+    # Everything a mode returns is scored, every strategy to the run's one depth: expansion's
+    # linked notes are what it is judged on (and what its reader pays for), and the direct
+    # baseline is scored as deep, so a difference is the edges' own.
+    ranked = ranked_units(hits, task.level)[:depth]
     gold = list(task.gold)
     chars, tokens = reading_cost(h.text for h in hits)
     surfaced = sorted({h.document for h in hits if h.document in outdated})
@@ -248,6 +268,7 @@ def _score(task: EvalTask, strategy: str, result: Any, k: int, latency_ms: float
         ranked=ranked, gold=gold, missed=[g for g in gold if g not in ranked],
         found_beyond_direct=[], added_irrelevant=[], reading_chars=chars, reading_tokens=tokens,
         surfaced_outdated=surfaced, latency_ms=round(latency_ms, 2), tags=list(task.tags), question=task.question,
+        depth=depth,
     )
 
 
@@ -295,6 +316,7 @@ def run_evaluation(
     retrieve = retrieve or _default_retrieve()
     k = k or ws.settings.retrieval.k
     order = [direct] + [s for s in dict.fromkeys(strategies) if s != direct]
+    depth = scoring_depth(order, k)
     outdated = outdated_documents(ws.store.documents())
     cases: list[CaseResult] = []
     total, done = len(tasks) * len(order), 0
@@ -324,7 +346,7 @@ def run_evaluation(
             except Exception as exc:  # a strategy's failure is reported with where it happened
                 raise StrategyFailed(f"strategy {strategy!r} failed on task {task.id!r}: {exc}") from exc
             elapsed = (time.perf_counter() - started) * 1000
-            by_strategy[strategy] = _score(task, strategy, result, k, elapsed, outdated)
+            by_strategy[strategy] = _score(task, strategy, result, k, depth, elapsed, outdated)
             if answer_client is not None:
                 by_strategy[strategy].answer = answer_case(ws, task, result, answer_client)
             done += 1
@@ -344,6 +366,7 @@ def run_evaluation(
         settings=ws.settings.model_dump(mode="json"), cases=cases,
         seconds=round(time.perf_counter() - run_started, 3), warm_up_seconds=round(warm_up_seconds, 3),
         answer_model=str(getattr(answer_client, "model", "")) if answer_client is not None else "",
+        depth=depth,
     )
 
 

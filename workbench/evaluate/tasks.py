@@ -152,7 +152,10 @@ def load_tasks(path: str | Path) -> list[EvalTask]:
         except safe_yaml.YAMLRefused as exc:
             raise TaskError(f"{path}: task file {exc}") from None
         except yaml.YAMLError as exc:
-            raise TaskError(f"{path}: invalid YAML: {exc}") from None
+            # The position only: a parser's message quotes the offending line, which may be a secret.
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            raise TaskError(f"{path}: not a YAML task file (invalid YAML{where})") from None
         items = data.get("tasks") if isinstance(data, dict) else data  # type: ignore[assignment]
         if not isinstance(items, list):
             raise TaskError(f"{path}: expected a 'tasks:' list of tasks")

@@ -26,7 +26,8 @@ from pathlib import PurePosixPath
 from workbench.extract.base import Extraction
 from workbench.model import Chunk, Document, Mention
 
-__all__ = ["NameExtractor", "GENERIC_TYPES", "STOP_NAMES", "extract_names", "name_words", "names_at", "title_surface"]
+__all__ = ["NameExtractor", "GENERIC_TYPES", "STOP_NAMES", "capitalised_inside", "extract_names", "name_words", "names_at",
+           "title_surface"]
 
 #: Types given by this extractor, weakest last: an entity that a typed pattern also finds
 #: (``technology``, ``service``, ``person``...) keeps that pattern's type.
@@ -38,19 +39,41 @@ _WORD = re.compile(r"[^\W_]+(?:['\u2019.\-&][^\W_]+)*", re.UNICODE)
 # "and" is left out: "Norway and Sweden" is two names more often than "Procter and Gamble" is one.
 _CONNECTORS = frozenset({"of", "the", "de", "da", "del", "der", "di", "du", "la", "le", "von", "van", "&",
                          "for", "on", "y"})
-#: Capitalised words that start sentences without naming anything.
-STOP_NAMES = frozenset({
-    "the", "a", "an", "it", "its", "he", "she", "his", "her", "they", "their", "this", "that", "these", "those",
-    "in", "on", "at", "by", "for", "from", "with", "as", "after", "before", "during", "when", "while", "since",
-    "there", "here", "who", "what", "which", "where", "why", "how", "whose", "is", "was", "are", "were", "and",
-    "but", "or", "if", "also", "however", "although", "both", "some", "many", "most", "one", "two", "of", "to",
-    "we", "i", "you", "our", "my", "not", "no", "all", "other", "each", "did", "does", "do", "has", "have",
-    # Titles before a name ("Dr. Sarah Chen"): the name is what follows.
-    "dr", "prof", "professor", "mr", "mrs", "ms", "sir",
-    # Months and weekdays alone are dates without a day or year, not names.
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-})
+# Closed word classes, not a list tuned to a corpus: the words English capitalises only because
+# a sentence starts with them (or a chat line says them), which never name anything alone.
+_FUNCTION_WORDS = frozenset("""
+a an the this that these those it its he she him his her hers they them their theirs we us our ours i me my mine
+you your yours who whom whose what which where when why how whoever whatever whichever wherever whenever however
+in on at by for from with without within into onto upon over under above below across along among amongst around
+through throughout between beyond after before during since until till toward towards against about of to off out
+up down via per than as like unlike despite except near besides
+and but or nor so yet if unless although though because while whereas whether once either neither both
+is was are were be been being am do does did done has have had having can could may might must shall should will
+would not no none nobody nothing nowhere noone neither any anyone anybody anything anywhere some someone somebody
+something somewhere every everyone everybody everything everywhere each all most many much more few fewer less
+least several other others another such same own only also even just still already almost again ever never always
+often sometimes usually perhaps maybe then there here thus hence therefore meanwhile nevertheless nonetheless
+moreover furthermore otherwise instead indeed anyway besides finally firstly secondly lastly
+now today tonight tomorrow yesterday sadly luckily fortunately unfortunately hopefully clearly obviously
+""".split())
+_INTERJECTIONS = frozenset("""
+ok okay oh ah aha hey hi hello bye goodbye yes yeah yep no nope thanks thank thx please sorry sure great cool
+nice good fine right well wow oops ugh hmm lol welcome morning afternoon evening cheers congrats agreed done
+""".split())
+_CALENDAR = frozenset("""
+january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday
+""".split())
+# Titles before a name ("Dr. Sarah Chen"): the name is what follows.
+_TITLES = frozenset({"dr", "prof", "professor", "mr", "mrs", "ms", "mx", "sir", "dame"})
+# Roles written before a name ("Coach Danny Reid"): dropped when a name of two words or more follows.
+_ROLES = frozenset("""
+mayor chair chairman chairwoman chairperson coach captain conductor curator director president senator governor
+minister councillor reverend father sister brother bishop judge officer inspector detective sergeant
+""".split())
+#: Capitalised words that start sentences without naming anything: function words,
+#: interjections, month and weekday words, and the titles written before a name.
+STOP_NAMES = _FUNCTION_WORDS | _INTERJECTIONS | _CALENDAR | _TITLES
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 _QUOTED = re.compile(r"[\"\u201c`]{1,2}\s*([^\"\u201c\u201d`']{2,80}?)\s*(?:[\"\u201d]|'')")
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
@@ -66,8 +89,81 @@ def name_words(text: str) -> list[tuple[str, int, int]]:
     return [(_POSSESSIVE.sub("", m.group().casefold()), m.start(), m.end()) for m in _WORD.finditer(text)]
 
 
-def _proper_nouns(text: str) -> list[tuple[int, str]]:
+def _stop_form(word: str) -> str:
+    """The form a word is checked against :data:`STOP_NAMES` in: "Monday's" and "Tuesdays" as the day."""
+    folded = _POSSESSIVE.sub("", word.casefold()).rstrip("'\u2019")
+    if folded.endswith("s") and folded[:-1] in _CALENDAR:
+        return folded[:-1]
+    return folded
+
+
+def _marked(word: str) -> bool:
+    """Whether a word's shape marks it as a name wherever it stands: capitals after its first
+    letter ("ARIEL", "PostgreSQL") or a digit ("S3")."""
+    return any(ch.isupper() for ch in word[1:]) or any(ch.isdigit() for ch in word)
+
+
+def _opens_sentence(text: str, words: list, i: int) -> bool:
+    """Whether word ``i`` opens a sentence, a line, a heading or a label ("Decision: ..."), where
+    English capitalises any word."""
+    if i == 0:
+        return not text[:words[0].start()].strip(" \t#>*-\"'\u201c([")
+    gap = text[words[i - 1].end():words[i].start()]
+    if any(mark in gap for mark in "!?:;\u2014") or ("\n" in gap and not _joins(text, words[i - 1], gap)):
+        return True  # a line break opens a line, unless it only wraps prose
+    if "." in gap:  # not after a title or an initial: "Dr. Chen", "J. Smith"
+        before = words[i - 1].group()
+        return not before[:1].isupper() or (before.casefold() not in _TITLES and len(before) > 1)
+    return False
+
+
+#: A line at least this long that breaks inside a sentence is wrapped prose.
+_WRAPPED_LINE = 60
+
+
+def _after(text: str, word) -> str:
+    return text[word.end():word.end() + 1]
+
+
+def _joins(text: str, before, gap: str) -> bool:
+    """Whether a name may run on over ``gap``: spaces or a hyphen; the line break of wrapped
+    prose (not after a heading or a list line); the apostrophe of a plural possessive
+    ("the Patients' Forum")."""
+    bare = gap.strip(" \t")
+    if not bare or bare == "-":
+        return True
+    if bare in ("'", "\u2019") and gap[0] in "'\u2019" and before.group().endswith("s"):
+        return True
+    if bare == "\n":  # wrapped prose runs to about the wrap width; a title or a list line does not
+        line = text[text.rfind("\n", 0, before.start()) + 1:before.end()].lstrip()
+        return (len(line) >= _WRAPPED_LINE and not line.startswith(("#", "-", "*", "|", ">"))
+                and not re.match(r"\d+[.)]\s", line))
+    return False
+
+
+def capitalised_inside(texts: Sequence[str]) -> set[str]:
+    """Casefolded words that ``texts`` capitalise where no sentence starts and never write in
+    lower case: the evidence that a capitalised word opening a sentence is a name.
+
+    >>> sorted(capitalised_inside(["Chen wrote it. Then Sarah Chen left the Patients' Forum to patients."]))
+    ['chen', 'forum', 'sarah']
+    """
+    found: set[str] = set()
+    lower: set[str] = set()
+    for text in texts:
+        words = list(_WORD.finditer(text))
+        for i, word in enumerate(words):
+            folded = _POSSESSIVE.sub("", word.group().casefold())
+            if word.group()[:1].islower():
+                lower.add(folded)
+            elif word.group()[:1].isupper() and not _opens_sentence(text, words, i):
+                found.add(folded)
+    return found - lower
+
+
+def _proper_nouns(text: str, evidence: set[str] | None = None) -> list[tuple[int, str]]:
     words = list(_WORD.finditer(text))
+    evidence = capitalised_inside([text]) if evidence is None else evidence
     found: list[tuple[int, str]] = []
     i = 0
     while i < len(words):
@@ -77,7 +173,7 @@ def _proper_nouns(text: str) -> list[tuple[int, str]]:
         j = i + 1
         while j < len(words):
             gap = text[words[j - 1].end():words[j].start()]
-            if gap.strip(" -") or "\n" in gap:  # punctuation or a line break ends a name
+            if not _joins(text, words[j - 1], gap):  # punctuation or a paragraph ends a name
                 break
             following = words[j].group()
             if following[:1].isupper() or (following.casefold() in _CONNECTORS and j + 1 < len(words)
@@ -86,19 +182,35 @@ def _proper_nouns(text: str) -> list[tuple[int, str]]:
                 continue
             break
         first, last = i, j
-        while first < last and words[first].group().casefold() in STOP_NAMES:
+        initial = _opens_sentence(text, words, i)
+        while first < last and _stop_form(words[first].group()) in STOP_NAMES:
+            first += 1
+        if last - first >= 3 and words[first].group().casefold() in _ROLES:
             first += 1
         while first < last and words[last - 1].group().casefold() in _CONNECTORS:
             last -= 1
+        while last - first == 1 and _stop_form(words[first].group()) in STOP_NAMES:
+            first += 1  # "Every Monday": the day alone is no name
+        # A single word that opens a sentence is capitalised by English, not by its meaning: a
+        # name only if the text also capitalises it mid-sentence or its shape marks it.
+        if (initial and first == i and last - first == 1 and not _marked(words[first].group())
+                and _POSSESSIVE.sub("", words[first].group().casefold()) not in evidence):
+            first = last
         if first < last:
-            found.append((words[first].start(), " ".join(w.group() for w in words[first:last])))
+            found.append((words[first].start(), " ".join(
+                w.group() + ("'" if _after(text, w).startswith(("'", "\u2019")) and k + 1 < last else "")
+                for k, w in enumerate(words[first:last], first))))
         i = j
     return found
 
 
-def names_at(text: str) -> list[tuple[int, str, str]]:
-    """``(offset, name as written, type)`` for the proper nouns, quoted names and dates of ``text``, in order."""
-    found = [(start, name, "name") for start, name in _proper_nouns(text)]
+def names_at(text: str, evidence: set[str] | None = None) -> list[tuple[int, str, str]]:
+    """``(offset, name as written, type)`` for the proper nouns, quoted names and dates of ``text``, in order.
+
+    ``evidence`` (:func:`capitalised_inside` of the whole document, by default of ``text``) lets
+    a single capitalised word that opens a sentence count as a name.
+    """
+    found = [(start, name, "name") for start, name in _proper_nouns(text, evidence)]
     for m in _QUOTED.finditer(text):
         name = m.group(1).strip()
         found.append((text.find(name, m.start(1)), name, "name"))
@@ -128,9 +240,10 @@ class NameExtractor:
     def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
         result = Extraction()
         title = title_surface(document.id, document.title)
+        evidence = capitalised_inside([title] + [chunk.text for chunk in chunks])
         for chunk in chunks:
             if any(ch.isalnum() for ch in title):
                 result.mentions.append(Mention(title, chunk.id, "title", -1))
-            for start, surface, kind in names_at(chunk.text):
+            for start, surface, kind in names_at(chunk.text, evidence):
                 result.mentions.append(Mention(surface, chunk.id, kind, start))
         return result

@@ -67,7 +67,7 @@ NEAREST_NOTES = 16
 #: Similarities held at once: a block of rows times every note (float32, about 16 MB).
 BLOCK_ELEMENTS = 1 << 22
 #: Selection in float32 admits pairs this far below the threshold; the float64 check decides.
-_SLACK = 1e-5
+SLACK = 1e-5
 
 
 def similar_note_candidates(
@@ -105,10 +105,10 @@ def similar_note_candidates(
         return []
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
-    unit = _unit_rows(np.vstack([np.asarray(doc_embeddings[i], dtype=np.float64).ravel() for i in ids]))
+    unit = unit_rows(np.vstack([np.asarray(doc_embeddings[i], dtype=np.float64).ravel() for i in ids]))
     unit32 = unit.astype(np.float32)
     rows = block_rows if block_rows is not None else max(1, min(1024, BLOCK_ELEMENTS // n))
-    floor = np.float32(threshold - _SLACK)
+    floor = np.float32(threshold - SLACK)
     firsts, seconds = [], []
     for lo in range(0, n, rows):
         hi = min(n, lo + rows)
@@ -145,7 +145,7 @@ def similar_note_candidates(
     return _candidate_triples(ids, i_of[keep], j_of[keep], similarity[keep], titles, first_chunk_ids)
 
 
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
 
@@ -180,7 +180,7 @@ def _similar_note_candidates_reference(
     ids = sorted(doc_embeddings)
     if len(ids) < 2:
         return []
-    matrix = _unit_rows(np.vstack([np.asarray(doc_embeddings[i], dtype=float).ravel() for i in ids]))
+    matrix = unit_rows(np.vstack([np.asarray(doc_embeddings[i], dtype=float).ravel() for i in ids]))
     similarity = matrix @ matrix.T
     rows, cols = np.nonzero(np.triu(similarity >= threshold, k=1))
     return _candidate_triples(ids, rows, cols, similarity[rows, cols], titles, first_chunk_ids)

@@ -17,7 +17,7 @@ Import them from here: ``from workbench.model import Hit, RetrievalResult``.
 from __future__ import annotations
 
 from .corpus import DECLARED_RELATION_TYPES, Chunk, DeclaredRelation, Document, Mention, Segment, Triple
-from .graph import Edge, Entity, GraphPath, Hop, Impact, Merge, SurfaceForm
+from .graph import Edge, Entity, GraphPath, Hop, Impact, Merge, SurfaceForm, relation_phrases
 from .retrieval import (CommunityUse, ContextNode, GraphContext, Hit, PassageMass, PathStep, RetrievalResult,
                         RetrievalStats, Seed, TimeWindow, WindowUse, Why)
 from .summaries import CommunityReport, Decision, Episode, ReportPoint, TimelineEntry, point_to_json
@@ -35,6 +35,7 @@ __all__ = [
     "SurfaceForm",
     "Merge",
     "Hop",
+    "relation_phrases",
     "GraphPath",
     "Impact",
     "PathStep",

@@ -5,7 +5,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Entity", "Edge", "SurfaceForm", "Merge", "Hop", "GraphPath", "Impact"]
+__all__ = ["Entity", "Edge", "SurfaceForm", "Merge", "Hop", "GraphPath", "Impact", "relation_phrases"]
+
+#: Relation label (upper-cased) -> (forward phrase, reverse phrase): ``A <forward> B`` states
+#: ``A -relation-> B``; ``B <reverse> A`` says the same fact from B's side.
+_PHRASES = {
+    "RESOLVED_BY": ("is resolved by", "resolves"), "CAUSED_BY": ("is caused by", "causes"),
+    "LEADS_TO": ("leads to", "follows from"), "SIMILAR_TO": ("is similar to", "is similar to"),
+    "CONTRADICTS": ("contradicts", "is contradicted by"), "DEPENDS_ON": ("depends on", "is depended on by"),
+    "EXTENDS": ("extends", "is extended by"), "REFERENCES": ("references", "is referenced by"),
+    "BACKED_BY": ("is backed by", "backs"), "RUNS_ON": ("runs on", "runs"), "OWNED_BY": ("is owned by", "owns"),
+    "USES": ("uses", "is used by"), "CALLS": ("calls", "is called by"), "READS_FROM": ("reads from", "is read by"),
+    "WRITES_TO": ("writes to", "is written to by"), "PART_OF": ("is part of", "has as a part"),
+    "REPLACES": ("replaces", "is replaced by"), "CONNECTS_TO": ("connects to", "is connected to by"),
+    "AUTHENTICATES_WITH": ("authenticates with", "authenticates"), "ROUTES_TO": ("routes to", "is routed to by"),
+    "LEADS": ("leads", "is led by"), "CO_MENTIONED": ("is mentioned with", "is mentioned with"),
+}
+
+
+def relation_phrases(relation: str) -> tuple[str, str]:
+    """How ``A -relation-> B`` reads from A's side and from B's: ``(forward, reverse)``.
+
+    A relation without a phrase of its own reads forward as its label and backward as the object
+    of that label, so the reverse reading is never stated as the forward one.
+
+    >>> relation_phrases("resolved_by")
+    ('is resolved by', 'resolves')
+    >>> relation_phrases("mentors")
+    ("'mentors'", "is the object of 'mentors' from")
+    """
+    known = _PHRASES.get(relation.upper())
+    if known:
+        return known
+    return f"'{relation}'", f"is the object of '{relation}' from"
 
 
 @dataclass
@@ -118,6 +150,17 @@ class Hop:
     def states(self) -> str:
         """The edge as text: ``source -relation-> target``."""
         return f"{self.source} -{self.relation}-> {self.target}"
+
+    def reads(self, backward: bool = False) -> str:
+        """The edge as a sentence, from its source (``A is resolved by B``) or, ``backward``, from
+        its target (``B resolves A``): the same fact, never the reverse stated as the forward.
+
+        >>> hop = Hop("report delay", "RESOLVED_BY", "kafka lag runbook", 1, ("c1",), ())
+        >>> hop.reads(), hop.reads(backward=True)
+        ('report delay is resolved by kafka lag runbook', 'kafka lag runbook resolves report delay')
+        """
+        forward, reverse = relation_phrases(self.relation)
+        return f"{self.target} {reverse} {self.source}" if backward else f"{self.source} {forward} {self.target}"
 
     def describe(self) -> str:
         """``A -r-> B (weight 2), stated by c1, c2``."""

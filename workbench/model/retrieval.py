@@ -112,6 +112,10 @@ class Why:
     """The edge that led from the parent to it (expand, comention)."""
     reached: str | None = None
     """The entity on that edge whose chunk this is (expand, comention)."""
+    direction: str | None = None
+    """Which way that edge was followed (expand): ``forward`` from its source to the target
+    reached ("A is resolved by B"), ``backward`` from its target to the source reached ("B
+    resolves A"); :meth:`~workbench.model.graph.Hop.reads` says it as a sentence."""
     hops: int | None = None
     """Edges walked from the parent's entities (comention: 1 or 2)."""
     pagerank: float | None = None
@@ -129,7 +133,8 @@ class Why:
     point: str | None = None
     """The report's point, a sentence of the chunk."""
     point_kind: str | None = None
-    """``relation`` for a point stating one of the community's strongest relations, else ``sentence``."""
+    """``relation`` for a point stating one of the community's strongest relations, ``sentence`` for
+    another point of its report, ``passage`` for a sentence of a passage of the theme beyond its report."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields set, in declaration order; ``ranks`` as ``<name>_rank`` keys, ``None`` kept."""
@@ -157,6 +162,8 @@ class Why:
             lead = "Direct vector hit"
         elif self.via == "expansion":
             lead = f"Reached over an edge of chunk {self.parent}"
+            if self.edge is not None and self.direction is not None:
+                lead += f", followed {self.direction}: {self.edge.reads(backward=self.direction == 'backward')}"
         elif self.via == "comention":
             lead = f"Reached {self.hops or 1} hop(s) from the entities of chunk {self.parent}"
         if self.edge is not None:
@@ -167,7 +174,8 @@ class Why:
             step = self.cited_path
             parts.append(f"states hop {step.hop_number} of the path {_ARROW.join(step.path)}: {step.hop.describe()}")
         if self.community is not None:
-            parts.append(f"quoted by the report of the community “{self.community_title or self.community}”"
+            where = "a passage of" if self.point_kind == "passage" else "quoted by the report of"
+            parts.append(f"{where} the community “{self.community_title or self.community}”"
                          + (f" (similarity {_round(self.similarity)})" if self.similarity is not None else ""))
         if self.matched_terms is not None:
             parts.append((f"matched the words {_quote(self.matched_terms)}" if self.matched_terms else "matched no word")
@@ -360,11 +368,14 @@ class WindowUse:
     """The text searched: the question without the phrase that set the window, or all of it."""
     ignored: bool = False
     """True when no dated source fell in the window and the question was answered without it."""
+    undated_kept: int | None = None
+    """Undated hits kept after the dated ones (see :func:`workbench.retrieve.undated_policy`)."""
 
     def to_json(self) -> dict[str, Any]:
         out = {**self.window.to_json(), "in_window": self.in_window, "ignored": self.ignored}
         out.update({name: value for name, value in (("asked", self.asked), ("fetched", self.fetched),
-                                                    ("kept", self.kept), ("searched_text", self.searched_text))
+                                                    ("kept", self.kept), ("searched_text", self.searched_text),
+                                                    ("undated_kept", self.undated_kept))
                     if value is not None})
         return out
 
@@ -380,11 +391,14 @@ class RetrievalStats:
     keyword_hits: int | None = None
     """Hits found by keyword search (keyword, hybrid, graphrag without embeddings)."""
     vector_hits: int | None = None
-    """Hits found by vector search (vector, hybrid, graphrag)."""
+    """Hits found by vector search (vector, hybrid, graphrag-seed's vector ranking)."""
+    hybrid_hits: int | None = None
+    """Hits in the hybrid ranking graphrag fuses (graphrag), or hits of the hybrid search the
+    ``vector_only`` fallback returns (graphrag, graphrag-seed)."""
     literal_terms: list[str] | None = None
     """Identifiers of the query that earn the literal boost (vector, hybrid)."""
     direct_hits: int | None = None
-    """Direct vector hits (expand, comention)."""
+    """Direct vector hits, best chunk per document (direct, expand, comention)."""
     expanded_hits: int | None = None
     """Hits added over one edge (expand)."""
     edges_followed: int | None = None
@@ -399,10 +413,12 @@ class RetrievalStats:
     """The seed entities (graphrag; the same as :attr:`GraphContext.seeds`)."""
     dense_seeds: list[str] | None = None
     """Chunk ids of the dense passage seeds (graphrag)."""
-    entities_explored: int | None = None
-    """Top entities taken from the walk (graphrag)."""
-    graph_nodes: int | None = None
-    """Entities in the graph (graphrag)."""
+    top_entities: int | None = None
+    """Entities with the most walk mass taken for the context, at most ``ppr_top_k`` (graphrag,
+    graphrag-seed)."""
+    walk_nodes: int | None = None
+    """Nodes of the graph the walk runs over, the count ``max_graph_nodes`` guards: entities and
+    passages (graphrag), entities (graphrag-seed)."""
     graph: dict[str, int] | None = None
     """Counts of the passage layer the walk ran over: passages, links, title links... (graphrag)."""
     ppr_iterations: int | None = None
@@ -412,7 +428,7 @@ class RetrievalStats:
     walk_hits: int | None = None
     """Hits ranked by the walk (graphrag)."""
     provenance_hits: int | None = None
-    """Hits that are provenance of the top entities (graphrag)."""
+    """Hits that are provenance chunks of the top entities (graphrag, graphrag-seed)."""
     entities: list[str] | None = None
     """Entities the question names (paths)."""
     matched_by: str | None = None
@@ -429,6 +445,8 @@ class RetrievalStats:
     """Hits taken from their points (global)."""
     time_window: WindowUse | None = None
     """How a time window was applied, when one was (every mode)."""
+    time_phrases_not_understood: list[str] | None = None
+    """Phrases of the question that look like time but set no window (every mode)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

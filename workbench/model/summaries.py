@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ReportPoint", "CommunityReport", "point_to_json", "Decision", "Episode", "TimelineEntry"]
@@ -35,7 +35,7 @@ class CommunityReport:
     id: str
     """Stable id derived from the member keys."""
     title: str
-    """The names of its most central (typed) entities."""
+    """Its most distinctive key phrases (c-TF-IDF among the communities of its level)."""
     size: int
     """Number of member entities."""
     members: tuple[str, ...]
@@ -53,20 +53,35 @@ class CommunityReport:
     signature: str = ""
     """Hash of the members and their chunks: an unchanged signature keeps the report."""
     documents: tuple[str, ...] = ()
-    """Documents its points and relations cite."""
+    """Documents of its passages, points and relations."""
+    level: int = 0
+    """0 for a theme, 1 for a sub-theme (a part of the theme ``parent``), and so on."""
+    parent: str | None = None
+    """Id of the community it is a part of (None for a theme)."""
+    chunks: tuple[str, ...] = ()
+    """Chunk ids of its passages, sorted."""
+    key_phrases: tuple[tuple[str, float], ...] = ()
+    """``(phrase, c-TF-IDF weight)`` of its most distinctive phrases, best first."""
+    terms: dict[str, int] = field(default_factory=dict)
+    """Its most frequent words and two-word phrases with their counts (what its key phrases are
+    weighed from, so a kept report is titled again without its text)."""
 
     def text(self) -> str:
-        """What is embedded for search: title, key entities and points."""
+        """What is embedded for search: title, key phrases, key entities and points."""
         names = ", ".join(name for name, _, _ in self.key_entities)
-        return "\n".join([self.title, names, *(p.text for p in self.points)])
+        phrases = ", ".join(p for p, _ in self.key_phrases)
+        return "\n".join([self.title, phrases, names, *(p.text for p in self.points)])
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, terms: bool = False) -> dict[str, Any]:
+        """The report as JSON; ``terms`` (what the store keeps to title it again) only when asked."""
         return {"id": self.id, "title": self.title, "size": self.size, "members": list(self.members),
                 "key_entities": [{"name": n, "type": t, "centrality": c} for n, t, c in self.key_entities],
                 "relations": self.relations,
                 "points": [point_to_json(p) for p in self.points],
                 "first_seen": self.first_seen, "last_seen": self.last_seen, "signature": self.signature,
-                "documents": list(self.documents)}
+                "documents": list(self.documents), "level": self.level, "parent": self.parent,
+                "chunks": list(self.chunks), "key_phrases": [[p, w] for p, w in self.key_phrases],
+                **({"terms": self.terms} if terms else {})}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "CommunityReport":
@@ -75,7 +90,9 @@ class CommunityReport:
                    relations=d["relations"], points=[ReportPoint(**{**p, "entities": tuple(p["entities"])})
                                                      for p in d["points"]],
                    first_seen=d["first_seen"], last_seen=d["last_seen"], signature=d["signature"],
-                   documents=tuple(d.get("documents", ())))
+                   documents=tuple(d.get("documents", ())), level=d.get("level", 0), parent=d.get("parent"),
+                   chunks=tuple(d.get("chunks", ())),
+                   key_phrases=tuple((p, w) for p, w in d.get("key_phrases", ())), terms=dict(d.get("terms", {})))
 
 
 def point_to_json(p: ReportPoint) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Retrieval strategies side by side: one protocol, a registry by name, one entry point.
 
 Built-in modes, in their stable order: ``keyword``, ``vector``, ``hybrid``, ``expand``,
-``graphrag``, ``paths``, ``comention``; modes registered later follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
+``graphrag``, ``paths``, ``comention``, ``direct``, ``graphrag-seed``; modes registered later
+follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
 came back.
 
 Examples
@@ -22,14 +23,15 @@ import threading
 from ..model import RetrievalResult, WindowUse
 from .base import Retriever
 from .comention import ComentionRetriever
-from .expand import ExpandRetriever
+from .expand import DirectRetriever, ExpandRetriever
 from .graphrag import GraphRAGRetriever
+from .graphrag_seed import GraphRAGSeedRetriever
 from .hybrid import HybridRetriever
 from .keyword import KeywordRetriever
 from .paths import PathsRetriever
 from .vector import VectorRetriever
 
-__all__ = ["MODES", "RETRIEVERS", "Retriever", "get_retriever", "register", "retrieve"]
+__all__ = ["MODES", "RETRIEVERS", "Retriever", "get_retriever", "register", "retrieve", "undated_policy"]
 
 #: Every registered retriever by mode name, in registration order.
 RETRIEVERS: dict[str, Retriever] = {}
@@ -68,7 +70,7 @@ def _prefetch(ws) -> threading.Thread | None:
 
     def load() -> None:
         try:
-            _ = vectors.client
+            vectors.warm()
             embedder.embed(["warm-up"])
         except Exception:  # noqa: BLE001 - the search itself meets and reports the same failure
             pass
@@ -86,8 +88,10 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
     question ("last month", "in February", "since the outage"), resolved against ``as_of``
     (default today; see :mod:`workbench.retrieve.timewindow`). Under a window the retriever
     is asked for more hits until ``k`` fall in it; explicit bounds keep only dated hits inside
-    them, a phrase drops the hits dated outside it and keeps undated ones. ``reason`` and
-    ``stats.time_window`` say which window was used. Every hit carries its chunk's ``time``.
+    them, a phrase drops the hits dated outside it; undated hits follow :func:`undated_policy`.
+    ``reason`` and ``stats.time_window`` say which window was used, and a phrase that looks
+    like time but was not understood is named in ``reason`` and
+    ``stats.time_phrases_not_understood``. Every hit carries its chunk's ``time``.
     """
     retriever = get_retriever(mode)
     # keyword is the one mode that needs neither the vectors nor the model
@@ -100,18 +104,19 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
 
 
 def _retrieve(ws, retriever, query: str, k: int | None, since, until, as_of) -> RetrievalResult:
-    from .timewindow import anchor_from_documents, in_window, resolve_window
+    from .timewindow import anchor_from_documents, read_time
 
     k = ws.settings.retrieval.k if k is None else k
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     # The documents are read only for a "since the <event>" phrase, not on every query.
-    window, text = resolve_window(query, since, until, as_of,
-                                  anchor=lambda phrase: anchor_from_documents(ws.store.documents())(phrase))
+    reading = read_time(query, since, until, as_of,
+                        anchor=lambda phrase: anchor_from_documents(ws.store.documents())(phrase))
+    window, text = reading.window, reading.text
     if window is None:
         result = retriever.retrieve(ws, query, k)
         _stamp_times(ws, result.hits)
-        return result
+        return _name_unread(result, reading.not_understood)
     # A year the question names ("in 1930", "since 2004") may describe what it asks about rather
     # than when its sources were written: such a window drops the hits dated outside it, keeps
     # the undated ones, and the whole question is searched. Relative phrases ("last month") and
@@ -124,7 +129,8 @@ def _retrieve(ws, retriever, query: str, k: int | None, since, until, as_of) -> 
     while True:
         result = retriever.retrieve(ws, text, asked)
         _stamp_times(ws, result.hits)
-        kept = [hit for hit in result.hits if in_window(hit.time, window) or (from_phrase and not hit.time)]
+        kept = undated_policy(result.hits, window, keep_undated=from_phrase,
+                              related=lambda chunk_ids: _related_documents(ws, chunk_ids))
         if len(kept) >= k or len(result.hits) < asked or asked >= total:
             break
         asked = min(total, asked * ws.settings.time.overfetch)
@@ -136,15 +142,76 @@ def _retrieve(ws, retriever, query: str, k: int | None, since, until, as_of) -> 
         note = f"time window {window.describe()} matched no dated source; searched without it"
         result.reason = f"{result.reason}; {note}" if result.reason else note
         result.stats.time_window = WindowUse(window, in_window=0, ignored=True)
-        return result
-    for rank, hit in enumerate(kept[:k], 1):
+        return _name_unread(result, reading.not_understood)
+    # A mode that adds reached hits after its direct ones (expand) keeps room for them.
+    kept = kept[:k * max(1, getattr(retriever, "max_hits_per_k", 1))]
+    for rank, hit in enumerate(kept, 1):
         hit.rank = rank
     fetched = len(result.hits)
-    note = f"time window {window.describe()}: {len(kept)} of {fetched} hits fall in it"
-    result.query, result.hits = query, kept[:k]
+    dated = sum(1 for hit in kept if hit.time)
+    note = f"time window {window.describe()}: {dated} of {fetched} hits fall in it"
+    if len(kept) > dated:
+        note += f"; {len(kept) - dated} undated kept after them"
+    result.query, result.hits = query, kept
     result.reason = f"{result.reason}; {note}" if result.reason else note
-    result.stats.time_window = WindowUse(window, in_window=len(kept), asked=asked, fetched=fetched,
-                                         kept=len(result.hits), searched_text=text)
+    result.stats.time_window = WindowUse(window, in_window=dated, asked=asked, fetched=fetched,
+                                         kept=len(result.hits), searched_text=text, undated_kept=len(kept) - dated)
+    return _name_unread(result, reading.not_understood)
+
+
+def undated_policy(hits: list, window, keep_undated: bool = False, related=None) -> list:
+    """The hits a time window keeps, in order: the dated hits inside it (in their order), then
+    the undated hits a relation leads to from a kept hit (the runbook an in-window incident is
+    RESOLVED_BY: reached over that edge, or a document ``related(kept chunk ids)`` names), then,
+    with ``keep_undated`` (a year the question names), every other undated hit. Dated hits
+    outside the window, and undated hits nothing in it leads to, are dropped.
+
+    >>> from workbench.model import Hit, TimeWindow, Why
+    >>> hits = [Hit("c1", "runbook.md", "", 0.9, 1, why=Why(via="expansion", parent="c2")),
+    ...         Hit("c2", "incident.md", "", 0.8, 2, time="2024-02-14"),
+    ...         Hit("c3", "old.md", "", 0.7, 3, time="2023-02-01"), Hit("c4", "notes.md", "", 0.6, 4)]
+    >>> [h.chunk_id for h in undated_policy(hits, TimeWindow("2024-02-01", "2024-02-29"))]
+    ['c2', 'c1']
+    >>> [h.chunk_id for h in undated_policy(hits, TimeWindow("2024-02-01", "2024-02-29"), keep_undated=True)]
+    ['c2', 'c1', 'c4']
+    """
+    from .timewindow import in_window
+
+    inside = [hit for hit in hits if in_window(hit.time, window)]
+    kept_ids = {hit.chunk_id for hit in inside}
+    undated = [hit for hit in hits if not hit.time]
+    documents = related(kept_ids) if related is not None and undated and kept_ids else set()
+    reached = [hit for hit in undated if hit.why.parent in kept_ids or hit.document in documents]
+    reached_ids = {hit.chunk_id for hit in reached}
+    rest = [hit for hit in undated if keep_undated and hit.chunk_id not in reached_ids]
+    return inside + reached + rest
+
+
+def _related_documents(ws, chunk_ids) -> set[str]:
+    """The documents the relations stated by ``chunk_ids`` lead to: the notes their ends title,
+    else the chunk that best states or mentions each end (as ``expand`` follows them)."""
+    from .cache import indexes_for
+    from .expand import reached_chunks
+
+    indexes = indexes_for(ws)
+    documents = indexes.chunk_documents
+    found: set[str] = set()
+    for chunk_id in chunk_ids:
+        for edge in indexes.edges_stated_by.get(chunk_id, ()):
+            if edge.relation == "co_mentioned":
+                continue
+            for end in (edge.source, edge.target):
+                found.update(documents.get(c, "") for c in reached_chunks(ws, end, documents.get(chunk_id, "")))
+    return found
+
+
+def _name_unread(result: RetrievalResult, phrases: tuple[str, ...]) -> RetrievalResult:
+    """Name the time-like phrases no window was read from, in the reason and the stats."""
+    if phrases:
+        quoted = ", ".join(f'"{p}"' for p in phrases)
+        note = f"time phrase {quoted} not understood: no window set from it"
+        result.reason = f"{result.reason}; {note}" if result.reason else note
+        result.stats.time_phrases_not_understood = list(phrases)
     return result
 
 
@@ -156,7 +223,8 @@ def _stamp_times(ws, hits) -> None:
 
 
 for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), ExpandRetriever(),
-                   GraphRAGRetriever(), PathsRetriever(), ComentionRetriever()):
+                   GraphRAGRetriever(), PathsRetriever(), ComentionRetriever(), DirectRetriever(),
+                   GraphRAGSeedRetriever()):
     register(_retriever)
 del _retriever
 from . import global_search  # noqa: E402,F401  (registers the global mode)

@@ -127,6 +127,43 @@ class RetrievalIndexes:
             return {chunk_id: tuple(edges) for chunk_id, edges in out.items()}
 
     @cached_property
+    def opening_chunks(self) -> dict[str, str]:
+        """Document id -> its first chunk (its title and first lines)."""
+        with self._lock:
+            return self.ws.store.opening_chunks()
+
+    @cached_property
+    def note_titles(self) -> dict[str, frozenset[str]]:
+        """Document id -> the entity keys its title names (the note as an entity)."""
+        with self._lock:
+            documents = self.chunk_documents
+            out: dict[str, set[str]] = defaultdict(set)
+            for chunk_id, key in self.ws.graph.passages.title_of.items():
+                if chunk_id in documents:
+                    out[documents[chunk_id]].add(key)
+            return {doc: frozenset(keys) for doc, keys in out.items()}
+
+    @cached_property
+    def edges_touching_document(self) -> dict[str, tuple[Edge, ...]]:
+        """Document id -> every edge touching its note, each once: the edges any of its chunks
+        states (co-mention included; a declared relation cites only the declaring note's first
+        chunk) and the relation edges of the entities its title names, in either direction (so
+        the runbook an incident is ``RESOLVED_BY`` reaches back to the incident)."""
+        with self._lock:
+            documents = self.chunk_documents
+            out: dict[str, dict[tuple[str, str, str], Edge]] = defaultdict(dict)
+            for chunk_id, edges in self.edges_stated_by.items():
+                document = documents.get(chunk_id)
+                if document is not None:
+                    for edge in edges:
+                        out[document][(edge.source, edge.relation, edge.target)] = edge
+            for document, keys in self.note_titles.items():
+                for key in keys:
+                    for edge in self.relation_edges.get(key, ()):
+                        out[document][(edge.source, edge.relation, edge.target)] = edge
+            return {document: tuple(edges[k] for k in sorted(edges)) for document, edges in out.items()}
+
+    @cached_property
     def key_of(self):
         """The canonicalizer's name -> key function (aliases and splits applied)."""
         with self._lock:

@@ -1,23 +1,33 @@
-"""Direct retrieval plus one-hop relation expansion: the hits, then what their edges lead to.
+"""Direct retrieval plus one-hop relation expansion: the hits, then what their notes' edges lead to.
 
-1. Direct hits: vector search, best chunk per document, ``k`` of them.
-2. For each direct hit, the edges its chunk states (relation patterns, declared front-matter
-   relations and co-mentions) with confidence >= ``retrieval.expand_min_confidence``. Each
-   edge leads to the notes and chunks on its ends other than the hit's own document: a note
-   (an end that titles a document, such as the runbook an incident is RESOLVED_BY) gives its
-   note's text; any other end gives the chunk elsewhere that best states or mentions it
-   (stating one of its relations before merely mentioning it).
-3. Expanded chunks score ``parent x expand_discount x confidence`` and come *after* the
-   direct hits: ``k`` direct plus up to ``k`` expanded, both counts reported, each expanded hit
-   with the full directed edge that brought it and the end it reached. Not recursive.
+1. Direct hits: vector search, best chunk per document, ``k`` of them (the ``direct`` mode
+   returns exactly these, the evaluation's baseline).
+2. For each direct hit, every edge touching its note, in either direction: the edges any chunk
+   of the note states (relation patterns, declared front-matter relations, co-mentions) and the
+   relation edges of the entity the note's title names, with confidence >=
+   ``retrieval.expand_min_confidence``. Each edge leads to its ends other than the note itself,
+   outside the note's document: an end that titles a note (the runbook an incident is
+   RESOLVED_BY, or the incident a runbook resolves) gives its note's opening chunk; any other
+   end the chunk elsewhere that best states or mentions it.
+3. An expanded chunk scores ``parent x expand_discount x confidence`` and says which way the
+   edge was followed: ``forward`` (source to target: "A is resolved by B") or ``backward``
+   ("B resolves A"). ``k`` direct plus up to ``k`` expanded hits, merged and sorted by score
+   (``retrieval.expand_order: score``), or the expanded ones after the direct ones
+   (``direct_first``). Not recursive.
 
 Examples
 --------
 >>> expansion_score(0.8, 0.7, 1.0)
 0.56
+>>> merge_order([("d1", 0.9, None), ("d2", 0.3, None)], [("e1", 0.56, None)], "score")
+['d1', 'e1', 'd2']
+>>> merge_order([("d1", 0.9, None), ("d2", 0.3, None)], [("e1", 0.56, None)], "direct_first")
+['d1', 'd2', 'e1']
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
@@ -26,7 +36,7 @@ from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, s
 from .cache import indexes_for
 from .vector import direct_by_document, unavailable
 
-__all__ = ["ExpandRetriever", "expansion_score"]
+__all__ = ["DirectRetriever", "ExpandRetriever", "expansion_score", "merge_order", "merged", "reached_chunks"]
 
 
 def expansion_score(parent: float, discount: float, confidence: float) -> float:
@@ -34,30 +44,74 @@ def expansion_score(parent: float, discount: float, confidence: float) -> float:
     return round(parent * discount * confidence, 12)
 
 
-def _reached_chunks(ws, end: str, parent_document: str) -> list[str]:
-    """The chunks an edge's end leads to, outside the parent's document: its note's chunks if it
-    titles one, else the one chunk that best states or mentions it."""
+def merged(direct: Sequence[Ranked], expanded: Sequence[Ranked], order: str) -> list[Ranked]:
+    """The direct and expanded hits in one list: by score (``score``; ties by chunk id) or the
+    expanded ones after the direct ones (``direct_first``)."""
+    if order == "direct_first":
+        return list(direct) + sort_ranked(expanded)
+    return sort_ranked(list(direct) + list(expanded))
+
+
+def merge_order(direct, expanded, order: str) -> list[str]:
+    """The chunk ids of :func:`merged`, for reading."""
+    return [chunk_id for chunk_id, _, _ in merged(direct, expanded, order)]
+
+
+def reached_chunks(ws, end: str, parent_document: str) -> list[str]:
+    """The chunks an edge's end leads to, outside the parent's document: its note's opening chunk
+    if it titles one, else the one chunk that best states or mentions it."""
     graph = ws.graph
     indexes = indexes_for(ws)
     documents = indexes.chunk_documents
-    titled = sorted(c for c in graph.passages.chunks_of.get(end, ()) if graph.passages.title_of.get(c) == end
-                    and documents.get(c) != parent_document)
-    if titled:
-        return titled[:1]  # the note's opening chunk: its title and first lines
+    titled = sorted({documents[c] for c in graph.passages.chunks_of.get(end, ())
+                     if graph.passages.title_of.get(c) == end and documents.get(c, parent_document) != parent_document})
+    if titled:  # the note's opening chunk: its title and first lines
+        opening = indexes.opening_chunks.get(titled[0])
+        return [opening] if opening else []
     stating = {c for e in indexes.relation_edges.get(end, ()) for c in e.chunk_ids}
     candidates = [c for c in graph.passages.chunks_of.get(end, ()) if documents.get(c) != parent_document]
     candidates.sort(key=lambda c: (c not in stating, c))
     return candidates[:1]
 
 
+def _direct_stage(ws, query: str, k: int, timer: StageTimer) -> list[Ranked]:
+    """The ``k`` direct hits, each marked ``via="direct"``."""
+    return [(chunk_id, score, Why(via="direct", similarity=why.similarity))
+            for chunk_id, score, why in direct_by_document(ws, query, k, timer)]
+
+
+class DirectRetriever:
+    """The direct stage expansion starts from, alone: the baseline that isolates the edges."""
+
+    name = "direct"
+    description = ("vector hits, best chunk per document: exactly the direct stage expand starts from, "
+                   "without its edges (the evaluation's baseline)")
+
+    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+        if is_empty_query(query):
+            return empty_result(query, self.name)
+        timer = StageTimer()
+        try:
+            direct = _direct_stage(ws, query, k, timer)
+        except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
+            return unavailable(query, self.name, exc, timer)
+        with timer("fetch"):
+            hits = make_hits(ws, direct)
+        min_score = ws.settings.retrieval.min_vector_score
+        return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits,
+                               stats=RetrievalStats(seconds=timer.total(), direct_hits=len(hits)),
+                               reason="" if hits else f"no chunk reaches min_vector_score={min_score}")
+
+
 class ExpandRetriever:
-    """Direct vector hits (one per document) plus what their stated edges lead to."""
+    """Direct vector hits (one per document) plus what every edge of their notes leads to."""
 
     name = "expand"
-    description = ("vector hits, best chunk per document, then the notes and chunks on the other ends of the edges "
-                   "they state, scored parent x expand_discount x confidence")
+    description = ("vector hits, best chunk per document, then the notes and chunks at the other ends of every edge "
+                   "touching their notes, either direction, scored parent x expand_discount x confidence and "
+                   "merged by score")
 
-    #: Returns ``k`` direct hits and up to ``k`` more after them.
+    #: Returns ``k`` direct hits and up to ``k`` expanded ones.
     max_hits_per_k = 2
 
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
@@ -66,7 +120,7 @@ class ExpandRetriever:
         settings = ws.settings.retrieval
         timer = StageTimer()
         try:
-            direct = direct_by_document(ws, query, k, timer)
+            direct = _direct_stage(ws, query, k, timer)
         except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
             return unavailable(query, self.name, exc, timer)
         with timer("expand"):
@@ -74,35 +128,36 @@ class ExpandRetriever:
             documents = indexes.chunk_documents
             direct_documents = {documents.get(chunk_id) for chunk_id, _, _ in direct}
             graph = ws.graph
-            stated = indexes.edges_stated_by
             expanded: dict[str, Ranked] = {}
-            edges_followed = 0
+            followed: set[tuple[str, str, str]] = set()
             for parent, parent_score, _ in direct:
                 parent_document = documents.get(parent, "")
-                for edge in stated.get(parent, ()):
+                own = indexes.note_titles.get(parent_document, frozenset())
+                for edge in indexes.edges_touching_document.get(parent_document, ()):
                     if edge.confidence < settings.expand_min_confidence:
                         continue
-                    edges_followed += 1
+                    followed.add((edge.source, edge.relation, edge.target))
                     score = expansion_score(parent_score, settings.expand_discount, edge.confidence)
-                    for end in (edge.source, edge.target):
-                        for chunk_id in _reached_chunks(ws, end, parent_document):
+                    for end, direction in ((edge.target, "forward"), (edge.source, "backward")):
+                        if end in own or edge.source == edge.target:
+                            continue  # the note itself, or a self-loop: nothing to reach
+                        for chunk_id in reached_chunks(ws, end, parent_document):
                             current = expanded.get(chunk_id)
                             # A note already among the direct hits is no new material.
                             if documents.get(chunk_id) in direct_documents or (
                                     current is not None and current[1] >= score):
                                 continue
                             expanded[chunk_id] = (chunk_id, score, Why(
-                                via="expansion", parent=parent, edge=graph.cited_hop(edge), reached=graph.name(end)))
-            more = sort_ranked(list(expanded.values()))[:k]
-            ranked = [(chunk_id, score, Why(via="direct", similarity=why.similarity))
-                      for chunk_id, score, why in direct] + more
+                                via="expansion", parent=parent, edge=graph.cited_hop(edge), reached=graph.name(end),
+                                direction=direction))
+            ranked = merged(direct, sort_ranked(list(expanded.values()))[:k], settings.expand_order)
         with timer("fetch"):
             hits = make_hits(ws, ranked)
         stats = RetrievalStats(
             seconds=timer.total(),
             direct_hits=sum(1 for h in hits if h.why.via == "direct"),
             expanded_hits=sum(1 for h in hits if h.why.via == "expansion"),
-            edges_followed=edges_followed,
+            edges_followed=len(followed),
         )
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits, stats=stats,
                                reason="" if hits else f"no chunk reaches min_vector_score={settings.min_vector_score}")

@@ -1,32 +1,106 @@
 """Global search: corpus-wide questions answered from the community reports (map, then reduce).
 
-Map: every community report (see :mod:`workbench.communities`) is ranked by the cosine
-similarity of its embedding to the question's; the best ``global_search.max_communities`` at or
-above ``min_similarity`` are used. Reduce: each used community gives its first
-``points_per_community`` points (sentences chosen by centrality and coverage), taken in rounds,
-one point of each community per round, so the answer covers every theme before going deep in
-one. Each hit is the chunk a point quotes; its ``why`` names the community and the point, and
-``graph_context.communities`` lists the communities used. A hit's score is
-``2 x (rounds left) + similarity``: higher rounds first, more similar communities first within one.
+Map: every community report, themes and sub-themes (see :mod:`workbench.communities`), is
+ranked by the cosine similarity of its embedding to the question's; a theme is ordered by its
+report's similarity plus ``SIZE_WEIGHT`` for its size (a corpus-wide question is
+about equally unlike every theme; its main themes are the larger ones). Reduce: the themes at
+or above ``min_similarity``, in that order, each give one point per round, so ``k`` hits cover as many distinct themes as there
+are before any theme gives a second. A theme's points are its report's and its sub-themes'
+(taken in turn, ``points_per_community`` of each), then its other passages, so the mode
+never returns fewer than ``k`` hits while a community holds a passage not yet given. The
+first ``max(max_communities, k)`` themes are used first (so ``k`` points come from ``k``
+distinct themes when there are that many); the others follow when they run out.
+
+A question that names a theme (one of its key phrases, and no other theme's as strongly: "What
+was decided about the partner export?") narrows the answer to that theme: its sub-themes then
+take the turns. ``reason`` says so.
+
+Each hit is the chunk a point quotes; its ``why`` names the community (the theme or the
+sub-theme whose report holds the point) and the point, and ``graph_context.communities`` lists
+the communities used. A hit's score is ``1 / (round + 1)`` plus a thousandth of the similarity.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 from ..embedding import EmbeddingUnavailable
-from ..model import CommunityUse, GraphContext, Hit, RetrievalResult, RetrievalStats, Why
+from ..keyphrases import content_words, phrase_counts
+from ..model import CommunityReport, CommunityUse, GraphContext, Hit, RetrievalResult, RetrievalStats, Why
+from ..sentences import split_sentences
 from ..summaries import current_summaries, rank_by_similarity
 from .base import StageTimer, empty_result, is_empty_query
 from .vector import embed_query
 
-__all__ = ["GlobalRetriever"]
+__all__ = ["GlobalRetriever", "named_theme"]
+
+#: Weight of a theme's size (log of its passages, the largest theme 1) added to its similarity when
+#: ordering themes: a corpus-wide question is about as unlike every theme, and its main themes are
+#: the larger ones; a question about one theme is far more similar to it than this.
+SIZE_WEIGHT = 0.3
+#: A theme is named when its key phrases in the question weigh this many times the next theme's.
+NAMED_MARGIN = 1.5
+
+
+def named_theme(query: str, themes: Sequence[CommunityReport]) -> tuple[CommunityReport, str] | None:
+    """The theme whose key phrases the question writes, clearly more than any other's, with the
+    phrase; None when it names none (or two alike).
+
+    Examples
+    --------
+    >>> a = CommunityReport("c-a", "partner export", 3, ("x",), [], [], [], key_phrases=(("partner export", 0.2),))
+    >>> b = CommunityReport("c-b", "cloud budget", 3, ("y",), [], [], [], key_phrases=(("cloud budget", 0.2),))
+    >>> named_theme("What did we decide about the partner export?", [a, b])[1]
+    'partner export'
+    >>> named_theme("What are the main themes across all documents?", [a, b]) is None
+    True
+    """
+    asked = set(phrase_counts(query))
+    scored = []
+    for theme in themes:
+        found = [(w, p) for p, w in theme.key_phrases if p in asked]
+        if found:
+            scored.append((sum(w for w, _ in found), max(found)[1], theme))
+    if not scored:
+        return None
+    scored.sort(key=lambda s: (-s[0], s[2].id))
+    if len(scored) > 1 and scored[0][0] < NAMED_MARGIN * scored[1][0]:
+        return None
+    return scored[0][2], scored[0][1]
+
+
+def _queue(theme: CommunityReport, parts: Sequence[CommunityReport], per_report: int, entities_of) -> list:
+    """``(report, point or None, chunk id)`` in the order a theme gives them: its report's and its
+    parts' points in turn (``per_report`` of each), their other points, then its other passages
+    (most linked to its entities first)."""
+    reports = [theme, *parts]
+    order: list = []
+    for depth in range(max((len(r.points) for r in reports), default=0)):
+        for report in reports:
+            if depth < len(report.points):
+                order.append((depth >= per_report, report, report.points[depth], report.points[depth].chunk_id))
+    order.sort(key=lambda item: item[0])  # stable: the first per_report rounds, then the rest
+    queue = [(report, point, cid) for _, report, point, cid in order]
+    members = set(theme.members)
+    rest = sorted(theme.chunks, key=lambda c: (-len(entities_of.get(c, frozenset()) & members), c))
+    return queue + [(theme, None, cid) for cid in rest]
+
+
+def _passage_point(text: str, theme: CommunityReport) -> str:
+    """The sentence of a passage that writes most of the theme's key phrases' words."""
+    words = {w for p, _ in theme.key_phrases for w in p.split(" ")}
+    sentences = split_sentences(text) or [text]
+    return max(sentences, key=lambda s: (len(set(content_words(s)) & words), len(content_words(s)) >= 4,
+                                         -sentences.index(s)))
 
 
 class GlobalRetriever:
-    """Map over community reports, reduce to their best cited points."""
+    """Map over community reports, reduce to cited points from distinct themes."""
 
     name = "global"
-    description = ("corpus-wide questions: community reports ranked against the question, their best cited "
-                   "points taken in rounds, one per community")
+    description = ("corpus-wide questions: community reports ranked against the question, one cited point per "
+                   "theme per round (a question naming a theme narrows to it)")
 
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
@@ -41,47 +115,90 @@ class GlobalRetriever:
                                   f"{ws.settings.communities.min_size} or more entities")
             result.stats.seconds = timer.total()
             return result
-        reason = ""
+        notes: list[str] = []
         with timer("map"):
             try:
                 ranked = rank_by_similarity(summaries.report_vectors, embed_query(ws, query))
             except EmbeddingUnavailable as exc:
                 ranked = []
-                reason = f"embedding unavailable ({exc}): communities taken largest first"
+                notes.append(f"embedding unavailable ({exc}): themes taken largest first")
             if not ranked:
-                reason = reason or "community reports have no embeddings: communities taken largest first"
+                notes = notes or ["community reports have no embeddings: themes taken largest first"]
                 ranked = [(i, 0.0) for i in range(len(reports))]
-            used = [(reports[i], sim) for i, sim in ranked if sim >= settings.min_similarity][:settings.max_communities]
+            similarity = {reports[i].id: sim for i, sim in ranked}
+            by_id = {r.id: r for r in reports}
+
+            def theme_of(report: CommunityReport) -> CommunityReport:
+                while report.parent in by_id:
+                    report = by_id[report.parent]  # type: ignore[index]
+                return report
+
+            themes = [r for r in reports if r.level == 0]
+            parts: dict[str, list[CommunityReport]] = {t.id: [] for t in themes}
+            for r in reports:
+                if r.level > 0 and theme_of(r).id in parts:
+                    parts[theme_of(r).id].append(r)
+            best = {t.id: similarity.get(t.id, 0.0) for t in themes}
+            largest = math.log1p(max((len(t.chunks) for t in themes), default=0)) or 1.0
+            order = {t.id: best[t.id] + SIZE_WEIGHT * math.log1p(len(t.chunks)) / largest for t in themes}
+            named = named_theme(query, themes)
+            units: list[tuple[CommunityReport, list[CommunityReport]]]
+            if named is not None:
+                theme, phrase = named
+                notes.append(f"the question names the theme {theme.title!r} (key phrase {phrase!r}): its points only")
+                units = [(theme, [])] if not parts[theme.id] else \
+                    [(p, []) for p in sorted(parts[theme.id], key=lambda p: (-similarity.get(p.id, 0.0), p.id))]
+                units += [(theme, [])] if parts[theme.id] else []
+            else:
+                chosen = sorted((t for t in themes if best[t.id] >= settings.min_similarity),
+                                key=lambda t: (-order[t.id], t.id))
+                units = [(t, sorted(parts[t.id], key=lambda p: (-similarity.get(p.id, 0.0), p.id))) for t in chosen]
         with timer("reduce"):
-            hits: list[Hit] = []
+            entities_of = ws.graph.passages.entities_of
+            queues = [_queue(theme, sub, settings.points_per_community, entities_of) for theme, sub in units]
+            picked: list[tuple[int, int, CommunityReport, object, str]] = []
             seen: set[str] = set()
-            rounds = settings.points_per_community
-            for j in range(rounds):
-                for report, sim in used:
-                    if j >= len(report.points) or len(hits) >= k:
-                        continue
-                    point = report.points[j]
-                    if point.chunk_id in seen:
-                        continue
-                    seen.add(point.chunk_id)
-                    why = Why(community=report.id, community_title=report.title, point=point.text,
-                              similarity=round(sim, 6), entities=list(point.entities), point_kind=point.kind)
-                    hits.append(Hit(chunk_id=point.chunk_id, document=point.document, text="",
-                                    score=round(2.0 * (rounds - j) + sim, 6), rank=len(hits) + 1, why=why))
-            texts = {c.id: c.text for c in ws.store.chunks([h.chunk_id for h in hits])}
-            hits = [h for h in hits if h.chunk_id in texts]
-            for rank, hit in enumerate(hits, 1):
-                hit.text, hit.rank = texts[hit.chunk_id], rank
+            used: dict[str, list[str]] = {}
+            first = min(max(settings.max_communities, k), len(units))  # k points from k themes when there are k
+            for batch in (range(first), range(first, len(units))):
+                depth = [0] * len(queues)
+                rnd = 0
+                while len(picked) < k and any(depth[u] < len(queues[u]) for u in batch):
+                    for u in batch:
+                        while depth[u] < len(queues[u]) and queues[u][depth[u]][2] in seen:
+                            depth[u] += 1
+                        if depth[u] >= len(queues[u]) or len(picked) >= k:
+                            continue
+                        report, point, cid = queues[u][depth[u]]
+                        depth[u] += 1
+                        seen.add(cid)
+                        picked.append((rnd, u, report, point, cid))
+                    rnd += 1
+            texts = {c.id: c for c in ws.store.chunks([cid for *_, cid in picked])}
+            hits: list[Hit] = []
+            for rnd, u, report, point, cid in picked:
+                chunk = texts.get(cid)
+                if chunk is None:
+                    continue
+                text = point.text if point is not None else _passage_point(chunk.text, units[u][0])  # type: ignore[attr-defined]
+                sim = similarity.get(report.id, 0.0)
+                why = Why(community=report.id, community_title=report.title, point=text, similarity=round(sim, 6),
+                          entities=list(point.entities) if point is not None else [],  # type: ignore[attr-defined]
+                          point_kind=point.kind if point is not None else "passage")  # type: ignore[attr-defined]
+                hits.append(Hit(chunk_id=cid, document=chunk.document_id, text=chunk.text,
+                                score=round(1.0 / (rnd + 1) + 0.001 * sim, 6), rank=len(hits) + 1, why=why))
+                used.setdefault(report.id, []).append(text)
         context = GraphContext(communities=[
-            CommunityUse(r.id, r.title, r.size, round(sim, 6), first_seen=r.first_seen, last_seen=r.last_seen,
-                         key_entities=tuple(name for name, _, _ in r.key_entities),
-                         points=tuple(p.text for p in r.points[:rounds])) for r, sim in used])
+            CommunityUse(r.id, r.title, r.size, round(similarity.get(r.id, 0.0), 6), first_seen=r.first_seen,
+                         last_seen=r.last_seen, key_entities=tuple(name for name, _, _ in r.key_entities),
+                         points=tuple(used[r.id])) for r in reports if r.id in used])
+        if not hits:
+            notes.append(f"no theme reaches min_similarity={settings.min_similarity}")
         return RetrievalResult(
             query=query, mode_requested=self.name, mode_used=self.name, hits=hits,
-            stats=RetrievalStats(seconds=timer.total(), communities=len(reports), communities_used=len(used),
-                                 global_hits=len(hits)),
-            graph_context=context, reason=reason or ("" if hits else "no community reaches min_similarity="
-                                                     f"{settings.min_similarity}"))
+            stats=RetrievalStats(seconds=timer.total(), communities=len(reports),
+                                 communities_used=len(context.communities), global_hits=len(hits)),
+            graph_context=context, reason="; ".join(notes))
 
 
 def _register() -> None:

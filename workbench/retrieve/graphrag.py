@@ -24,8 +24,9 @@
    saying which hop it states; the cited paths join the graph context.
 
 The mode used is reported: ``full_graphrag``; ``vector_only`` (hybrid search, no graph
-context) when no seed entity is found or the graph has more than ``max_graph_nodes``
-entities; ``keyword_only`` when embeddings or the vector store are unavailable.
+context) when no seed entity is found or the walk's graph has more than ``max_graph_nodes``
+nodes (entities and passages); ``keyword_only`` when embeddings or the vector store are
+unavailable.
 
 Examples
 --------
@@ -56,7 +57,8 @@ from .questions import read_question
 from .vector import embed_query, entity_query, vector_ranking
 
 __all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", "find_seeds", "name_seeds",
-           "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks"]
+           "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks", "too_large",
+           "graph_triples"]
 
 #: The walk stops when no score moves by this much in one iteration...
 PPR_TOLERANCE = 1e-6
@@ -83,6 +85,15 @@ class Seeds:
             evoked = similar_weight * specificity(key) * max(similarity, 0.0)
             weights[key] = max(weights.get(key, 0.0), evoked)
         return {key: w for key, w in weights.items() if w > 0}
+
+
+def too_large(nodes: int, what: str, limit: int) -> str:
+    """The reason given when the walk's graph is over ``max_graph_nodes``.
+
+    >>> too_large(12, "entities", 10)
+    'the walk would run over 12 nodes (entities), more than max_graph_nodes=10'
+    """
+    return f"the walk would run over {nodes} nodes ({what}), more than max_graph_nodes={limit}"
 
 
 def find_seeds(ws, vector: np.ndarray) -> tuple[list[tuple[str, float]], float | None, str | None]:
@@ -208,22 +219,34 @@ def walk_ranking(walk: Mapping[str, float], dense: Mapping[str, float], graph_we
     return sorted(((cid, round(s, 12)) for cid, s in scores.items()), key=lambda item: (-item[1], item[0]))
 
 
-def path_chunks(paths: list[GraphPath], limit: int, reading: str | None = None) -> list[tuple[str, PathStep]]:
-    """One chunk per hop along the paths, in path order, each chunk once, at most ``limit``."""
+def path_chunks(paths: list[GraphPath], limit: int, reading: str | None = None,
+                document_of: Mapping[str, str] | None = None) -> list[tuple[str, PathStep]]:
+    """One chunk per hop along the paths, in path order, each chunk once, at most ``limit``; with
+    ``document_of`` (chunk id -> document), each document once: a chain of documents (relate).
+
+    >>> hop = lambda *chunks: Hop("a", "co_mentioned", "b", weight=1, chunks=chunks, documents=())
+    >>> path = GraphPath(nodes=["a", "b", "c", "d"], hops=[hop("c1"), hop("c2"), hop("c3")])
+    >>> [cid for cid, _ in path_chunks([path], 3, "relate", {"c1": "x.md", "c2": "x.md", "c3": "y.md"})]
+    ['c1', 'c3']
+    """
     found: list[tuple[str, PathStep]] = []
     seen: set[str] = set()
+    documents: set[str] = set()
     for number, path in enumerate(paths, 1):
         for hop_number, hop in enumerate(path.hops, 1):
-            fresh = [cid for cid in hop.chunks if cid not in seen]
+            fresh = [cid for cid in hop.chunks if cid not in seen
+                     and (document_of is None or document_of.get(cid) not in documents)]
             if not fresh or len(found) >= limit:
                 continue
             seen.add(fresh[0])
+            if document_of is not None:
+                documents.add(document_of.get(fresh[0], ""))
             found.append((fresh[0], PathStep(path=tuple(path.nodes), path_rank=number, hop_number=hop_number, hop=hop,
                                              reading=reading)))
     return found
 
 
-def _triples(ws, top: list[tuple[str, float]], limit: int) -> list[Hop]:
+def graph_triples(ws, top: list[tuple[str, float]], limit: int) -> list[Hop]:
     """Relation edges among the top entities, then those around them, by the mass of their ends."""
     graph = ws.graph
     mass = dict(top)
@@ -257,9 +280,10 @@ class GraphRAGRetriever:
             return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
         graph = ws.graph
         nodes = len(graph)
-        if nodes > settings.max_graph_nodes:
-            return self._vector_only(ws, query, vector, k, timer,
-                                     f"the graph has {nodes} entities, more than max_graph_nodes={settings.max_graph_nodes}")
+        walk_nodes = nodes + len(graph.passages.entities_of)  # the walk's graph: entities and passages
+        if walk_nodes > settings.max_graph_nodes:
+            return self._vector_only(ws, query, vector, k, timer, too_large(walk_nodes, "entities and passages",
+                                                                            settings.max_graph_nodes))
         try:
             with timer("seeds"):
                 named = name_seeds(graph, query)
@@ -298,7 +322,7 @@ class GraphRAGRetriever:
                 seeds=seed_list,
                 nodes=[ContextNode(graph.name(key), key=key, type=graph.entity(key).type, ppr=round(m, 6))
                        for key, m in top],
-                triples=_triples(ws, top, settings.max_triples),
+                triples=graph_triples(ws, top, settings.max_triples),
                 passages=[PassageMass(cid, round(m, 6))
                           for cid, m in sorted(walk.items(), key=lambda item: (-item[1], item[0]))[:k]],
             )
@@ -322,9 +346,12 @@ class GraphRAGRetriever:
             # fused ranking follows. A long chain holds the short ones: longest first.
             reading = read_question(ws, query)
             paths = sorted(reading.paths, key=lambda p: -len(p.hops)) if reading else []
-            stated = dict(path_chunks(paths, (k + 1) // 2, reading.kind if reading else None))
+            # A relate question's answer is the chain of documents: one chunk from each.
+            stated = dict(path_chunks(paths, (k + 1) // 2, reading.kind if reading else None,
+                                      indexes_for(ws).chunk_documents if reading and reading.kind == "relate" else None))
             if reading:
                 graph_context.reading = reading.kind
+                graph_context.entities = list(reading.entities)
                 graph_context.paths = paths[:settings.max_triples]
                 if reading.impact is not None:
                     graph_context.failed = reading.impact.failed
@@ -349,14 +376,14 @@ class GraphRAGRetriever:
             seconds=timer.total(),
             seeds=seed_list,
             dense_seeds=[cid for cid, _ in dense_seeds],
-            entities_explored=len(top),
-            graph_nodes=nodes,
+            top_entities=len(top),
+            walk_nodes=walk_nodes,
             graph=graph.passages.stats(),
             ppr_iterations=iterations,
             ppr_converged=converged,
             walk_hits=sum(1 for h in hits if h.why.ranks.get("walk") is not None),
             provenance_hits=sum(1 for h in hits if h.why.ranks.get("provenance") is not None),
-            vector_hits=sum(1 for h in hits if h.why.ranks.get("hybrid") is not None),
+            hybrid_hits=sum(1 for h in hits if h.why.ranks.get("hybrid") is not None),
         )
         reason = (f"{len(named)} entities named in the query, {len(similar)} entity names reached "
                   f"seed_similarity_threshold={settings.seed_similarity_threshold}")
@@ -376,8 +403,8 @@ class GraphRAGRetriever:
                 return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
         with timer("fetch"):
             hits = make_hits(ws, ranked[:k])
-        stats = RetrievalStats(seconds=timer.total(), seeds=[], entities_explored=0, provenance_hits=0,
-                               vector_hits=len(hits))
+        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0,
+                               hybrid_hits=len(hits))
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
                                stats=stats, reason=reason)
 
@@ -386,7 +413,7 @@ class GraphRAGRetriever:
             ranked = keyword_ranking(ws, query, k)
         with timer("fetch"):
             hits = make_hits(ws, ranked)
-        stats = RetrievalStats(seconds=timer.total(), seeds=[], entities_explored=0, provenance_hits=0, vector_hits=0,
+        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0, vector_hits=0,
                                keyword_hits=len(hits))
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="keyword_only", hits=hits,
                                stats=stats, reason=reason)

@@ -1,15 +1,19 @@
 """Time windows for every retrieval mode: explicit bounds or phrases found in the question.
 
-A window is an inclusive range of days. :func:`resolve_window` reads it from ``since`` /
-``until`` arguments and from relative phrases in the question ("last month", "in February",
-"this year", "in 2023", "since March", "last 30 days", "since the outage"), resolved against a
-reference day (``as_of``, default today). A "since the X" anchor is the date of the earliest
-document whose title names X. The phrase is taken out of the text the retriever searches, so
-"last month" does not pull in chunks that say "month".
+A window is an inclusive range of days. :func:`read_time` reads it from ``since`` / ``until``
+arguments and from the phrases people write (:mod:`~workbench.retrieve.timephrases`: "last
+month", "last quarter", "Q4 2024", "H1", "in the past two weeks", "two weeks ago",
+"yesterday", "earlier this month", "between March and May", "before / after / since the
+outage"...), resolved against a reference day (``as_of``, default today). An event's day is the
+date of the earliest document whose title names it. The phrase is taken out of the text the
+retriever searches, so "last month" does not pull in chunks that say "month"; a phrase that
+looks like time but is not understood ("next spring") is returned as such, for the caller to
+name.
 
 :func:`workbench.retrieve.retrieve` applies the window once for every mode: it asks the
 retriever for more hits than wanted, keeps those whose chunk time (the chunk's timestamp,
-else its document's date) falls in the window, and says which window it used.
+else its document's date) falls in the window, and undated ones by
+:func:`workbench.retrieve.undated_policy`, and says which window it used.
 
 Examples
 --------
@@ -29,20 +33,15 @@ True
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable, Iterable
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import date
 
 from ..model import TimeWindow
+from .timephrases import read_phrase, unread_phrases
 
-__all__ = ["resolve_window", "in_window", "parse_day", "anchor_from_documents", "TimeWindowError"]
-
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
-
+__all__ = ["read_time", "TimeReading", "resolve_window", "in_window", "parse_day", "anchor_from_documents", "TimeWindowError"]
 
 class TimeWindowError(ValueError):
     """A ``since``/``until``/``as_of`` value that is not a day (``YYYY-MM-DD``)."""
@@ -64,77 +63,35 @@ def parse_day(value: str | date | None, name: str = "date") -> date | None:
         raise TimeWindowError(f"{name} {value!r} is not a day: write it as YYYY-MM-DD (or YYYY-MM, YYYY)") from None
 
 
-def _month_span(year: int, month: int) -> tuple[date, date]:
-    return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
-
-
-def _month_before(day: date) -> tuple[int, int]:
-    return (day.year - 1, 12) if day.month == 1 else (day.year, day.month - 1)
-
-
-def _last_in_past(month: int, as_of: date) -> int:
-    """The year of the most recent ``month`` not after ``as_of``'s month."""
-    return as_of.year if month <= as_of.month else as_of.year - 1
-
-
-def _phrases(as_of: date, anchor: Callable[[str], date | None] | None):
-    """``(regex, function of the match -> (since, until) or None)``, most specific first."""
-    def last_n(m):
-        n, unit = int(m.group(1)), m.group(2).lower().rstrip("s")
-        return as_of - timedelta(days=n * _UNIT_DAYS[unit]), as_of
-
-    def named_month(m):
-        month = _MONTHS[m.group(1).lower()]
-        year = int(m.group(2)) if m.group(2) else _last_in_past(month, as_of)
-        return _month_span(year, month)
-
-    def since_month(m):
-        month = _MONTHS[m.group(1).lower()]
-        year = int(m.group(2)) if m.group(2) else _last_in_past(month, as_of)
-        return date(year, month, 1), None
-
-    def before_day(m):
-        day = parse_day(m.group(1))
-        return (None, day - timedelta(days=1)) if day else None
-
-    def since_anchor(m):
-        day = anchor(m.group(1)) if anchor else None
-        return (day, None) if day else None
-
-    week_start = as_of - timedelta(days=as_of.weekday())
-    return [
-        (r"\b(?:in|during|over) the (?:last|past) (\d+) (days?|weeks?|months?|years?)\b", last_n),
-        (r"\b(?:the )?(?:last|past) (\d+) (days?|weeks?|months?|years?)\b", last_n),
-        (r"\blast week\b", lambda m: (week_start - timedelta(days=7), week_start - timedelta(days=1))),
-        (r"\bthis week\b", lambda m: (week_start, as_of)),
-        (r"\blast month\b", lambda m: _month_span(*_month_before(as_of))),
-        (r"\bthis month\b", lambda m: (date(as_of.year, as_of.month, 1), as_of)),
-        (r"\blast year\b", lambda m: (date(as_of.year - 1, 1, 1), date(as_of.year - 1, 12, 31))),
-        (r"\bthis year\b", lambda m: (date(as_of.year, 1, 1), as_of)),
-        (r"\byesterday\b", lambda m: (as_of - timedelta(days=1),) * 2),
-        (r"\btoday\b", lambda m: (as_of, as_of)),
-        (r"\bsince (\d{4}-\d{2}-\d{2})\b", lambda m: (parse_day(m.group(1)), None)),
-        (r"\bbefore (\d{4}-\d{2}-\d{2})\b", before_day),
-        (rf"\bsince ({_MONTH})(?:\s+(\d{{4}}))?\b", since_month),
-        (r"\bsince (\d{4})\b", lambda m: (date(int(m.group(1)), 1, 1), None)),
-        (rf"\b(?:in|during) ({_MONTH})(?:\s+(\d{{4}}))?\b", named_month),
-        (r"\b(?:in|during) (\d{4})\b", lambda m: (date(int(m.group(1)), 1, 1), date(int(m.group(1)), 12, 31))),
-        (r"\bsince the ([\w][\w\s-]{1,40}?)(?=\s*[?.,;!]|$)", since_anchor),
-    ]
-
-
 def _strip(query: str, start: int, end: int) -> str:
     text = (query[:start].rstrip() + " " + query[end:].lstrip()).strip()
     return re.sub(r"\s+([?.,;!])", r"\1", text)
 
 
-def resolve_window(query: str, since: str | date | None = None, until: str | date | None = None,
-                   as_of: str | date | None = None,
-                   anchor: Callable[[str], date | None] | None = None) -> tuple[TimeWindow | None, str]:
-    """The window a question asks for, and the question without the phrase that set it.
+@dataclass(frozen=True)
+class TimeReading:
+    """What a question says about time: the window it sets, the text left to search, and the
+    phrases that look like time but were not understood."""
 
-    Explicit ``since`` / ``until`` win over a phrase for their bound. Returns ``(None, query)``
-    when neither arguments nor a phrase set a window.
+    window: TimeWindow | None
+    """The window, or None when neither arguments nor a phrase set one."""
+    text: str
+    """The question without the phrase that set the window."""
+    not_understood: tuple[str, ...] = ()
+    """Phrases that look like time ("next spring", "since the migration" when no document
+    names one) and set no window: a caller names them rather than ignore them."""
+
+
+def read_time(query: str, since: str | date | None = None, until: str | date | None = None,
+              as_of: str | date | None = None, anchor: Callable[[str], date | None] | None = None) -> TimeReading:
+    """The window a question asks for (:mod:`~workbench.retrieve.timephrases` reads the phrase),
+    the question without that phrase, and the time-like phrases left unread.
+
+    Explicit ``since`` / ``until`` win over a phrase for their bound.
+
+    >>> reading = read_time("What broke two weeks ago, and next spring?", as_of=date(2024, 7, 17))
+    >>> reading.window.since, reading.window.until, reading.not_understood
+    ('2024-07-01', '2024-07-07', ('next spring',))
 
     Raises
     ------
@@ -144,24 +101,30 @@ def resolve_window(query: str, since: str | date | None = None, until: str | dat
     reference = parse_day(as_of, "as_of") or date.today()
     lo, hi = parse_day(since, "since"), parse_day(until, "until")
     phrase, text = "", query
-    for pattern, span in _phrases(reference, anchor):
-        match = re.search(pattern, query, re.IGNORECASE)
-        if match is None:
-            continue
-        found = span(match)
-        if found is None:
-            continue
-        phrase, text = match.group(0), _strip(query, match.start(), match.end())
+    found = read_phrase(query, reference, anchor)
+    if found is not None:
+        start, end = found[3], found[4]
+        phrase, text = found[2], _strip(query, start, end)
         lo = lo if since is not None else found[0]
         hi = hi if until is not None else found[1]
-        break
+    unread = tuple(unread_phrases(text))
     if lo is None and hi is None:
-        return None, query
+        return TimeReading(None, query, unread)
     if lo is not None and hi is not None and lo > hi:
         raise TimeWindowError(f"the time window starts ({lo}) after it ends ({hi})")
     window = TimeWindow(lo.isoformat() if lo else None, hi.isoformat() if hi else None, phrase,
                         reference.isoformat())
-    return window, text or query
+    return TimeReading(window, text or query, unread)
+
+
+def resolve_window(query: str, since: str | date | None = None, until: str | date | None = None,
+                   as_of: str | date | None = None,
+                   anchor: Callable[[str], date | None] | None = None) -> tuple[TimeWindow | None, str]:
+    """The window a question asks for, and the question without the phrase that set it
+    (:func:`read_time` without the unread phrases). Returns ``(None, query)`` when neither
+    arguments nor a phrase set a window."""
+    reading = read_time(query, since, until, as_of, anchor)
+    return reading.window, reading.text
 
 
 def in_window(stamp: str | None, window: TimeWindow) -> bool:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
-from ..vectors import CHUNKS, VectorMatch, VectorStoreUnavailable
+from ..vectors import CHUNKS, NeedsRepair, VectorMatch, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
 from .literal import boost_literal, identifiers
@@ -59,7 +59,7 @@ def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]
     """Nearest ids in a collection; any failure of the store becomes :class:`VectorStoreUnavailable`."""
     try:
         return ws.vectors.query(kind, vector, n)
-    except VectorStoreUnavailable:
+    except (VectorStoreUnavailable, NeedsRepair):
         raise
     except Exception as exc:  # a server gone away, a broken collection: the store is unusable
         raise VectorStoreUnavailable(f"vector search in the {kind} collection failed: {exc}") from exc

@@ -11,6 +11,10 @@ text or HTML, with names and texts from documents passed through
 - :mod:`~workbench.views.merges`: canonicalization, the merges, suggestions and the change log;
 - :mod:`~workbench.views.retrieval`: hits with their reasons, strategies side by side and their
   overlap, a graph context's seeds, walked entities, cited triples, paths and impacts;
+- :mod:`~workbench.views.chunks`: one cited chunk as the chunk viewer shows it (text with the cited
+  words marked, document, date, neighbours, the edges it states), human dates;
+- :mod:`~workbench.views.compare`: what Compare says before the hits (the structural answer,
+  the documents each mode missed, superseded notes, a hit's reason in a few words);
 - :mod:`~workbench.views.notebooks`: what only the notebooks need (workspace folders, inline HTML,
   benchmark subsets and charts).
 

@@ -65,6 +65,8 @@ __all__ = [
     "graph_html",
     "strip_cdn_tags",
     "graph_dates",
+    "edge_passes",
+    "within_hops",
 ]
 
 #: The co-mention graph: entities named in the same chunk.
@@ -104,6 +106,9 @@ class GraphFilters:
     """Draw at most this many chunks (those mentioning the most shown entities first)."""
     focus: str | None = None
     """An entity key to keep in view with its neighbours, whatever the top-N cut."""
+    hops: int = 0
+    """With ``focus``: show only the entities within this many edges of it (0: the whole view);
+    those one edge further are drawn hidden, and a click on a node shows its neighbours."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +121,8 @@ class ChunkNode:
     """Keys of the shown entities it mentions."""
     document: str = ""
     """The document it belongs to, when known."""
+    title: str = ""
+    """Its document's title, when known: the node's label."""
 
 
 @dataclass
@@ -140,6 +147,8 @@ class GraphView:
     """Chunks drawn as small nodes (with ``show_chunks``)."""
     focus: str | None = None
     """The entity to highlight and centre on, if it is shown."""
+    folded: frozenset[str] = frozenset()
+    """Entities drawn hidden, shown when a neighbour is clicked (the focused view's next hop)."""
 
 
 def _day(stamp: str | None) -> str | None:
@@ -162,6 +171,34 @@ def graph_dates(graph: ContextGraph) -> list[str]:
     for _, _, edge in graph.nx.edges(data="edge"):
         days.update(d for d in (_day(edge.first_seen), _day(edge.last_seen)) if d)
     return sorted(days)
+
+
+def edge_passes(edge: Edge, graph: ContextGraph, filters: GraphFilters, view: str = RELATIONS) -> bool:
+    """Whether ``edge`` passes the filters of the Graph page (types, weight, time, relations):
+    the drawing and the tables below it apply the same test."""
+    types = set(filters.types) if filters.types is not None else None
+    if types is not None and (graph.entity(edge.source).type not in types or graph.entity(edge.target).type not in types):
+        return False
+    return (edge.weight >= filters.min_weight and _in_time(edge, filters.time_range)
+            and (view == COMENTION or filters.relations is None or edge.relation in filters.relations))
+
+
+def within_hops(edges: Iterable[Edge], start: str, hops: int) -> dict[str, int]:
+    """Entity key -> edges from ``start`` (either direction), for those within ``hops``.
+
+    >>> from workbench.model import Edge
+    >>> within_hops([Edge("a", "uses", "b"), Edge("c", "uses", "b"), Edge("c", "uses", "d")], "a", 2)
+    {'a': 0, 'b': 1, 'c': 2}
+    """
+    around: dict[str, set[str]] = {}
+    for edge in edges:
+        around.setdefault(edge.source, set()).add(edge.target)
+        around.setdefault(edge.target, set()).add(edge.source)
+    distance, frontier = {start: 0}, [start]
+    for step in range(1, hops + 1):
+        frontier = sorted({n for at in frontier for n in around.get(at, ()) if n not in distance})
+        distance.update((n, step) for n in frontier)
+    return distance
 
 
 def _view_edges(graph: ContextGraph, view: str) -> list[Edge]:
@@ -259,6 +296,9 @@ def _hidden_note(hidden: Mapping[str, int], f: GraphFilters, shown: int) -> str:
         why += ["the chosen relations"] if f.relations else []
         reason = f" passing {', '.join(why)}" if why else " in this view"
         parts.append(f"{hidden['no edge']} with no edge{reason}")
+    if hidden.get("far"):
+        parts.append(f"{hidden['far']} more than {f.hops} {'edge' if f.hops == 1 else 'edges'} away from the entity "
+                     "found (click a node to show its neighbours, or raise the steps)")
     if hidden.get("top n"):
         parts.append(f"{hidden['top n']} below the top {shown} by {f.size_by} (raise the node limit or filter)")
     return ("Hidden: " + "; ".join(parts) + ".") if parts else ""
@@ -266,7 +306,8 @@ def _hidden_note(hidden: Mapping[str, int], f: GraphFilters, shown: int) -> str:
 
 def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilters | None = None,
                 chunk_entities: Mapping[str, Collection[str]] | None = None,
-                chunk_documents: Mapping[str, str] | None = None) -> GraphView:
+                chunk_documents: Mapping[str, str] | None = None,
+                chunk_titles: Mapping[str, str] | None = None) -> GraphView:
     """The entities and edges of ``view`` (:data:`COMENTION` or :data:`RELATIONS`) that pass ``filters``.
 
     Only entities with at least one edge left are shown; when more than ``filters.top_n``
@@ -302,33 +343,41 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
     ranked = sorted(sizes, key=lambda k: (-sizes[k], graph.name(k).casefold(), k))
     shown = set(ranked[: max(f.top_n, 0)])
     focus = f.focus if f.focus in degree else None
-    if focus is not None:  # the picked entity and its neighbours stay in view
+    folded: set[str] = set()
+    if focus is not None and f.hops > 0:  # the focused view: the picked entity's neighbourhood only
+        distance = within_hops(edges, focus, f.hops + 1)
+        shown = {key for key, d in distance.items() if d <= f.hops}
+        folded = {key for key, d in distance.items() if d == f.hops + 1}
+    elif focus is not None:  # the picked entity and its neighbours stay in view
         shown |= {focus} | {e.target if e.source == focus else e.source for e in edges if focus in (e.source, e.target)}
     hidden = {"type": len(graph.nx) - len(keep_type), "no edge": len(keep_type) - len(degree),
-              "top n": len(ranked) - len(shown)}
+              "far": len(ranked) - len(shown) if focus is not None and f.hops > 0 else 0,
+              "top n": len(ranked) - len(shown) if focus is None or f.hops <= 0 else 0}
     hidden = {reason: count for reason, count in hidden.items() if count > 0}
-    shown_edges = [e for e in edges if e.source in shown and e.target in shown]
+    drawn = shown | folded
+    shown_edges = [e for e in edges if e.source in drawn and e.target in drawn]
     chunks: list[ChunkNode] = []
     if f.show_chunks and chunk_entities:
         linked = [(chunk, tuple(sorted(k for k in keys if k in shown))) for chunk, keys in chunk_entities.items()]
         linked = sorted(((c, ks) for c, ks in linked if ks), key=lambda item: (-len(item[1]), item[0]))
-        documents = chunk_documents or {}
-        chunks = [ChunkNode(c, ks, documents.get(c, "")) for c, ks in linked[: max(f.max_chunks, 0)]]
+        documents, titles = chunk_documents or {}, chunk_titles or {}
+        chunks = [ChunkNode(c, ks, documents.get(c, ""), titles.get(c, "")) for c, ks in linked[: max(f.max_chunks, 0)]]
         if len(linked) > len(chunks):
             hidden["chunks"] = len(linked) - len(chunks)
     note = _hidden_note(hidden, f, len(shown))
     if hidden.get("chunks"):
         note = (note + " " if note else "") + f"Showing {len(chunks)} of {len(chunks) + hidden['chunks']} chunks."
     return GraphView(
-        nodes=[graph.entity(k) for k in ranked if k in shown],
+        nodes=[graph.entity(k) for k in ranked if k in drawn],
         edges=shown_edges,
-        sizes={k: sizes[k] for k in shown},
+        sizes={k: sizes[k] for k in drawn},
         directed=view == RELATIONS,
         total_nodes=len(ranked),
         note=note,
         hidden=hidden,
         chunks=chunks,
         focus=focus,
+        folded=frozenset(folded),
     )
 
 
@@ -430,16 +479,35 @@ _AFTER_DRAW = """<script>
   function settle() {
     if (focus !== null && nodes.get(focus)) {
       network.selectNodes([focus], true);
-      network.focus(focus, {scale: Math.max(network.getScale(), 1.0)});
+      network.fit();  // the whole neighbourhood in view, unless that makes the labels too small
+      if (network.getScale() < minScale) network.focus(focus, {scale: 1.0});
     } else if (network.getScale() < minScale) {
       network.moveTo({scale: minScale});
     }
   }
   network.once("stabilizationIterationsDone", settle);
   setTimeout(settle, 2500);
+  // A click on a node shows its neighbours the focused view drew hidden.
+  network.on("click", function (params) {
+    if (!params.nodes.length) return;
+    network.getConnectedNodes(params.nodes[0]).forEach(function (id) {
+      var node = nodes.get(id); if (node && node.hidden) nodes.update({id: id, hidden: false});
+    });
+  });
 })();
 </script>
 """
+
+
+# Fit and zoom buttons above the canvas (vis-network's own navigation buttons need images).
+_CONTROLS = ('<span style="margin-right:12px">'
+             + "".join(f'<button type="button" title="{tip}" onclick="{js}" style="font:13px sans-serif;'
+                       f'margin-right:4px;padding:1px 8px;cursor:pointer">{label}</button>'
+                       for label, tip, js in (
+                           ("Fit", "Show the whole graph", "network.fit({animation: true})"),
+                           ("+", "Zoom in", "network.moveTo({scale: network.getScale() * 1.3})"),
+                           ("−", "Zoom out", "network.moveTo({scale: network.getScale() / 1.3})")))
+             + "</span>")
 
 
 def graph_html(view: GraphView, height: int = 600) -> str:
@@ -460,11 +528,18 @@ def graph_html(view: GraphView, height: int = 600) -> str:
         size = view.sizes.get(entity.key, 0.0)
         tooltip = "\n".join([printable(entity.name), f"type: {printable(entity.type)}",
                              f"mentions: {entity.mentions}", f"seen: {entity.first_seen or '?'} .. {entity.last_seen or '?'}"])
-        options: dict[str, Any] = dict(label=printable(entity.name), title=tooltip, color=type_color(entity.type),
+        colour = type_color(entity.type)
+        # The type colour stays when a node is selected or hovered: only the border darkens.
+        options: dict[str, Any] = dict(label=printable(entity.name), title=tooltip, borderWidthSelected=4,
+                                       color={"background": colour, "border": colour,
+                                              "highlight": {"background": colour, "border": "#111111"},
+                                              "hover": {"background": colour, "border": "#444444"}},
                                        size=12 + 26 * math.sqrt(max(size, 0.0) / largest))
+        if entity.key in view.folded:
+            options["hidden"] = True
         if entity.key == view.focus:
-            options.update(borderWidth=5, color={"background": type_color(entity.type), "border": "#111111"},
-                           font={"size": 24, "bold": True}, size=options["size"] + 10)
+            options.update(borderWidth=5, font={"size": 24, "bold": True}, size=options["size"] + 10,
+                           color={**options["color"], "border": "#111111"})
         net.add_node(index[entity.key], **options)
     names = {entity.key: printable(entity.name) for entity in view.nodes}
     for edge in view.edges:
@@ -474,8 +549,11 @@ def graph_html(view: GraphView, height: int = 600) -> str:
                      label=edge.relation if directed else None)
     for offset, chunk in enumerate(view.chunks):
         chunk_node = len(view.nodes) + offset
-        net.add_node(chunk_node, label=chunk.id[:8], shape="square", size=6, color=_CHUNK_COLOR,
+        label = printable(chunk.title or chunk.document or chunk.id[:8])
+        net.add_node(chunk_node, label=label if len(label) <= 28 else label[:27] + "…", shape="square", size=6,
+                     color=_CHUNK_COLOR,
                      title="\n".join(["chunk " + chunk.id, f"document: {printable(chunk.document or '?')}",
+                                      f"title: {printable(chunk.title or '?')}",
                                       "mentions: " + ", ".join(names[k] for k in chunk.entities)]),
                      font={"size": 11, "color": "#5f6368"})
         for key in chunk.entities:
@@ -490,9 +568,8 @@ def graph_html(view: GraphView, height: int = 600) -> str:
     }))
     page = strip_cdn_tags(net.generate_html())
     legend = legend_html(type_legend(view), len(view.chunks))
-    if legend:
-        page = page.replace("<body>", '<body>\n<div id="legend" style="font:13px sans-serif;padding:4px 2px">'
-                            f"{legend}</div>", 1)
+    page = page.replace("<body>", '<body>\n<div id="legend" style="font:13px sans-serif;padding:4px 2px">'
+                        f"{_CONTROLS}{legend}</div>", 1)
     focus = json.dumps(index[view.focus]) if view.focus in index else "null"
     return page.replace("</body>", _AFTER_DRAW % (focus, "0.7") + "</body>", 1)
 

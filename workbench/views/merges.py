@@ -12,7 +12,8 @@ import pandas as pd
 
 from ..safe_text import printable
 
-__all__ = ["merges_frame", "suggestions_frame", "local_time", "log_sentence", "merge_log_frame", "undoable"]
+__all__ = ["merges_frame", "suggestions_frame", "local_time", "log_sentence", "merge_log_frame", "undoable",
+           "merge_preview"]
 
 
 def merges_frame(merges: Iterable, sample_text: Callable[[str], str], search: str = "",
@@ -132,3 +133,31 @@ def undoable(log: Iterable[Mapping]) -> list[Mapping]:
     entries = list(log)
     undone = {e.get("undoes") for e in entries}
     return [e for e in entries[::-1] if e.get("action") != "undo" and e.get("id") not in undone]
+
+
+def merge_preview(graph, alias: str, canonical: str) -> pd.DataFrame:
+    """The edges a merge of ``alias`` into ``canonical`` would move: one row per typed relation at
+    the alias, as it reads now and after the merge, with the chunks stating it and whether it
+    joins an edge the canonical entity already has (their chunks then add up). Co-mentions are
+    left out. Names are display names, surface forms or keys (see ``ContextGraph.resolve``).
+    """
+    from ..graph import COMENTION_RELATION
+
+    columns = ["now", "after the merge", "chunks", "joins an existing edge"]
+    moved, kept = graph.resolve(alias), graph.resolve(canonical)
+    if moved == kept:
+        return pd.DataFrame([], columns=columns)
+    existing = {(e.relation, e.target, "out") for e in graph.out_edges(kept)} | \
+               {(e.relation, e.source, "in") for e in graph.in_edges(kept)}
+    rows = []
+    for edge, side in [(e, "out") for e in graph.out_edges(moved)] + [(e, "in") for e in graph.in_edges(moved)]:
+        if edge.relation == COMENTION_RELATION:
+            continue
+        other = edge.target if side == "out" else edge.source
+        new_other = kept if other == moved else other
+        now = f"{graph.name(edge.source)} -{edge.relation}-> {graph.name(edge.target)}"
+        after = (f"{graph.name(kept)} -{edge.relation}-> {graph.name(new_other)}" if side == "out"
+                 else f"{graph.name(new_other)} -{edge.relation}-> {graph.name(kept)}")
+        rows.append({"now": printable(now), "after the merge": printable(after), "chunks": edge.weight,
+                     "joins an existing edge": "yes" if (edge.relation, new_other, side) in existing else "no"})
+    return pd.DataFrame(rows, columns=columns)

@@ -15,13 +15,14 @@ import pandas as pd
 from ..graph import COMENTION_RELATION, ContextGraph, Neighborhood
 from ..model import Edge
 from ..safe_text import printable
+from .chunks import human_date
 
-__all__ = ["documents_frame", "neighbours_frame", "edge_chunks_frame", "communities_frame", "timeline_frame"]
+__all__ = ["documents_frame", "neighbours_frame", "edge_chunks_frame", "communities_frame", "nested_order", "timeline_frame"]
 
 
 def documents_frame(records: Iterable) -> pd.DataFrame:
     """One row per stored document (a :class:`~workbench.store.DocumentRecord`)."""
-    rows = [{"document": printable(r.id), "title": printable(r.title), "kind": r.kind, "date": printable(r.date or ""),
+    rows = [{"document": printable(r.id), "title": printable(r.title), "kind": r.kind, "date": printable(human_date(r.date)),
              "chunks": r.chunks, "tags": printable(", ".join(r.tags))} for r in records]
     return pd.DataFrame(rows, columns=["document", "title", "kind", "date", "chunks", "tags"])
 
@@ -65,18 +66,45 @@ def edge_chunks_frame(graph: ContextGraph, edges: Iterable[Edge], chunk_text: Ma
     return pd.DataFrame(rows, columns=["source", "relation", "target", "chunk", "document", "text"])
 
 
+_LEVELS = {0: "theme", 1: "sub-theme"}
+
+
 def communities_frame(reports: Iterable) -> pd.DataFrame:
-    """One row per community report: id, size, title, time span, key entities."""
-    return pd.DataFrame([{"id": r.id, "size": r.size, "title": printable(r.title),
-                          "from": (r.first_seen or "")[:10], "to": (r.last_seen or "")[:10],
+    """One row per community report, each theme followed by its sub-themes: id, level, theme,
+    size, title (key phrases), passages, time span, key entities."""
+    reports = list(reports)
+    titles = {r.id: r.title for r in reports}
+    ordered = nested_order(reports)
+    return pd.DataFrame([{"id": r.id, "level": _LEVELS.get(r.level, f"level {r.level}"),
+                          "theme": printable(titles.get(r.parent or "", r.title)), "size": r.size,
+                          "title": printable(r.title), "passages": len(r.chunks),
+                          "from": human_date(r.first_seen), "to": human_date(r.last_seen),
                           "key entities": printable(", ".join(f"{n} ({t})" for n, t, _ in r.key_entities))}
-                         for r in reports],
-                        columns=["id", "size", "title", "from", "to", "key entities"])
+                         for r in ordered],
+                        columns=["id", "level", "theme", "size", "title", "passages", "from", "to", "key entities"])
+
+
+def nested_order(reports: Iterable) -> list:
+    """Reports with each community followed by its parts (depth first), the given order kept among siblings."""
+    reports = list(reports)
+    known = {r.id for r in reports}
+    children: dict[str, list] = {}
+    for r in reports:
+        children.setdefault(r.parent if r.parent in known else "", []).append(r)
+    ordered: list = []
+
+    def visit(parent: str) -> None:
+        for r in children.get(parent, []):
+            ordered.append(r)
+            visit(r.id)
+
+    visit("")
+    return ordered
 
 
 def timeline_frame(entries: Iterable) -> pd.DataFrame:
     """An entity's timeline entries as a table, oldest first."""
-    return pd.DataFrame([{"time": printable(e.time or "(undated)"), "kind": e.kind,
+    return pd.DataFrame([{"time": printable(human_date(e.time, with_time=True) or "(undated)"), "kind": e.kind,
                           "text": printable(e.text, keep_newlines=True), "chunk": e.chunk_id,
                           "document": printable(e.document)} for e in entries],
                         columns=["time", "kind", "text", "chunk", "document"])

@@ -1,0 +1,116 @@
+"""Expansion follows every edge touching a direct hit's note, both ways and from any of its chunks,
+says which way it read the edge, and merges the hits by score; ``direct`` is its direct stage."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import reopened
+from workbench.model import Hop, relation_phrases
+from workbench.retrieve import retrieve
+from workbench.retrieve.expand import expansion_score
+
+RUNBOOK = "runbooks/kafka-consumer-lag.md"
+INCIDENT = "incidents/2024-07-18-report-delay.md"
+RUNBOOK_QUESTION = "Step 2: pause the consumer group before raising max.poll.interval.ms"
+
+
+def test_a_hit_on_the_resolving_note_reaches_the_note_it_resolves(sample_workspace):
+    """incident -RESOLVED_BY-> runbook: a hit on the runbook alone reaches the incident, backward."""
+    result = retrieve(sample_workspace, RUNBOOK_QUESTION, mode="expand", k=1)
+    direct = [h for h in result.hits if h.why.via == "direct"]
+    assert len(direct) == 1 and direct[0].document.endswith(RUNBOOK)
+    reached = [h for h in result.hits if h.why.via == "expansion" and h.document.endswith(INCIDENT)]
+    assert len(reached) == 1
+    opening = min((c for c in sample_workspace.chunks() if c.document_id.endswith(INCIDENT)), key=lambda c: c.ordinal)
+    assert reached[0].chunk_id == opening.id  # the note's opening chunk: its title and first lines
+    why = reached[0].why
+    assert why.edge.relation == "RESOLVED_BY" and why.edge.origin == "declared"
+    assert why.direction == "backward" and why.reached == why.edge.source
+    # The parent is a runbook chunk, not the chunk that declares the relation (the incident's first).
+    assert why.parent == direct[0].chunk_id and why.parent not in why.edge.chunks
+    sentence = why.describe()
+    assert f"followed backward: {why.edge.target} resolves {why.edge.source}" in sentence
+    assert f"{why.edge.target} is resolved by" not in sentence  # the reverse never read as the forward
+
+
+def test_a_hit_on_the_declaring_note_reads_the_edge_forward(sample_workspace):
+    result = retrieve(sample_workspace, "Why were the finance reports delayed?", mode="expand", k=5)
+    runbook = [h for h in result.hits if h.document.endswith(RUNBOOK)]
+    assert runbook and runbook[0].why.via == "expansion" and runbook[0].why.direction == "forward"
+    edge = runbook[0].why.edge
+    assert f"followed forward: {edge.source} is resolved by {edge.target}" in runbook[0].why.describe()
+
+
+def test_any_chunk_of_a_note_follows_the_relations_it_declares(tmp_path, make_workspace, settings):
+    """A declared relation cites the note's first chunk; a hit on its last chunk follows it too."""
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    filler = " ".join(f"Paragraph {i} of the timeline lists checks that found nothing unusual." for i in range(6))
+    (corpus / "outage.md").write_text(
+        "---\ntitle: Billing outage\nrelations:\n  - {type: RESOLVED_BY, target: restart-guide.md}\n---\n"
+        f"# Billing outage\n\nInvoices stopped for an hour.\n\n{filler}\n\n"
+        "The root cause was a saturated connection pool in the invoicing worker, exhausted by retries.\n",
+        encoding="utf-8")
+    (corpus / "restart-guide.md").write_text(
+        "---\ntitle: Restart guide\n---\n# Restart guide\n\nHow to restart a worker safely, one node at a time.\n",
+        encoding="utf-8")
+    (corpus / "lunch.md").write_text("---\ntitle: Lunch menu\n---\n# Lunch menu\n\nSoup and bread on Fridays.\n",
+                                     encoding="utf-8")
+    chunked = settings.model_copy(deep=True)
+    chunked.chunking.max_chars = 200
+    ws = make_workspace(settings=chunked)
+    ws.ingest([corpus])
+    outage = sorted((c for c in ws.chunks() if c.document_id.endswith("outage.md")), key=lambda c: c.ordinal)
+    assert len(outage) >= 3
+    result = retrieve(ws, "saturated connection pool in the invoicing worker exhausted by retries", mode="expand", k=1)
+    assert result.hits[0].chunk_id == outage[-1].id  # the last chunk, not the one citing the relation
+    reached = [h for h in result.hits if h.why.via == "expansion" and h.document.endswith("restart-guide.md")]
+    assert len(reached) == 1 and reached[0].why.edge.relation == "RESOLVED_BY"
+    assert reached[0].why.edge.chunks == (outage[0].id,) and reached[0].why.direction == "forward"
+
+
+def test_the_merged_list_is_sorted_by_the_discounted_score(sample_workspace):
+    result = retrieve(sample_workspace, "How does the login flow work?", mode="expand", k=5)
+    by_id = {h.chunk_id: h for h in result.hits}
+    expanded = [h for h in result.hits if h.why.via == "expansion"]
+    assert expanded and result.stats.direct_hits == 5 and result.stats.expanded_hits == len(expanded)
+    assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+    for hit in expanded:
+        parent = by_id[hit.why.parent]
+        assert parent.why.via == "direct"
+        assert hit.score == pytest.approx(expansion_score(parent.score, 0.7, hit.why.edge.confidence))
+    # Interleaved: some expanded hit outranks some direct hit (0.7 x a strong parent beats a weak one).
+    vias = [h.why.via for h in result.hits]
+    assert vias.index("expansion") < max(i for i, v in enumerate(vias) if v == "direct")
+
+
+def test_the_direct_first_variant_keeps_the_expanded_hits_after(sample_workspace):
+    ws = reopened(sample_workspace, retrieval__expand_order="direct_first")
+    try:
+        result = retrieve(ws, "How does the login flow work?", mode="expand", k=5)
+    finally:
+        ws.close()
+    merged = retrieve(sample_workspace, "How does the login flow work?", mode="expand", k=5)
+    assert [h.why.via for h in result.hits][:5] == ["direct"] * 5
+    assert {h.chunk_id for h in result.hits} == {h.chunk_id for h in merged.hits}  # the same hits, ordered apart
+
+
+def test_direct_is_exactly_the_direct_stage_of_expand(sample_workspace):
+    for query in ("How does the login flow work?", "Why were the finance reports delayed?"):
+        direct = retrieve(sample_workspace, query, mode="direct", k=5)
+        expand = retrieve(sample_workspace, query, mode="expand", k=5)
+        assert len(direct.hits) == 5 and len({h.document for h in direct.hits}) == 5
+        assert [(h.chunk_id, h.score) for h in direct.hits] == [
+            (h.chunk_id, h.score) for h in sorted((h for h in expand.hits if h.why.via == "direct"),
+                                                  key=lambda h: -h.score)]
+        assert direct.stats.direct_hits == 5
+
+
+def test_every_relation_reads_differently_backward_than_forward():
+    for relation in ("RESOLVED_BY", "caused_by", "depends_on", "owned_by", "LEADS_TO", "part_of", "mentors"):
+        forward, reverse = relation_phrases(relation)
+        assert forward != reverse, relation
+        hop = Hop("A", relation, "B", 1, ("c1",), ())
+        assert hop.reads().startswith("A ") and hop.reads(backward=True).startswith("B ")
+    assert Hop("A", "RESOLVED_BY", "B", 1, (), ()).reads(backward=True) == "B resolves A"

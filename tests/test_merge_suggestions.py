@@ -1,0 +1,63 @@
+"""Merge suggestions ranked by evidence, without numbers or dates, with their total and pages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.canon import EVIDENCE_RANKS, MergeSuggestion, evidence_rank, is_number_or_date, page_of, rank_suggestions
+from workbench.cli import main
+
+ISSUE_EXAMPLE = [
+    MergeSuggestion("2024", "2023", 0.95, "name similarity"),
+    MergeSuggestion("14 February 2024", "14 February 2023", 0.94, "name similarity + embedding similarity"),
+    MergeSuggestion("BREATHE-2", "BREATHE-3", 0.9, "name similarity"),
+    MergeSuggestion("Sign-in", "Signing", 0.86, "name similarity"),
+    MergeSuggestion("Auth Service", "Auth Services", 0.96, "name similarity"),
+    MergeSuggestion("token cache", "令牌缓存", 0.8, "translation: 令牌 = token, 缓存 = cache"),
+    MergeSuggestion("认证服务", "Auth Service", 0.9, "declared in zh.md: “认证服务（Auth Service）”"),
+]
+
+
+def test_declared_aliases_then_translations_then_meaning_then_spelling():
+    ranked = [(s.a, s.b) for s in rank_suggestions(ISSUE_EXAMPLE)]
+    assert ranked == [("认证服务", "Auth Service"), ("token cache", "令牌缓存"), ("Auth Service", "Auth Services"),
+                      ("Sign-in", "Signing")]
+
+
+def test_numbers_years_dates_and_numbered_twins_are_never_suggested():
+    kept = rank_suggestions(ISSUE_EXAMPLE)
+    assert len(kept) == 4
+    assert not any(is_number_or_date(name) for s in kept for name in (s.a, s.b))
+    assert "BREATHE-2" not in {s.a for s in kept}  # the second trial is not the third
+
+
+def test_sample_corpus_suggestions_lead_with_translations_and_hold_no_dates(sample_workspace):
+    found = sample_workspace.suggestions()
+    assert len(found) >= 4
+    ranks = [evidence_rank(s) for s in found]
+    assert ranks == sorted(ranks)
+    assert {(s.a, s.b) for s in found[:3]} >= {("token cache", "令牌缓存"), ("Auth Service", "认证服务")}
+    assert EVIDENCE_RANKS[ranks[0]] == "translation"
+    assert not any(is_number_or_date(name) for s in found for name in (s.a, s.b))
+
+
+def test_a_page_of_suggestions_carries_the_total(sample_workspace):
+    found = sample_workspace.suggestions()
+    page = sample_workspace.suggestion_page(2, 2)
+    assert page.total == len(found) and page.pages == -(-len(found) // 2)
+    assert list(page.suggestions) == found[2:4] and page.first == 3
+    with pytest.raises(ValueError, match=f"page 99 does not exist: {len(found)} suggestions make"):
+        page_of(found, 99, 2)
+
+
+def test_cli_suggestions_pages_with_total(sample_workspace, capsys):
+    code = main(["--workspace", str(sample_workspace.path), "suggestions", "--page", "2", "--per-page", "2", "--json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["page"] == 2 and payload["total"] == len(sample_workspace.suggestions())
+    assert [s["rank"] for s in payload["suggestions"]] == [3, 4]
+    assert {"a", "b", "score", "reason", "evidence"} <= set(payload["suggestions"][0])
+    code = main(["--workspace", str(sample_workspace.path), "suggestions", "--page", "99"])
+    err = capsys.readouterr().err
+    assert code == 2 and "page 99 does not exist" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,104 @@
+"""How well communities match labelled themes: each document goes to the community holding most
+of its passages, then purity, normalized mutual information and coverage against the labels.
+
+Examples
+--------
+>>> m = theme_match({"d1": "c1", "d2": "c1", "d3": "c2", "d4": None}, {"d1": "a", "d2": "a", "d3": "b", "d4": "b"})
+>>> (m.purity, round(m.nmi, 3), m.coverage)
+(1.0, 1.0, 0.75)
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["ThemeMatch", "theme_match", "documents_by_community", "label_keys", "nmi"]
+
+
+@dataclass
+class ThemeMatch:
+    """Communities against labelled themes, over the labelled documents."""
+
+    purity: float
+    """Share of assigned documents whose community's majority theme is their own."""
+    nmi: float
+    """Normalized mutual information of communities and themes (assigned documents; arithmetic mean)."""
+    coverage: float
+    """Share of labelled documents that some community holds."""
+    documents: int
+    """Labelled documents."""
+    table: list[dict] = field(default_factory=list)
+    """Per community: its id, majority theme and the documents of each theme."""
+
+    def to_json(self) -> dict:
+        return {"purity": round(self.purity, 4), "nmi": round(self.nmi, 4), "coverage": round(self.coverage, 4),
+                "documents": self.documents, "table": self.table}
+
+
+def nmi(a: Iterable, b: Iterable) -> float:
+    """Normalized mutual information of two labelings of the same items (arithmetic normalization).
+
+    >>> nmi([1, 1, 2, 2], ["x", "x", "y", "y"]), nmi([1, 1, 1, 1], ["x", "x", "y", "y"])
+    (1.0, 0.0)
+    """
+    a, b = list(a), list(b)
+    n = len(a)
+    if n == 0:
+        return 0.0
+    ca, cb, cab = Counter(a), Counter(b), Counter(zip(a, b))
+    mi = sum(v / n * math.log((v / n) / ((ca[x] / n) * (cb[y] / n))) for (x, y), v in cab.items())
+    ha = -sum(v / n * math.log(v / n) for v in ca.values())
+    hb = -sum(v / n * math.log(v / n) for v in cb.values())
+    if ha == 0 and hb == 0:
+        return 1.0
+    return max(0.0, mi / ((ha + hb) / 2)) if ha + hb else 0.0
+
+
+def documents_by_community(reports: Iterable, document_of: Mapping[str, str], level: int = 0) -> dict[str, str | None]:
+    """Document -> id of the community of ``level`` holding most of its passages (ties: smaller id)."""
+    votes: dict[str, Counter] = {}
+    for report in reports:
+        if report.level != level:
+            continue
+        for cid in report.chunks:
+            doc = document_of.get(cid)
+            if doc is not None:
+                votes.setdefault(doc, Counter())[report.id] += 1
+    return {doc: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] for doc, c in votes.items()}
+
+
+def theme_match(assigned: Mapping[str, str | None], labels: Mapping[str, str]) -> ThemeMatch:
+    """Purity, NMI and coverage of ``assigned`` (document -> community or None) against ``labels``."""
+    docs = sorted(labels)
+    held = [d for d in docs if assigned.get(d) is not None]
+    by_community: dict[str, Counter] = {}
+    for d in held:
+        by_community.setdefault(str(assigned[d]), Counter())[labels[d]] += 1
+    right = sum(max(c.values()) for c in by_community.values())
+    table = [{"community": cid, "majority": min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0], "themes": dict(sorted(c.items()))}
+             for cid, c in sorted(by_community.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))]
+    return ThemeMatch(purity=right / len(held) if held else 0.0,
+                      nmi=nmi([assigned[d] for d in held], [labels[d] for d in held]),
+                      coverage=len(held) / len(docs) if docs else 0.0, documents=len(docs), table=table)
+
+
+def label_keys(document_ids: Iterable[str], labels: Mapping[str, str]) -> dict[str, str]:
+    """Document id -> the key it has in ``labels``: the id itself, else its file name when that
+    names one document only.
+
+    >>> label_keys(["corpus/a.md", "corpus/b.md"], {"a.md": "x", "corpus/b.md": "y"})
+    {'corpus/a.md': 'a.md', 'corpus/b.md': 'corpus/b.md'}
+    """
+    ids = sorted(set(document_ids))
+    names = Counter(d.rsplit("/", 1)[-1] for d in ids)
+    found = {}
+    for d in ids:
+        name = d.rsplit("/", 1)[-1]
+        if d in labels:
+            found[d] = d
+        elif name in labels and names[name] == 1:
+            found[d] = name
+    return found
