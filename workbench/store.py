@@ -23,7 +23,7 @@ import numpy as np
 
 from .model import Chunk, DeclaredRelation, Document, Mention, Triple
 
-__all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION"]
+__all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION"]
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 1
@@ -151,8 +151,12 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic write: committed on success, rolled back on any error."""
+        """One atomic write: committed on success, rolled back on any error. Inside a write
+        already open on this thread (:class:`DocumentWrites`), it joins that one."""
         db = self.db
+        if db.in_transaction:
+            yield db
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
@@ -200,24 +204,15 @@ class Store:
         ``batch`` holds ``(document, chunks, mentions, triples, chunk text hashes)``; the whole
         batch is one transaction, so each document is stored completely or not at all.
         """
-        with self.transaction() as db:
+        writes = DocumentWrites(self)
+        try:
             for doc, chunks, mentions, triples, text_hashes in batch:
-                db.execute("DELETE FROM documents WHERE id=?", (doc.id,))
-                db.execute(
-                    "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?)",
-                    (doc.id, doc.source_path, doc.title, doc.kind, doc.content_hash, doc.date,
-                     json.dumps(list(doc.tags)), json.dumps([[r.relation, r.target] for r in doc.relations]),
-                     time.time()),
-                )
-                db.executemany(
-                    "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
-                    [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
-                     for c, h in zip(chunks, text_hashes)],
-                )
-                db.executemany("INSERT INTO mentions VALUES (?,?,?,?)",
-                               [(m.chunk_id, m.surface, m.entity_type, m.start) for m in mentions])
-                db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
-            self._bump(db)
+                writes.document(doc)
+                writes.rows(chunks, text_hashes, mentions, triples)
+        except BaseException:
+            writes.rollback()
+            raise
+        writes.commit()
 
     def delete_documents(self, ids: Sequence[str]) -> None:
         with self.transaction() as db:
@@ -499,3 +494,52 @@ class Store:
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+class DocumentWrites:
+    """Documents written into one open transaction, a window of rows at a time, and committed
+    once (``commit``), so a large document is never held whole and is still stored completely
+    or not at all. Until then other connections see none of it; this thread's other writes
+    (the embedding cache) join the transaction. One at a time per thread.
+
+    >>> import tempfile
+    >>> store = Store(Path(tempfile.mkdtemp()) / "w.sqlite")
+    >>> writes = DocumentWrites(store)
+    >>> writes.document(Document("d", "/d", "d", "text", "Hello.", "h"))
+    >>> writes.rows([Chunk("c1", "d", 0, "Hello.", 0, 6)], ["t1"], [Mention("Hello", "c1")], [])
+    >>> writes.rollback()
+    >>> store.count("chunks"), store.version
+    (0, 0)
+    """
+
+    def __init__(self, store: Store):
+        self.store, self.db = store, store.db
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def document(self, doc: Document) -> None:
+        """Replace ``doc``'s row (its old chunks, mentions and triples go with it)."""
+        self.db.execute("DELETE FROM documents WHERE id=?", (doc.id,))
+        self.db.execute(
+            "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?)",
+            (doc.id, doc.source_path, doc.title, doc.kind, doc.content_hash, doc.date,
+             json.dumps(list(doc.tags)), json.dumps([[r.relation, r.target] for r in doc.relations]), time.time()),
+        )
+
+    def rows(self, chunks: Sequence[Chunk], text_hashes: Sequence[str], mentions: Iterable[Mention],
+             triples: Iterable[Triple]) -> None:
+        """Add chunks (with their text hashes), mentions and triples of documents written here."""
+        self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
+                            [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
+                             for c, h in zip(chunks, text_hashes)])
+        self.db.executemany("INSERT INTO mentions VALUES (?,?,?,?)",
+                            [(m.chunk_id, m.surface, m.entity_type, m.start) for m in mentions])
+        self.db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
+
+    def commit(self) -> None:
+        """Make everything written visible at once, as one new version of the record."""
+        self.store._bump(self.db)
+        self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Forget everything written here."""
+        self.db.execute("ROLLBACK")
