@@ -375,6 +375,23 @@ class Store:
                 "ORDER BY document_id, ordinal", part))
         return out
 
+    def chunk_pages_of_documents(self, ids: Sequence[str], limit: int = 1000) -> Iterator[list[tuple[str, str, str]]]:
+        """:meth:`chunks_of_documents` a page of at most ``limit`` chunks at a time (a large
+        document's chunks are never read at once), in the same order."""
+        ids = sorted(ids)
+        for lo in range(0, len(ids), 500):
+            part = ids[lo:lo + 500]
+            after: tuple[str, int] = ("", -1)
+            while True:
+                rows = self.db.execute(
+                    f"SELECT document_id, id, text, ordinal FROM chunks WHERE document_id IN "
+                    f"({','.join('?' * len(part))}) AND (document_id, ordinal) > (?, ?) "
+                    "ORDER BY document_id, ordinal LIMIT ?", [*part, *after, limit]).fetchall()
+                if not rows:
+                    break
+                after = (rows[-1][0], rows[-1][3])
+                yield [(r[0], r[1], r[2]) for r in rows]
+
     def write_note_neighbours(self, key: str, full: bool, removed: Sequence[str],
                               vectors: Sequence[tuple[str, str, str, np.ndarray]],
                               lists: dict[str, list[tuple[str, float]]], candidates: Sequence[Triple]) -> None:
