@@ -311,13 +311,21 @@ class Store:
         return [(r[0], r[1]) for r in self.db.execute("SELECT id, text FROM chunks")]
 
     def mentions(self) -> list[Mention]:
-        rows = self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions")
-        return [Mention(*r) for r in rows]
+        return list(self.iter_mentions())
 
     def triples(self) -> list[Triple]:
-        rows = self.db.execute(
-            "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples")
-        return [Triple(*r) for r in rows]
+        return list(self.iter_triples())
+
+    def iter_mentions(self) -> Iterator[Mention]:
+        """Every mention, one row at a time (the graph's derivation never holds them all)."""
+        for row in self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions"):
+            yield Mention(*row)
+
+    def iter_triples(self) -> Iterator[Triple]:
+        """Every triple, one row at a time."""
+        for row in self.db.execute(
+                "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples"):
+            yield Triple(*row)
 
     def chunk_context(self) -> dict[str, tuple[str, str | None]]:
         """``chunk id -> (document id, timestamp)`` for building edges' provenance."""
