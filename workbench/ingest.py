@@ -1,9 +1,11 @@
 """The ingest pipeline: load -> chunk -> extract -> embed -> store, crash-safe.
 
-Documents are processed in batches: the batch's chunks are embedded in one model call (with
+Documents are processed in batches of about :data:`BATCH_CHUNKS` chunks, and a larger document
+in windows of that many: each window is extracted, its chunks embedded in one model call (with
 an embedding cache keyed by text hash, so nothing is embedded twice), their vectors upserted
-into Chroma by chunk id, and then the batch is written to SQLite in one transaction. A kill at
-any point leaves whole documents or none. Vector writes happen inside :func:`vector_writes`,
+into Chroma by chunk id and its rows inserted into an SQLite transaction that stays open until
+the document's last window, then commits once. So a 30 MB file is never held extracted or
+embedded whole, and a kill at any point leaves whole documents or none. Vector writes happen inside :func:`vector_writes`,
 which marks the workspace until they are done; a writer that finds the mark left by a crash
 runs :func:`reconcile_vectors` first, making Chroma agree with SQLite again. An ingest of an
 unchanged corpus finds no mark and touches neither store.
