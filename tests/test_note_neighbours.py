@@ -157,3 +157,28 @@ def test_lists_naming_a_note_without_a_stored_vector_are_mended(tmp_path):
     assert done.embedded == 1
     assert _key(done.candidates) == _key(note_similarity_candidates(store, embedder, 0.0, k=3))
     store.close()
+
+
+def test_a_note_longer_than_a_page_has_the_mean_of_all_its_chunks(tmp_path, monkeypatch):
+    import workbench.note_neighbours as neighbours
+
+    store = Store(tmp_path / "record.sqlite")
+    embedder = SeededVectors()
+    for note, chunks in enumerate((7, 1, 5)):
+        _write(store, note, 1, chunks=chunks)
+    seen: list[int] = []
+    monkeypatch.setattr(neighbours, "MEAN_PAGE_CHUNKS", 3)  # notes cross pages; no page holds more than 3
+
+    def vectors_of(texts):
+        seen.append(len(texts))
+        return embed_cached(texts, store, embedder)[0]
+
+    means = neighbours._mean_vectors(store, vectors_of, ["n000.md", "n001.md", "n002.md"])
+    assert max(seen) == 3 and sum(seen) == 13
+    for note, chunks in enumerate((7, 1, 5)):
+        texts = [f"note {note} v1 part {p}" for p in range(chunks)]
+        expected = embedder.embed(texts).astype(np.float64).sum(axis=0) / chunks
+        first, mean = means[f"n{note:03d}.md"]
+        assert first == f"n{note:03d}.md#1-0"
+        np.testing.assert_allclose(mean, expected.astype(np.float32), rtol=1e-6)
+    store.close()

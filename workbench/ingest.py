@@ -1,9 +1,11 @@
 """The ingest pipeline: load -> chunk -> extract -> embed -> store, crash-safe.
 
-Documents are processed in batches: the batch's chunks are embedded in one model call (with
+Documents are processed in batches of about :data:`BATCH_CHUNKS` chunks, and a larger document
+in windows of that many: each window is extracted, its chunks embedded in one model call (with
 an embedding cache keyed by text hash, so nothing is embedded twice), their vectors upserted
-into Chroma by chunk id, and then the batch is written to SQLite in one transaction. A kill at
-any point leaves whole documents or none. Vector writes happen inside :func:`vector_writes`,
+into Chroma by chunk id and its rows inserted into an SQLite transaction that stays open until
+the document's last window, then commits once. So a 30 MB file is never held extracted or
+embedded whole, and a kill at any point leaves whole documents or none. Vector writes happen inside :func:`vector_writes`,
 which marks the workspace until they are done; a writer that finds the mark left by a crash
 runs :func:`reconcile_vectors` first, making Chroma agree with SQLite again. An ingest of an
 unchanged corpus finds no mark and touches neither store.
@@ -33,7 +35,8 @@ import numpy as np
 from .canon import name_key
 from .chunking import chunk_document
 from .embedding import LEGACY_NAME, Embedder, text_hash
-from .extract import EXTRACTION_VERSION, Extractor, extract_all, extractors_from_settings, similar_note_candidates
+from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings,
+                      similar_note_candidates)
 from .extract.llm import LLMError, client_from_settings
 from .extract.notes import NEAREST_NOTES
 from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
@@ -41,7 +44,7 @@ from .loaders import LoadError, LoadProblem, file_digest, load_paths
 from . import note_neighbours
 from .model import Chunk, Document, Triple
 from .note_neighbours import refresh_note_neighbours
-from .store import Store
+from .store import DocumentWrites, Store
 from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
@@ -403,10 +406,17 @@ def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list
 
 def nameless_names(doc: Document, extraction) -> list[str]:
     """One line per name found in ``doc`` that has no letter or digit, so makes no entity."""
+    return _nameless_lines(doc, _nameless(extraction))
+
+
+def _nameless(extraction) -> set[str]:
     names = [m.surface for m in extraction.mentions]
     names += [n for t in extraction.triples for n in (t.subject, t.object)]
-    dropped = sorted({n for n in names if n.strip() and not name_key(n)})
-    return [f"{doc.id}: name {n!r} has no letter or digit: no entity made for it" for n in dropped]
+    return {n for n in names if n.strip() and not name_key(n)}
+
+
+def _nameless_lines(doc: Document, names: set[str]) -> list[str]:
+    return [f"{doc.id}: name {n!r} has no letter or digit: no entity made for it" for n in sorted(names)]
 
 
 def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float, k: int = NEAREST_NOTES) -> list:
@@ -513,54 +523,117 @@ def pipeline_fingerprint(settings) -> str:
 def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store, vectors: VectorIndex,
                       embedder: Embedder, settings, extractors: list[Extractor], progress: Progress,
                       report: IngestReport) -> None:
+    """Write ``todo``: documents are extracted, embedded and written a window of at most
+    :data:`BATCH_CHUNKS` chunks at a time (small documents share a window, a large one spans
+    many), into an SQLite transaction committed only at a document's end, so a document is
+    stored whole or not at all and a 30 MB file is never held extracted or embedded whole."""
     stage = report.stage_seconds
     total = len(todo)
     progress("ingest", 0, total)
-    batch: list[tuple[Document, list[Chunk], object]] = []
-    batch_chunks = 0
-    done = 0
-    for doc in todo:
-        t = time.perf_counter()
-        chunks = chunk_document(doc, settings.chunking.max_chars)
-        stage["chunk"] += time.perf_counter() - t
-        t = time.perf_counter()
-        extraction = extract_all(doc, chunks, extractors)
-        stage["extract"] += time.perf_counter() - t
-        report.extraction_problems.extend(f"{doc.id}: {p}" for p in extraction.problems)
-        report.extraction_problems.extend(nameless_names(doc, extraction))
-        batch.append((doc, chunks, extraction))
-        batch_chunks += len(chunks)
-        if batch_chunks >= BATCH_CHUNKS:
-            done += _write_batch(batch, known, store, vectors, embedder, report)
-            progress("ingest", done, total)
-            batch, batch_chunks = [], 0
-    if batch:
-        done += _write_batch(batch, known, store, vectors, embedder, report)
-        progress("ingest", done, total)
+    batch = _Batch(store, vectors, embedder, known, report)
+    try:
+        for doc in todo:
+            t = time.perf_counter()
+            chunks = chunk_document(doc, settings.chunking.max_chars)
+            stage["chunk"] += time.perf_counter() - t
+            nameless: set[str] = set()
+            batch.begin(doc)
+            t = time.perf_counter()
+            for window, extraction in extract_windows(doc, chunks, extractors, BATCH_CHUNKS):
+                stage["extract"] += time.perf_counter() - t
+                report.extraction_problems.extend(f"{doc.id}: {p}" for p in extraction.problems)
+                nameless |= _nameless(extraction)
+                batch.add(doc, window, extraction)
+                if batch.pending_chunks >= BATCH_CHUNKS:
+                    batch.flush()
+                t = time.perf_counter()
+            stage["extract"] += time.perf_counter() - t
+            report.extraction_problems.extend(_nameless_lines(doc, nameless))
+            del chunks
+            if batch.written_chunks + batch.pending_chunks >= BATCH_CHUNKS:
+                batch.commit()
+                progress("ingest", batch.documents_done, total)
+        batch.commit()
+        progress("ingest", batch.documents_done, total)
+    except BaseException:
+        batch.rollback()
+        raise
 
 
-def _write_batch(batch, known: dict[str, str], store: Store, vectors: VectorIndex, embedder: Embedder,
-                 report: IngestReport) -> int:
-    stage = report.stage_seconds
-    all_chunks = [c for _, chunks, _ in batch for c in chunks]
-    t = time.perf_counter()
-    vecs, computed = embed_cached([c.text for c in all_chunks], store, embedder)
-    report.chunks_embedded += computed
-    stage["embed"] += time.perf_counter() - t
-    t = time.perf_counter()
-    old_ids = set(store.chunk_ids_of([doc.id for doc, _, _ in batch if doc.id in known]))
-    # Vectors go in before the SQLite commit; reconcile_vectors removes them if we die in between.
-    vectors.upsert(CHUNKS, [c.id for c in all_chunks], vecs, [{"document": c.document_id} for c in all_chunks])
-    store.replace_documents([(doc, chunks, ex.mentions, ex.triples, [text_hash(c.text) for c in chunks])
-                             for doc, chunks, ex in batch])
-    stale = sorted(old_ids - {c.id for c in all_chunks})
-    if stale:
-        vectors.delete(CHUNKS, stale)
-    stage["store"] += time.perf_counter() - t
-    for doc, chunks, _ in batch:
-        if doc.id in known:
-            report.documents_updated += 1
-        else:
-            report.documents_added += 1
-        report.chunks_written += len(chunks)
-    return len(batch)
+class _Batch:
+    """Documents on their way into one SQLite transaction: windows of their chunks and
+    extractions wait in ``pending`` until :meth:`flush` embeds them in one model call, upserts
+    their vectors into Chroma and inserts their rows; :meth:`commit` ends the transaction
+    (vectors go in before the commit: :func:`reconcile_vectors` removes them after a crash)."""
+
+    def __init__(self, store: Store, vectors: VectorIndex, embedder: Embedder, known: dict[str, str],
+                 report: IngestReport):
+        self.store, self.vectors, self.embedder, self.known, self.report = store, vectors, embedder, known, report
+        self.writes: DocumentWrites | None = None
+        self.pending: list[tuple[Sequence[Chunk], Extraction]] = []
+        self.pending_chunks = 0
+        self.written_chunks = 0
+        self.documents: list[Document] = []
+        self.started: set[str] = set()
+        self.old_ids: set[str] = set()
+        self.new_ids: set[str] = set()
+        self.documents_done = 0
+
+    def begin(self, doc: Document) -> None:
+        self.documents.append(doc)
+
+    def add(self, doc: Document, window: Sequence[Chunk], extraction: Extraction) -> None:
+        self.pending.append((window, extraction))
+        self.pending_chunks += len(window)
+
+    def flush(self) -> None:
+        """Embed, upsert and insert the pending windows into the open transaction."""
+        stage = self.report.stage_seconds
+        if self.writes is None:
+            self.writes = DocumentWrites(self.store)
+        chunks = [c for window, _ in self.pending for c in window]
+        t = time.perf_counter()
+        vecs, computed = embed_cached([c.text for c in chunks], self.store, self.embedder)
+        self.report.chunks_embedded += computed
+        stage["embed"] += time.perf_counter() - t
+        t = time.perf_counter()
+        fresh = [doc for doc in self.documents if doc.id not in self.started]
+        self.old_ids.update(self.store.chunk_ids_of([doc.id for doc in fresh if doc.id in self.known]))
+        self.vectors.upsert(CHUNKS, [c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks])
+        for doc in fresh:
+            self.writes.document(doc)
+            self.started.add(doc.id)
+        for window, extraction in self.pending:
+            self.writes.rows(window, [text_hash(c.text) for c in window], extraction.mentions, extraction.triples)
+        self.new_ids.update(c.id for c in chunks)
+        self.written_chunks += len(chunks)
+        self.pending, self.pending_chunks = [], 0
+        stage["store"] += time.perf_counter() - t
+
+    def commit(self) -> None:
+        """Flush, commit the documents begun, then drop the vectors of chunks they no longer have."""
+        if self.pending or any(doc.id not in self.started for doc in self.documents):
+            self.flush()
+        if self.writes is None:
+            return
+        t = time.perf_counter()
+        self.writes.commit()
+        self.writes = None
+        stale = sorted(self.old_ids - self.new_ids)
+        if stale:
+            self.vectors.delete(CHUNKS, stale)
+        self.report.stage_seconds["store"] += time.perf_counter() - t
+        for doc in self.documents:
+            if doc.id in self.known:
+                self.report.documents_updated += 1
+            else:
+                self.report.documents_added += 1
+        self.report.chunks_written += self.written_chunks
+        self.documents_done += len(self.documents)
+        self.documents, self.started, self.old_ids, self.new_ids = [], set(), set(), set()
+        self.written_chunks = 0
+
+    def rollback(self) -> None:
+        if self.writes is not None:
+            self.writes.rollback()
+            self.writes = None

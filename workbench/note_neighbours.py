@@ -42,6 +42,8 @@ from .store import NOTE_NEIGHBOURS_KEY as NEIGHBOURS_KEY, Store
 __all__ = ["NEIGHBOURS_KEY", "NeighbourRefresh", "refresh_note_neighbours", "best_per_note", "nearest_in_rows"]
 
 _FORMAT = 1
+#: Chunks (and their vectors) read at once while averaging the notes' vectors.
+MEAN_PAGE_CHUNKS = 1000
 
 VectorsOf = Callable[[Sequence[str]], np.ndarray]
 """``vectors_of(texts)``: the chunk vectors of ``texts`` (float32 rows), cached or computed."""
@@ -255,15 +257,14 @@ def best_per_note(found: Sequence[Triple], max_per_note: int) -> list[Triple]:
 
 
 def _mean_vectors(store: Store, vectors_of: VectorsOf, notes: Sequence[str]) -> dict[str, tuple[str, np.ndarray]]:
-    """``note -> (first chunk id, mean chunk vector)`` for ``notes``, a page of notes at a time.
-    The mean is summed in float64 chunk by chunk and kept in float32, as the whole-corpus step
-    makes it."""
+    """``note -> (first chunk id, mean chunk vector)`` for ``notes``, a page of chunks at a time
+    (a note of 200,000 chunks holds one page of vectors, not all of them). The mean is summed in
+    float64 chunk by chunk and kept in float32, as the whole-corpus step makes it."""
     out: dict[str, tuple[str, np.ndarray]] = {}
-    for lo in range(0, len(notes), 256):
-        chunks = store.chunks_of_documents(notes[lo:lo + 256])  # by document, then ordinal
-        vectors = vectors_of([text for _, _, text in chunks]) if chunks else np.zeros((0, 1))
-        total: np.ndarray | None = None
-        count, current, first = 0, "", ""
+    total: np.ndarray | None = None
+    count, current, first = 0, "", ""
+    for chunks in store.chunk_pages_of_documents(notes, MEAN_PAGE_CHUNKS):  # by document, then ordinal
+        vectors = vectors_of([text for _, _, text in chunks])
         for (document, chunk_id, _), vector in zip(chunks, vectors.astype(np.float64)):
             if document != current:
                 if total is not None:
@@ -272,6 +273,6 @@ def _mean_vectors(store: Store, vectors_of: VectorsOf, notes: Sequence[str]) -> 
             else:
                 total += vector
                 count += 1
-        if total is not None:
-            out[current] = (first, (total / count).astype(np.float32))
+    if total is not None:
+        out[current] = (first, (total / count).astype(np.float32))
     return out

@@ -93,6 +93,12 @@ class ScopedStore:
     def triples(self):
         return [t for t in self._store.triples() if t.chunk_id in self.chunk_ids]
 
+    def iter_mentions(self):
+        return (m for m in self._store.iter_mentions() if m.chunk_id in self.chunk_ids)
+
+    def iter_triples(self):
+        return (t for t in self._store.iter_triples() if t.chunk_id in self.chunk_ids)
+
     def count(self, table: str) -> int:
         if table == "documents":
             return len(self.document_ids)

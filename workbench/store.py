@@ -23,7 +23,8 @@ import numpy as np
 
 from .model import Chunk, DeclaredRelation, Document, Mention, Triple
 
-__all__ = ["Store", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION", "database_error_message", "passes_check"]
+__all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION", "database_error_message",
+           "passes_check"]
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 1
@@ -196,8 +197,12 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic write: committed on success, rolled back on any error."""
+        """One atomic write: committed on success, rolled back on any error. Inside a write
+        already open on this thread (:class:`DocumentWrites`), it joins that one."""
         db = self.db
+        if db.in_transaction:
+            yield db
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
@@ -249,24 +254,15 @@ class Store:
         ``batch`` holds ``(document, chunks, mentions, triples, chunk text hashes)``; the whole
         batch is one transaction, so each document is stored completely or not at all.
         """
-        with self.transaction() as db:
+        writes = DocumentWrites(self)
+        try:
             for doc, chunks, mentions, triples, text_hashes in batch:
-                db.execute("DELETE FROM documents WHERE id=?", (doc.id,))
-                db.execute(
-                    "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?)",
-                    (doc.id, doc.source_path, doc.title, doc.kind, doc.content_hash, doc.date,
-                     json.dumps(list(doc.tags)), json.dumps([[r.relation, r.target] for r in doc.relations]),
-                     time.time()),
-                )
-                db.executemany(
-                    "INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
-                    [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
-                     for c, h in zip(chunks, text_hashes)],
-                )
-                db.executemany("INSERT INTO mentions VALUES (?,?,?,?)",
-                               [(m.chunk_id, m.surface, m.entity_type, m.start) for m in mentions])
-                db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
-            self._bump(db)
+                writes.document(doc)
+                writes.rows(chunks, text_hashes, mentions, triples)
+        except BaseException:
+            writes.rollback()
+            raise
+        writes.commit()
 
     def delete_documents(self, ids: Sequence[str]) -> None:
         with self.transaction() as db:
@@ -371,13 +367,21 @@ class Store:
         return [(r[0], r[1]) for r in self.db.execute("SELECT id, text FROM chunks")]
 
     def mentions(self) -> list[Mention]:
-        rows = self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions")
-        return [Mention(*r) for r in rows]
+        return list(self.iter_mentions())
 
     def triples(self) -> list[Triple]:
-        rows = self.db.execute(
-            "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples")
-        return [Triple(*r) for r in rows]
+        return list(self.iter_triples())
+
+    def iter_mentions(self) -> Iterator[Mention]:
+        """Every mention, one row at a time (the graph's derivation never holds them all)."""
+        for row in self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions"):
+            yield Mention(*row)
+
+    def iter_triples(self) -> Iterator[Triple]:
+        """Every triple, one row at a time."""
+        for row in self.db.execute(
+                "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples"):
+            yield Triple(*row)
 
     def chunk_context(self) -> dict[str, tuple[str, str | None]]:
         """``chunk id -> (document id, timestamp)`` for building edges' provenance."""
@@ -434,6 +438,23 @@ class Store:
                 f"SELECT document_id, id, text FROM chunks WHERE document_id IN ({','.join('?' * len(part))}) "
                 "ORDER BY document_id, ordinal", part))
         return out
+
+    def chunk_pages_of_documents(self, ids: Sequence[str], limit: int = 1000) -> Iterator[list[tuple[str, str, str]]]:
+        """:meth:`chunks_of_documents` a page of at most ``limit`` chunks at a time (a large
+        document's chunks are never read at once), in the same order."""
+        ids = sorted(ids)
+        for lo in range(0, len(ids), 500):
+            part = ids[lo:lo + 500]
+            after: tuple[str, int] = ("", -1)
+            while True:
+                rows = self.db.execute(
+                    f"SELECT document_id, id, text, ordinal FROM chunks WHERE document_id IN "
+                    f"({','.join('?' * len(part))}) AND (document_id, ordinal) > (?, ?) "
+                    "ORDER BY document_id, ordinal LIMIT ?", [*part, *after, limit]).fetchall()
+                if not rows:
+                    break
+                after = (rows[-1][0], rows[-1][3])
+                yield [(r[0], r[1], r[2]) for r in rows]
 
     def write_note_neighbours(self, key: str, full: bool, removed: Sequence[str],
                               vectors: Sequence[tuple[str, str, str, np.ndarray]],
@@ -561,3 +582,52 @@ class Store:
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+class DocumentWrites:
+    """Documents written into one open transaction, a window of rows at a time, and committed
+    once (``commit``), so a large document is never held whole and is still stored completely
+    or not at all. Until then other connections see none of it; this thread's other writes
+    (the embedding cache) join the transaction. One at a time per thread.
+
+    >>> import tempfile
+    >>> store = Store(Path(tempfile.mkdtemp()) / "w.sqlite")
+    >>> writes = DocumentWrites(store)
+    >>> writes.document(Document("d", "/d", "d", "text", "Hello.", "h"))
+    >>> writes.rows([Chunk("c1", "d", 0, "Hello.", 0, 6)], ["t1"], [Mention("Hello", "c1")], [])
+    >>> writes.rollback()
+    >>> store.count("chunks"), store.version
+    (0, 0)
+    """
+
+    def __init__(self, store: Store):
+        self.store, self.db = store, store.db
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def document(self, doc: Document) -> None:
+        """Replace ``doc``'s row (its old chunks, mentions and triples go with it)."""
+        self.db.execute("DELETE FROM documents WHERE id=?", (doc.id,))
+        self.db.execute(
+            "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?)",
+            (doc.id, doc.source_path, doc.title, doc.kind, doc.content_hash, doc.date,
+             json.dumps(list(doc.tags)), json.dumps([[r.relation, r.target] for r in doc.relations]), time.time()),
+        )
+
+    def rows(self, chunks: Sequence[Chunk], text_hashes: Sequence[str], mentions: Iterable[Mention],
+             triples: Iterable[Triple]) -> None:
+        """Add chunks (with their text hashes), mentions and triples of documents written here."""
+        self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
+                            [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
+                             for c, h in zip(chunks, text_hashes)])
+        self.db.executemany("INSERT INTO mentions VALUES (?,?,?,?)",
+                            [(m.chunk_id, m.surface, m.entity_type, m.start) for m in mentions])
+        self.db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
+
+    def commit(self) -> None:
+        """Make everything written visible at once, as one new version of the record."""
+        self.store._bump(self.db)
+        self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Forget everything written here."""
+        self.db.execute("ROLLBACK")

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
@@ -526,11 +526,12 @@ class Workspace:
             current = self._derive_key() if writing else version
             if current != version:  # the record moved on before the lock was had
                 version, key = current, self._snapshot_key(current)
-            mentions = self.store.mentions()  # read once: the graph and the merges are both made of them
-            graph, parts = self.assemble_from_record(version[1], mentions)
+            # Mentions and triples stream from SQLite (1.7 M rows for a 30 MB file are never held
+            # at once); the merges read the mentions again.
+            graph, parts = self.assemble_from_record(version[1])
             derived = _Derived(version, graph, parts)
             if writing:
-                derived.merges = build_merges(mentions, self.canonicalizer())
+                derived.merges = build_merges(self.store.iter_mentions(), self.canonicalizer())
                 try:
                     save_snapshot(self.path, key, graph, parts, derived.merges)
                 except OSError:  # a full disk, a read-only folder: the next write step tries again
@@ -541,11 +542,12 @@ class Workspace:
                 self._lock.release()
 
     def assemble_from_record(self, options: PassageOptions | None = None,
-                             mentions: Sequence[Mention] | None = None) -> tuple[ContextGraph, GraphParts]:
+                             mentions: Iterable[Mention] | None = None) -> tuple[ContextGraph, GraphParts]:
         """The graph derived from the record now (its ``mentions``, when read already), the snapshot
         left aside (what a write step does)."""
         return assemble_graph(
-            self.store.mentions() if mentions is None else mentions, self.store.triples(), self.store.chunk_context(), self.canonicalizer(),
+            self.store.iter_mentions() if mentions is None else mentions, self.store.iter_triples(),
+            self.store.chunk_context(), self.canonicalizer(),
             notes=note_resolver(self.store.documents()),
             impact_relations=self.settings.graph.impact_relations,
             chunk_texts=self.store.chunk_texts(),
@@ -620,7 +622,7 @@ class Workspace:
                 derived = self._derived
                 kept = derived.merges if derived is not None and derived.version == self._derive_key() else None
                 self._merges = (version, kept if kept is not None else
-                                build_merges(self.store.mentions(), self.canonicalizer()))
+                                build_merges(self.store.iter_mentions(), self.canonicalizer()))
             return list(self._merges[1])
 
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:

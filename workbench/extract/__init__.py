@@ -20,7 +20,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from workbench.canon import name_key
 from workbench.extract.base import Extraction, Extractor, PatternTimeout
@@ -49,6 +49,7 @@ __all__ = [
     "similar_note_candidates",
     "extractors_from_settings",
     "extract_all",
+    "extract_windows",
 ]
 
 
@@ -87,6 +88,51 @@ def extract_all(document: Document, chunks: Sequence[Chunk], extractors: Sequenc
     result = Extraction()
     for extractor in extractors:
         result.merge(extractor.extract(document, chunks))
+    return _complete(result, chunks)
+
+
+def extract_windows(document: Document, chunks: Sequence[Chunk], extractors: Sequence[Extractor],
+                    size: int) -> Iterator[tuple[Sequence[Chunk], Extraction]]:
+    """:func:`extract_all` over ``chunks`` a window of ``size`` chunks at a time: yields each
+    window with what was found in it, so a large document is never held extracted whole.
+
+    Together the windows give what :func:`extract_all` gives for the whole document: an
+    extractor that reads the whole document (the names' evidence, the declared relations' first
+    chunk, a problem line counted over every chunk) offers ``for_document(document, chunks)``,
+    a view that extracts one window at a time, and may offer ``finish()``, the problems found
+    after the last window. A document without chunks is one empty window.
+
+    >>> from workbench.model import Chunk, Document
+    >>> from workbench.settings import ExtractionSettings
+    >>> text = ["Redis runs on Kubernetes.", "The auth service depends on Redis."]
+    >>> doc = Document("d", "/d", "d", "text", " ".join(text), "h")
+    >>> chunks = [Chunk(f"c{i}", "d", i, t, 0, len(t)) for i, t in enumerate(text)]
+    >>> extractors = extractors_from_settings(ExtractionSettings())
+    >>> windows = list(extract_windows(doc, chunks, extractors, size=1))
+    >>> [len(window) for window, _ in windows]
+    [1, 1]
+    >>> whole = extract_all(doc, chunks, extractors)
+    >>> sorted(map(repr, (m for _, found in windows for m in found.mentions))) == sorted(map(repr, whole.mentions))
+    True
+    """
+    if size < 1:
+        raise ValueError(f"a window holds at least one chunk, got size={size}")
+    views = [begin(document, chunks) if (begin := getattr(e, "for_document", None)) else e for e in extractors]
+    starts = range(0, len(chunks), size) if chunks else [0]
+    for lo in starts:
+        window = chunks[lo:lo + size]
+        found = Extraction()
+        for view in views:
+            found.merge(view.extract(document, window))
+        if lo == starts[-1]:
+            for view in views:
+                if hasattr(view, "finish"):
+                    found.problems.extend(view.finish())
+        yield window, _complete(found, window)
+
+
+def _complete(result: Extraction, chunks: Sequence[Chunk]) -> Extraction:
+    """Drop generic mentions a typed one already makes, then mention every triple endpoint."""
     typed = {(m.chunk_id, name_key(m.surface)) for m in result.mentions if m.entity_type not in GENERIC_TYPES}
     result.mentions = [m for m in result.mentions if m.entity_type == "title" or m.entity_type not in GENERIC_TYPES
                        or (m.chunk_id, name_key(m.surface)) not in typed]

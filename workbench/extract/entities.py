@@ -186,17 +186,42 @@ class EntityExtractor:
 
     def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
         """Typed mentions in every chunk and, if enabled, their co-mention triples."""
-        result = Extraction()
-        for chunk in chunks:
-            result.mentions.extend(self.mentions_in(chunk.text, chunk.id, result.problems))
-        if self.comention:
-            triples, dropped, capped = self.comention_triples(result.mentions, {c.id: c.text for c in chunks})
-            result.triples.extend(triples)
-            if dropped:
-                result.problems.append(
-                    f"co-mention capped in {capped} chunk(s): {dropped} farther pair(s) counted, not stored "
-                    f"(extraction.max_comention_pairs is {self.max_comention_pairs} per chunk)")
+        view = self.for_document(document, chunks)
+        result = view.extract(document, chunks)
+        result.problems.extend(view.finish())
         return result
+
+    def for_document(self, document: Document, chunks: Sequence[Chunk]) -> _EntitiesOfDocument:
+        """The extractor for windows of one document's chunks: the co-mention cap is reported
+        once, counted over every window (by ``finish``)."""
+        return _EntitiesOfDocument(self)
+
+
+class _EntitiesOfDocument:
+    """:class:`EntityExtractor` for windows of one document's chunks, counting the pairs capped."""
+
+    name = "entities"
+
+    def __init__(self, base: EntityExtractor):
+        self.base, self.dropped, self.capped = base, 0, 0
+
+    def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
+        base, result = self.base, Extraction()
+        for chunk in chunks:
+            result.mentions.extend(base.mentions_in(chunk.text, chunk.id, result.problems))
+        if base.comention:
+            triples, dropped, capped = base.comention_triples(result.mentions, {c.id: c.text for c in chunks})
+            result.triples.extend(triples)
+            self.dropped += dropped
+            self.capped += capped
+        return result
+
+    def finish(self) -> list[str]:
+        """The problem line of the co-mention cap over every window extracted (none if not hit)."""
+        if not self.dropped:
+            return []
+        return [f"co-mention capped in {self.capped} chunk(s): {self.dropped} farther pair(s) counted, not stored "
+                f"(extraction.max_comention_pairs is {self.base.max_comention_pairs} per chunk)"]
 
 
 def window_pairs(sentences_of: Mapping[str, Sequence[int]], window: int, cap: int) -> tuple[list[tuple[str, str]], int]:

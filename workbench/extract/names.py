@@ -238,9 +238,25 @@ class NameExtractor:
     name = "names"
 
     def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
-        result = Extraction()
+        return self.for_document(document, chunks).extract(document, chunks)
+
+    def for_document(self, document: Document, chunks: Sequence[Chunk]) -> _NamesOfDocument:
+        """The extractor for windows of ``chunks``, with the evidence read from all of them."""
         title = title_surface(document.id, document.title)
-        evidence = capitalised_inside([title] + [chunk.text for chunk in chunks])
+        return _NamesOfDocument(title, capitalised_inside([title] + [chunk.text for chunk in chunks]))
+
+
+class _NamesOfDocument:
+    """:class:`NameExtractor` for some chunks of one document, its evidence read from all of them."""
+
+    name = "names"
+
+    def __init__(self, title: str, evidence: set[str]):
+        self.title, self.evidence = title, evidence
+
+    def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
+        result = Extraction()
+        title, evidence = self.title, self.evidence
         for chunk in chunks:
             if any(ch.isalnum() for ch in title):
                 result.mentions.append(Mention(title, chunk.id, "title", -1))

@@ -35,6 +35,11 @@ class DeclaredRelationExtractor:
 
     name = "declared"
 
+    def for_document(self, document: Document, chunks: Sequence[Chunk]) -> _DeclaredOfDocument:
+        """The extractor for windows of ``chunks``: the triples come with the window holding the
+        document's first chunk (with every chunk's window when there is none), never twice."""
+        return _DeclaredOfDocument(self, min(chunks, key=lambda c: c.ordinal) if chunks else None)
+
     def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
         """Triples for ``document.relations``; a problem line if there is no chunk to cite."""
         result = Extraction()
@@ -58,6 +63,22 @@ class DeclaredRelationExtractor:
                 )
             result.triples.append(Triple(document.title, relation, target, first.id, 1.0, "declared", "note", "note"))
         return result
+
+
+class _DeclaredOfDocument:
+    """:class:`DeclaredRelationExtractor` for windows of one document's chunks."""
+
+    name = "declared"
+
+    def __init__(self, base: DeclaredRelationExtractor, first: Chunk | None):
+        self.base, self.first = base, first
+
+    def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
+        if self.first is None:
+            return self.base.extract(document, chunks)
+        if any(chunk.id == self.first.id for chunk in chunks):
+            return self.base.extract(document, [self.first])
+        return Extraction()
 
 
 #: Nearest neighbours each note is compared with: a pair is a candidate when one of its two notes
