@@ -182,3 +182,15 @@ def test_cli_communities_timeline_and_global_query(sample_workspace, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["hits"] and all(h["time"].startswith("2024-06") for h in out["hits"])
     assert main([*ws, "query", "x", "--since", "June"]) == 2
+
+
+def test_past_sync_max_passages_a_write_stores_no_reports_and_a_reader_builds_them(make_workspace, settings, tmp_path):
+    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
+    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(update={"sync_max_passages": 10})})
+    ws = make_workspace(settings=bounded)
+    ws.ingest([corpus])
+    assert ws.store.count("chunks") > 10
+    assert ws.store.meta(SUMMARIES_VERSION) is None  # the write step built nothing
+    reports = ws.communities()  # built when first asked for
+    assert reports and all(r.points for r in reports)
+    assert ws.store.meta(SUMMARIES_VERSION) is None  # and a reader still writes nothing

@@ -134,9 +134,13 @@ def _build(ws, version: int, cache: bool) -> Summaries:
                      False, seconds, ws.embedder.name)
 
 
-def sync_summaries(ws) -> Summaries:
-    """Rebuild and store the summaries when the workspace changed (call under the write lock)."""
+def sync_summaries(ws) -> Summaries | None:
+    """Rebuild and store the summaries when the workspace changed (call under the write lock).
+    Past ``communities.sync_max_passages`` passages nothing is built here (None): readers build
+    the summaries when they are first asked for."""
     version = ws.store.version
+    if ws.store.count("chunks") > ws.settings.communities.sync_max_passages:
+        return None
     if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
         return current_summaries(ws)
     built = _build(ws, version, cache=True)
