@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..embedding import EmbeddingUnavailable
 from ..keyphrases import content_words, phrase_counts
@@ -188,6 +189,8 @@ class GlobalRetriever:
                 hits.append(Hit(chunk_id=cid, document=chunk.document_id, text=chunk.text,
                                 score=round(1.0 / (rnd + 1) + 0.001 * sim, 6), rank=len(hits) + 1, why=why))
                 used.setdefault(report.id, []).append(text)
+            # Best first by the score stated above: within a round, the more similar report's point.
+            hits = [replace(h, rank=i) for i, h in enumerate(sorted(hits, key=lambda h: -h.score), 1)]
         context = GraphContext(communities=[
             CommunityUse(r.id, r.title, r.size, round(similarity.get(r.id, 0.0), 6), first_seen=r.first_seen,
                          last_seen=r.last_seen, key_entities=tuple(name for name, _, _ in r.key_entities),
