@@ -268,22 +268,36 @@ class GraphRAGRetriever:
     description = ("seed entities the query names or evokes, Personalized PageRank over entities and passages, "
                    "the top entities' cited triples and provenance chunks, fused with hybrid chunks by RRF")
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def walk_size(self, graph) -> tuple[int, str]:
+        """The nodes the walk runs over and what they are, as ``graphrag.max_graph_nodes`` counts them."""
+        return len(graph) + len(graph.passages.entities_of), "entities and passages"
+
+    def _opening(self, ws, query: str, k: int) -> RetrievalResult | tuple[StageTimer, np.ndarray]:
+        """What every graphrag variant does first: the empty query, the query's embedding (keyword
+        only without one) and the walk-size guard (vector only past it). A result when one of
+        them decides the answer, else the timer and the query vector."""
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
-        settings = ws.settings.graphrag
         try:
             with timer("embed"):
                 vector = embed_query(ws, query)
         except EmbeddingUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
+        nodes, what = self.walk_size(ws.graph)
+        limit = ws.settings.graphrag.max_graph_nodes
+        if nodes > limit:
+            return self._vector_only(ws, query, vector, k, timer, too_large(nodes, what, limit))
+        return timer, vector
+
+    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+        opened = self._opening(ws, query, k)
+        if isinstance(opened, RetrievalResult):
+            return opened
+        timer, vector = opened
+        settings = ws.settings.graphrag
         graph = ws.graph
         nodes = len(graph)
-        walk_nodes = nodes + len(graph.passages.entities_of)  # the walk's graph: entities and passages
-        if walk_nodes > settings.max_graph_nodes:
-            return self._vector_only(ws, query, vector, k, timer, too_large(walk_nodes, "entities and passages",
-                                                                            settings.max_graph_nodes))
         try:
             with timer("seeds"):
                 named = name_seeds(graph, query)
@@ -377,7 +391,7 @@ class GraphRAGRetriever:
             seeds=seed_list,
             dense_seeds=[cid for cid, _ in dense_seeds],
             top_entities=len(top),
-            walk_nodes=walk_nodes,
+            walk_nodes=self.walk_size(graph)[0],
             graph=graph.passages.stats(),
             ppr_iterations=iterations,
             ppr_converged=converged,

@@ -30,16 +30,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..embedding import EmbeddingUnavailable
 from ..model import ContextNode, GraphContext, RetrievalResult, RetrievalStats, Seed, Why
 from ..vectors import VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .base import Ranked, make_hits
 from .cache import indexes_for
 from .fusion import rrf
 from .graphrag import (PPR_MAX_ITERATIONS, PPR_TOLERANCE, GraphRAGRetriever, find_seeds, graph_triples,
-                       rank_provenance, too_large, top_entities)
+                       rank_provenance, top_entities)
 from .hybrid import OVERFETCH
-from .vector import embed_query, vector_ranking
+from .vector import vector_ranking
 
 __all__ = ["GraphRAGSeedRetriever", "seed_weights"]
 
@@ -57,20 +56,18 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
     description = ("seed 003 as written: entity-name embedding seeds weighted by similarity, Personalized PageRank "
                    "over entities, the top entities' provenance chunks and vector chunks fused by RRF")
 
+    def walk_size(self, graph) -> tuple[int, str]:
+        """The walk runs over entities alone."""
+        return len(graph), "entities"
+
     def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
+        opened = self._opening(ws, query, k)
+        if isinstance(opened, RetrievalResult):
+            return opened
+        timer, vector = opened
         settings = ws.settings.graphrag
-        try:
-            with timer("embed"):
-                vector = embed_query(ws, query)
-        except EmbeddingUnavailable as exc:
-            return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
         graph = ws.graph
         nodes = len(graph)
-        if nodes > settings.max_graph_nodes:
-            return self._vector_only(ws, query, vector, k, timer, too_large(nodes, "entities", settings.max_graph_nodes))
         try:
             with timer("seeds"):
                 similar, best_similarity, best_key = find_seeds(ws, vector)
