@@ -69,6 +69,10 @@ def sample_workspace(tmp_path_factory, embedder, settings):
     ws.close()
 
 
+#: A name that is HTML and script: every page must show it as text.
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
 #: The sample corpus's chain question: Redis -> token cache -> Auth Service -> login flow.
 REDIS_QUESTION = "If Redis goes down, what breaks?"
 
@@ -210,3 +214,17 @@ def backend_workspace(request, tmp_path_factory, embedder, settings):
     ws.ingest([SAMPLE])
     yield ws
     ws.close()
+
+
+@pytest.fixture
+def hostile_workspace(make_workspace, tmp_path):
+    """A tiny corpus whose note title (an entity name) and text carry HTML and script."""
+    corpus = tmp_path / "hostile"
+    corpus.mkdir()
+    (corpus / "evil.md").write_text(
+        f'---\ntitle: "{HOSTILE}"\nrelations:\n  - {{type: DEPENDS_ON, target: redis.md}}\n---\n'
+        f"The {HOSTILE} service depends on Redis.\n\n<script>alert(2)</script> uses Redis.\n", encoding="utf-8")
+    (corpus / "redis.md").write_text("---\ntitle: Redis notes\n---\nThe login service calls Redis.\n", encoding="utf-8")
+    ws = make_workspace("hostile-ws")
+    ws.ingest([corpus])
+    return ws

@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import REDIS_QUESTION, ROOT
+from tests.conftest import HOSTILE, REDIS_QUESTION, ROOT
 
 PAGES = ["corpus", "canonicalization", "graph", "communities", "timeline", "compare", "evaluate"]
-HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 def open_app(monkeypatch, workspace_path):
@@ -44,20 +43,6 @@ def dataframes(at):
 def node_data(srcdoc: str) -> list[dict]:
     found = re.search(r"nodes = new vis\.DataSet\((\[.*?\])\);", srcdoc, re.DOTALL)
     return json.loads(found.group(1))
-
-
-@pytest.fixture
-def hostile_workspace(make_workspace, tmp_path):
-    """A tiny corpus whose note title (an entity name) and text carry HTML and script."""
-    corpus = tmp_path / "hostile"
-    corpus.mkdir()
-    (corpus / "evil.md").write_text(
-        f'---\ntitle: "{HOSTILE}"\nrelations:\n  - {{type: DEPENDS_ON, target: redis.md}}\n---\n'
-        f"The {HOSTILE} service depends on Redis.\n\n<script>alert(2)</script> uses Redis.\n", encoding="utf-8")
-    (corpus / "redis.md").write_text("---\ntitle: Redis notes\n---\nThe login service calls Redis.\n", encoding="utf-8")
-    ws = make_workspace("hostile-ws")
-    ws.ingest([corpus])
-    return ws
 
 
 @pytest.fixture

@@ -353,23 +353,8 @@ def test_after_a_removal_the_box_no_longer_shows_the_removed_document(monkeypatc
     assert at.selectbox(key="corpus.doomed").value is None and not at.warning
 
 
-@pytest.fixture
-def hostile_workspace(make_workspace, tmp_path):
-    from tests.test_app import HOSTILE
-
-    corpus = tmp_path / "hostile"
-    corpus.mkdir()
-    (corpus / "evil.md").write_text(
-        f'---\ntitle: "{HOSTILE}"\nrelations:\n  - {{type: DEPENDS_ON, target: redis.md}}\n---\n'
-        f"The {HOSTILE} service depends on Redis.\n", encoding="utf-8")
-    (corpus / "redis.md").write_text("---\ntitle: Redis notes\n---\nThe login service calls Redis.\n", encoding="utf-8")
-    ws = make_workspace("hostile-ws")
-    ws.ingest([corpus])
-    return ws
-
-
 def test_the_answer_first_shows_a_hostile_name_as_text(monkeypatch, hostile_workspace):
-    from tests.test_app import HOSTILE
+    from tests.conftest import HOSTILE
 
     at = page(open_app(monkeypatch, hostile_workspace.path), "compare")
     compare(at, f"What does {HOSTILE} depend on?", ["keyword"])
