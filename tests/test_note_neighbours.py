@@ -38,6 +38,14 @@ def _write(store: Store, note: int, version: int, chunks: int = 2) -> None:
     store.replace_documents([(doc, rows, [], [], [text_hash(t) for t in texts])])
 
 
+def vault(folder, notes: int) -> tuple[Store, SeededVectors]:
+    """A record of ``notes`` two-chunk notes (first versions) and the embedder of their vectors."""
+    store = Store(folder / "record.sqlite")
+    for note in range(notes):
+        _write(store, note, 1)
+    return store, SeededVectors()
+
+
 def _refresh(store: Store, embedder, threshold: float, k: int, full: bool = False):
     return refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder)[0], embedder.name,
                                    threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, k=k, full=full)
@@ -76,10 +84,7 @@ def test_incremental_candidates_equal_the_whole_corpus_search_after_any_writes(t
 
 
 def test_adding_one_note_compares_only_that_note_with_the_others(tmp_path):
-    store = Store(tmp_path / "record.sqlite")
-    embedder = SeededVectors()
-    for note in range(300):
-        _write(store, note, 1)
+    store, embedder = vault(tmp_path, 300)
     first = _refresh(store, embedder, 0.5, 4)
     assert first.full and first.embedded == 300 and first.rows == 300
     _write(store, 300, 1)
@@ -90,10 +95,7 @@ def test_adding_one_note_compares_only_that_note_with_the_others(tmp_path):
 
 
 def test_a_removed_note_refills_only_the_full_lists_it_was_in(tmp_path):
-    store = Store(tmp_path / "record.sqlite")
-    embedder = SeededVectors()
-    for note in range(200):
-        _write(store, note, 1)
+    store, embedder = vault(tmp_path, 200)
     _refresh(store, embedder, 0.0, 3)
     lists = store.note_neighbour_lists()
     holders = [note for note, entries in lists.items() if "n007.md" in {other for other, _ in entries}]
@@ -107,10 +109,7 @@ def test_a_removed_note_refills_only_the_full_lists_it_was_in(tmp_path):
 
 
 def test_another_threshold_or_embedder_makes_every_list_again(tmp_path):
-    store = Store(tmp_path / "record.sqlite")
-    embedder = SeededVectors()
-    for note in range(50):
-        _write(store, note, 1)
+    store, embedder = vault(tmp_path, 50)
     _refresh(store, embedder, 0.5, 4)
     assert _refresh(store, embedder, 0.6, 4).full
     assert not _refresh(store, embedder, 0.6, 4).full
@@ -123,10 +122,7 @@ def test_another_threshold_or_embedder_makes_every_list_again(tmp_path):
 
 
 def test_a_failed_refresh_leaves_the_record_as_it_was_and_the_next_one_finishes(tmp_path):
-    store = Store(tmp_path / "record.sqlite")
-    embedder = SeededVectors()
-    for note in range(30):
-        _write(store, note, 1)
+    store, embedder = vault(tmp_path, 30)
     _refresh(store, embedder, 0.5, 4)
     before = (store.note_neighbour_lists(), store.note_vector_hashes(), _key(store.triples()), store.version)
     _write(store, 30, 1)
@@ -147,10 +143,7 @@ def test_a_failed_refresh_leaves_the_record_as_it_was_and_the_next_one_finishes(
 def test_lists_naming_a_note_without_a_stored_vector_are_mended(tmp_path):
     """A record whose lists name a note whose vector row is missing (written by hand, or a
     damaged record): the note is compared again, never listed twice."""
-    store = Store(tmp_path / "record.sqlite")
-    embedder = SeededVectors()
-    for note in range(40):
-        _write(store, note, 1)
+    store, embedder = vault(tmp_path, 40)
     _refresh(store, embedder, 0.0, 3)
     store.db.execute("DELETE FROM note_vectors WHERE note = 'n005.md'")
     done = _refresh(store, embedder, 0.0, 3)
