@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import array_file
-from .array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
+from .array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
 from .assemble import GraphParts
 from .graph import ContextGraph
 from .model import Edge, Entity, Merge, SurfaceForm
@@ -69,14 +69,6 @@ class GraphSnapshot:
     merges: list[Merge]
 
 
-def _ragged(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Lists of integers as one flat int32 array and int64 offsets (CSR style)."""
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(r) for r in rows])
-    flat = np.fromiter((v for r in rows for v in r), dtype=np.int32, count=int(offsets[-1]))
-    return flat, offsets
-
-
 def _graph_arrays(graph: ContextGraph, parts: GraphParts, merges: Sequence[Merge]) -> dict[str, np.ndarray]:
     entities = graph.entities()
     keys = [e.key for e in entities]
@@ -86,7 +78,7 @@ def _graph_arrays(graph: ContextGraph, parts: GraphParts, merges: Sequence[Merge
     at = {key: i for i, key in enumerate(every_key)}
     edges = parts.edges  # the assembled order, so the graph is rebuilt edge for edge as it was
     chunk_ids = sorted(layer.entities_of)
-    links, link_offsets = _ragged([sorted(at[k] for k in layer.entities_of[cid]) for cid in chunk_ids])
+    links, link_offsets = ragged([sorted(at[k] for k in layer.entities_of[cid]) for cid in chunk_ids])
     index = graph.pagerank_index()
     transition = index.transition_t
     tables = {

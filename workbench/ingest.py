@@ -40,7 +40,7 @@ from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows
 from .extract.llm import LLMError, client_from_settings
 from .extract.notes import NEAREST_NOTES
 from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
-from .loaders import LoadError, LoadProblem, file_digest, load_paths
+from .loaders import LoadError, LoadProblem, file_digest, load_paths, resolved_path
 from . import note_neighbours
 from .model import Chunk, Document, Triple
 from .note_neighbours import refresh_note_neighbours
@@ -308,7 +308,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         digest = file_digest(file)
         if digest is None:
             return False
-        source = str(file.resolve())
+        source = resolved_path(file)
         digests[source] = keyed(digest)
         return stored_digests.get(source) == digests[source]
 
@@ -321,7 +321,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     removed = _removed_sources([Path(p) for p in paths], store)
     known = store.document_hashes()
     if loaded.skipped_files:
-        skipped = {str(f.resolve()) for f in loaded.skipped_files}
+        skipped = {resolved_path(f) for f in loaded.skipped_files}
         unchanged = sum(1 for source in store.document_sources().values() if source in skipped)
         report.documents_seen += unchanged
         report.documents_unchanged += unchanged
@@ -347,7 +347,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             refresh_candidates(store, embedder, settings.extraction.similar_notes_threshold)
             stage["candidates"] += time.perf_counter() - t
     # A file stands for its documents once all of them are stored from a problem-free load.
-    clean = {str(f.resolve()) for f in loaded.clean_files}
+    clean = {resolved_path(f) for f in loaded.clean_files}
     fresh = {path: digest for path, digest in digests.items() if path in clean and stored_digests.get(path) != digest}
     if fresh or removed:
         store.record_file_digests(fresh)
