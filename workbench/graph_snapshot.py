@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import array_file
 from .array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
@@ -45,7 +44,6 @@ from .assemble import GraphParts
 from .graph import ContextGraph
 from .model import Edge, Entity, Merge, SurfaceForm
 from .passages import NameMatcher, PassageLayer
-from .ppr import PageRankIndex
 
 __all__ = ["FILE_NAME", "FORMAT", "GraphSnapshot", "SnapshotUnusable", "load_snapshot", "read_manifest", "save_snapshot",
            "snapshot_counts"]
@@ -213,6 +211,10 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
     graph = ContextGraph(entities, edges, meta["impact_relations"], key_of=key_of, passages=layer)
     graph.passages_document = meta["passages_document"]
     graph.passages_time = meta["passages_time"]
+    import scipy.sparse as sp  # here: `stats` reads the manifest alone
+
+    from .ppr import PageRankIndex
+
     nodelist = keys + [("p", cid) for cid in chunk_ids]
     n = len(nodelist)
     transition = sp.csr_array((arrays["ppr_data"], arrays["ppr_indices"], arrays["ppr_indptr"]), shape=(n, n))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from . import CommandError, emit
 from .core import open_workspace
-from ..views.tables import nested_order
 from .render import table
 
 __all__ = ["register"]
@@ -13,6 +12,8 @@ __all__ = ["register"]
 def cmd_communities(args):
     ws = open_workspace(args)
     summaries = ws.summaries()
+    from ..views.tables import nested_order  # here: pandas is not imported for every command
+
     all_reports = nested_order(summaries.reports)
     reports = all_reports
     if args.id:
