@@ -21,7 +21,7 @@ LAYERS = [
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
      "embedding", "static_embedder", "exported_embedder", "distributed_embedder", "quantize", "sentences",
      "communities", "keyphrases", "episodes", "timeline", "local_model", "note_neighbours", "installable",
-     "name_scan"},
+     "name_scan", "corpus_limits"},
     {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries"},
     {"retrieve", "context", "evaluate", "bench"},
     {"views"},
