@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
-from .loaders import LoadError
+from .loaders import LoadError, check_paths
 
-__all__ = ["CorpusTooLarge", "MEMORY_FIXED_BYTES", "MEMORY_PER_TEXT_BYTE", "check_corpus_size", "limit_bytes", "projected_text_bytes"]
+__all__ = ["CorpusTooLarge", "MEMORY_FIXED_BYTES", "MEMORY_PER_TEXT_BYTE", "check_corpus_size", "file_sizes", "limit_bytes",
+           "projected_text_bytes"]
 
 #: Bytes of peak ingest memory per byte of text the workspace holds, past a fixed part (see above).
 MEMORY_PER_TEXT_BYTE = 150
@@ -52,6 +54,33 @@ def limit_bytes(max_corpus_mb: float | None) -> int | None:
         return int(max_corpus_mb * 1_000_000)
     memory = machine_memory_bytes()
     return max(0, int((memory * MEMORY_SHARE - MEMORY_FIXED_BYTES) / MEMORY_PER_TEXT_BYTE)) if memory else None
+
+
+def file_sizes(paths: Sequence[str | Path]) -> dict[str, int]:
+    """``real path -> size`` of every file under ``paths``, by a plain directory walk: a bound, not
+    what the load reads (hidden and unsupported files count too), at a stat per file (20,000
+    notes: a tenth of a second). A path that cannot be read counts nothing; the load reports it.
+    Paths are checked first (:func:`~workbench.loaders.check_paths`: ``/proc`` is never walked).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.md").write_text("hello")
+    >>> list(file_sizes([folder]).values())
+    [5]
+    """
+    sizes: dict[str, int] = {}
+    for _, root in check_paths(paths):
+        if os.path.isfile(root):
+            sizes[root] = os.path.getsize(root)
+            continue
+        for folder, _, names in os.walk(root):
+            for name in names:
+                path = os.path.join(folder, name)
+                try:
+                    sizes[path if not os.path.islink(path) else os.path.realpath(path)] = os.path.getsize(path)
+                except OSError:
+                    continue
+    return sizes
 
 
 def projected_text_bytes(file_sizes: Mapping[str, int], stored: Iterable[tuple[str, int]]) -> int:

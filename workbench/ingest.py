@@ -33,7 +33,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .canon import name_key
-from .corpus_limits import check_corpus_size, limit_bytes, projected_text_bytes
+from .corpus_limits import check_corpus_size, file_sizes, limit_bytes, projected_text_bytes
 from .chunking import chunk_document
 from .embedding import LEGACY_NAME, Embedder, text_hash
 from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings,
@@ -41,7 +41,7 @@ from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows
 from .extract.llm import LLMError, client_from_settings
 from .extract.notes import NEAREST_NOTES
 from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
-from .loaders import LoadError, LoadProblem, file_digest, iter_files, load_paths, resolved_path
+from .loaders import LoadError, LoadProblem, file_digest, load_paths, resolved_path
 from . import note_neighbours
 from .model import Chunk, Document, Triple
 from .note_neighbours import refresh_note_neighbours
@@ -367,14 +367,9 @@ def refuse_too_large(paths: Sequence[str | Path], store: Store, max_corpus_mb: f
     limit = limit_bytes(max_corpus_mb)
     if limit is None:
         return
-    sizes: dict[str, int] = {}
-    for file, _ in iter_files(paths):
-        try:
-            sizes[resolved_path(file)] = file.stat().st_size
-        except OSError:
-            continue  # the load reports it
     stored = store.text_bytes_by_source()
-    check_corpus_size([str(p) for p in paths], projected_text_bytes(sizes, stored), sum(n for _, n in stored), limit)
+    check_corpus_size([str(p) for p in paths], projected_text_bytes(file_sizes(paths), stored),
+                      sum(n for _, n in stored), limit)
 
 
 def refuse_id_collisions(documents: Sequence[Document], source_of: dict[str, str]) -> None:
