@@ -21,7 +21,7 @@ LAYERS = [
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
      "embedding", "static_embedder", "exported_embedder", "distributed_embedder", "quantize", "sentences",
      "communities", "keyphrases", "episodes", "timeline", "local_model", "note_neighbours", "installable"},
-    {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries"},
+    {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries", "graph_questions"},
     {"retrieve", "context", "evaluate", "bench"},
     {"views"},
     {"cli", "mcp_server", "__main__"},

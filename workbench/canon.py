@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.model import Merge, Mention, SurfaceForm
+from workbench.model.jsonable import to_json
 from workbench.safe_text import mixed_scripts
 
 __all__ = [
@@ -913,10 +914,10 @@ class SuggestionPage:
         return (self.page - 1) * self.per_page + 1
 
     def to_json(self) -> dict:
-        return {"total": self.total, "page": self.page, "pages": self.pages, "per_page": self.per_page,
-                "suggestions": [{"rank": self.first + i, "a": s.a, "b": s.b, "score": s.score, "reason": s.reason,
-                                 "evidence": EVIDENCE_RANKS[evidence_rank(s)]}
-                                for i, s in enumerate(self.suggestions)]}
+        return to_json(self, order=("total", "page", "pages", "per_page"), pages=self.pages,
+                       suggestions=[{"rank": self.first + i, "a": s.a, "b": s.b, "score": s.score, "reason": s.reason,
+                                     "evidence": EVIDENCE_RANKS[evidence_rank(s)]}
+                                    for i, s in enumerate(self.suggestions)])
 
 
 def page_of(suggestions: Sequence[MergeSuggestion], page: int = 1, per_page: int = 12) -> SuggestionPage:

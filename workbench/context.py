@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
 from .evaluate.runner import outdated_documents
 from .model import GraphPath, RetrievalResult
+from .model.jsonable import to_json
 from .retrieve.questions import read_question
 
 __all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",
@@ -91,9 +92,7 @@ class Answer:
     """Time the model took."""
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["checks"] = self.checks.to_json() if self.checks else None
-        return data
+        return to_json(self)
 
 
 def _subgraph(ws, result: RetrievalResult) -> dict:

@@ -31,9 +31,10 @@ Examples
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from ..model.jsonable import to_json
 from ..retrieve.tokenize import tokenize
 from ..settings import AnswerSettings
 
@@ -147,7 +148,7 @@ class AnswerChecks:
         return not self.problems
 
     def to_json(self) -> dict:
-        return {**asdict(self), "passed": self.passed}
+        return to_json(self, passed=self.passed)
 
 
 def _stem(word: str) -> str:

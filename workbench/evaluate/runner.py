@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 
 from ..canon import name_key
+from ..model.jsonable import to_json
 from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank
 from .tasks import EvalTask
 
@@ -159,7 +160,7 @@ class EvalRun:
     returns (expand: 2), the same for all (0 in runs saved before it was kept)."""
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return to_json(self)
 
     @classmethod
     def from_json(cls, data: dict) -> "EvalRun":
