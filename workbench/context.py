@@ -40,9 +40,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
-from .evaluate.runner import outdated_documents
 from .model import GraphPath, RetrievalResult
 from .model.jsonable import to_json
+from .outdated import outdated_documents
 from .retrieve.questions import read_question
 
 __all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",

@@ -48,6 +48,7 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from ..progress import tqdm_progress
+from .common import PerfError, cached_vectors
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
            "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_app_sample",
@@ -62,10 +63,6 @@ DEFAULT_CACHE = Path.home() / ".cache" / "workbench" / "bench"
 SECTIONS = ("ppr", "ingest", "embedding", "query", "fresh", "communities", "app", "app_sample")
 #: Chunks every embedding backend encodes in the ``embedding`` section.
 EMBEDDING_BACKEND_CHUNKS = 512
-
-
-class PerfError(ValueError):
-    """A benchmark argument or input that cannot be used."""
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -300,7 +297,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
 
     from ..embedding import embedder_from_settings
     from ..ingest import CacheFirstEmbedder
-    from ..static_embedder import StaticEmbedder
+    from ..embedding.static import StaticEmbedder
     from ..store import Store
 
     from ..workspace import Workspace
@@ -426,17 +423,6 @@ def bench_embedding(texts: Sequence[str], minilm, static, rounds: int = 3) -> di
             "static_speedup": round(ours_s / max(fast_s, 1e-9), 1)}
 
 
-def _cached_vectors(texts: list[str], embedder, cache_dir: Path) -> np.ndarray:
-    digest = hashlib.sha256(("\n\x00".join(texts) + embedder.name).encode()).hexdigest()[:16]
-    path = cache_dir / "perf-vectors" / f"{embedder.name}-{digest}.npy"
-    if path.exists():
-        return np.load(path)
-    vectors = embedder.embed(texts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
-    return vectors
-
-
 def bench_static_recall(data_dir: Path, minilm, static, cache_dir: Path) -> dict:
     """Dense R@2/R@5 on a multi-hop set with MiniLM and with the static embedder (cosine over passages)."""
     from .multihop import BenchError, load_bench, recall_at
@@ -449,7 +435,7 @@ def bench_static_recall(data_dir: Path, minilm, static, cache_dir: Path) -> dict
     texts = [f"{p.get('title') or ''}\n{p['text']}".strip() for p in bench.passages]
     out: dict[str, Any] = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(ids)}
     for label, embedder in (("minilm", minilm), ("static", static)):
-        passages = _cached_vectors(texts, embedder, cache_dir)  # MiniLM's pass is cached between runs
+        passages = cached_vectors(texts, embedder, cache_dir)  # MiniLM's pass is cached between runs
         queries = embedder.embed([q.question for q in bench.questions])
         order = np.argsort(-(queries @ passages.T), axis=1)[:, :5]
         r2 = statistics.mean(recall_at([ids[i] for i in row], q.gold_ids, 2) for row, q in zip(order, bench.questions))
@@ -533,7 +519,7 @@ from workbench.settings import load_settings
 from workbench.workspace import Workspace
 embedder = None
 if sys.argv[3] == "static":
-    from workbench.static_embedder import StaticEmbedder
+    from workbench.embedding.static import StaticEmbedder
     embedder = StaticEmbedder()
 ws = Workspace(sys.argv[1], settings=load_settings(), embedder=embedder, create=False)
 result = retrieve(ws, sys.argv[2], mode="graphrag")
@@ -698,7 +684,7 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
     """Every section; a section left out of ``sections`` says so instead of a figure."""
     from ..embedding import SentenceTransformerEmbedder, embedder_from_settings
     from ..settings import load_settings
-    from ..static_embedder import StaticEmbedder
+    from ..embedding.static import StaticEmbedder
 
     unknown = set(sections) - set(SECTIONS)
     if unknown:

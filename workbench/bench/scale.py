@@ -31,7 +31,7 @@ from typing import Any
 
 import regex
 
-from ..static_embedder import StaticEmbedder
+from ..embedding.static import StaticEmbedder
 from ..workspace import Workspace
 from .perf import PerfError, _fresh_ingest, _passages_file, bench_app, bench_fresh_process, bench_queries, title_questions
 

@@ -6,8 +6,7 @@ from dataclasses import asdict
 
 from ..graph_questions import comentions, impact, neighborhood, paths_between
 from ..progress import tqdm_progress
-from . import CommandError, emit
-from .render import table
+from .render import CommandError, emit, table
 
 __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from . import CommandError, emit
+from .render import CommandError, emit, table
 from .core import open_workspace
 from ..views.tables import nested_order
-from .render import table
 
 __all__ = ["register"]
 
