@@ -38,7 +38,6 @@ __all__ = [
     "Canonicalizer",
     "name_key",
     "display_form",
-    "split_camel",
     "build_merges",
     "display_names",
     "suggest_merges",
@@ -83,7 +82,6 @@ _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<", "»": "«", "）": "（", "�
 _OPENERS = {v: k for k, v in _CLOSERS.items()}
 _SEPARATORS_RE = re.compile(r"[\s\-_.\u2010-\u2015\u00b7]+")
 _POSSESSIVE_RE = re.compile(r"(?<=[^\W_])['’]s$")
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WHITESPACE_RE = re.compile(r"\s+")
 
 
@@ -138,17 +136,6 @@ def _drop_leading_articles(words: list[str], articles: Iterable[str]) -> list[st
     while len(words) > 1 and words[0].lower() in folded and _has_alnum(" ".join(words[1:])):
         words = words[1:]
     return words
-
-
-def split_camel(name: str) -> str:
-    """Split camelCase and acronym boundaries with spaces.
-
-    Examples
-    --------
-    >>> split_camel("AuthService"), split_camel("HTTPServer"), split_camel("redisCache2")
-    ('Auth Service', 'HTTP Server', 'redis Cache2')
-    """
-    return _CAMEL_RE.sub(" ", name)
 
 
 def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:

@@ -21,8 +21,8 @@ Examples
 >>> matcher = NameMatcher({"annlee": ["Ann Lee"], "oslo": ["Oslo"]})
 >>> matcher.find("Where was Ann Lee born? In Oslo.")
 ['annlee', 'oslo']
->>> round(trigram_similarity("wiley blackwell", "wiley blackwel"), 2)
-0.82
+>>> synonym_pairs({"wileyblackwell": "Wiley Blackwell", "wileyblackwel": "Wiley Blackwel"})
+[('wileyblackwel', 'wileyblackwell', 0.824)]
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _ARTICLES = ("the ", "a ", "an ")
 #: Texts of at most this many words (a question) are read without the matcher's prefix set.
 _SHORT_TEXT_TOKENS = 64
 
-__all__ = ["NameMatcher", "PassageLayer", "link_passages", "synonym_pairs", "trigram_similarity", "words_of"]
+__all__ = ["NameMatcher", "PassageLayer", "link_passages", "synonym_pairs", "words_of"]
 
 
 def words_of(name: str) -> str:
@@ -239,12 +239,6 @@ def link_passages(
 def _trigrams(words: str) -> set[str]:
     padded = f"  {words} "
     return {padded[i:i + 3] for i in range(len(padded) - 2)}
-
-
-def trigram_similarity(a: str, b: str) -> float:
-    """Jaccard similarity of the character trigrams of two names."""
-    ta, tb = _trigrams(a), _trigrams(b)
-    return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
 
 
 def synonym_pairs(names: Mapping[str, str], threshold: float = 0.8) -> list[tuple[str, str, float]]:
