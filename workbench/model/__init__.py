@@ -10,6 +10,7 @@ Data flows one way: files -> :class:`Document` -> :class:`Chunk` -> :class:`Ment
 - :mod:`~workbench.model.retrieval`: the retrieval contract (:class:`RetrievalResult`, its
   :class:`Hit` objects and their :class:`Why`, :class:`RetrievalStats`, :class:`GraphContext`),
   each with one ``to_json()``;
+- :mod:`~workbench.model.answer`: the material for an answer (:class:`AnswerContext`);
 - :mod:`~workbench.model.summaries`: community reports, episodes, timelines;
 - :mod:`~workbench.model.jsonable`: the one ``to_json`` they all use, with one rule for None.
 
@@ -18,6 +19,7 @@ Import them from here: ``from workbench.model import Hit, RetrievalResult``.
 
 from __future__ import annotations
 
+from .answer import AnswerContext, AnswerPath, Hypothesis, SourceChunk, Subgraph
 from .corpus import DECLARED_RELATION_TYPES, Chunk, DeclaredRelation, Document, Mention, Segment, Triple
 from .graph import (Comention, Comentions, Edge, Entity, GraphPath, Hop, Impact, Merge, Neighbour, Neighborhood,
                     PathAnswer, SurfaceForm, relation_phrases)
@@ -58,6 +60,11 @@ __all__ = [
     "WindowUse",
     "RetrievalStats",
     "RetrievalResult",
+    "AnswerContext",
+    "AnswerPath",
+    "Subgraph",
+    "SourceChunk",
+    "Hypothesis",
     "ReportPoint",
     "CommunityReport",
     "Decision",
