@@ -15,7 +15,7 @@ from .canon import Canonicalizer, display_form, name_key
 from .extract.names import GENERIC_TYPES, title_surface
 from .graph import ContextGraph
 from .model import Edge, Entity, Mention, Triple
-from .passages import PassageLayer, link_passages
+from .passages import NameScan, PassageLayer, link_passages
 from .store import DocumentRecord
 
 __all__ = ["GraphParts", "PassageOptions", "assemble_graph", "note_resolver", "type_rank"]
@@ -95,14 +95,16 @@ def assemble_graph(
     chunk_texts: Iterable[tuple[str, str]] | None = None,
     passage_options: PassageOptions | None = None,
     rejected: Collection[tuple[str, str]] = (),
+    previous_scan: NameScan | None = None,
 ) -> tuple[ContextGraph, GraphParts]:
     """Build the context graph from stored mentions and triples.
 
     ``chunk_context`` maps chunk ids to ``(document id, timestamp)``. An edge's chunks are the
     distinct chunks that state it, so its weight is its corroboration. With ``chunk_texts``
     (``(chunk id, text)``) the graph gets its passage layer
-    (:func:`~workbench.passages.link_passages`); synonym pairs the user ``rejected`` (sorted
-    name-key pairs) are left out of it.
+    (:func:`~workbench.passages.link_passages`, which reuses ``previous_scan``, the names an
+    earlier derivation found in each passage, where they stand); synonym pairs the user
+    ``rejected`` (sorted name-key pairs) are left out of it.
     """
     notes = notes or {}
     key_of = canonicalizer.key
@@ -179,7 +181,7 @@ def assemble_graph(
         layer = link_passages(chunk_texts, chunk_entities, forms, title_of, options.max_entity_passages,
                               options.title_link_weight, options.synonym_threshold,
                               names={key: e.name for key, e in entities.items()},
-                              relation_weight=options.relation_weight)
+                              relation_weight=options.relation_weight, previous=previous_scan)
         if rejected:
             kept = tuple(pair for pair in layer.synonyms if pair[:2] not in rejected)
             layer = replace(layer, synonyms=kept)

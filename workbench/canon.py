@@ -23,7 +23,7 @@ import functools
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ __all__ = [
     "DEFAULT_ARTICLES",
     "MergeSuggestion",
     "Canonicalizer",
+    "FormTally",
     "name_key",
     "display_form",
     "build_merges",
@@ -343,26 +344,57 @@ def _form_order(item: tuple[str, int]) -> tuple[int, int, str]:
     return (-count, -len(form), form)
 
 
-def _group_forms(
-    mentions: Iterable[Mention], canonicalizer: Canonicalizer
-) -> dict[str, dict[str, list]]:
-    """key -> display form -> [count, chunk ids in first-seen order]."""
-    groups: dict[str, dict[str, list]] = defaultdict(dict)
-    # Each surface is resolved once: a corpus repeats its names (61k passages: 420k entities
-    # among millions of mentions), more of them than the canonicalizer's own bounded memo keeps.
-    resolved: dict[str, tuple[str, str]] = {}
-    for mention in mentions:
-        known = resolved.get(mention.surface)
+class FormTally:
+    """Counts the surface forms of each canonical key, a mention at a time: what the merge record
+    is made of (:meth:`merges`). :meth:`tap` counts the mentions a derivation streams past, so
+    the record is not read twice for the merges."""
+
+    def __init__(self, canonicalizer: Canonicalizer) -> None:
+        self.canonicalizer = canonicalizer
+        #: key -> display form -> [count, chunk ids in first-seen order]
+        self.groups: dict[str, dict[str, list]] = defaultdict(dict)
+        # Each surface is resolved once: a corpus repeats its names (61k passages: 420k entities
+        # among millions of mentions), more of them than the canonicalizer's own bounded memo keeps.
+        self._resolved: dict[str, tuple[str, str]] = {}
+
+    def add(self, mention: Mention) -> None:
+        known = self._resolved.get(mention.surface)
         if known is None:
-            known = resolved[mention.surface] = (canonicalizer.key(mention.surface),
-                                                 display_form(mention.surface, canonicalizer.articles))
+            known = self._resolved[mention.surface] = (self.canonicalizer.key(mention.surface),
+                                                       display_form(mention.surface, self.canonicalizer.articles))
         key, form = known
         if not key:
-            continue
-        entry = groups[key].setdefault(form, [0, {}])
+            return
+        entry = self.groups[key].setdefault(form, [0, {}])
         entry[0] += 1
         entry[1].setdefault(mention.chunk_id, None)
-    return groups
+
+    def tap(self, mentions: Iterable[Mention]) -> Iterator[Mention]:
+        """``mentions``, each counted as it passes."""
+        for mention in mentions:
+            self.add(mention)
+            yield mention
+
+    def merges(self) -> list[Merge]:
+        """The merge record of the mentions counted (see :func:`build_merges`)."""
+        canonicalizer = self.canonicalizer
+        merges = []
+        for key, forms in self.groups.items():
+            if len(forms) < 2:
+                continue
+            ordered = sorted(((f, e[0]) for f, e in forms.items()), key=_form_order)
+            surface_forms = [SurfaceForm(f, c, tuple(forms[f][1])) for f, c in ordered]
+            reasons: list[str] = []
+            base_keys = {name_key(f, canonicalizer.articles) for f in forms}
+            if len(forms) > len(base_keys):  # two forms share a name key
+                reasons.append("name key")
+            for form in forms:
+                for reason in canonicalizer.explain(form):
+                    if reason not in reasons:
+                        reasons.append(reason)
+            merges.append(Merge(canonical=ordered[0][0], key=key, surface_forms=surface_forms, reasons=reasons))
+        merges.sort(key=lambda m: (-sum(f.count for f in m.surface_forms), m.key))
+        return merges
 
 
 def build_merges(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> list[Merge]:
@@ -379,23 +411,10 @@ def build_merges(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> l
     ...  for m in build_merges(ms, Canonicalizer())]
     [('Auth Service', 'authservice', [('Auth Service', 2), ('auth-service', 1)], ['name key'])]
     """
-    merges = []
-    for key, forms in _group_forms(mentions, canonicalizer).items():
-        if len(forms) < 2:
-            continue
-        ordered = sorted(((f, e[0]) for f, e in forms.items()), key=_form_order)
-        surface_forms = [SurfaceForm(f, c, tuple(forms[f][1])) for f, c in ordered]
-        reasons: list[str] = []
-        base_keys = {name_key(f, canonicalizer.articles) for f in forms}
-        if len(forms) > len(base_keys):  # two forms share a name key
-            reasons.append("name key")
-        for form in forms:
-            for reason in canonicalizer.explain(form):
-                if reason not in reasons:
-                    reasons.append(reason)
-        merges.append(Merge(canonical=ordered[0][0], key=key, surface_forms=surface_forms, reasons=reasons))
-    merges.sort(key=lambda m: (-sum(f.count for f in m.surface_forms), m.key))
-    return merges
+    tally = FormTally(canonicalizer)
+    for mention in mentions:
+        tally.add(mention)
+    return tally.merges()
 
 
 def display_names(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> dict[str, str]:
@@ -408,7 +427,10 @@ def display_names(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> 
     {'redis': 'Redis'}
     """
     names = {}
-    for key, forms in _group_forms(mentions, canonicalizer).items():
+    tally = FormTally(canonicalizer)
+    for mention in mentions:
+        tally.add(mention)
+    for key, forms in tally.groups.items():
         names[key] = min(((f, e[0]) for f, e in forms.items()), key=_form_order)[0]
     return names
 

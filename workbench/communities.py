@@ -43,13 +43,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from .graph import COMENTION_RELATION, ContextGraph
 from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, sentence_information, top_terms
 from .model import Chunk, CommunityReport, ReportPoint
 from .sentences import sentence_naming, split_sentences
+
+if TYPE_CHECKING:  # imported where used: the CLI reaches this module for every command
+    import networkx as nx
 
 __all__ = ["GENERIC_TYPES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities",
            "louvain", "community_signature", "build_reports", "report_id", "report_order"]
@@ -187,6 +189,8 @@ def community_graph(graph: ContextGraph, relation_weight: float = 2.0, texts: Ma
     for cid in sorted(words):
         for w in words[cid]:
             add(("p", cid), ("w", w), 1.0 / math.sqrt(spread_of[w]))
+    import networkx as nx
+
     g = nx.Graph()
     g.add_nodes_from(range(len(names)))
     g.add_weighted_edges_from((a, b, sum(sorted(ws))) for (a, b), ws in sorted(weights.items()))
@@ -202,6 +206,7 @@ def louvain(g: nx.Graph, nodes: Iterable[int], resolution: float, seed: int) -> 
 
     Examples
     --------
+    >>> import networkx as nx
     >>> g = nx.barbell_graph(4, 0)
     >>> g.add_edge(7, 8)  # a leaf joins its neighbour's part
     >>> louvain(g, g.nodes, 1.0, seed=7)
@@ -212,6 +217,8 @@ def louvain(g: nx.Graph, nodes: Iterable[int], resolution: float, seed: int) -> 
     neighbours = {u: sorted(v for v in g[u] if v in inside and v != u) for u in nodes}
     leaf_of = {u: nbrs[0] for u, nbrs in neighbours.items() if len(nbrs) == 1 and len(neighbours[nbrs[0]]) > 1}
     core = [u for u in nodes if u not in leaf_of]
+    import networkx as nx
+
     sub = nx.Graph()
     sub.add_nodes_from(core)
     sub.add_weighted_edges_from((u, v, g[u][v].get("weight", 1.0)) for u in core for v in neighbours[u]
@@ -265,6 +272,8 @@ def detect_communities(graph: ContextGraph, *, resolution: float = 1.0, seed: in
     def community(part: list[int], level: int, parent: frozenset[str] | None) -> Community:
         return Community(frozenset(names[i] for i in part if is_entity[i]),
                          frozenset(names[i][1] for i in part if not is_entity[i] and names[i][0] == "p"), level, parent)
+
+    import networkx as nx
 
     found: list[Community] = []
     current: list[list[int]] = []

@@ -33,14 +33,17 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import networkx as nx
 import numpy as np
 
 from .model import Edge, Entity, GraphPath, Hop, Impact
 from .passages import NameMatcher, PassageLayer
-from .ppr import PageRankIndex
+
+if TYPE_CHECKING:  # imported where used: `stats` and a snapshot's load need neither
+    import networkx as nx
+
+    from .ppr import PageRankIndex
 
 __all__ = [
     "COMENTION_RELATION",
@@ -202,6 +205,8 @@ class ContextGraph:
         if self._nx is None:
             with self._nx_lock:
                 if self._nx is None:
+                    import networkx as nx
+
                     graph = nx.MultiDiGraph()
                     graph.add_nodes_from((key, {"entity": entity}) for key, entity in self._entity.items())
                     graph.add_edges_from((e.source, e.target, e.relation, {"edge": e, "weight": e.weight})
@@ -511,6 +516,8 @@ class ContextGraph:
         cache_key = (None if relations is None else tuple(sorted(relations)), undirected)
         if cache_key in self._projections:
             return self._projections[cache_key]
+        import networkx as nx
+
         projection = nx.Graph() if undirected else nx.DiGraph()
         projection.add_nodes_from(self._entity)
         for edge in self._edges_in_order():
@@ -545,6 +552,8 @@ class ContextGraph:
         source, target = self.resolve(a), self.resolve(b)
         if source == target:
             return []
+        import networkx as nx
+
         for undirected in (False, True):
             projection = self._projection(relations, undirected)
             found = [
@@ -604,6 +613,8 @@ class ContextGraph:
                         rows.append(passage_at[cid]), cols.append(position[key]), weights.append(link)
             for cid, target in layer.title_links:
                 rows.append(passage_at[cid]), cols.append(passage_at[target]), weights.append(layer.title_link_weight)
+            from .ppr import PageRankIndex
+
             self._pagerank = PageRankIndex.from_edges(
                 keys + [("p", cid) for cid in chunk_ids], np.array(rows, dtype=np.int64),
                 np.array(cols, dtype=np.int64), np.array(weights, dtype=np.float64))
@@ -627,6 +638,8 @@ class ContextGraph:
                 weights.append(float(edge.weight))
             for a, b, _ in self.passages.synonyms:
                 rows.append(position[a]), cols.append(position[b]), weights.append(1.0)
+            from .ppr import PageRankIndex
+
             self._entity_pagerank = PageRankIndex.from_edges(
                 keys, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
                 np.array(weights, dtype=np.float64))

@@ -37,15 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from . import array_file
-from .array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
+from .array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
 from .assemble import GraphParts
 from .graph import ContextGraph
 from .model import Edge, Entity, Merge, SurfaceForm
 from .passages import NameMatcher, PassageLayer
-from .ppr import PageRankIndex
 
 __all__ = ["FILE_NAME", "FORMAT", "GraphSnapshot", "SnapshotUnusable", "load_snapshot", "read_manifest", "save_snapshot",
            "snapshot_counts"]
@@ -69,14 +67,6 @@ class GraphSnapshot:
     merges: list[Merge]
 
 
-def _ragged(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-    """Lists of integers as one flat int32 array and int64 offsets (CSR style)."""
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(r) for r in rows])
-    flat = np.fromiter((v for r in rows for v in r), dtype=np.int32, count=int(offsets[-1]))
-    return flat, offsets
-
-
 def _graph_arrays(graph: ContextGraph, parts: GraphParts, merges: Sequence[Merge]) -> dict[str, np.ndarray]:
     entities = graph.entities()
     keys = [e.key for e in entities]
@@ -86,7 +76,7 @@ def _graph_arrays(graph: ContextGraph, parts: GraphParts, merges: Sequence[Merge
     at = {key: i for i, key in enumerate(every_key)}
     edges = parts.edges  # the assembled order, so the graph is rebuilt edge for edge as it was
     chunk_ids = sorted(layer.entities_of)
-    links, link_offsets = _ragged([sorted(at[k] for k in layer.entities_of[cid]) for cid in chunk_ids])
+    links, link_offsets = ragged([sorted(at[k] for k in layer.entities_of[cid]) for cid in chunk_ids])
     index = graph.pagerank_index()
     transition = index.transition_t
     tables = {
@@ -221,6 +211,10 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
     graph = ContextGraph(entities, edges, meta["impact_relations"], key_of=key_of, passages=layer)
     graph.passages_document = meta["passages_document"]
     graph.passages_time = meta["passages_time"]
+    import scipy.sparse as sp  # here: `stats` reads the manifest alone
+
+    from .ppr import PageRankIndex
+
     nodelist = keys + [("p", cid) for cid in chunk_ids]
     n = len(nodelist)
     transition = sp.csr_array((arrays["ppr_data"], arrays["ppr_indices"], arrays["ppr_indptr"]), shape=(n, n))

@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .canon import name_key
+from .corpus_limits import check_corpus_size, limit_bytes, projected_text_bytes
 from .chunking import chunk_document
 from .embedding import LEGACY_NAME, Embedder, text_hash
 from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings,
@@ -40,7 +41,7 @@ from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows
 from .extract.llm import LLMError, client_from_settings
 from .extract.notes import NEAREST_NOTES
 from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
-from .loaders import LoadError, LoadProblem, file_digest, load_paths
+from .loaders import LoadError, LoadProblem, file_digest, iter_files, load_paths, resolved_path
 from . import note_neighbours
 from .model import Chunk, Document, Triple
 from .note_neighbours import refresh_note_neighbours
@@ -288,6 +289,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             raise LLMError("extraction.typed_relations is on but no language model is configured: set "
                            f"{settings.llm.base_url_env} and {settings.llm.model_env}, or turn extraction.typed_relations off")
 
+    refuse_too_large(paths, store, settings.ingest.max_corpus_mb)
     t = time.perf_counter()
     interrupted = vectors_behind(store, embedder)  # a write died midway, none ever ran, or the embedder changed
     report.vectors_repaired = reconcile_if_marked(store, vectors, embedder)
@@ -308,7 +310,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         digest = file_digest(file)
         if digest is None:
             return False
-        source = str(file.resolve())
+        source = resolved_path(file)
         digests[source] = keyed(digest)
         return stored_digests.get(source) == digests[source]
 
@@ -321,7 +323,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     removed = _removed_sources([Path(p) for p in paths], store)
     known = store.document_hashes()
     if loaded.skipped_files:
-        skipped = {str(f.resolve()) for f in loaded.skipped_files}
+        skipped = {resolved_path(f) for f in loaded.skipped_files}
         unchanged = sum(1 for source in store.document_sources().values() if source in skipped)
         report.documents_seen += unchanged
         report.documents_unchanged += unchanged
@@ -347,7 +349,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             refresh_candidates(store, embedder, settings.extraction.similar_notes_threshold)
             stage["candidates"] += time.perf_counter() - t
     # A file stands for its documents once all of them are stored from a problem-free load.
-    clean = {str(f.resolve()) for f in loaded.clean_files}
+    clean = {resolved_path(f) for f in loaded.clean_files}
     fresh = {path: digest for path, digest in digests.items() if path in clean and stored_digests.get(path) != digest}
     if fresh or removed:
         store.record_file_digests(fresh)
@@ -357,6 +359,22 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
 
 class DocumentIdCollision(LoadError):
     """Files of this ingest would take the ids of documents another file still holds."""
+
+
+def refuse_too_large(paths: Sequence[str | Path], store: Store, max_corpus_mb: float | None) -> None:
+    """:class:`~workbench.corpus_limits.CorpusTooLarge` when the text the workspace would hold
+    after ingesting ``paths`` is over the limit; reads only the files' sizes and the record."""
+    limit = limit_bytes(max_corpus_mb)
+    if limit is None:
+        return
+    sizes: dict[str, int] = {}
+    for file, _ in iter_files(paths):
+        try:
+            sizes[resolved_path(file)] = file.stat().st_size
+        except OSError:
+            continue  # the load reports it
+    stored = store.text_bytes_by_source()
+    check_corpus_size([str(p) for p in paths], projected_text_bytes(sizes, stored), sum(n for _, n in stored), limit)
 
 
 def refuse_id_collisions(documents: Sequence[Document], source_of: dict[str, str]) -> None:

@@ -58,6 +58,7 @@ __all__ = [
     "file_digest",
     "iter_files",
     "load_file",
+    "resolved_path",
     "load_paths",
     "content_hash",
     "normalize_timestamp",
@@ -458,19 +459,28 @@ def file_digest(path: Path) -> str | None:
         return None
 
 
-def _resolved(path: Path) -> str:
-    """A file's absolute path, resolved once however many records it holds."""
-    return _resolved_in(path, os.getcwd())
+def resolved_path(path: Path) -> str:
+    """``str(path.resolve())``, with each folder resolved once for all the files in it (20,000
+    notes: 40,000 resolutions of every folder above them took 2 s of an ingest that changed one).
+
+    >>> resolved_path(Path("a/b.md")) == str(Path("a/b.md").resolve())
+    True
+    """
+    text = os.fspath(path)
+    folder, name = os.path.split(text)
+    if name in ("", ".", "..") or os.path.islink(text):
+        return str(Path(text).resolve())
+    return os.path.join(_folder_resolved(folder, os.getcwd()), name)
 
 
 @functools.lru_cache(maxsize=4096)
-def _resolved_in(path: Path, cwd: str) -> str:  # cwd is part of the key: relative paths depend on it
-    return str(path.resolve())
+def _folder_resolved(folder: str, cwd: str) -> str:  # cwd is part of the key: relative paths depend on it
+    return str(Path(folder).resolve())
 
 
 def _document(file_id: str, path: Path, title: str, kind: str, text: str, **meta: Any) -> Document:
     return Document(
-        id=file_id, source_path=_resolved(path), title=title, kind=kind, text=text,
+        id=file_id, source_path=resolved_path(path), title=title, kind=kind, text=text,
         content_hash=content_hash(text, title, meta.get("date"), meta.get("tags", ()),
                                   meta.get("relations", ()), meta.get("segments", ())),
         **meta,

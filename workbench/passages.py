@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -37,8 +37,10 @@ from .extract.names import STOP_NAMES, name_words
 _ARTICLES = ("the ", "a ", "an ")
 #: Texts of at most this many words (a question) are read without the matcher's prefix set.
 _SHORT_TEXT_TOKENS = 64
+#: Past this many changed names, every passage's text is read again (cheaper than the tests).
+_MOST_CHANGED_NAMES = 512
 
-__all__ = ["NameMatcher", "PassageLayer", "link_passages", "synonym_pairs", "words_of"]
+__all__ = ["NameMatcher", "NameScan", "PassageLayer", "link_passages", "synonym_pairs", "words_of"]
 
 
 def words_of(name: str) -> str:
@@ -70,6 +72,11 @@ class NameMatcher:
                 self._add(words, key)
         self._prefixes: set[str] | None = self._prefixes_of(self._key_of)
         self._max_words = max((words.count(" ") + 1 for words in self._key_of), default=0)
+
+    @property
+    def key_of(self) -> Mapping[str, str]:
+        """Name words -> entity key: every name it knows."""
+        return self._key_of
 
     def table(self) -> list[list[str]]:
         """``[words, key]`` for every name it knows: what :meth:`from_table` rebuilds it from."""
@@ -133,6 +140,41 @@ class NameMatcher:
 
 
 @dataclass(frozen=True)
+class NameScan:
+    """The names :meth:`NameMatcher.find` found in each passage, and the name table it found
+    them with: a later derivation reuses a passage's names when its text holds none of the
+    names that changed since (:func:`link_passages`)."""
+
+    table: dict[str, str]
+    """The matcher's name words -> entity key (:meth:`NameMatcher.table`)."""
+    found: dict[str, tuple[str, ...]]
+    """Chunk id -> keys of the names found in its text, in order of first appearance."""
+
+    def reusable(self, matcher: NameMatcher) -> Callable[[str, str], tuple[str, ...] | None]:
+        """``reuse(chunk id, text)``: the names found before, when they stand under ``matcher``'s
+        table; else None (the text must be read again).
+
+        A name matches a text only where the text has each of the name's words, so a text that
+        lacks a word of every name added, removed or given another key since is matched exactly
+        as before. The test is on the casefolded text as a whole, a superset of its words.
+        """
+        new = matcher.key_of
+        changed = {words for words in self.table.keys() | new.keys() if self.table.get(words) != new.get(words)}
+        needs = sorted({tuple(sorted(set(words.split(" ")), key=len, reverse=True)) for words in changed})
+        found = self.found if len(needs) <= _MOST_CHANGED_NAMES else {}
+
+        def reuse(chunk_id: str, text: str) -> tuple[str, ...] | None:
+            before = found.get(chunk_id)
+            if before is None or not needs:
+                return before
+            folded = text.casefold()
+            touched = any(all(word in folded for word in words) for words in needs)
+            return None if touched else before
+
+        return reuse
+
+
+@dataclass(frozen=True)
 class PassageLayer:
     """Passages and the entities they mention, as derived from the record."""
 
@@ -153,6 +195,8 @@ class PassageLayer:
     title_link_weight: float = 2.0
     relation_weight: float = 1.0
     """Weight in the walk of a cited relation edge per corroborating chunk, against 1 for a mention."""
+    scan: NameScan | None = field(default=None, repr=False, compare=False)
+    """The names found in each passage's text, for the next derivation (None when not kept)."""
 
     def specificity(self, key: str) -> float:
         """1 / the passages that mention ``key`` (0 for a name no passage mentions)."""
@@ -181,6 +225,7 @@ def link_passages(
     synonym_threshold: float = 0.8,
     names: Mapping[str, str] | None = None,
     relation_weight: float = 1.0,
+    previous: NameScan | None = None,
 ) -> PassageLayer:
     """Link every passage to the entities it mentions, names or is titled by.
 
@@ -195,12 +240,21 @@ def link_passages(
     synonym_threshold : trigram similarity at or above which two names get a synonym edge
         (1.0 or more: none)
     names : entity key -> display name, compared for synonyms (defaults to the first form)
+    previous : the scan of an earlier derivation; a passage whose text names nothing that
+        changed keeps the names found then instead of being read again (the same result:
+        tested against a full scan)
     """
     matcher = NameMatcher(forms)
+    reuse = previous.reusable(matcher) if previous is not None else None
     entities_of: dict[str, frozenset[str]] = {}
     chunks_of: dict[str, list[str]] = defaultdict(list)
+    found_of: dict[str, tuple[str, ...]] = {}
     for chunk_id, text in sorted(chunks):
-        keys: set[str] = set(mentioned.get(chunk_id, ())) | set(matcher.find(text))
+        found = reuse(chunk_id, text) if reuse is not None else None
+        if found is None:
+            found = tuple(matcher.find(text))
+        found_of[chunk_id] = found
+        keys: set[str] = set(mentioned.get(chunk_id, ())) | set(found)
         if chunk_id in title_of:
             keys.add(title_of[chunk_id])
         entities_of[chunk_id] = frozenset(keys)
@@ -233,6 +287,7 @@ def link_passages(
         matcher=matcher,
         title_link_weight=title_link_weight,
         relation_weight=relation_weight,
+        scan=NameScan(dict(matcher.key_of), found_of),
     )
 
 

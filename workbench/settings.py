@@ -63,6 +63,10 @@ class ChunkingSettings(_Section):
     max_chars: int = Field(1000, gt=50, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries.")
 
 
+class IngestSettings(_Section):
+    max_corpus_mb: float | None = Field(None, gt=0, description="Most text, in MB, a workspace may hold after an ingest; a larger one is refused before any work starts. Empty: what 80% of this machine's memory holds at the measured cost of an ingest (a fixed 500 MB and 150 bytes per byte of text; 24 GiB: about 130 MB). See workbench/corpus_limits.py.")
+
+
 class RelationPattern(_Section):
     relation: str = Field(description="Label of the edges this pattern gives, e.g. depends_on.")
     phrases: list[str] = Field(default_factory=list, description="Verb phrases that state it: 'X <phrase> Y, Z and W'.")
@@ -259,6 +263,7 @@ class AppSettings(_Section):
 
 class Settings(_Section):
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     extraction: ExtractionSettings = Field(default_factory=ExtractionSettings)
     canonicalization: CanonicalizationSettings = Field(default_factory=CanonicalizationSettings)
     graph: GraphSettings = Field(default_factory=GraphSettings)

@@ -287,6 +287,12 @@ class Store:
         """``document id -> source path`` of every stored document."""
         return dict(self.db.execute("SELECT id, source_path FROM documents"))
 
+    def text_bytes_by_source(self) -> list[tuple[str, int]]:
+        """``(source path, bytes of its chunks' text)`` of every stored file."""
+        return list(self.db.execute(
+            "SELECT d.source_path, SUM(LENGTH(CAST(c.text AS BLOB))) FROM chunks c JOIN documents d "
+            "ON c.document_id = d.id GROUP BY d.source_path"))
+
     def documents_under(self, source_path: str) -> list[str]:
         """Ids of documents whose source file is ``source_path`` or lies below it."""
         prefix = source_path.rstrip("/") + "/"

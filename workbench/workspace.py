@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 from filelock import FileLock, Timeout
 
 from .assemble import GraphParts, PassageOptions, assemble_graph, note_resolver
-from .canon import (NAME_KEY_VERSION, Canonicalizer, MergeSuggestion, SuggestionPage, build_merges,
+from .canon import (NAME_KEY_VERSION, Canonicalizer, FormTally, MergeSuggestion, SuggestionPage, build_merges,
                     combine_suggestions, cross_language_suggestions, declared_alias_suggestions, display_form,
                     lookalike_suggestions, name_key, page_of, rank_suggestions, suggest_merges)
 from .embedding import Embedder, embedder_from_settings
@@ -32,6 +32,9 @@ from .ingest import (CacheFirstEmbedder, IngestReport, Progress, StepFailed, des
                      ingest_paths, refresh_candidates, VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors,
                      remove_documents, stale_space, vector_writes)
 from .model import Chunk, Entity, Merge, Mention, Triple
+from .name_scan import FILE_NAME as NAME_SCAN_FILE
+from .name_scan import load_name_scan, save_name_scan
+from .passages import NameScan
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable, database_error_message
 from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
@@ -44,7 +47,7 @@ EMBEDDING_SUGGESTION_LIMIT = 5000
 #: The keyword index kept in the folder (written and read by :mod:`workbench.retrieve.cache`).
 KEYWORD_INDEX_FILE = "keywords.npz"
 #: Files derived from the record that ``repair`` removes and makes again (see README, the workspace on disk).
-DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE)
+DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE)
 #: Meta key: the workspace version whose entities the entity-name index holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
@@ -527,13 +530,20 @@ class Workspace:
             if current != version:  # the record moved on before the lock was had
                 version, key = current, self._snapshot_key(current)
             # Mentions and triples stream from SQLite (1.7 M rows for a 30 MB file are never held
-            # at once); the merges read the mentions again.
-            graph, parts = self.assemble_from_record(version[1])
+            # at once); the merge record counts the mentions as they pass. The names found in each
+            # passage last time are reused where they stand (workbench.name_scan).
+            canonicalizer = self.canonicalizer()  # one, so each surface is resolved once
+            tally = FormTally(canonicalizer) if writing else None
+            graph, parts = self.assemble_from_record(
+                version[1], mentions=tally.tap(self.store.iter_mentions()) if tally is not None else None,
+                previous_scan=load_name_scan(self.path), canonicalizer=canonicalizer)
             derived = _Derived(version, graph, parts)
-            if writing:
-                derived.merges = build_merges(self.store.iter_mentions(), self.canonicalizer())
+            if tally is not None:
+                derived.merges = tally.merges()
                 try:
                     save_snapshot(self.path, key, graph, parts, derived.merges)
+                    if parts.passages is not None and parts.passages.scan is not None:
+                        save_name_scan(self.path, parts.passages.scan)
                 except OSError:  # a full disk, a read-only folder: the next write step tries again
                     pass
             return derived
@@ -542,17 +552,20 @@ class Workspace:
                 self._lock.release()
 
     def assemble_from_record(self, options: PassageOptions | None = None,
-                             mentions: Iterable[Mention] | None = None) -> tuple[ContextGraph, GraphParts]:
+                             mentions: Iterable[Mention] | None = None,
+                             previous_scan: NameScan | None = None,
+                             canonicalizer: Canonicalizer | None = None) -> tuple[ContextGraph, GraphParts]:
         """The graph derived from the record now (its ``mentions``, when read already), the snapshot
-        left aside (what a write step does)."""
+        left aside (what a write step does); ``previous_scan`` spares reading passages again."""
         return assemble_graph(
             self.store.iter_mentions() if mentions is None else mentions, self.store.iter_triples(),
-            self.store.chunk_context(), self.canonicalizer(),
+            self.store.chunk_context(), canonicalizer or self.canonicalizer(),
             notes=note_resolver(self.store.documents()),
             impact_relations=self.settings.graph.impact_relations,
             chunk_texts=self.store.chunk_texts(),
             passage_options=options or PassageOptions.from_settings(self.settings.graph),
             rejected=self.store.rejected_suggestions(),
+            previous_scan=previous_scan,
         )
 
     def _try_write_lock(self) -> bool:

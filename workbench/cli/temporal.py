@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from .render import CommandError, emit, table
 from .core import open_workspace
-from ..views.tables import nested_order
 
 __all__ = ["register"]
 
@@ -12,6 +11,8 @@ __all__ = ["register"]
 def cmd_communities(args):
     ws = open_workspace(args)
     summaries = ws.summaries()
+    from ..views.tables import nested_order  # here: pandas is not imported for every command
+
     all_reports = nested_order(summaries.reports)
     reports = all_reports
     if args.id:

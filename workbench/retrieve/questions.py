@@ -34,8 +34,7 @@ import itertools
 import re
 import weakref
 from dataclasses import dataclass, field
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from ..embedding import EmbeddingUnavailable
 from ..extract.names import STOP_NAMES
@@ -44,6 +43,9 @@ from ..model import GraphPath, Impact
 from ..vectors import VectorStoreUnavailable
 from .hybrid import hybrid_ranking
 from .naming import find_entities, is_failure_question
+
+if TYPE_CHECKING:
+    import networkx as nx
 from .vector import embed_query, entity_query
 
 __all__ = ["Reading", "OWNER_RELATIONS", "LEAD_RELATIONS", "cue_of", "read_question", "relate_sides", "chain_paths"]
@@ -256,6 +258,8 @@ _PROJECTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _link_graph(graph: ContextGraph) -> nx.Graph:
     """Entities joined by cited relations and co-mentions (a passage naming both), undirected;
     dates and common names left out. Built once per graph."""
+    import networkx as nx  # here: the CLI imports the retrievers for every command
+
     found = _PROJECTIONS.get(graph)
     if found is None:
         found = nx.Graph()
@@ -279,6 +283,8 @@ def chain_paths(graph: ContextGraph, starts: dict[str, float], ends: dict[str, f
     the question means it) over cited relations and co-mentions, at most ``max_hops`` long: those
     between the surest ends first, then the shortest, then the best corroborated (the weakest
     hop's weight), then by name; at most ``k``."""
+    import networkx as nx
+
     links = _link_graph(graph)
     found: list[tuple[float, list[str], list]] = []
     for a, b in itertools.product(starts, ends):
