@@ -6,7 +6,7 @@ import streamlit as st
 
 import ui
 from workbench.context import build_context
-from workbench.evaluate.runner import outdated_documents
+from workbench.outdated import outdated_documents
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
 from workbench.safe_text import printable
 from workbench.vectors import NeedsRepair

@@ -4,35 +4,36 @@ support its sentence, a candidate stated as fact, a confident answer to an unans
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from tests.conftest import ROOT
 from workbench.evaluate.answer_checks import (DEFAULT_SUPPORT_THRESHOLD, check_answer, find_citations,
                                               says_insufficient, split_sentences, support_score)
+from workbench.model import AnswerContext, Hop, Hypothesis, SourceChunk, Subgraph
 
 LABELLED = ROOT / "tests" / "data" / "answer_support.jsonl"
 
 LOGIN, AUTH, REDIS, BILLING, OLD, NEW = "b2c38a17", "0bdef4e4", "4fbcd4db", "83b75d75", "d7677dcf", "6a32afef"
-CONTEXT = {
-    "question": "If Redis goes down, does the login flow break?",
-    "chunks": [
-        {"id": LOGIN, "document": "architecture/login-flow.md", "text": "The login flow depends on the auth service."},
-        {"id": AUTH, "document": "architecture/auth-service.md", "text": "The Auth Service relies on the token cache."},
-        {"id": REDIS, "document": "infrastructure/redis.md", "text": "The token cache is backed by Redis.\n\nRedis runs on Kubernetes."},
-        {"id": BILLING, "document": "architecture/billing-service.md", "text": "The billing service is backed by PostgreSQL."},
-        {"id": OLD, "document": "decisions/2023-11-session-store.md", "text": "Status: accepted, November 2023.\n\nSessions are stored in PostgreSQL."},
-        {"id": NEW, "document": "decisions/2024-06-session-store-redis.md", "text": "Sessions are stored in Redis."},
+CONTEXT = AnswerContext(
+    question="If Redis goes down, does the login flow break?",
+    chunks=[
+        SourceChunk(LOGIN, "architecture/login-flow.md", "The login flow depends on the auth service."),
+        SourceChunk(AUTH, "architecture/auth-service.md", "The Auth Service relies on the token cache."),
+        SourceChunk(REDIS, "infrastructure/redis.md", "The token cache is backed by Redis.\n\nRedis runs on Kubernetes."),
+        SourceChunk(BILLING, "architecture/billing-service.md", "The billing service is backed by PostgreSQL."),
+        SourceChunk(OLD, "decisions/2023-11-session-store.md", "Status: accepted, November 2023.\n\nSessions are stored in PostgreSQL."),
+        SourceChunk(NEW, "decisions/2024-06-session-store-redis.md", "Sessions are stored in Redis."),
     ],
-    "subgraph": {"nodes": ["login flow", "Auth Service", "token cache", "Redis"], "edges": [
-        {"source": "login flow", "relation": "depends_on", "target": "Auth Service", "chunks": [LOGIN], "confidence": 1.0},
-        {"source": "Auth Service", "relation": "depends_on", "target": "token cache", "chunks": [AUTH], "confidence": 1.0},
-        {"source": "token cache", "relation": "backed_by", "target": "Redis", "chunks": [REDIS], "confidence": 1.0},
-    ]},
-    "hypotheses": [{"source": "login flow", "relation": "SIMILAR_TO", "target": "billing service", "chunks": [LOGIN],
-                    "kind": "candidate", "confidence": 0.78}],
-    "outdated": {"decisions/2023-11-session-store.md": ["decisions/2024-06-session-store-redis.md"]},
-}
+    subgraph=Subgraph(["login flow", "Auth Service", "token cache", "Redis"], [
+        Hop("login flow", "depends_on", "Auth Service", 1, (LOGIN,), ("architecture/login-flow.md",)),
+        Hop("Auth Service", "depends_on", "token cache", 1, (AUTH,), ("architecture/auth-service.md",)),
+        Hop("token cache", "backed_by", "Redis", 1, (REDIS,), ("infrastructure/redis.md",)),
+    ]),
+    hypotheses=[Hypothesis("login flow", "SIMILAR_TO", "billing service", (LOGIN,), "candidate", 0.78)],
+    outdated={"decisions/2023-11-session-store.md": ["decisions/2024-06-session-store-redis.md"]},
+)
 
 GOOD = (f"Yes: the login flow depends on the auth service [c:{LOGIN}], which relies on the token cache [c:{AUTH}]. "
         f"The token cache is backed by Redis [c:{REDIS}].")
@@ -91,8 +92,9 @@ def test_a_candidate_presented_as_a_possibility_is_not_a_hypothesis_stated_as_fa
 
 
 def test_a_low_confidence_edge_stated_as_fact_is_caught():
-    context = {**CONTEXT, "hypotheses": [{"source": "token cache", "relation": "uses", "target": "PostgreSQL",
-                                          "chunks": [REDIS], "kind": "low-confidence edge", "confidence": 0.3}]}
+    edge = Hop("token cache", "uses", "PostgreSQL", 1, (REDIS,), ("infrastructure/redis.md",), confidence=0.3)
+    context = replace(CONTEXT, hypotheses=[Hypothesis("token cache", "uses", "PostgreSQL", (REDIS,),
+                                                      "low-confidence edge", 0.3, edge=edge)])
     checks = check_answer(f"The token cache uses PostgreSQL [c:{REDIS}].", context)
     assert "is a low-confidence edge (confidence 0.30)" in checks.hypotheses_as_fact[0]
 
@@ -169,7 +171,6 @@ def test_support_is_zero_when_a_name_of_the_sentence_is_in_no_source():
 
 
 def test_a_chunk_cited_only_by_a_subgraph_edge_counts_as_a_source_with_the_edges_it_states():
-    context = {**CONTEXT, "subgraph": {"nodes": [], "edges": [
-        {"source": "token cache", "relation": "backed_by", "target": "Redis", "chunks": ["edgeonly1"], "confidence": 1.0}]}}
+    context = replace(CONTEXT, subgraph=Subgraph([], [Hop("token cache", "backed_by", "Redis", 1, ("edgeonly1",), ())]))
     checks = check_answer("The token cache is backed by Redis [c:edgeonly1].", context)
     assert checks.sentences[0].citations == ["edgeonly1"] and checks.passed

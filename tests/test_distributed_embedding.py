@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import ROOT, SAMPLE
 
-from workbench.distributed_embedder import RayEmbedder, connect_ray
+from workbench.embedding.distributed import RayEmbedder, connect_ray
 from workbench.embedding import EmbeddingUnavailable, embedder_from_settings, in_process_embedder
 from workbench.settings import Settings, SettingsError
 

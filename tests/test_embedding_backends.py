@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import BENCH, ROOT, reopened
 from tests.test_ingest import write_corpus
 from workbench.embedding import LEGACY_NAME, text_hash
-from workbench.exported_embedder import EXPORTED_BACKENDS, ExportedEmbedder, export_model, int8_config
+from workbench.embedding.exported import EXPORTED_BACKENDS, ExportedEmbedder, export_model, int8_config
 from workbench.vectors import CHUNKS
 
 SENTENCES = [
@@ -82,7 +82,7 @@ def test_each_backend_has_its_own_name_so_caches_and_collections_never_mix(backe
 
 
 def test_the_int8_embedders_name_changes_with_its_calibration(tmp_path, monkeypatch):
-    import workbench.quantize as quantize
+    import workbench.embedding.quantize as quantize
 
     shipped = ExportedEmbedder("openvino-int8", cache_dir=tmp_path).name
     other = tmp_path / "calibration.json"
@@ -110,7 +110,7 @@ def test_an_export_is_made_once_then_loaded_from_the_cache(tmp_path):
     assert np.allclose(vectors, again, atol=1e-6)
 
 
-_EMBED_SCRIPT = ("import sys, numpy; from workbench.exported_embedder import ExportedEmbedder; "
+_EMBED_SCRIPT = ("import sys, numpy; from workbench.embedding.exported import ExportedEmbedder; "
                  "e = ExportedEmbedder(sys.argv[1], cache_dir=sys.argv[2]); "
                  "numpy.save(sys.argv[3], e.embed(sys.argv[4:]))")
 
@@ -130,7 +130,7 @@ def test_openvino_keeps_the_compiled_model_and_a_process_loading_it_gets_the_sam
     assert {p.name: p.stat().st_mtime_ns for p in compiled.iterdir()} == kept
 
 
-_EXPORT_SCRIPT = ("import sys; from workbench.exported_embedder import export_model; "
+_EXPORT_SCRIPT = ("import sys; from workbench.embedding.exported import export_model; "
                   "export_model('onnx-int8', None, sys.argv[1])")
 
 
@@ -285,7 +285,7 @@ def test_bench_perf_embedding_section_measures_every_backend_against_torch(tmp_p
 
 def test_openvino_is_imported_without_sending_its_usage_event(tmp_path):
     # OpenVINO's telemetry writes a client id under ~/intel before it sends anything: none may appear.
-    code = "from workbench.exported_embedder import _import_openvino; _import_openvino().Core()"
+    code = "from workbench.embedding.exported import _import_openvino; _import_openvino().Core()"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=120,
                    env={**{k: v for k, v in os.environ.items() if k != "CI"}, "HOME": str(tmp_path)})
     # (A plain `import openvino` there writes ~/intel/openvino_ga_cid, seen by hand with openvino
@@ -296,7 +296,7 @@ def test_openvino_is_imported_without_sending_its_usage_event(tmp_path):
 def test_the_int8_export_prints_nothing_and_nncf_sends_no_usage_event(tmp_path):
     # NNCF draws progress bars on stdout (which would corrupt `--json` output) and has a usage
     # client of its own; the export runs in a fresh process, as a user's first ingest would.
-    code = ("import sys; from workbench.exported_embedder import export_model; "
+    code = ("import sys; from workbench.embedding.exported import export_model; "
             "export = export_model('openvino-int8', None, sys.argv[1]); "
             "from nncf.telemetry import wrapper; "
             "sys.stderr.write(f'stub={isinstance(wrapper.telemetry, wrapper.NNCFTelemetryStub)} {export.exported_now}')")
@@ -309,14 +309,14 @@ def test_the_int8_export_prints_nothing_and_nncf_sends_no_usage_event(tmp_path):
 
 
 def test_the_int8_calibration_set_is_the_sample_corpus_as_ingested(sample_workspace):
-    from workbench.quantize import CALIBRATION_FILE, calibration_set
+    from workbench.embedding.quantize import CALIBRATION_FILE, calibration_set
 
     # If the sample corpus or the default extraction changes, regenerate it (see calibration_set).
     assert json.loads(CALIBRATION_FILE.read_text(encoding="utf-8")) == calibration_set(sample_workspace)
 
 
 def test_texts_are_batched_by_token_length_within_the_token_budget(backend_embedder):
-    from workbench.exported_embedder import _Tokens
+    from workbench.embedding.exported import _Tokens
 
     embedder = backend_embedder("openvino-int8")
     embedder.embed(["load it"])

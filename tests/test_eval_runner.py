@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import SAMPLE
-from workbench.evaluate.runner import StrategyFailed, outdated_documents, reading_cost, run_evaluation
+from workbench.evaluate.runner import StrategyFailed, reading_cost, run_evaluation
+from workbench.outdated import outdated_documents
 from workbench.evaluate.tasks import EvalTask, load_resolved_tasks
 from workbench.model import DeclaredRelation, Hit, RetrievalResult
 from workbench.store import DocumentRecord

@@ -1,5 +1,6 @@
-"""The direction of the imports inside workbench/: data flows one way, and the core never imports
-streamlit. Every module of the package is read with ``ast`` (nothing is imported)."""
+"""The direction of the imports inside workbench/: data flows one way, no module reaches itself
+through others, and the core never imports streamlit. Every module of the package is read with
+``ast`` (nothing is imported); imports inside functions count, since they are where circles hide."""
 
 from __future__ import annotations
 
@@ -13,32 +14,58 @@ from tests.conftest import ROOT
 PACKAGE = ROOT / "workbench"
 
 #: Lowest first. A module may import its own layer and the layers below it, never one above.
-#: The core is layers 0-3; ``views`` (tables, text and HTML for people) sits above it, and the
-#: surfaces inside the package (the CLI, the MCP server) on top. app.py, pages/ and ui.py sit
-#: above all of these, outside the package.
+#: A unit is a top-level module or package of workbench/, or one module of a package named
+#: ``package.module`` when it sits in another layer than its package.
+#: The core runs retrieve < answer < evaluate < bench; ``views`` (tables, text and HTML for
+#: people) sits above it, and the surfaces inside the package (the CLI, the MCP server) on top.
+#: app.py, pages/ and ui.py sit above all of these, outside the package.
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file", "allowed_paths"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
-     "embedding", "static_embedder", "exported_embedder", "distributed_embedder", "quantize", "sentences",
-     "communities", "keyphrases", "episodes", "timeline", "local_model", "note_neighbours", "installable",
-     "name_scan", "corpus_limits"},
-    {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries"},
-    {"retrieve", "context", "evaluate", "bench"},
+     "embedding", "sentences", "communities", "keyphrases", "episodes", "timeline", "local_model", "note_neighbours",
+     "installable", "outdated", "name_scan", "corpus_limits"},
+    {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries", "graph_questions"},
+    {"retrieve"},
+    # The answer: its material with citations, and the checks of the model's reply (which the
+    # evaluation's answer stage reuses).
+    {"context", "evaluate.answer_checks"},
+    {"evaluate"},
+    {"bench"},
     {"views"},
     {"cli", "mcp_server", "__main__"},
 ]
-LAYER = {name: number for number, names in enumerate(LAYERS) for name in names}
 #: Only the surfaces outside workbench/ (app.py, pages/, ui.py) may import these.
 FORBIDDEN = {"streamlit"}
 
 
-def unit_of(path: Path, package: Path = PACKAGE) -> str:
+def layer_map(layers: list[set[str]] = LAYERS) -> dict[str, int]:
+    return {name: number for number, names in enumerate(layers) for name in names}
+
+
+LAYER = layer_map()
+
+
+def unit_of_name(parts: list[str], layer: dict[str, int] = LAYER) -> str:
+    """``["retrieve", "vector"]`` -> ``retrieve``; ``["evaluate", "answer_checks"]`` ->
+    ``evaluate.answer_checks`` (a unit of its own)."""
+    return ".".join(parts[:2]) if len(parts) > 1 and ".".join(parts[:2]) in layer else parts[0]
+
+
+def unit_of(path: Path, package: Path = PACKAGE, layer: dict[str, int] = LAYER) -> str:
     """``workbench/retrieve/vector.py`` -> ``retrieve``; ``workbench/ingest.py`` -> ``ingest``."""
-    return path.relative_to(package).with_suffix("").parts[0]
+    parts = list(path.relative_to(package).with_suffix("").parts)
+    return unit_of_name(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts, layer)
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    """``workbench/retrieve/__init__.py`` -> ``workbench.retrieve``."""
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def imported_names(path: Path, package_dir: Path = PACKAGE) -> list[tuple[int, str]]:
-    """(line, absolute dotted name) of every import in a module, relative imports resolved."""
+    """(line, absolute dotted name) of every import in a module, relative imports resolved;
+    ``from m import x`` gives ``m.x`` (x a module of m, or a name m holds)."""
     parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
     package = parts[:-1]  # for an __init__.py the package is its own folder, which parts[:-1] also is
     names = []
@@ -48,29 +75,88 @@ def imported_names(path: Path, package_dir: Path = PACKAGE) -> list[tuple[int, s
         elif isinstance(node, ast.ImportFrom):
             base = package[:len(package) - node.level + 1] if node.level else []
             module = base + (node.module.split(".") if node.module else [])
-            if node.module:
-                names.append((node.lineno, ".".join(module)))
-            else:  # from . import x: x is a module of the package
-                names += [(node.lineno, ".".join(module + [alias.name])) for alias in node.names]
+            # from m import x: x may be a module of m (import_graph keeps the longest module)
+            names += [(node.lineno, ".".join(module + [alias.name])) for alias in node.names]
     return names
 
 
-def violations(path: Path, package: Path = PACKAGE) -> list[str]:
+def violations(path: Path, package: Path = PACKAGE, layer: dict[str, int] = LAYER) -> list[str]:
     """One line per import of ``path`` that goes up the layers or to a forbidden package."""
     found = []
-    unit = unit_of(path, package)
+    unit = unit_of(path, package, layer)
+    top_package = package.name
     for line, name in imported_names(path, package):
         top, *rest = name.split(".")
         where = f"{path.relative_to(package.parent)}:{line}"
         if top in FORBIDDEN:
             found.append(f"{where}: imports {name}; the core never imports {top} (use it from app.py, pages/ or ui.py)")
-        elif top == "workbench" and rest and unit != "__init__":
-            target = rest[0]
-            if target not in LAYER:
-                found.append(f"{where}: workbench.{target} has no layer; add it to LAYERS in tests/test_layers.py")
-            elif LAYER[target] > LAYER[unit]:
-                found.append(f"{where}: {unit} (layer {LAYER[unit]}) imports {name} (layer {LAYER[target]}), a higher layer")
+        elif top == top_package and rest and unit != "__init__":
+            target = unit_of_name(rest, layer)
+            if target not in layer:
+                found.append(f"{where}: {top_package}.{target} has no layer; add it to LAYERS in tests/test_layers.py")
+            elif layer[target] > layer[unit]:
+                found.append(f"{where}: {unit} (layer {layer[unit]}) imports {name} (layer {layer[target]}), a higher layer")
     return found
+
+
+def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports. ``from .x import y`` is an edge to the
+    module ``x``; ``from . import y`` to the module ``y`` if there is one, else to the package."""
+    paths = sorted(package.rglob("*.py"))
+    modules = {module_name(p, package) for p in paths}
+    graph: dict[str, set[str]] = {}
+    for path in paths:
+        edges = graph.setdefault(module_name(path, package), set())
+        for _, name in imported_names(path, package):
+            parts = name.split(".")
+            while parts and ".".join(parts) not in modules:
+                parts.pop()  # an imported name, not a module: its module is the edge
+            if parts:
+                edges.add(".".join(parts))
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle: the strongly connected components of more than one module, or of a
+    module that imports itself, each sorted (Tarjan's algorithm, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph.get(node, ()):
+                    found.append(sorted(component))
+    return sorted(found)
 
 
 MODULES = sorted(PACKAGE.rglob("*.py"))
@@ -81,19 +167,86 @@ def test_every_unit_of_the_package_has_a_layer():
     assert units and units <= set(LAYER), f"no layer for: {sorted(units - set(LAYER))}"
 
 
+def test_the_core_runs_retrieve_answer_evaluate_bench_in_that_order():
+    assert LAYER["retrieve"] < LAYER["context"] < LAYER["evaluate"] < LAYER["bench"] < LAYER["views"] < LAYER["cli"]
+
+
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_imports_go_down_the_layers_and_never_to_streamlit(path):
     assert violations(path) == []
 
 
+def test_no_module_imports_itself_through_others():
+    graph = import_graph()
+    assert len(graph) == len(MODULES) and graph["workbench.retrieve"]  # the walk read the package
+    assert circles(graph) == []
+
+
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    """A tiny package ``workbench/`` under ``root`` holding ``files`` (path -> source)."""
+    fake = root / "workbench"
+    for name, source in files.items():
+        path = fake / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return fake
+
+
 def test_a_forbidden_import_is_caught(tmp_path):
     # The checker itself: a store that reaches up to retrieval, and a core module using streamlit.
-    fake = tmp_path / "workbench"
-    (fake / "retrieve").mkdir(parents=True)
-    (fake / "store.py").write_text("from .retrieve import retrieve\nimport streamlit as st\n", encoding="utf-8")
-    (fake / "retrieve" / "vector.py").write_text("from ..store import Store\nfrom . import base\n", encoding="utf-8")
+    fake = _plant(tmp_path, {"store.py": "from .retrieve import retrieve\nimport streamlit as st\n",
+                             "retrieve/__init__.py": "", "retrieve/vector.py": "from ..store import Store\nfrom . import base\n"})
     problems = violations(fake / "store.py", package=fake)
     assert len(problems) == 2
-    assert "store (layer 1) imports workbench.retrieve (layer 3)" in problems[0]
+    assert "store (layer 1) imports workbench.retrieve.retrieve (layer 3)" in problems[0]
     assert "never imports streamlit" in problems[1]
     assert violations(fake / "retrieve" / "vector.py", package=fake) == []
+
+
+@pytest.mark.parametrize("source, upward", [("retrieve/paths.py", "from ..context import build_context\n"),
+                                            ("context.py", "def late():\n    from .evaluate.runner import EvalRun\n"),
+                                            ("evaluate/runner.py", "from ..bench import perf\n")])
+def test_a_planted_upward_import_inside_the_core_is_caught(tmp_path, source, upward):
+    fake = _plant(tmp_path, {source: upward, "evaluate/__init__.py": "", "evaluate/answer_checks.py": "",
+                             "retrieve/__init__.py": "", "bench/__init__.py": "", "bench/perf.py": ""})
+    (problem,) = violations(fake / source, package=fake)
+    assert "a higher layer" in problem
+
+
+def test_the_answer_checks_sit_below_the_rest_of_the_evaluation(tmp_path):
+    fake = _plant(tmp_path, {"context.py": "from .evaluate.answer_checks import check_answer\n",
+                             "evaluate/__init__.py": "", "evaluate/answer_checks.py": "from ..retrieve import tokenize\n",
+                             "evaluate/runner.py": "from ..context import answer\n"})
+    assert [violations(fake / name, package=fake) for name in ("context.py", "evaluate/answer_checks.py",
+                                                              "evaluate/runner.py")] == [[], [], []]
+    bad = _plant(tmp_path / "bad", {"evaluate/answer_checks.py": "from .runner import EvalRun\n"})
+    assert "evaluate.answer_checks (layer 4) imports workbench.evaluate.runner.EvalRun (layer 5)" in \
+        violations(bad / "evaluate" / "answer_checks.py", package=bad)[0]
+
+
+def test_a_planted_circle_is_caught_inside_one_layer_and_through_a_lazy_import(tmp_path):
+    fake = _plant(tmp_path, {
+        "__init__.py": "",
+        "retrieve/__init__.py": "from .vector import VectorRetriever\n",
+        "retrieve/vector.py": "from .base import Retriever\n",
+        "retrieve/base.py": "def register():\n    from . import vector\n",  # a lazy import closes the circle
+        "embedding.py": "def factory():\n    from .vectors import Store\n",
+        "vectors.py": "from .embedding import Unavailable\n",
+        "store.py": "from .model import Chunk\n", "model.py": "",
+    })
+    assert circles(import_graph(fake)) == [["workbench.embedding", "workbench.vectors"],
+                                           ["workbench.retrieve.base", "workbench.retrieve.vector"]]
+    # Every one of those imports goes down or stays in its layer: only the circle check sees them.
+    assert all(violations(p, package=fake) == [] for p in fake.rglob("*.py"))
+
+
+def test_registering_through_the_package_is_a_circle(tmp_path):
+    # What retrieve/global_search.py once did: the package imports the module, which imports the package.
+    fake = _plant(tmp_path, {"retrieve/__init__.py": "from . import global_search\ndef register(r):\n    pass\n",
+                             "retrieve/global_search.py": "from . import register\nregister(object())\n"})
+    assert circles(import_graph(fake)) == [["workbench.retrieve", "workbench.retrieve.global_search"]]
+
+
+def test_a_module_that_imports_itself_is_a_circle(tmp_path):
+    fake = _plant(tmp_path, {"store.py": "from . import store\n"})
+    assert circles(import_graph(fake)) == [["workbench.store"]]

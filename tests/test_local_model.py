@@ -60,7 +60,7 @@ def test_answer_asks_the_local_model_and_checks_its_reply(local_model, sample_wo
     reply = answer(sample_workspace, context)  # the client comes from the environment, as for a user
     assert reply.configured and reply.model == LOCAL_MODEL_ALIAS and reply.text.strip()
     assert reply.checks is not None and reply.seconds > 0
-    known = context_sources(context.data)
+    known = context_sources(context)
     assert set(reply.citations) <= set(known)
     checks = reply.checks
     assert 0.0 <= checks.coverage <= 1.0 and checks.factual_sentences == sum(s.factual for s in checks.sentences)

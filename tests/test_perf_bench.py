@@ -135,7 +135,7 @@ def test_perf_rejects_an_unknown_section(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def static_embedder():
     """Built once into the user cache (about a minute the first time, then loaded from .npy)."""
-    from workbench.static_embedder import StaticEmbedder
+    from workbench.embedding.static import StaticEmbedder
 
     return StaticEmbedder()
 
@@ -166,7 +166,7 @@ def test_static_embedder_has_its_own_name_so_caches_never_mix(static_embedder):
 def test_static_embedder_reads_the_cached_token_matrix_instead_of_distilling(tmp_path):
     from tokenizers import Tokenizer
 
-    from workbench.static_embedder import StaticEmbedder
+    from workbench.embedding.static import StaticEmbedder
 
     embedder = StaticEmbedder(dimension=4, cache_dir=tmp_path)
     planted = np.random.default_rng(0).normal(size=(30522, 4)).astype(np.float32)
@@ -183,7 +183,7 @@ def test_static_embedder_reads_the_cached_token_matrix_instead_of_distilling(tmp
 
 def test_embedding_model_static_selects_the_static_embedder(settings):
     from workbench.embedding import embedder_from_settings
-    from workbench.static_embedder import DEFAULT_DIMENSION, StaticEmbedder
+    from workbench.embedding.static import DEFAULT_DIMENSION, StaticEmbedder
 
     chosen = settings.model_copy(deep=True)
     chosen.embedding.model = "static:64"

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.model import Merge, Mention, SurfaceForm
+from workbench.model.jsonable import to_json
 from workbench.safe_text import mixed_scripts
 
 __all__ = [
@@ -38,7 +39,6 @@ __all__ = [
     "FormTally",
     "name_key",
     "display_form",
-    "split_camel",
     "build_merges",
     "display_names",
     "suggest_merges",
@@ -83,7 +83,6 @@ _CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<", "»": "«", "）": "（", "�
 _OPENERS = {v: k for k, v in _CLOSERS.items()}
 _SEPARATORS_RE = re.compile(r"[\s\-_.\u2010-\u2015\u00b7]+")
 _POSSESSIVE_RE = re.compile(r"(?<=[^\W_])['’]s$")
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WHITESPACE_RE = re.compile(r"\s+")
 
 
@@ -138,17 +137,6 @@ def _drop_leading_articles(words: list[str], articles: Iterable[str]) -> list[st
     while len(words) > 1 and words[0].lower() in folded and _has_alnum(" ".join(words[1:])):
         words = words[1:]
     return words
-
-
-def split_camel(name: str) -> str:
-    """Split camelCase and acronym boundaries with spaces.
-
-    Examples
-    --------
-    >>> split_camel("AuthService"), split_camel("HTTPServer"), split_camel("redisCache2")
-    ('Auth Service', 'HTTP Server', 'redis Cache2')
-    """
-    return _CAMEL_RE.sub(" ", name)
 
 
 def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
@@ -935,10 +923,10 @@ class SuggestionPage:
         return (self.page - 1) * self.per_page + 1
 
     def to_json(self) -> dict:
-        return {"total": self.total, "page": self.page, "pages": self.pages, "per_page": self.per_page,
-                "suggestions": [{"rank": self.first + i, "a": s.a, "b": s.b, "score": s.score, "reason": s.reason,
-                                 "evidence": EVIDENCE_RANKS[evidence_rank(s)]}
-                                for i, s in enumerate(self.suggestions)]}
+        return to_json(self, order=("total", "page", "pages", "per_page"), pages=self.pages,
+                       suggestions=[{"rank": self.first + i, "a": s.a, "b": s.b, "score": s.score, "reason": s.reason,
+                                     "evidence": EVIDENCE_RANKS[evidence_rank(s)]}
+                                    for i, s in enumerate(self.suggestions)])
 
 
 def page_of(suggestions: Sequence[MergeSuggestion], page: int = 1, per_page: int = 12) -> SuggestionPage:

@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
-from .evaluate.runner import outdated_documents
-from .model import GraphPath, RetrievalResult
+from .model import (AnswerContext, AnswerPath, GraphPath, Hypothesis, RetrievalResult, SourceChunk,
+                    Subgraph)
+from .model.jsonable import to_json
+from .outdated import outdated_documents
 from .retrieve.questions import read_question
 
 __all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",
@@ -63,17 +64,6 @@ ANSWER_INSTRUCTION = ("Answer the question directly in one to three sentences, t
 
 
 @dataclass
-class AnswerContext:
-    """The material for an answer, for people (Markdown) and for programs (JSON-ready dict)."""
-
-    markdown: str
-    data: dict[str, Any]
-    """``{"question", "mode", "answer_path": {"reading", "summary", "paths": [{"nodes", "hops"}]},
-    "subgraph": {"nodes", "edges"}, "chunks": [{"id", "document", "text"}],
-    "hypotheses": [{"source", "relation", "target", "chunks", "kind", "confidence"}], "outdated": {doc: [newer]}}``."""
-
-
-@dataclass
 class Answer:
     """What the language model said, the chunks it cited and the checks of its reply, or why nothing was asked."""
 
@@ -91,32 +81,30 @@ class Answer:
     """Time the model took."""
 
     def to_json(self) -> dict:
-        data = asdict(self)
-        data["checks"] = self.checks.to_json() if self.checks else None
-        return data
+        return to_json(self)
 
 
-def _subgraph(ws, result: RetrievalResult) -> dict:
+def _subgraph(ws, result: RetrievalResult) -> Subgraph:
     """The result's graph context, or for chunk-only modes the relation edges stated by its hits
     (each citing only those hits)."""
     context = result.graph_context
     if context.triples:
-        edges = [hop.to_json() for hop in context.triples]
+        edges = list(context.triples)
         nodes = [node.name for node in context.nodes]
     else:
         hit_ids = {hit.chunk_id for hit in result.hits}
         graph = ws.graph
         edges = [
-            replace(hop, chunks=tuple(c for c in hop.chunks if c in hit_ids)).to_json()
+            replace(hop, chunks=tuple(c for c in hop.chunks if c in hit_ids))
             for hop in (graph.cited_hop(e) for e in sorted(graph.edges(), key=lambda e: (e.source, e.relation, e.target)))
             if hit_ids.intersection(hop.chunks)
         ]
         nodes = []
     for edge in edges:
-        for end in (edge["source"], edge["target"]):
+        for end in (edge.source, edge.target):
             if end not in nodes:
                 nodes.append(end)
-    return {"nodes": nodes, "edges": edges}
+    return Subgraph(nodes, edges)
 
 
 def answer_paths(ws, result: RetrievalResult) -> tuple[str | None, str, list[GraphPath]]:
@@ -134,32 +122,30 @@ def answer_paths(ws, result: RetrievalResult) -> tuple[str | None, str, list[Gra
     return reading.kind, reading.summary, reading.paths[:limit]
 
 
-def _path_first(subgraph: dict, paths: list[GraphPath]) -> dict:
-    """The subgraph with the paths' nodes and hops first, then the rest (each once)."""
-    hops = [hop.to_json() for path in paths for hop in path.hops]
-    key = lambda e: (e["source"], e["relation"], e["target"])  # noqa: E731
-    edges = list({key(e): e for e in hops + subgraph["edges"]}.values())
+def _path_first(subgraph: Subgraph, paths: list[GraphPath]) -> Subgraph:
+    """The subgraph with the paths' nodes and hops first, then the rest (each once; where a hop
+    is on a path and in the subgraph, the subgraph's, whose citations may be narrowed to the hits)."""
+    hops = [hop for path in paths for hop in path.hops]
+    edges = list({(e.source, e.relation, e.target): e for e in hops + subgraph.edges}.values())
     on_path = [name for path in paths for name in path.nodes]
-    return {"nodes": list(dict.fromkeys(on_path + subgraph["nodes"])), "edges": edges}
+    return Subgraph(list(dict.fromkeys(on_path + subgraph.nodes)), edges)
 
 
-def _hypotheses(ws, subgraph: dict, chunks: list[dict]) -> list[dict]:
+def _hypotheses(ws, subgraph: Subgraph, chunks: list[SourceChunk]) -> list[Hypothesis]:
     """Candidate relations touching the context (by a node, a chunk or a note title), and the
     subgraph's edges below ``answers.min_edge_confidence``: what an answer may not state as fact."""
-    names = {n.lower() for n in subgraph["nodes"]}
-    chunk_ids = {c["id"] for c in chunks}
-    documents = {c["document"] for c in chunks}
+    names = {n.lower() for n in subgraph.nodes}
+    chunk_ids = {c.id for c in chunks}
+    documents = {c.document for c in chunks}
     titles = {d.title.lower() for d in ws.store.documents() if d.id in documents and d.title}
     found = []
     for t in ws.candidates():
         if t.chunk_id in chunk_ids or {t.subject.lower(), t.object.lower()} & (names | titles):
-            found.append({"source": t.subject, "relation": t.relation, "target": t.object,
-                          "chunks": [t.chunk_id] if t.chunk_id else [], "kind": "candidate",
-                          "confidence": round(t.confidence, 4)})
+            found.append(Hypothesis(t.subject, t.relation, t.object, (t.chunk_id,) if t.chunk_id else (), "candidate",
+                                    round(t.confidence, 4)))
     floor = ws.settings.answers.min_edge_confidence
-    for e in subgraph["edges"]:
-        if e.get("confidence", 1.0) < floor:
-            found.append({**e, "kind": "low-confidence edge"})
+    found += [Hypothesis(e.source, e.relation, e.target, e.chunks, "low-confidence edge", e.confidence, edge=e)
+              for e in subgraph.edges if e.confidence < floor]
     return found
 
 
@@ -177,24 +163,23 @@ def build_context(ws, result: RetrievalResult, max_chunks: int | None = None) ->
     hits = {h.chunk_id: h for h in result.hits}
     on_path = list(dict.fromkeys(next(iter(hop.chunks)) for path in paths for hop in path.hops if hop.chunks))
     stored = {c.id: c for c in ws.store.chunks([c for c in on_path if c not in hits])}
-    chunks = [{"id": cid, "document": hits[cid].document, "text": hits[cid].text} if cid in hits
-              else {"id": cid, "document": stored[cid].document_id, "text": stored[cid].text}
+    chunks = [SourceChunk(cid, hits[cid].document, hits[cid].text) if cid in hits
+              else SourceChunk(cid, stored[cid].document_id, stored[cid].text)
               for cid in on_path[:max_chunks] if cid in hits or cid in stored]
-    have = {c["id"] for c in chunks}
-    chunks += [{"id": h.chunk_id, "document": h.document, "text": h.text}
+    have = {c.id for c in chunks}
+    chunks += [SourceChunk(h.chunk_id, h.document, h.text)
                for h in result.hits if h.chunk_id not in have][: max(0, max_chunks - len(chunks))]
-    have = {c["id"] for c in chunks}
-    cited = [c for edge in subgraph["edges"] for c in edge["chunks"] if c not in have]
+    have = {c.id for c in chunks}
+    cited = [c for edge in subgraph.edges for c in edge.chunks if c not in have]
     cited = list(dict.fromkeys(cited))[: max(0, max_chunks - len(chunks))]
-    chunks += [{"id": c.id, "document": c.document_id, "text": c.text} for c in ws.store.chunks(cited)]
-    in_context = {c["document"] for c in chunks}
+    chunks += [SourceChunk(c.id, c.document_id, c.text) for c in ws.store.chunks(cited)]
+    in_context = {c.document for c in chunks}
     outdated = {doc: list(newer) for doc, newer in outdated_documents(ws.store.documents()).items() if doc in in_context}
-    answer_path = {"reading": reading, "summary": summary,
-                   "paths": [{"nodes": list(p.nodes), "hops": [hop.to_json() for hop in p.hops]} for p in paths]}
-    data = {"question": result.query, "mode": result.mode_used, "answer_path": answer_path,
-            "subgraph": subgraph, "chunks": chunks,
-            "hypotheses": _hypotheses(ws, subgraph, chunks), "outdated": outdated}
-    return AnswerContext(markdown=render_markdown(data), data=data)
+    context = AnswerContext(question=result.query, mode=result.mode_used, answer_path=AnswerPath(reading, summary, paths),
+                            subgraph=subgraph, chunks=chunks, hypotheses=_hypotheses(ws, subgraph, chunks),
+                            outdated=outdated)
+    context.markdown = render_markdown(context.data)
+    return context
 
 
 def render_markdown(data: dict) -> str:
@@ -320,8 +305,8 @@ def answer(ws, context: AnswerContext, client=None, unanswerable: bool = False) 
     # The reply cites labels; mapped back to chunk ids, an id copied from a source stays unknown.
     text = relabel_citations(client.chat(prompt_messages(context, nonce)), prompt_labels(context.data, nonce))
     seconds = time.perf_counter() - started
-    cited, unknown = find_citations(text, context_sources(context.data))
-    checks = check_answer(text, context.data, unanswerable=unanswerable,
+    cited, unknown = find_citations(text, context_sources(context))
+    checks = check_answer(text, context, unanswerable=unanswerable,
                           threshold=ws.settings.answers.support_threshold)
     return Answer(text=text, model=str(getattr(client, "model", "")), configured=True, citations=cited,
                   unknown_citations=unknown, checks=checks, seconds=round(seconds, 3))

@@ -36,6 +36,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from .graph import EntityNotFound
+from . import graph_questions as ask
 from .retrieve import MODES, retrieve
 from .scope import document_matches, scoped
 from .settings import Settings
@@ -181,7 +182,7 @@ def build_server(ws: Workspace) -> MCPServer:
         hops (relation, chunk ids, documents) from the failed entity, and the survivors."""
         with turn:
             try:
-                return ws.graph.impacted_by(entity).to_json()
+                return ask.impact(ws, entity).to_json()
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
 
@@ -197,19 +198,11 @@ def build_server(ws: Workspace) -> MCPServer:
         """The entities within a number of hops of an entity, and the cited edges walked (or, with
         ``comention``, the entities co-mentioned with it and when)."""
         with turn:
-            graph = ws.graph
             try:
-                if comention:
-                    return {"center": graph.name(graph.resolve(entity)), "comentions": [
-                        {"entity": name, **graph.cited_hop(e).to_json()} for name, e in graph.comention_neighbors(entity)]}
-                hood = graph.neighbors(entity, hops=hops, direction=direction)
+                found = ask.comentions(ws, entity) if comention else ask.neighborhood(ws, entity, hops, direction)
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
-            return {
-                "center": hood.center,
-                "entities": [{"entity": name, "distance": d} for name, d in hood.entities],
-                "edges": [graph.cited_hop(e).to_json() for e in hood.edges],
-            }
+            return found.to_json()
 
     def get_chunk(id: Annotated[str, Field(min_length=1, description="A chunk id, as cited by the other tools.")]
                   ) -> dict[str, Any]:
@@ -227,12 +220,8 @@ def build_server(ws: Workspace) -> MCPServer:
     ) -> dict[str, Any]:
         """Cited paths from entity a to entity b, best corroborated first (each hop cites its chunks)."""
         with turn:
-            graph = ws.graph
-            settings = ws.settings.graph
             try:
-                found = graph.paths(a, b, max_hops=settings.max_path_hops, k=settings.max_paths)
-                return {"from": graph.name(graph.resolve(a)), "to": graph.name(graph.resolve(b)),
-                        "paths": [p.to_json() for p in found]}
+                return ask.paths_between(ws, a, b).to_json()
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
 

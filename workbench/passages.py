@@ -21,8 +21,8 @@ Examples
 >>> matcher = NameMatcher({"annlee": ["Ann Lee"], "oslo": ["Oslo"]})
 >>> matcher.find("Where was Ann Lee born? In Oslo.")
 ['annlee', 'oslo']
->>> round(trigram_similarity("wiley blackwell", "wiley blackwel"), 2)
-0.82
+>>> synonym_pairs({"wileyblackwell": "Wiley Blackwell", "wileyblackwel": "Wiley Blackwel"})
+[('wileyblackwel', 'wileyblackwell', 0.824)]
 """
 
 from __future__ import annotations
@@ -40,8 +40,7 @@ _SHORT_TEXT_TOKENS = 64
 #: Past this many changed names, every passage's text is read again (cheaper than the tests).
 _MOST_CHANGED_NAMES = 512
 
-__all__ = ["NameMatcher", "NameScan", "PassageLayer", "link_passages", "synonym_pairs", "trigram_similarity",
-           "words_of"]
+__all__ = ["NameMatcher", "NameScan", "PassageLayer", "link_passages", "synonym_pairs", "words_of"]
 
 
 def words_of(name: str) -> str:
@@ -295,12 +294,6 @@ def link_passages(
 def _trigrams(words: str) -> set[str]:
     padded = f"  {words} "
     return {padded[i:i + 3] for i in range(len(padded) - 2)}
-
-
-def trigram_similarity(a: str, b: str) -> float:
-    """Jaccard similarity of the character trigrams of two names."""
-    ta, tb = _trigrams(a), _trigrams(b)
-    return len(ta & tb) / len(ta | tb) if ta and tb else 0.0
 
 
 def synonym_pairs(names: Mapping[str, str], threshold: float = 0.8) -> list[tuple[str, str, float]]:

@@ -29,6 +29,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .common import PerfError, cached_vectors
+
 __all__ = ["BACKENDS", "RECALL_TOLERANCE", "sample_chunks", "backend_embedders", "bench_backend_speed",
            "dense_recall", "fastest_within", "bench_backends"]
 
@@ -44,7 +46,6 @@ def sample_chunks(data_dir: Path, count: int = 512, max_chars: int = 1000) -> li
     from ..chunking import chunk_document
     from ..model import Document
     from .multihop import BenchError, read_jsonl
-    from .perf import PerfError
 
     try:
         passages = read_jsonl(Path(data_dir) / "corpus.jsonl")
@@ -115,11 +116,10 @@ def bench_backend_speed(texts: Sequence[str], embedders: dict[str, Any], rounds:
 def dense_recall(bench, embedder, cache_dir: Path) -> tuple[float, float]:
     """Dense (R@2, R@5) in percent of ``embedder`` on a loaded multi-hop set, passage vectors cached."""
     from .multihop import recall_at
-    from .perf import _cached_vectors
 
     ids = [str(p["id"]) for p in bench.passages]
     texts = [f"{p.get('title') or ''}\n{p['text']}".strip() for p in bench.passages]
-    passages = _cached_vectors(texts, embedder, cache_dir)
+    passages = cached_vectors(texts, embedder, cache_dir)
     queries = embedder.embed([q.question for q in bench.questions])
     order = np.argsort(-(queries @ passages.T), axis=1)[:, :5]
     ranked = [[ids[i] for i in row] for row in order]
@@ -142,7 +142,6 @@ def bench_backends(settings, texts: Sequence[str], recall_data: Path | None, cac
 
     ``embedders`` (backend -> embedder, torch first) replaces the ones made from ``settings``."""
     from .multihop import BenchError, load_bench
-    from .perf import PerfError
 
     embedders = embedders if embedders is not None else backend_embedders(settings, backends)
     if next(iter(embedders)) != "torch":

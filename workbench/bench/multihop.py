@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..model.jsonable import NOT_IN_JSON, to_json
+
 __all__ = [
     "BASELINE_MODES",
     "read_jsonl",
@@ -95,17 +97,14 @@ class MultihopReport:
     questions: int
     passages: int
     results: dict[str, ModeScore]
-    build_seconds: float = 0.0
+    build_seconds: float = field(default=0.0, metadata=NOT_IN_JSON)
 
     def to_json(self) -> dict:
         """The issue's shape: ``{"dataset", "questions", "passages", "results": {MODE: {...}}}``, each
         mode with how often each mode was actually used (graphrag's fallbacks)."""
-        return {
-            "dataset": self.dataset, "questions": self.questions, "passages": self.passages,
-            "results": {m: {"recall@2": round(s.recall_at_2, 1), "recall@5": round(s.recall_at_5, 1),
-                            "seconds": round(s.seconds, 2), "modes_used": dict(sorted(s.modes_used.items()))}
-                        for m, s in self.results.items()},
-        }
+        return to_json(self, results={m: {"recall@2": round(s.recall_at_2, 1), "recall@5": round(s.recall_at_5, 1),
+                                          "seconds": round(s.seconds, 2), "modes_used": dict(sorted(s.modes_used.items()))}
+                                      for m, s in self.results.items()})
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -36,11 +36,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Hashable, Sequence
@@ -48,6 +46,7 @@ from typing import Any, Hashable, Sequence
 import numpy as np
 
 from ..progress import tqdm_progress
+from .common import PerfError, cached_vectors, fresh_ingest, graph_seconds, passages_file
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
            "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_app_sample",
@@ -62,10 +61,6 @@ DEFAULT_CACHE = Path.home() / ".cache" / "workbench" / "bench"
 SECTIONS = ("ppr", "ingest", "embedding", "query", "fresh", "communities", "app", "app_sample")
 #: Chunks every embedding backend encodes in the ``embedding`` section.
 EMBEDDING_BACKEND_CHUNKS = 512
-
-
-class PerfError(ValueError):
-    """A benchmark argument or input that cannot be used."""
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -199,29 +194,6 @@ def _versus_igraph(igraph, nodes: int, src: np.ndarray, dst: np.ndarray, people,
 
 
 # -- ingest ------------------------------------------------------------------------------------
-class _RssSampler:
-    """Peak resident memory of this process while the ``with`` block runs, sampled every 20 ms."""
-
-    def __enter__(self):
-        import psutil
-
-        self._process = psutil.Process()
-        self.peak = self._process.memory_info().rss
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-        return self
-
-    def _run(self):
-        while not self._stop.wait(0.02):
-            self.peak = max(self.peak, self._process.memory_info().rss)
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self._process.memory_info().rss)
-
-
 class _FreshQueries:
     """The same embedder under a new identity, so no query vector is served from a cache."""
 
@@ -232,27 +204,6 @@ class _FreshQueries:
         return self.base.embed(texts)
 
 
-def _passages_file(data_dir: Path, target_dir: Path) -> tuple[Path, list[dict]]:
-    """The benchmark's passages as a records file (text = title + newline + text), as multihop writes them."""
-    from .multihop import BenchError, read_jsonl
-
-    try:
-        passages = read_jsonl(data_dir / "corpus.jsonl")
-    except BenchError as exc:
-        raise PerfError(str(exc)) from None
-    lines = []
-    for p in passages:
-        title = str(p.get("title") or "").strip()
-        text = f"{title}\n{p['text']}" if title else p["text"]
-        lines.append(json.dumps({"id": str(p["id"]), "title": title or str(p["id"]), "text": text}, ensure_ascii=False))
-    content = "\n".join(lines) + "\n"
-    target_dir.mkdir(parents=True, exist_ok=True)
-    path = target_dir / "passages.jsonl"
-    if not path.exists() or path.read_text(encoding="utf-8") != content:
-        path.write_text(content, encoding="utf-8")
-    return path, passages
-
-
 def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=None):
     """The benchmark corpus ingested once with ``embedder`` (default: the settings' one) in
     ``cache_dir/perf-<set>-<hash>``; reused after."""
@@ -260,95 +211,17 @@ def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=No
 
     digest = hashlib.sha256((data_dir / "corpus.jsonl").read_bytes()).hexdigest()[:12]
     folder = cache_dir / f"perf-{data_dir.resolve().name}-{digest}"
-    path, passages = _passages_file(data_dir, folder / "corpus")
+    path, passages = passages_file(data_dir, folder / "corpus")
     ws = Workspace(folder / "ws", settings=settings, embedder=embedder)
     ws.ingest([path], progress=tqdm_progress("cache workspace"))
     return ws, path, passages
-
-
-def _graph_seconds(ws) -> float:
-    """Canonicalization + the one graph (entities, passages, PageRank index) built from the stored
-    record, as ``ws.graph`` derives it."""
-    started = time.perf_counter()
-    graph, _ = ws.assemble_from_record()
-    graph.pagerank_index()
-    return time.perf_counter() - started
-
-
-def _fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
-                  embedder: str = "model", keep: bool = False, resident_model: bool = False) -> dict:
-    """A fresh ingest in a child process, so its peak RSS is that of an ingest as a user runs it
-    (model loaded, nothing left over from the sections before).
-
-    ``embedder``: ``"model"`` (the settings' embedder, warmed up first) or ``"static"``. With
-    ``served_from``, chunk and name vectors are read from that workspace's embedding cache and
-    the embedder computes only the misses (:class:`~workbench.ingest.CacheFirstEmbedder`).
-    ``resident_model`` keeps the settings' model loaded beside a static embedder, as an app
-    would. ``keep`` leaves the workspace in ``folder`` afterwards.
-    """
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(1) as pool:
-        return pool.apply(_fresh_ingest_child, (path, folder, settings, served_from, desc, embedder, keep,
-                                                resident_model))
-
-
-def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
-                        embedder_kind: str, keep: bool, resident_model: bool) -> dict:
-    import psutil
-
-    from ..embedding import embedder_from_settings
-    from ..ingest import CacheFirstEmbedder
-    from ..static_embedder import StaticEmbedder
-    from ..store import Store
-
-    from ..workspace import Workspace
-
-    cache = None
-    embedder: Any
-    resident = None
-    if embedder_kind == "model" or resident_model:
-        resident = embedder_from_settings(settings)
-        resident.embed(["warm the model as a user's ingest would"])
-    embedder = StaticEmbedder() if embedder_kind == "static" else resident
-    if served_from is not None:
-        cache = Store(served_from / "workspace.sqlite")
-        embedder = CacheFirstEmbedder(embedder, cache)
-    shutil.rmtree(folder, ignore_errors=True)
-    ws = Workspace(folder, settings=settings, embedder=embedder)
-    try:
-        baseline = psutil.Process().memory_info().rss
-        with _RssSampler() as rss:
-            started = time.perf_counter()
-            report = ws.ingest([path], progress=tqdm_progress(desc))
-            seconds = time.perf_counter() - started
-        graph_s = _graph_seconds(ws)
-        stages = {k: round(v, 3) for k, v in report.stage_seconds.items()}
-        stages["canonicalize+graph"] = round(graph_s, 3)
-        # ws.ingest also derives the graph, embeds the entity names and builds the summaries.
-        stages["entity_vectors+summaries"] = round(max(seconds - report.seconds - graph_s, 0.0), 3)
-        started = time.perf_counter()
-        second = ws.ingest([path])
-        second_s = time.perf_counter() - started
-        return {"seconds": seconds, "stages": stages, "peak_rss_mb": rss.peak / 2**20,
-                "rss_before_mb": baseline / 2**20, "second": second_s,
-                "unchanged": second.documents_unchanged, "chunks": report.chunks_written,
-                "documents": report.documents_added,
-                "missed": embedder.missed if isinstance(embedder, CacheFirstEmbedder) else None}
-    finally:
-        ws.close()
-        if cache is not None:
-            cache.close()
-        if not keep:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
 def bench_ingest(data_dir: Path, cache_dir: Path, settings, embedder, static) -> tuple[dict, Any]:
     """Fresh ingest figures; returns them and the cached workspace, embedded by ``embedder`` (the
     settings' one), for the queries and the app."""
     ws, path, passages = cached_workspace(data_dir, cache_dir, settings, embedder)
-    run = _fresh_ingest(path, cache_dir / "perf-fresh", settings, ws.path, "fresh ingest")
+    run = fresh_ingest(path, cache_dir / "perf-fresh", settings, ws.path, "fresh ingest")
     n = len(passages)
     stages = run["stages"]
     pipeline_s = sum(stages.get(k, 0.0) for k in ("chunk", "extract", "canonicalize+graph"))
@@ -367,14 +240,14 @@ def bench_ingest(data_dir: Path, cache_dir: Path, settings, embedder, static) ->
         "chunk_vectors": f"served from the cached workspace's embedding cache ({run['missed']} computed); "
                          "the model's own cost is under 'embedding'",
     }
-    first = _fresh_ingest(path, cache_dir / "perf-first", settings, None, "first ingest (everything embedded)")
+    first = fresh_ingest(path, cache_dir / "perf-first", settings, None, "first ingest (everything embedded)")
     out["first_ingest"] = {
         "seconds": round(first["seconds"], 2), "passages_per_second": round(n / first["seconds"], 1),
         "peak_rss_mb": round(first["peak_rss_mb"], 1), "per_stage_s": first["stages"],
         "embedder": settings.embedding.backend,
         "note": "what a user's first ingest costs: every chunk and entity name embedded by the settings' backend, "
                 "its export already made (target < 80 s for 2Wiki)"}
-    static_run = _fresh_ingest(path, cache_dir / "perf-fresh-static", settings, None, "fresh ingest (static)",
+    static_run = fresh_ingest(path, cache_dir / "perf-fresh-static", settings, None, "fresh ingest (static)",
                               embedder="static")
     out["static_embedder_ingest"] = {
         "seconds": round(static_run["seconds"], 2), "passages_per_second": round(n / static_run["seconds"], 1),
@@ -426,17 +299,6 @@ def bench_embedding(texts: Sequence[str], minilm, static, rounds: int = 3) -> di
             "static_speedup": round(ours_s / max(fast_s, 1e-9), 1)}
 
 
-def _cached_vectors(texts: list[str], embedder, cache_dir: Path) -> np.ndarray:
-    digest = hashlib.sha256(("\n\x00".join(texts) + embedder.name).encode()).hexdigest()[:16]
-    path = cache_dir / "perf-vectors" / f"{embedder.name}-{digest}.npy"
-    if path.exists():
-        return np.load(path)
-    vectors = embedder.embed(texts)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.save(path, vectors)
-    return vectors
-
-
 def bench_static_recall(data_dir: Path, minilm, static, cache_dir: Path) -> dict:
     """Dense R@2/R@5 on a multi-hop set with MiniLM and with the static embedder (cosine over passages)."""
     from .multihop import BenchError, load_bench, recall_at
@@ -449,7 +311,7 @@ def bench_static_recall(data_dir: Path, minilm, static, cache_dir: Path) -> dict
     texts = [f"{p.get('title') or ''}\n{p['text']}".strip() for p in bench.passages]
     out: dict[str, Any] = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(ids)}
     for label, embedder in (("minilm", minilm), ("static", static)):
-        passages = _cached_vectors(texts, embedder, cache_dir)  # MiniLM's pass is cached between runs
+        passages = cached_vectors(texts, embedder, cache_dir)  # MiniLM's pass is cached between runs
         queries = embedder.embed([q.question for q in bench.questions])
         order = np.argsort(-(queries @ passages.T), axis=1)[:, :5]
         r2 = statistics.mean(recall_at([ids[i] for i in row], q.gold_ids, 2) for row, q in zip(order, bench.questions))
@@ -533,7 +395,7 @@ from workbench.settings import load_settings
 from workbench.workspace import Workspace
 embedder = None
 if sys.argv[3] == "static":
-    from workbench.static_embedder import StaticEmbedder
+    from workbench.embedding.static import StaticEmbedder
     embedder = StaticEmbedder()
 ws = Workspace(sys.argv[1], settings=load_settings(), embedder=embedder, create=False)
 result = retrieve(ws, sys.argv[2], mode="graphrag")
@@ -574,7 +436,7 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
         started = time.perf_counter()
         load_snapshot(ws.path, ws._snapshot_key(ws._derive_key()), key_of=ws.canonicalizer().key)
         load_s = time.perf_counter() - started
-        derive_s = _graph_seconds(ws)
+        derive_s = graph_seconds(ws)
     finally:
         ws.close()
     middle = sorted(queries, key=lambda q: q[0])[len(queries) // 2]
@@ -698,7 +560,7 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
     """Every section; a section left out of ``sections`` says so instead of a figure."""
     from ..embedding import SentenceTransformerEmbedder, embedder_from_settings
     from ..settings import load_settings
-    from ..static_embedder import StaticEmbedder
+    from ..embedding.static import StaticEmbedder
 
     unknown = set(sections) - set(SECTIONS)
     if unknown:

@@ -31,9 +31,10 @@ from typing import Any
 
 import regex
 
-from ..static_embedder import StaticEmbedder
+from ..embedding.static import StaticEmbedder
 from ..workspace import Workspace
-from .perf import PerfError, _fresh_ingest, _passages_file, bench_app, bench_fresh_process, bench_queries, title_questions
+from .common import PerfError, fresh_ingest, passages_file
+from .perf import bench_app, bench_fresh_process, bench_queries, title_questions
 
 __all__ = ["SUFFIXES", "perturb", "scale_corpus", "bench_scale"]
 
@@ -124,10 +125,10 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
     out: dict[str, Any] = {"copies": copies, "embedder": "static (the settings' model resident)" if embedder == "static"
                            else f"{settings.embedding.model} ({backend})"}
     static = embedder == "static"
-    records, passages = _passages_file(corpus, root / "records")
+    records, passages = passages_file(corpus, root / "records")
     ws_folder = root / "ws"
     if not (ws_folder / "workspace.sqlite").exists():
-        first = _fresh_ingest(records, ws_folder, settings, None, "first ingest (embedding)", embedder=embedder,
+        first = fresh_ingest(records, ws_folder, settings, None, "first ingest (embedding)", embedder=embedder,
                               keep=True, resident_model=static)
         out["first_ingest"] = {**_figures(first, first["documents"]), "note": "embedding included, the configured embedder"}
     ws = Workspace(ws_folder, settings=settings, embedder=StaticEmbedder() if static else None)
@@ -135,7 +136,7 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
     n = len(passages)
     out["passages"] = n
     try:
-        fresh = _fresh_ingest(records, root / "fresh", settings, ws_folder, "fresh ingest (served vectors)",
+        fresh = fresh_ingest(records, root / "fresh", settings, ws_folder, "fresh ingest (served vectors)",
                               embedder=embedder, resident_model=static)
         out["fresh_ingest"] = {**_figures(fresh, n), "note": "chunk vectors served from the cache: the model's cost excluded"}
         out["entities"], out["graph_edges"] = len(ws.graph), ws.graph.number_of_edges()
@@ -157,7 +158,7 @@ def _bench_server(records: Path, root: Path, ws_folder: Path, settings, passages
         remote.vector_store.backend, remote.vector_store.host, remote.vector_store.port = "server", "127.0.0.1", port
         folder = root / "fresh-server"
         static = embedder == "static"
-        run = _fresh_ingest(records, folder, remote, ws_folder, "fresh ingest (server)", embedder=embedder, keep=True,
+        run = fresh_ingest(records, folder, remote, ws_folder, "fresh ingest (server)", embedder=embedder, keep=True,
                             resident_model=static)
         ws = Workspace(folder, settings=remote, embedder=StaticEmbedder() if static else None)
         try:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .notes_fixture import _note, write_notes
-from .perf import _fresh_ingest
+from .common import fresh_ingest
 
 __all__ = ["bench_big_file", "bench_notes", "folder_mb", "write_big_markdown"]
 
@@ -51,7 +51,7 @@ def folder_mb(folder: Path) -> float:
 
 
 def _run(corpus: Path, folder: Path, settings, desc: str, keep: bool) -> dict:
-    run = _fresh_ingest(corpus, folder, settings, None, desc, keep=keep)
+    run = fresh_ingest(corpus, folder, settings, None, desc, keep=keep)
     figures = {"seconds": round(run["seconds"], 1), "peak_rss_mb": round(run["peak_rss_mb"]),
                "documents": run["documents"], "chunks": run["chunks"], "per_stage_s": run["stages"]}
     if keep:
@@ -90,12 +90,12 @@ def _add_one(corpus: Path, folder: Path, settings) -> dict:
 
 def _add_one_child(corpus: Path, folder: Path, settings) -> dict:
     from ..workspace import Workspace
-    from .perf import _RssSampler
+    from .common import RssSampler
 
     started = time.perf_counter()
     ws = Workspace(folder, settings=settings)
     try:
-        with _RssSampler() as rss:
+        with RssSampler() as rss:
             report = ws.ingest([corpus])
         seconds = time.perf_counter() - started
         return {"seconds": round(seconds, 1), "ingest_s": round(report.seconds, 1), "added": report.documents_added,

@@ -10,54 +10,14 @@ never show a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 from ..safe_text import printable
+from .render import CommandError, emit, for_people, invoked_as
 
 __all__ = ["main", "build_parser", "invoked_as", "CommandError", "emit", "for_people"]
-
-
-
-class CommandError(Exception):
-    """An expected failure: printed as one line, exits with ``code``."""
-
-    def __init__(self, message: str, code: int = 1):
-        super().__init__(message)
-        self.code = code
-
-
-#: Payload keys whose values are bodies of text: their newlines are kept for people.
-TEXT_KEYS = frozenset({"text", "answer"})
-
-
-def for_people(value, key: str | None = None):
-    r"""``value`` with every string made :func:`~workbench.safe_text.printable` (keys too).
-
-    Names, ids and messages get their newlines escaped; the bodies under :data:`TEXT_KEYS`
-    keep theirs. Used on a payload before it is rendered as text; JSON output stays exact.
-
-    >>> for_people({"document": "a\nb.md", "text": "one\ntwo\x1b[2J"})
-    {'document': 'a\\nb.md', 'text': 'one\ntwo\\x1b[2J'}
-    """
-    if isinstance(value, str):
-        return printable(value, keep_newlines=key in TEXT_KEYS)
-    if isinstance(value, dict):
-        return {for_people(k): for_people(v, k if isinstance(k, str) else None) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [for_people(v, key) for v in value]
-    return value
-
-
-def emit(args, payload, render: Callable[[object], str]) -> None:
-    """Print ``payload`` as JSON with ``--json``, else as ``render(payload)`` made safe for a
-    terminal (see :func:`for_people`)."""
-    if getattr(args, "json", False):
-        print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
-    else:
-        print(printable(render(for_people(payload)), keep_newlines=True))
 
 
 def _common() -> argparse.ArgumentParser:
@@ -71,22 +31,9 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def invoked_as(argv0: str | None = None) -> str:
-    """How the user started the command line, for its usage lines: ``workbench`` (the console
-    script, whatever its path) or ``python -m workbench``.
-
-    >>> invoked_as("/tmp/venv/bin/workbench"), invoked_as("/repo/workbench/__main__.py"), invoked_as("-c")
-    ('workbench', 'python -m workbench', 'python -m workbench')
-    """
-    name = Path(sys.argv[0] if argv0 is None else argv0).name
-    if name in ("__main__.py", "-m", "-c", "") or name.startswith("python"):
-        return "python -m workbench"
-    return Path(name).stem if name.endswith((".exe", ".py")) else name
-
-
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; ``prog`` (default: :func:`invoked_as`) starts its usage lines."""
-    # Imported here: each command module imports CommandError and emit from this one.
+    # Imported here: a command module imports its libraries, which takes time, and only one runs.
     from . import benchmarks, core, evaluation, models, retrieval, serve, temporal
 
     common = _common()

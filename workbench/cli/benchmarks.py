@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import CommandError, emit
+from .render import CommandError, emit
 
 __all__ = ["register"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from ..graph_questions import comentions, impact, neighborhood, paths_between
 from ..progress import tqdm_progress
-from . import CommandError, emit
-from .render import table
+from .render import CommandError, emit, table
 
 __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 
@@ -186,27 +186,17 @@ def cmd_alias(args):
 
 def cmd_neighbors(args):
     ws = open_workspace(args)
-    graph = ws.graph
     if args.comention:
-        found = graph.comention_neighbors(args.entity)
-        payload = {"center": graph.name(graph.resolve(args.entity)),
-                   "comentions": [{"entity": name, **graph.cited_hop(e).to_json()} for name, e in found]}
-        emit(args, payload, lambda p: f"co-mentioned with {p['center']}:\n" + table(
+        emit(args, comentions(ws, args.entity).to_json(), lambda p: f"co-mentioned with {p['center']}:\n" + table(
             p["comentions"], ["entity", "weight", "first_seen", "last_seen", "chunks"]))
         return
-    hood = graph.neighbors(args.entity, hops=args.hops, direction=args.direction)
-    payload = {
-        "center": hood.center,
-        "entities": [{"entity": name, "distance": d} for name, d in hood.entities],
-        "edges": [graph.cited_hop(e).to_json() for e in hood.edges],
-    }
-    emit(args, payload, lambda p: table(p["entities"], ["entity", "distance"]) + "\n\n" + table(
+    hood = neighborhood(ws, args.entity, hops=args.hops, direction=args.direction)
+    emit(args, hood.to_json(), lambda p: table(p["entities"], ["entity", "distance"]) + "\n\n" + table(
         p["edges"], ["source", "relation", "target", "weight", "chunks"]))
 
 
 def cmd_impact(args):
-    ws = open_workspace(args)
-    payload = ws.graph.impacted_by(args.entity).to_json()
+    payload = impact(open_workspace(args), args.entity).to_json()
 
     def render(p):
         lines = [f"if {p['failed']} fails, {len(p['impacted'])} entities break:"]
@@ -222,17 +212,11 @@ def cmd_impact(args):
 
 
 def cmd_path(args):
-    ws = open_workspace(args)
-    graph_settings = ws.settings.graph  # the same defaults the MCP server's path tool reads
-    max_hops = args.max_hops if args.max_hops is not None else graph_settings.max_path_hops
-    k = args.k if args.k is not None else graph_settings.max_paths
-    found = ws.graph.paths(args.source, args.target, max_hops=max_hops, k=k)
-    payload = {"from": ws.graph.name(ws.graph.resolve(args.source)), "to": ws.graph.name(ws.graph.resolve(args.target)),
-               "paths": [p.to_json() for p in found]}
+    found = paths_between(open_workspace(args), args.source, args.target, max_hops=args.max_hops, k=args.k)
 
     def render(p):
         if not p["paths"]:
-            return f"no path from {p['from']} to {p['to']} within {max_hops} hops"
+            return f"no path from {p['from']} to {p['to']} within {found.max_hops} hops"
         lines = []
         for i, path in enumerate(p["paths"], 1):
             lines.append(f"{i}. {' -> '.join(path['nodes'])}  (corroboration {path['corroboration']})")
@@ -241,7 +225,7 @@ def cmd_path(args):
                              f"[weight {h['weight']}; chunks {', '.join(h['chunks'])}]")
         return "\n".join(lines)
 
-    emit(args, payload, render)
+    emit(args, found.to_json(), render)
 
 
 def cmd_chunk(args):

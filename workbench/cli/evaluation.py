@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import CommandError, emit, invoked_as
+from .render import CommandError, emit, invoked_as
 from .core import open_workspace
 
 __all__ = ["register"]

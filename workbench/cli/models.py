@@ -3,7 +3,7 @@ installed from pinned registry wheels and checked by SHA-256 (:mod:`workbench.in
 
 from __future__ import annotations
 
-from . import CommandError, emit, invoked_as
+from .render import CommandError, emit, invoked_as
 
 __all__ = ["register"]
 

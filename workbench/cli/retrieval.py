@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from ..model import RetrievalResult
-from . import CommandError, emit
+from .render import CommandError, emit, table
 from .core import open_workspace
-from .render import table
 
 __all__ = ["register"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..entity_vectors import FILE_NAME as ENTITY_FILE
 from ..vectors import CHUNKS
-from . import emit, invoked_as
+from .render import emit, invoked_as
 
 __all__ = ["register"]
 
@@ -60,7 +60,7 @@ def cmd_chroma_check(args):
 def cmd_llm_serve(args):
     from ..local_model import LocalModelError, LocalModelServer
     from ..settings import load_settings
-    from . import CommandError
+    from .render import CommandError
 
     from ..installable import MODELS
 

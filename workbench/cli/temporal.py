@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from . import CommandError, emit
+from .render import CommandError, emit, table
 from .core import open_workspace
-from .render import table
 
 __all__ = ["register"]
 

@@ -19,8 +19,8 @@ context of :func:`workbench.context.build_context`), observed apart from retriev
 
 Examples
 --------
->>> context = {"chunks": [{"id": "c1", "document": "a.md", "text": "The login flow depends on the auth service."}],
-...            "subgraph": {"nodes": [], "edges": []}}
+>>> from workbench.model import AnswerContext, SourceChunk
+>>> context = AnswerContext("q", chunks=[SourceChunk("c1", "a.md", "The login flow depends on the auth service.")])
 >>> checks = check_answer("The login flow depends on the auth service [c:c1].", context)
 >>> checks.coverage, checks.supported_share, checks.passed
 (1.0, 1.0, True)
@@ -31,9 +31,11 @@ Examples
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
 
+from ..model import AnswerContext
+from ..model.jsonable import to_json
 from ..retrieve.tokenize import tokenize
 from ..settings import AnswerSettings
 
@@ -147,7 +149,7 @@ class AnswerChecks:
         return not self.problems
 
     def to_json(self) -> dict:
-        return {**asdict(self), "passed": self.passed}
+        return to_json(self, passed=self.passed)
 
 
 def _stem(word: str) -> str:
@@ -294,53 +296,52 @@ def _mentions(sentence_terms: set[str], name: str) -> bool:
     return bool(terms) and len(terms & sentence_terms) / len(terms) >= 0.6
 
 
-def _hypotheses_in(sentence: str, citations: list[str], context: dict) -> list[str]:
+def _hypotheses_in(sentence: str, citations: list[str], context: AnswerContext) -> list[str]:
     found: list[str] = []
     terms = _terms(sentence)
     if is_hedged(sentence):
         return found
-    facts = context.get("subgraph", {}).get("edges", [])
-    for h in context.get("hypotheses", []):
-        if not (_mentions(terms, h["source"]) and _mentions(terms, h["target"])):
+    facts = context.subgraph.edges
+    for h in context.hypotheses:
+        if not (_mentions(terms, h.source) and _mentions(terms, h.target)):
             continue
-        stated = any({_stem(e["source"].lower()), _stem(e["target"].lower())} ==
-                     {_stem(h["source"].lower()), _stem(h["target"].lower())} for e in facts)
+        stated = any({_stem(e.source.lower()), _stem(e.target.lower())} ==
+                     {_stem(h.source.lower()), _stem(h.target.lower())} for e in facts)
         if not stated:
-            found.append(f"{h['source']} -{h['relation']}-> {h['target']} is a {h.get('kind', 'candidate')} "
-                         f"(confidence {h.get('confidence', 0):.2f}), not a stated fact")
-    outdated = context.get("outdated", {})
+            found.append(f"{h.source} -{h.relation}-> {h.target} is a {h.kind} "
+                         f"(confidence {h.confidence:.2f}), not a stated fact")
+    outdated = context.outdated
     if citations and outdated and not _DATED.search(sentence):
-        by_id = {c["id"]: c["document"] for c in context.get("chunks", [])}
+        by_id = {c.id: c.document for c in context.chunks}
         docs = {by_id.get(c) for c in citations}
         if docs and all(d in outdated for d in docs):
-            newer = sorted({n for d in docs for n in outdated[d]})
+            newer = sorted({n for d in docs if d is not None for n in outdated[d]})
             found.append(f"rests only on {', '.join(sorted(d for d in docs if d))}, contradicted or superseded by "
                          f"{', '.join(newer)}")
     return found
 
 
-def context_sources(context: dict[str, Any]) -> dict[str, str]:
+def context_sources(context: AnswerContext) -> dict[str, str]:
     """Chunk id -> what the context shows of it: its document and text, or, for a chunk cited only
     by a subgraph edge, the edges it states ("login flow depends on Auth Service")."""
-    source = {c["id"]: f"{c.get('document', '')}\n{c.get('text', '')}" for c in context.get("chunks", [])}
+    source = {c.id: f"{c.document}\n{c.text}" for c in context.chunks}
     stated: dict[str, list[str]] = {}
-    for e in context.get("subgraph", {}).get("edges", []):
-        for cid in e.get("chunks", []):
+    for e in context.subgraph.edges:
+        for cid in e.chunks:
             if cid not in source:
-                stated.setdefault(cid, []).append(f"{e['source']} {e['relation'].replace('_', ' ')} {e['target']}.")
+                stated.setdefault(cid, []).append(f"{e.source} {e.relation.replace('_', ' ')} {e.target}.")
     return {**source, **{cid: "\n".join(lines) for cid, lines in stated.items()}}
 
 
-def check_answer(text: str, context: dict[str, Any], unanswerable: bool = False,
+def check_answer(text: str, context: AnswerContext, unanswerable: bool = False,
                  threshold: float = DEFAULT_SUPPORT_THRESHOLD) -> AnswerChecks:
-    """Check ``text`` against the answer ``context`` (``AnswerContext.data``).
+    """Check ``text`` against the answer material ``context``.
 
     Parameters
     ----------
     text : the model's answer.
-    context : ``{"chunks": [{"id", "document", "text"}], "subgraph": {"edges": [...]},
-        "hypotheses": [{"source", "relation", "target", "kind", "confidence"}], "outdated": {doc: [newer]}}``;
-        the last two are optional.
+    context : the material it was asked from: its chunks and subgraph edges are the sources, its
+        hypotheses and outdated notes what may not be stated as fact.
     unanswerable : the question cannot be answered from the corpus: the answer must say so.
     threshold : support at or above which a sentence counts as supported by its citations.
     """
@@ -348,7 +349,7 @@ def check_answer(text: str, context: dict[str, Any], unanswerable: bool = False,
     chunks = source
     checks: list[SentenceCheck] = []
     problems: list[str] = []
-    instructing = {c["id"]: found for c in context.get("chunks", []) if (found := instructions_in(c.get("text", "")))}
+    instructing = {c.id: found for c in context.chunks if (found := instructions_in(c.text))}
     relied: list[str] = []
     for number, raw in enumerate(split_sentences(text), start=1):
         cited, unknown = find_citations(raw, chunks)

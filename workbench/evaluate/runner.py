@@ -7,15 +7,10 @@ costs: the gold documents it found that the direct strategy missed, the non-gold
 added, the reading cost of its hits, and whether it surfaced a note that a later note
 CONTRADICTS or supersedes.
 
+Which notes are outdated is :func:`workbench.outdated.outdated_documents`.
+
 Examples
 --------
->>> from workbench.store import DocumentRecord
->>> from workbench.model import DeclaredRelation
->>> old = DocumentRecord("d/old.md", "/d/old.md", "Old", "markdown", "h", "2023-01-01", (), ())
->>> new = DocumentRecord("d/new.md", "/d/new.md", "New", "markdown", "h", "2024-01-01", (),
-...                      (DeclaredRelation("CONTRADICTS", "old.md"),))
->>> outdated_documents([old, new])
-{'d/old.md': ('d/new.md',)}
 >>> reading_cost(["abcd", "efgh1"])
 (9, 3)
 """
@@ -25,12 +20,12 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 
-from ..canon import name_key
+from ..model.jsonable import to_json
+from ..outdated import outdated_documents
 from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank
 from .tasks import EvalTask
 
@@ -39,12 +34,10 @@ __all__ = [
     "UNANSWERABLE_TAG",
     "DEFAULT_STRATEGIES",
     "DEFAULT_DIRECT",
-    "OUTDATING_RELATIONS",
     "CHARS_PER_TOKEN",
     "CaseResult",
     "EvalRun",
     "StrategyFailed",
-    "outdated_documents",
     "reading_cost",
     "ranked_units",
     "run_evaluation",
@@ -55,8 +48,6 @@ __all__ = [
 #: every difference an expansion mode makes against it is its edges' own.
 DEFAULT_DIRECT = "direct"
 DEFAULT_STRATEGIES = ("direct", "expand", "graphrag")
-#: Declared relations by which the declaring note makes its target outdated.
-OUTDATING_RELATIONS = frozenset({"CONTRADICTS", "SUPERSEDES", "REPLACES", "OVERRIDES"})
 #: Tokens are estimated as characters / 4 (the usual rule of thumb for English BPE tokenizers).
 CHARS_PER_TOKEN = 4
 
@@ -159,7 +150,7 @@ class EvalRun:
     returns (expand: 2), the same for all (0 in runs saved before it was kept)."""
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return to_json(self)
 
     @classmethod
     def from_json(cls, data: dict) -> "EvalRun":
@@ -186,44 +177,6 @@ def reading_cost(texts: Iterable[str]) -> tuple[int, int]:
     """
     chars = sum(len(t) for t in texts)
     return chars, math.ceil(chars / CHARS_PER_TOKEN)
-
-
-def _later(a_date: str | None, b_date: str | None) -> bool | None:
-    """True if a is later than b, False if earlier, None if unknown or equal."""
-    if not a_date or not b_date or a_date == b_date:
-        return None
-    return a_date > b_date
-
-
-def outdated_documents(documents: Sequence[Any]) -> dict[str, tuple[str, ...]]:
-    """Document id -> ids of the notes that make it outdated.
-
-    A note that SUPERSEDES / REPLACES / OVERRIDES another outdates it. With CONTRADICTS, the
-    earlier of the two notes (by front-matter date) is the outdated one; without dates the
-    declaring note counts as the later one. Targets are matched by id, file name, stem or title.
-    """
-    names: dict[str, str] = {}
-    for doc in documents:
-        path = PurePosixPath(doc.id.split("#", 1)[0])
-        for alias in (doc.id, path.name, path.stem, doc.title):
-            key = name_key(alias or "")
-            if key:
-                names.setdefault(key, doc.id)
-    by_id = {d.id: d for d in documents}
-    outdated: dict[str, set[str]] = {}
-    for doc in documents:
-        for rel in doc.relations:
-            kind = rel.relation.upper()
-            if kind not in OUTDATING_RELATIONS:
-                continue
-            target_id = names.get(name_key(rel.target))
-            if target_id is None or target_id == doc.id:
-                continue
-            old, new = target_id, doc.id
-            if kind == "CONTRADICTS" and _later(doc.date, by_id[target_id].date) is False:
-                old, new = doc.id, target_id
-            outdated.setdefault(old, set()).add(new)
-    return {k: tuple(sorted(v)) for k, v in sorted(outdated.items())}
 
 
 def ranked_units(hits: Sequence[Any], level: str = "document") -> list[str]:

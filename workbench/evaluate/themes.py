@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from ..model.jsonable import to_json
+
 __all__ = ["ThemeMatch", "theme_match", "documents_by_community", "label_keys", "nmi"]
 
 
@@ -34,8 +36,7 @@ class ThemeMatch:
     """Per community: its id, majority theme and the documents of each theme."""
 
     def to_json(self) -> dict:
-        return {"purity": round(self.purity, 4), "nmi": round(self.nmi, 4), "coverage": round(self.coverage, 4),
-                "documents": self.documents, "table": self.table}
+        return to_json(self, purity=round(self.purity, 4), nmi=round(self.nmi, 4), coverage=round(self.coverage, 4))
 
 
 def nmi(a: Iterable, b: Iterable) -> float:

@@ -5,22 +5,27 @@ Data flows one way: files -> :class:`Document` -> :class:`Chunk` -> :class:`Ment
 :class:`Hit` in a :class:`RetrievalResult` -> views. One module per stage of that line:
 
 - :mod:`~workbench.model.corpus`: documents, chunks, mentions, triples;
-- :mod:`~workbench.model.graph`: entities, cited edges, merges; hops, paths and impacts;
+- :mod:`~workbench.model.graph`: entities, cited edges, merges; hops, paths; the typed answers of
+  the graph questions (:class:`Impact`, :class:`Neighborhood`, :class:`Comentions`, :class:`PathAnswer`);
 - :mod:`~workbench.model.retrieval`: the retrieval contract (:class:`RetrievalResult`, its
   :class:`Hit` objects and their :class:`Why`, :class:`RetrievalStats`, :class:`GraphContext`),
   each with one ``to_json()``;
-- :mod:`~workbench.model.summaries`: community reports, episodes, timelines.
+- :mod:`~workbench.model.answer`: the material for an answer (:class:`AnswerContext`);
+- :mod:`~workbench.model.summaries`: community reports, episodes, timelines;
+- :mod:`~workbench.model.jsonable`: the one ``to_json`` they all use, with one rule for None.
 
 Import them from here: ``from workbench.model import Hit, RetrievalResult``.
 """
 
 from __future__ import annotations
 
+from .answer import AnswerContext, AnswerPath, Hypothesis, SourceChunk, Subgraph
 from .corpus import DECLARED_RELATION_TYPES, Chunk, DeclaredRelation, Document, Mention, Segment, Triple
-from .graph import Edge, Entity, GraphPath, Hop, Impact, Merge, SurfaceForm, relation_phrases
+from .graph import (Comention, Comentions, Edge, Entity, GraphPath, Hop, Impact, Merge, Neighbour, Neighborhood,
+                    PathAnswer, SurfaceForm, relation_phrases)
 from .retrieval import (CommunityUse, ContextNode, GraphContext, Hit, PassageMass, PathStep, RetrievalResult,
                         RetrievalStats, Seed, TimeWindow, WindowUse, Why)
-from .summaries import CommunityReport, Decision, Episode, ReportPoint, TimelineEntry, point_to_json
+from .summaries import CommunityReport, Decision, Episode, ReportPoint, TimelineEntry
 
 __all__ = [
     "DECLARED_RELATION_TYPES",
@@ -38,6 +43,11 @@ __all__ = [
     "relation_phrases",
     "GraphPath",
     "Impact",
+    "Neighbour",
+    "Neighborhood",
+    "Comention",
+    "Comentions",
+    "PathAnswer",
     "PathStep",
     "Why",
     "Hit",
@@ -50,9 +60,13 @@ __all__ = [
     "WindowUse",
     "RetrievalStats",
     "RetrievalResult",
+    "AnswerContext",
+    "AnswerPath",
+    "Subgraph",
+    "SourceChunk",
+    "Hypothesis",
     "ReportPoint",
     "CommunityReport",
-    "point_to_json",
     "Decision",
     "Episode",
     "TimelineEntry",

@@ -1,11 +1,16 @@
-"""The context graph's dataclasses: entities, cited edges, merges, hops, paths and impacts."""
+"""The context graph's dataclasses: entities, cited edges, merges, hops, paths, and the typed
+answer of each graph question: :class:`Impact`, :class:`Neighborhood`, :class:`Comentions`,
+:class:`PathAnswer` (made by :mod:`workbench.graph_questions`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Entity", "Edge", "SurfaceForm", "Merge", "Hop", "GraphPath", "Impact", "relation_phrases"]
+from .jsonable import NOT_IN_JSON, json_name, to_json
+
+__all__ = ["Entity", "Edge", "SurfaceForm", "Merge", "Hop", "GraphPath", "Impact", "Neighbour", "Neighborhood",
+           "Comention", "Comentions", "PathAnswer", "relation_phrases"]
 
 #: Relation label (upper-cased) -> (forward phrase, reverse phrase): ``A <forward> B`` states
 #: ``A -relation-> B``; ``B <reverse> A`` says the same fact from B's side.
@@ -167,9 +172,13 @@ class Hop:
         return f"{self.states} (weight {self.weight})" + (", stated by " + ", ".join(self.chunks) if self.chunks else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"source": self.source, "relation": self.relation, "target": self.target, "weight": self.weight,
-                "confidence": self.confidence, "origin": self.origin, "first_seen": self.first_seen,
-                "last_seen": self.last_seen, "chunks": list(self.chunks), "documents": list(self.documents)}
+        return to_json(self, order=("source", "relation", "target", "weight", "confidence", "origin", "first_seen",
+                                    "last_seen"))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Hop:
+        """The hop :meth:`to_json` wrote."""
+        return cls(**{**data, "chunks": tuple(data["chunks"]), "documents": tuple(data["documents"])})
 
 
 @dataclass
@@ -188,8 +197,12 @@ class GraphPath:
 
     def to_json(self) -> dict[str, Any]:
         """``{"nodes": [...], "hops": [...], "corroboration": n}``."""
-        return {"nodes": list(self.nodes), "hops": [hop.to_json() for hop in self.hops],
-                "corroboration": self.corroboration}
+        return to_json(self, corroboration=self.corroboration)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GraphPath:
+        """The path :meth:`to_json` wrote (its corroboration follows from the hops)."""
+        return cls(nodes=list(data["nodes"]), hops=[Hop.from_json(h) for h in data["hops"]])
 
 
 @dataclass
@@ -206,7 +219,116 @@ class Impact:
 
     def to_json(self) -> dict[str, Any]:
         """``{"failed", "impacted": [{"entity", "path", "hops"}], "survivors"}``."""
-        return {"failed": self.failed,
-                "impacted": [{"entity": entity, "path": list(path.nodes), "hops": [h.to_json() for h in path.hops]}
-                             for entity, path in self.impacted],
-                "survivors": list(self.survivors)}
+        return to_json(self, impacted=[{"entity": entity, "path": list(path.nodes), "hops": path.hops}
+                                       for entity, path in self.impacted])
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """An entity of a neighbourhood and its distance from the center."""
+
+    entity: str
+    """Display name."""
+    distance: int
+    """Edges walked from the center to reach it (1 or more)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+
+@dataclass
+class Neighborhood:
+    """The answer to "what is within n hops of this entity?": the entities reached and the cited
+    edges walked (``neighbors`` in the CLI and the MCP server).
+
+    :class:`workbench.graph.Neighborhood` is the graph's own walk (keys and stored edges); this is
+    its answer as it leaves the core, every edge a cited :class:`Hop`.
+
+    >>> hood = Neighborhood("A", [Neighbour("B", 1)], [Hop("A", "uses", "B", 1, ("c1",), ("a.md",))])
+    >>> Neighborhood.from_json(hood.to_json()) == hood
+    True
+    """
+
+    center: str
+    """Display name of the entity asked about."""
+    entities: list[Neighbour]
+    """Every entity reached (not the center), by distance then name."""
+    edges: list[Hop]
+    """The edges walked inside the neighbourhood, in stored direction, each cited."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Neighborhood:
+        return cls(center=data["center"], entities=[Neighbour(**e) for e in data["entities"]],
+                   edges=[Hop.from_json(h) for h in data["edges"]])
+
+
+@dataclass(frozen=True)
+class Comention:
+    """An entity named in the same chunks as another, and the co-mention edge that says so."""
+
+    entity: str
+    """Display name of the other entity."""
+    hop: Hop
+    """The co-mention edge: its weight (shared chunks), the chunks, first and last seen."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The entity beside the hop's keys: ``{"entity", "source", "relation", ...}``."""
+        return {"entity": self.entity, **self.hop.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Comention:
+        hop = {name: value for name, value in data.items() if name != "entity"}
+        return cls(entity=data["entity"], hop=Hop.from_json(hop))
+
+
+@dataclass
+class Comentions:
+    """The answer to "what is mentioned with this entity?" (``neighbors --comention``).
+
+    >>> hop = Hop("A", "co_mentioned", "B", 2, ("c1", "c2"), ("a.md",), origin="passage")
+    >>> found = Comentions("A", [Comention("B", hop)])
+    >>> found.to_json()["comentions"][0]["entity"], Comentions.from_json(found.to_json()) == found
+    ('B', True)
+    """
+
+    center: str
+    """Display name of the entity asked about."""
+    comentions: list[Comention]
+    """The entities co-mentioned with it, most corroborated first, then by name."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Comentions:
+        return cls(center=data["center"], comentions=[Comention.from_json(c) for c in data["comentions"]])
+
+
+@dataclass
+class PathAnswer:
+    """The answer to "how does A lead to B?": the cited paths between two entities, best
+    corroborated first (``path`` in the CLI and the MCP server). JSON: ``{"from", "to", "paths"}``.
+
+    >>> answer = PathAnswer("A", "B", [GraphPath(["A", "B"], [Hop("A", "uses", "B", 1, ("c1",), ())])], max_hops=3)
+    >>> answer.to_json()["from"], PathAnswer.from_json(answer.to_json()) == answer
+    ('A', True)
+    """
+
+    source: str = field(metadata=json_name("from"))
+    """Display name of the entity the paths start from."""
+    target: str = field(metadata=json_name("to"))
+    """Display name of the entity they reach."""
+    paths: list[GraphPath] = field(default_factory=list)
+    """The cited paths, best corroborated first; empty when none is within :attr:`max_hops`."""
+    max_hops: int | None = field(default=None, compare=False, metadata=NOT_IN_JSON)
+    """The longest path searched: how the question was asked, not part of its answer."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PathAnswer:
+        return cls(source=data["from"], target=data["to"], paths=[GraphPath.from_json(p) for p in data["paths"]])

@@ -10,10 +10,11 @@ use it. Every edge in it is a :class:`~workbench.model.graph.Hop` and uses ``Hop
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from .graph import GraphPath, Hop, Impact
+from .jsonable import to_json
 
 __all__ = ["TimeWindow", "PathStep", "Why", "Hit", "Seed", "ContextNode", "PassageMass", "CommunityUse", "GraphContext",
            "WindowUse", "RetrievalStats", "RetrievalResult"]
@@ -38,7 +39,7 @@ class TimeWindow:
         return span + (f' ("{self.phrase}" as of {self.as_of})' if self.phrase else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"since": self.since, "until": self.until, "phrase": self.phrase, "as_of": self.as_of}
+        return to_json(self)
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,7 @@ class PathStep:
     :mod:`workbench.retrieve.questions`)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"path": list(self.path), "path_rank": self.path_rank, "hop_number": self.hop_number,
-                "states": self.hop.states, "hop": self.hop.to_json(), "reading": self.reading}
+        return to_json(self, order=("path", "path_rank", "hop_number", "states"), states=self.hop.states)
 
 
 _ARROW = " → "
@@ -87,6 +87,8 @@ class Why:
     >>> Why().describe()
     'No explanation given.'
     """
+
+    JSON_DROPS_NONE: ClassVar[bool] = True
 
     similarity: float | None = None
     """Cosine similarity to the query: of the chunk (vector, hybrid, graphrag, the direct hits of
@@ -139,12 +141,8 @@ class Why:
     def to_json(self) -> dict[str, Any]:
         """The fields set, in declaration order; ``ranks`` as ``<name>_rank`` keys, ``None`` kept."""
         out: dict[str, Any] = {}
-        for name in _WHY_FIELDS:
-            value = getattr(self, name)
-            if name == "ranks":
-                out.update({f"{ranking}_rank": rank for ranking, rank in value.items()})
-            elif value is not None:
-                out[name] = value.to_json() if hasattr(value, "to_json") else value
+        for name, value in to_json(self).items():
+            out.update({f"{ranking}_rank": rank for ranking, rank in value.items()} if name == "ranks" else {name: value})
         return out
 
     def describe(self) -> str:
@@ -196,9 +194,6 @@ class Why:
         return sentence[:1].upper() + sentence[1:] + "."
 
 
-_WHY_FIELDS = tuple(f.name for f in fields(Why))
-
-
 @dataclass
 class Hit:
     """One ranked chunk returned by a retriever."""
@@ -219,13 +214,14 @@ class Hit:
     """When its chunk was written: the chunk's timestamp, else its document's date (ISO 8601)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"rank": self.rank, "chunk_id": self.chunk_id, "document": self.document, "score": self.score,
-                "time": self.time, "text": self.text, "why": self.why.to_json()}
+        return to_json(self, order=("rank", "chunk_id", "document", "score", "time", "text"))
 
 
 @dataclass(frozen=True)
 class Seed:
     """An entity graphrag's walk restarts from."""
+
+    JSON_DROPS_NONE: ClassVar[bool] = True
 
     entity: str
     """Display name."""
@@ -244,10 +240,7 @@ class Seed:
         return self.similarity if self.similarity is not None else (self.specificity or 0.0)
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"entity": self.entity, "key": self.key, "source": self.source}
-        out.update({name: value for name, value in (("specificity", self.specificity),
-                                                    ("similarity", self.similarity)) if value is not None})
-        return out
+        return to_json(self)
 
 
 @dataclass(frozen=True)
@@ -264,7 +257,7 @@ class ContextNode:
     """PageRank mass of the walk (graphrag)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "key": self.key, "type": self.type, "ppr": self.ppr}
+        return to_json(self)
 
 
 @dataclass(frozen=True)
@@ -277,7 +270,7 @@ class PassageMass:
     """The walk mass added to it."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"chunk": self.chunk, "mass": self.mass}
+        return to_json(self)
 
 
 @dataclass(frozen=True)
@@ -302,9 +295,7 @@ class CommunityUse:
     """The points taken from it, in order."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "size": self.size, "similarity": self.similarity,
-                "first_seen": self.first_seen, "last_seen": self.last_seen,
-                "key_entities": list(self.key_entities), "points": list(self.points)}
+        return to_json(self)
 
 
 @dataclass
@@ -342,17 +333,15 @@ class GraphContext:
                     or self.reading or self.impact)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seeds": [s.to_json() for s in self.seeds], "nodes": [n.to_json() for n in self.nodes],
-                "triples": [t.to_json() for t in self.triples], "passages": [p.to_json() for p in self.passages],
-                "reading": self.reading, "entities": list(self.entities), "paths": [p.to_json() for p in self.paths],
-                "failed": self.failed, "impact": self.impact.to_json() if self.impact else None,
-                "survivors": list(self.impact.survivors) if self.impact else [],
-                "communities": [c.to_json() for c in self.communities]}
+        """Every field, once: the survivors are the impact's (``impact.survivors``)."""
+        return to_json(self)
 
 
 @dataclass(frozen=True)
 class WindowUse:
     """How :func:`workbench.retrieve.retrieve` applied a time window."""
+
+    JSON_DROPS_NONE: ClassVar[bool] = True
 
     window: TimeWindow
     """The window."""
@@ -372,12 +361,9 @@ class WindowUse:
     """Undated hits kept after the dated ones (see :func:`workbench.retrieve.undated_policy`)."""
 
     def to_json(self) -> dict[str, Any]:
-        out = {**self.window.to_json(), "in_window": self.in_window, "ignored": self.ignored}
-        out.update({name: value for name, value in (("asked", self.asked), ("fetched", self.fetched),
-                                                    ("kept", self.kept), ("searched_text", self.searched_text),
-                                                    ("undated_kept", self.undated_kept))
-                    if value is not None})
-        return out
+        """The window's keys, then the counts; a count not taken is left out."""
+        out = to_json(self, order=("window", "in_window", "ignored"))
+        return {**out.pop("window"), **out}
 
 
 @dataclass
@@ -385,6 +371,8 @@ class RetrievalStats:
     """Timings and counts of one retrieval. ``seconds`` is always there; a mode fills the counts
     that apply to it and leaves the rest ``None`` (left out of :meth:`to_json`). The mode used and
     why it differs from the one requested are on :class:`RetrievalResult`."""
+
+    JSON_DROPS_NONE: ClassVar[bool] = True
 
     seconds: dict[str, float] = field(default_factory=dict)
     """Seconds per stage (``embed``, ``search``, ``ppr``...) and ``total``."""
@@ -449,18 +437,7 @@ class RetrievalStats:
     """Phrases of the question that look like time but set no window (every mode)."""
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name in _STATS_FIELDS:
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, list):
-                value = [v.to_json() if hasattr(v, "to_json") else v for v in value]
-            out[name] = value.to_json() if hasattr(value, "to_json") else value
-        return out
-
-
-_STATS_FIELDS = tuple(f.name for f in fields(RetrievalStats))
+        return to_json(self)
 
 
 @dataclass
@@ -484,6 +461,4 @@ class RetrievalResult:
     """Why the mode used differs from the one requested, or how it was chosen."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"query": self.query, "mode_requested": self.mode_requested, "mode_used": self.mode_used,
-                "reason": self.reason, "hits": [h.to_json() for h in self.hits], "stats": self.stats.to_json(),
-                "graph_context": self.graph_context.to_json()}
+        return to_json(self, order=("query", "mode_requested", "mode_used", "reason"))

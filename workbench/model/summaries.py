@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ReportPoint", "CommunityReport", "point_to_json", "Decision", "Episode", "TimelineEntry"]
+from .jsonable import to_json
+
+__all__ = ["ReportPoint", "CommunityReport", "Decision", "Episode", "TimelineEntry"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,9 @@ class ReportPoint:
     """``relation`` for the sentence stating one of the strongest relations, else ``sentence``."""
     time: str | None = None
     """The chunk's time, if known."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
 
 
 @dataclass
@@ -74,14 +79,10 @@ class CommunityReport:
 
     def to_json(self, terms: bool = False) -> dict[str, Any]:
         """The report as JSON; ``terms`` (what the store keeps to title it again) only when asked."""
-        return {"id": self.id, "title": self.title, "size": self.size, "members": list(self.members),
-                "key_entities": [{"name": n, "type": t, "centrality": c} for n, t, c in self.key_entities],
-                "relations": self.relations,
-                "points": [point_to_json(p) for p in self.points],
-                "first_seen": self.first_seen, "last_seen": self.last_seen, "signature": self.signature,
-                "documents": list(self.documents), "level": self.level, "parent": self.parent,
-                "chunks": list(self.chunks), "key_phrases": [[p, w] for p, w in self.key_phrases],
-                **({"terms": self.terms} if terms else {})}
+        out = to_json(self, key_entities=[{"name": n, "type": t, "centrality": c} for n, t, c in self.key_entities])
+        if not terms:
+            del out["terms"]
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "CommunityReport":
@@ -93,11 +94,6 @@ class CommunityReport:
                    documents=tuple(d.get("documents", ())), level=d.get("level", 0), parent=d.get("parent"),
                    chunks=tuple(d.get("chunks", ())),
                    key_phrases=tuple((p, w) for p, w in d.get("key_phrases", ())), terms=dict(d.get("terms", {})))
-
-
-def point_to_json(p: ReportPoint) -> dict[str, Any]:
-    return {"text": p.text, "chunk_id": p.chunk_id, "document": p.document, "entities": list(p.entities),
-            "score": p.score, "kind": p.kind, "time": p.time}
 
 
 @dataclass(frozen=True)
@@ -112,6 +108,9 @@ class Decision:
     """When it was said."""
     speaker: str | None
     """Who said it."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
 
 
 @dataclass
@@ -145,12 +144,8 @@ class Episode:
                 + (f" Decisions: {decided}" if decided else ""))
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "document": self.document, "start": self.start, "end": self.end,
-                "participants": [{"speaker": s, "messages": n} for s, n in self.participants],
-                "entities": list(self.entities),
-                "decisions": [{"text": d.text, "chunk_id": d.chunk_id, "time": d.time, "speaker": d.speaker}
-                              for d in self.decisions],
-                "chunk_ids": list(self.chunk_ids), "summary": self.summary()}
+        return to_json(self, participants=[{"speaker": s, "messages": n} for s, n in self.participants],
+                       summary=self.summary())
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Episode":
@@ -177,5 +172,4 @@ class TimelineEntry:
     """That chunk's document."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"time": self.time, "kind": self.kind, "text": self.text, "chunk_id": self.chunk_id,
-                "document": self.document}
+        return to_json(self)

@@ -1,7 +1,7 @@
 """Retrieval strategies side by side: one protocol, a registry by name, one entry point.
 
 Built-in modes, in their stable order: ``keyword``, ``vector``, ``hybrid``, ``expand``,
-``graphrag``, ``paths``, ``comention``, ``direct``, ``graphrag-seed``; modes registered later
+``graphrag``, ``paths``, ``comention``, ``direct``, ``graphrag-seed``, ``global``; modes registered later
 follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
 came back.
 
@@ -24,6 +24,7 @@ from ..model import RetrievalResult, WindowUse
 from .base import Retriever
 from .comention import ComentionRetriever
 from .expand import DirectRetriever, ExpandRetriever
+from .global_search import GlobalRetriever
 from .graphrag import GraphRAGRetriever
 from .graphrag_seed import GraphRAGSeedRetriever
 from .hybrid import HybridRetriever
@@ -224,7 +225,6 @@ def _stamp_times(ws, hits) -> None:
 
 for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), ExpandRetriever(),
                    GraphRAGRetriever(), PathsRetriever(), ComentionRetriever(), DirectRetriever(),
-                   GraphRAGSeedRetriever()):
+                   GraphRAGSeedRetriever(), GlobalRetriever()):
     register(_retriever)
 del _retriever
-from . import global_search  # noqa: E402,F401  (registers the global mode)

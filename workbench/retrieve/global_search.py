@@ -202,12 +202,3 @@ class GlobalRetriever:
             stats=RetrievalStats(seconds=timer.total(), communities=len(reports),
                                  communities_used=len(context.communities), global_hits=len(hits)),
             graph_context=context, reason="; ".join(notes))
-
-
-def _register() -> None:
-    from . import register
-
-    register(GlobalRetriever())
-
-
-_register()

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..safe_text import printable
 
-__all__ = ["merges_frame", "suggestions_frame", "local_time", "log_sentence", "merge_log_frame", "undoable",
+__all__ = ["merges_frame", "local_time", "log_sentence", "merge_log_frame", "undoable",
            "merge_preview"]
 
 
@@ -35,13 +35,6 @@ def merges_frame(merges: Iterable, sample_text: Callable[[str], str], search: st
                          "count": form.count, "chunks": ", ".join(form.chunk_ids), "why": printable(why),
                          "sample chunk": printable(sample, keep_newlines=True)})
     return pd.DataFrame(rows, columns=["canonical", "surface form", "count", "chunks", "why", "sample chunk"])
-
-
-def suggestions_frame(suggestions: Iterable) -> pd.DataFrame:
-    """Suggested merges, best first."""
-    rows = [{"a": printable(s.a), "b": printable(s.b), "score": round(s.score, 3), "reason": printable(s.reason)}
-            for s in suggestions]
-    return pd.DataFrame(rows, columns=["a", "b", "score", "reason"])
 
 
 def local_time(epoch: float | str | None) -> str:

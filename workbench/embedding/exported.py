@@ -8,7 +8,7 @@
   ``avx2``), run by ONNX Runtime;
 - ``openvino``: the fp32 export run by OpenVINO, in bf16 on CPUs with AVX512-BF16 or AMX, else fp32;
 - ``openvino-int8``: that export with int8 weights and activations (NNCF's static quantization,
-  calibrated on a shipped text set: see :mod:`workbench.quantize`), the rest in ``openvino``'s precision.
+  calibrated on a shipped text set: see :mod:`workbench.embedding.quantize`), the rest in ``openvino``'s precision.
 
 The fp32 ONNX graph itself, run by ONNX Runtime, was measured too and dropped: 1.02-1.18x torch's
 chunks/s in four ``bench perf`` runs here, not worth a setting.
@@ -51,11 +51,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .cores import usable_cores
-from .embedding import BUNDLED, LEGACY_NAME, EmbeddingUnavailable
+from ..cores import usable_cores
+from .base import BUNDLED, LEGACY_NAME, EmbeddingUnavailable, import_quietly
 
 __all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "TOKENS_PER_BATCH", "ExportedEmbedder", "ExportedModel", "backend_tag",
-           "cpu_flags", "default_cache_dir", "export_model", "import_quietly", "int8_config", "openvino_precision"]
+           "cpu_flags", "default_cache_dir", "export_model", "int8_config", "openvino_precision"]
 
 #: The backends of ``embedding.backend`` served by this module (``torch`` is sentence-transformers').
 EXPORTED_BACKENDS = ("onnx-int8", "openvino", "openvino-int8")
@@ -277,28 +277,6 @@ def _quantize(source: Path, target: Path, config: str) -> None:
         root.disabled = was_disabled
 
 
-def import_quietly(module: str, environ: dict[str, str]):
-    """``import module`` with ``environ`` set for the import only (already imported: as it is).
-
-    OpenVINO and NNCF decide at import whether to report usage; the switches that neither send
-    nor write anything are environment variables they read then."""
-    import importlib
-    import sys
-
-    if module in sys.modules:
-        return sys.modules[module]
-    saved = {key: os.environ.get(key) for key in environ}
-    os.environ.update(environ)
-    try:
-        return importlib.import_module(module)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def _import_openvino():
     """``import openvino`` without its import-time usage event.
 
@@ -429,7 +407,7 @@ class _Tokens:
         texts of (nearly) one token length as fit in ``tokens_per_batch`` padded tokens.
 
         A batch's texts given alone, in its order, make that same batch again (they are sorted
-        already and fit): :class:`~workbench.distributed_embedder.RayEmbedder` relies on it."""
+        already and fit): :class:`~workbench.embedding.distributed.RayEmbedder` relies on it."""
         lengths = np.array([len(e) for e in encoded])
         order = np.argsort(-lengths, kind="stable")
         rows_of, start = [], 0
@@ -519,7 +497,7 @@ class ExportedEmbedder:
     dimension = 384
     #: Consecutive passes of :meth:`batches`, their texts embedded together in pass order, make
     #: those same passes (the plan is greedy over a stable sort), so a Ray actor can take a run of
-    #: them in one call (:class:`~workbench.distributed_embedder.RayEmbedder`).
+    #: them in one call (:class:`~workbench.embedding.distributed.RayEmbedder`).
     passes_combine = True
 
     def __init__(self, backend: str, model: str = BUNDLED, tokens_per_batch: int = TOKENS_PER_BATCH,
@@ -580,7 +558,7 @@ class ExportedEmbedder:
     def batches(self, texts: Sequence[str]) -> list[np.ndarray]:
         """The rows of ``texts`` that each forward pass of :meth:`embed` takes, in order. Each
         group's texts embedded alone, in this order, make the same pass, so give the same vectors
-        bit for bit (what :class:`~workbench.distributed_embedder.RayEmbedder` relies on). Needs
+        bit for bit (what :class:`~workbench.embedding.distributed.RayEmbedder` relies on). Needs
         only the tokenizer, not the compiled model."""
         tokens = self._tokenizer()
         return tokens.plan([e.ids for e in tokens.tokenizer.encode_batch(list(texts))], self.tokens_per_batch)

@@ -40,7 +40,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .embedding import Embedder, EmbeddingUnavailable
+from .base import Embedder, EmbeddingUnavailable
 
 __all__ = ["RayEmbedder", "STARTUP_TIMEOUT_SECONDS", "connect_ray", "ray_module"]
 
@@ -58,7 +58,7 @@ def ray_module():
     try:
         import ray
     except ImportError as exc:
-        from .settings import SettingsError
+        from ..settings import SettingsError
 
         raise SettingsError("embedding.distributed: 'ray' needs the ray package, which is not installed: "
                             "pip install 'context-graph-workbench[ray]' (or ray==2.60.0), or set "
@@ -141,7 +141,7 @@ class RayEmbedder:
         self.make_embedder = make_embedder
         self.local = make_embedder()
         if not callable(getattr(self.local, "batches", None)):
-            from .settings import SettingsError
+            from ..settings import SettingsError
 
             raise SettingsError(f"embedding.distributed: 'ray' runs the transformer backends; {self.local.name} "
                                 "cannot say its forward passes (the static embedder is fast in process): set "

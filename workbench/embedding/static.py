@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .embedding import EmbeddingUnavailable
+from .base import EmbeddingUnavailable
 
 __all__ = ["StaticEmbedder", "default_cache_dir", "distil_token_matrix", "project_token_states"]
 

@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 __all__ = ["CALIBRATION_FILE", "CALIBRATION_BATCH", "calibration_mark", "calibration_texts", "calibration_set", "quantize_int8"]
 
 #: The texts the activation ranges are measured on (JSON: ``{"source", "chunks", "names"}``).
-CALIBRATION_FILE = Path(__file__).parent / "data" / "calibration.json"
+CALIBRATION_FILE = Path(__file__).parent.parent / "data" / "calibration.json"
 #: Texts per calibration batch; batches are made as the embedder makes them (by length).
 CALIBRATION_BATCH = 8
 
@@ -67,7 +67,7 @@ def calibration_set(ws) -> dict:
 
 def _import_nncf():
     """``import nncf`` with its usage statistics off (its CI switch makes the client a stub)."""
-    from .exported_embedder import import_quietly
+    from .base import import_quietly
 
     already = "nncf" in sys.modules
     module = import_quietly("nncf", {"NNCF_CI": "1", "CI": "true"})

@@ -1,0 +1,157 @@
+"""What the benchmarks share: their one error, passage vectors cached between runs, the
+benchmark passages as a records file, and a fresh ingest measured in a child process."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..progress import tqdm_progress
+
+__all__ = ["PerfError", "RssSampler", "cached_vectors", "fresh_ingest", "graph_seconds", "passages_file"]
+
+
+class PerfError(ValueError):
+    """A benchmark argument or input that cannot be used."""
+
+
+def cached_vectors(texts: list[str], embedder, cache_dir: Path) -> np.ndarray:
+    """``embedder.embed(texts)``, kept as ``.npy`` under ``cache_dir/perf-vectors`` and keyed by
+    the texts and the embedder's name, so a benchmark embeds a fixed passage set once."""
+    digest = hashlib.sha256(("\n\x00".join(texts) + embedder.name).encode()).hexdigest()[:16]
+    path = cache_dir / "perf-vectors" / f"{embedder.name}-{digest}.npy"
+    if path.exists():
+        return np.load(path)
+    vectors = embedder.embed(texts)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+class RssSampler:
+    """Peak resident memory of this process while the ``with`` block runs, sampled every 20 ms."""
+
+    def __enter__(self):
+        import psutil
+
+        self._process = psutil.Process()
+        self.peak = self._process.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, self._process.memory_info().rss)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._process.memory_info().rss)
+
+
+def passages_file(data_dir: Path, target_dir: Path) -> tuple[Path, list[dict]]:
+    """The benchmark's passages as a records file (text = title + newline + text), as multihop writes them."""
+    from .multihop import BenchError, read_jsonl
+
+    try:
+        passages = read_jsonl(data_dir / "corpus.jsonl")
+    except BenchError as exc:
+        raise PerfError(str(exc)) from None
+    lines = []
+    for p in passages:
+        title = str(p.get("title") or "").strip()
+        text = f"{title}\n{p['text']}" if title else p["text"]
+        lines.append(json.dumps({"id": str(p["id"]), "title": title or str(p["id"]), "text": text}, ensure_ascii=False))
+    content = "\n".join(lines) + "\n"
+    target_dir.mkdir(parents=True, exist_ok=True)
+    path = target_dir / "passages.jsonl"
+    if not path.exists() or path.read_text(encoding="utf-8") != content:
+        path.write_text(content, encoding="utf-8")
+    return path, passages
+
+
+def graph_seconds(ws) -> float:
+    """Canonicalization + the one graph (entities, passages, PageRank index) built from the stored
+    record, as ``ws.graph`` derives it."""
+    started = time.perf_counter()
+    graph, _ = ws.assemble_from_record()
+    graph.pagerank_index()
+    return time.perf_counter() - started
+
+
+def fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
+                  embedder: str = "model", keep: bool = False, resident_model: bool = False) -> dict:
+    """A fresh ingest in a child process, so its peak RSS is that of an ingest as a user runs it
+    (model loaded, nothing left over from the sections before).
+
+    ``embedder``: ``"model"`` (the settings' embedder, warmed up first) or ``"static"``. With
+    ``served_from``, chunk and name vectors are read from that workspace's embedding cache and
+    the embedder computes only the misses (:class:`~workbench.ingest.CacheFirstEmbedder`).
+    ``resident_model`` keeps the settings' model loaded beside a static embedder, as an app
+    would. ``keep`` leaves the workspace in ``folder`` afterwards.
+    """
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(1) as pool:
+        return pool.apply(_fresh_ingest_child, (path, folder, settings, served_from, desc, embedder, keep,
+                                                resident_model))
+
+
+def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
+                        embedder_kind: str, keep: bool, resident_model: bool) -> dict:
+    import psutil
+
+    from ..embedding import embedder_from_settings
+    from ..ingest import CacheFirstEmbedder
+    from ..embedding.static import StaticEmbedder
+    from ..store import Store
+
+    from ..workspace import Workspace
+
+    cache = None
+    embedder: Any
+    resident = None
+    if embedder_kind == "model" or resident_model:
+        resident = embedder_from_settings(settings)
+        resident.embed(["warm the model as a user's ingest would"])
+    embedder = StaticEmbedder() if embedder_kind == "static" else resident
+    if served_from is not None:
+        cache = Store(served_from / "workspace.sqlite")
+        embedder = CacheFirstEmbedder(embedder, cache)
+    shutil.rmtree(folder, ignore_errors=True)
+    ws = Workspace(folder, settings=settings, embedder=embedder)
+    try:
+        baseline = psutil.Process().memory_info().rss
+        with RssSampler() as rss:
+            started = time.perf_counter()
+            report = ws.ingest([path], progress=tqdm_progress(desc))
+            seconds = time.perf_counter() - started
+        graph_s = graph_seconds(ws)
+        stages = {k: round(v, 3) for k, v in report.stage_seconds.items()}
+        stages["canonicalize+graph"] = round(graph_s, 3)
+        # ws.ingest also derives the graph, embeds the entity names and builds the summaries.
+        stages["entity_vectors+summaries"] = round(max(seconds - report.seconds - graph_s, 0.0), 3)
+        started = time.perf_counter()
+        second = ws.ingest([path])
+        second_s = time.perf_counter() - started
+        return {"seconds": seconds, "stages": stages, "peak_rss_mb": rss.peak / 2**20,
+                "rss_before_mb": baseline / 2**20, "second": second_s,
+                "unchanged": second.documents_unchanged, "chunks": report.chunks_written,
+                "documents": report.documents_added,
+                "missed": embedder.missed if isinstance(embedder, CacheFirstEmbedder) else None}
+    finally:
+        ws.close()
+        if cache is not None:
+            cache.close()
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)

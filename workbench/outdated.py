@@ -1,0 +1,66 @@
+"""Which notes a later note outdates: read from the relations the notes declare.
+
+The answer material marks such sources OUTDATED (:mod:`workbench.context`), the evaluation
+counts a strategy that surfaces one (:mod:`workbench.evaluate.runner`), and the Compare page
+shows them; all three ask :func:`outdated_documents`.
+
+Examples
+--------
+>>> from workbench.store import DocumentRecord
+>>> from workbench.model import DeclaredRelation
+>>> old = DocumentRecord("d/old.md", "/d/old.md", "Old", "markdown", "h", "2023-01-01", (), ())
+>>> new = DocumentRecord("d/new.md", "/d/new.md", "New", "markdown", "h", "2024-01-01", (),
+...                      (DeclaredRelation("CONTRADICTS", "old.md"),))
+>>> outdated_documents([old, new])
+{'d/old.md': ('d/new.md',)}
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any, Sequence
+
+from .canon import name_key
+
+__all__ = ["OUTDATING_RELATIONS", "outdated_documents"]
+
+#: Declared relations by which the declaring note makes its target outdated.
+OUTDATING_RELATIONS = frozenset({"CONTRADICTS", "SUPERSEDES", "REPLACES", "OVERRIDES"})
+
+
+def _later(a_date: str | None, b_date: str | None) -> bool | None:
+    """True if a is later than b, False if earlier, None if unknown or equal."""
+    if not a_date or not b_date or a_date == b_date:
+        return None
+    return a_date > b_date
+
+
+def outdated_documents(documents: Sequence[Any]) -> dict[str, tuple[str, ...]]:
+    """Document id -> ids of the notes that make it outdated.
+
+    A note that SUPERSEDES / REPLACES / OVERRIDES another outdates it. With CONTRADICTS, the
+    earlier of the two notes (by front-matter date) is the outdated one; without dates the
+    declaring note counts as the later one. Targets are matched by id, file name, stem or title.
+    """
+    names: dict[str, str] = {}
+    for doc in documents:
+        path = PurePosixPath(doc.id.split("#", 1)[0])
+        for alias in (doc.id, path.name, path.stem, doc.title):
+            key = name_key(alias or "")
+            if key:
+                names.setdefault(key, doc.id)
+    by_id = {d.id: d for d in documents}
+    outdated: dict[str, set[str]] = {}
+    for doc in documents:
+        for rel in doc.relations:
+            kind = rel.relation.upper()
+            if kind not in OUTDATING_RELATIONS:
+                continue
+            target_id = names.get(name_key(rel.target))
+            if target_id is None or target_id == doc.id:
+                continue
+            old, new = target_id, doc.id
+            if kind == "CONTRADICTS" and _later(doc.date, by_id[target_id].date) is False:
+                old, new = doc.id, target_id
+            outdated.setdefault(old, set()).add(new)
+    return {k: tuple(sorted(v)) for k, v in sorted(outdated.items())}
