@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
-from .assemble import GraphParts, PassageOptions, assemble_graph, note_resolver
+from .assemble import GraphParts, LazyMapping, PassageOptions, assemble_graph, note_resolver
 from .canon import (NAME_KEY_VERSION, Canonicalizer, FormTally, MergeSuggestion, SuggestionPage, build_merges,
                     combine_suggestions, cross_language_suggestions, declared_alias_suggestions, display_form,
                     lookalike_suggestions, name_key, page_of, rank_suggestions, suggest_merges)
@@ -560,7 +560,7 @@ class Workspace:
         return assemble_graph(
             self.store.iter_mentions() if mentions is None else mentions, self.store.iter_triples(),
             self.store.chunk_context(), canonicalizer or self.canonicalizer(),
-            notes=note_resolver(self.store.documents()),
+            notes=LazyMapping(lambda: note_resolver(self.store.documents())),
             impact_relations=self.settings.graph.impact_relations,
             chunk_texts=self.store.chunk_texts(),
             passage_options=options or PassageOptions.from_settings(self.settings.graph),
