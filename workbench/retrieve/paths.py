@@ -24,9 +24,9 @@ from .naming import FAILURE_WORDS, find_entities, is_failure_question
 from .questions import Reading, cue_of, read_question
 from .vector import embed_query, entity_query
 
-__all__ = ["PathsRetriever", "find_entities", "is_failure_question", "FAILURE_WORDS"]
+__all__ = ["PathsRetriever", "entity_by_similarity", "find_entities", "is_failure_question", "FAILURE_WORDS"]
 
-def _entity_by_similarity(ws, query: str) -> str | None:
+def entity_by_similarity(ws, query: str) -> str | None:
     """The entity whose name embedding is nearest the query, if it passes the seed threshold."""
     try:
         matches = entity_query(ws, embed_query(ws, query), 5)
@@ -87,7 +87,7 @@ class PathsRetriever:
             keys = find_entities(ws, query)
             matched_by = "name"
             if not keys and cue_of(query) is not None:
-                fallback = _entity_by_similarity(ws, query)
+                fallback = entity_by_similarity(ws, query)
                 keys, matched_by = ([fallback], "similarity") if fallback else ([], "none")
         with timer("traverse"):
             reading = read_question(ws, query, keys)

@@ -66,14 +66,14 @@ def answer_first(ws, question: str) -> AnswerFirst | None:
     ``None`` when the question has no structural reading (see
     :func:`~workbench.retrieve.questions.read_question`)."""
     from ..retrieve.naming import find_entities
-    from ..retrieve.paths import _entity_by_similarity
+    from ..retrieve.paths import entity_by_similarity
     from ..retrieve.questions import cue_of, read_question
 
     if not question.strip():
         return None
     keys = find_entities(ws, question)
     if not keys and cue_of(question) is not None:  # as the paths mode does: the nearest entity name
-        nearest = _entity_by_similarity(ws, question)
+        nearest = entity_by_similarity(ws, question)
         keys = [nearest] if nearest else []
     reading = read_question(ws, question, keys)
     if reading is None:
