@@ -109,3 +109,19 @@ def test_cli_bench_multihop_prints_the_json_shape(bench_dir, tmp_path, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["questions"] == 2 and payload["passages"] == 10
     assert list(payload["results"]) == ["keyword", "vector", "hybrid"]
+    # A new workspace: the first ingest is timed, every chunk embedded by the named embedder.
+    assert payload["embedder"].startswith("all-MiniLM-L6-v2")
+    ingest = payload["ingest"]
+    assert ingest["chunks_embedded"] >= 10 and ingest["seconds"] > 0
+    assert ingest["passages_per_second"] == pytest.approx(10 / ingest["seconds"], rel=0.05)
+
+
+def test_cli_bench_multihop_times_no_ingest_when_the_workspace_is_cached(bench_dir, tmp_path, capsys):
+    from workbench.cli import main
+
+    arguments = ["bench", "multihop", "--data", str(bench_dir), "--workspace", str(tmp_path / "ws"),
+                 "--modes", "keyword", "--limit", "1"]
+    assert main(arguments + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ingest"] is not None
+    assert main(arguments) == 0
+    assert "the workspace was ingested before (no ingest timed)" in capsys.readouterr().out

@@ -181,11 +181,13 @@ def _write_passages(bench: BenchSet, path: Path) -> None:
 
 
 def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settings=None, embedder=None,
-                    progress=None):
+                    progress=None, on_ingest: Callable[[Any], None] | None = None):
     """Open (building or updating if needed) the workspace that holds ``bench``'s passages.
 
     Returns the :class:`~workbench.workspace.Workspace`. After one complete ingest the passages
     file's hash is recorded, and later calls open the workspace without ingesting (or locking).
+    ``on_ingest`` is given the :class:`~workbench.ingest.IngestReport` when this call ingested
+    (its seconds are a first ingest's in a new workspace: every text embedded).
     """
     from ..embedding import LEGACY_NAME
     from ..ingest import pipeline_fingerprint
@@ -208,8 +210,10 @@ def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settin
                             + space.encode()).hexdigest()
     if not (marker.exists() and marker.read_text().strip() == digest
             and ws.store.count("documents") == len(bench.passages)):
-        ws.ingest([passages], progress=progress)
+        report = ws.ingest([passages], progress=progress)
         marker.write_text(digest + "\n")
+        if on_ingest is not None:
+            on_ingest(report)
     return ws
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from .render import CommandError, emit
@@ -19,6 +20,13 @@ def _render_multihop(payload: dict) -> str:
              or set(r["modes_used"]) - {mode} else ""}
             for mode, r in payload["results"].items()]
     head = f"{payload['dataset']}: {payload['questions']} questions over {payload['passages']} passages"
+    ingest = payload.get("ingest")
+    if ingest:
+        head += (f"\nembedder {payload['embedder']}: ingested in {ingest['seconds']} s = {ingest['passages_per_second']} "
+                 f"passages/s ({ingest['chunks_embedded']} chunks embedded; "
+                 + ", ".join(f"{k} {v} s" for k, v in ingest["stage_seconds"].items()) + ")")
+    elif "embedder" in payload:
+        head += f"\nembedder {payload['embedder']}: the workspace was ingested before (no ingest timed)"
     return head + "\n" + table(rows, ["mode", "R@2 %", "R@5 %", "seconds", "modes used"])
 
 
@@ -38,7 +46,17 @@ def cmd_multihop(args):
         raise CommandError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}", code=2)
     # The default workspace is the user's own: the benchmark gets a cache folder instead.
     workspace = None if Path(args.workspace) == Path("workspace") else args.workspace
-    ws = bench_workspace(bench, workspace, settings=load_settings(args.settings), progress=tqdm_progress())
+    ingests: list = []
+    started = time.perf_counter()
+    ws = bench_workspace(bench, workspace, settings=load_settings(args.settings), progress=tqdm_progress(),
+                         on_ingest=ingests.append)
+    # Opening, loading the model and the whole ingest: in a new --workspace, a first ingest.
+    ingest = None
+    if ingests:
+        seconds = time.perf_counter() - started
+        ingest = {"seconds": round(seconds, 2), "passages_per_second": round(len(bench.passages) / seconds, 2),
+                  "chunks_embedded": ingests[0].chunks_embedded,
+                  "stage_seconds": {k: round(v, 1) for k, v in ingests[0].stage_seconds.items()}}
     try:
         if args.ablation:
             from ..bench.ablation import run_ablation
@@ -53,7 +71,7 @@ def cmd_multihop(args):
         report = run_multihop(ws, bench, modes or None)
     finally:
         ws.close()
-    emit(args, report.to_json(), _render_multihop)
+    emit(args, {**report.to_json(), "embedder": ws.embedder.name, "ingest": ingest}, _render_multihop)
 
 
 def _render_ablation(payload: dict) -> str:
