@@ -158,3 +158,40 @@ def test_the_chosen_model_answers_the_chain_question_citing_its_path(qwen, sampl
     reply = answer(sample_workspace, context)
     assert reply.model == "qwen2.5-coder-1.5b-instruct" and reply.unknown_citations == []
     assert set(reply.citations) & path_chunks, reply.text
+
+
+def test_llm_serve_stops_its_model_server_when_killed(tmp_path):
+    """`kill` (SIGTERM), as the README's `llm-serve ... &` invites, stops the llama.cpp server too."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT, free_port, stop_process
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "workbench", "llm-serve", "--port", str(port), "--timeout", "180"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    try:
+        for line in proc.stdout:
+            if "is serving" in line:
+                break
+        else:
+            pytest.fail(f"llm-serve ended before serving (status {proc.wait()})")
+        url = f"http://127.0.0.1:{port}/v1/models"
+        urllib.request.urlopen(url, timeout=10).close()  # the model's server answers
+        os.kill(proc.pid, signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(url, timeout=2).close()
+            except OSError:
+                break  # nothing answers on the port: the server stopped with llm-serve
+            time.sleep(0.3)
+        else:
+            pytest.fail("the llama.cpp server outlived llm-serve")
+    finally:
+        stop_process(proc)
+        subprocess.run(["pkill", "-f", f"llama_cpp.server.*--port {port}"], check=False)

@@ -74,7 +74,14 @@ def cmd_llm_serve(args):
     print(f"{MODELS[name].title} (llama.cpp) is serving {server.base_url}; in another shell:")
     for name, value in server.environment(llm).items():
         print(f"  export {name}={value}")
-    print(f"then: {invoked_as()} answer \"...\"  or  eval TASKS --answers.  Ctrl-C stops the server.", flush=True)
+    print(f"then: {invoked_as()} answer \"...\"  or  eval TASKS --answers.  Ctrl-C or kill stops the server.",
+          flush=True)
+    import signal
+
+    def terminated(signum, frame):  # `kill` takes the path Ctrl-C takes, so the model's server stops too
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, terminated)
     try:
         assert server.process is not None
         server.process.wait()
@@ -82,6 +89,7 @@ def cmd_llm_serve(args):
         pass
     finally:
         server.stop()
+        signal.signal(signal.SIGTERM, previous)
 
 
 def register(subparsers, common) -> None:
