@@ -69,6 +69,16 @@ def sample_workspace(tmp_path_factory, embedder, settings):
     ws.close()
 
 
+@pytest.fixture
+def sample_copy(make_workspace, tmp_path):
+    """A fresh workspace of a copy of the sample corpus, and that copy (tests may add files to it)."""
+    corpus = tmp_path / "sample_corpus"
+    shutil.copytree(SAMPLE, corpus)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    return ws, corpus
+
+
 #: A name that is HTML and script: every page must show it as text.
 HOSTILE = "<img src=x onerror=alert(1)>"
 

@@ -36,11 +36,8 @@ def test_an_ingest_over_the_limit_is_refused_and_writes_nothing(make_workspace, 
     assert ws.record_stats()["documents"] == 0
 
 
-def test_a_stored_workspace_keeps_everything_when_more_is_refused(make_workspace, tmp_path):
-    corpus = tmp_path / "sample_corpus"
-    shutil.copytree(SAMPLE, corpus)
-    ws = make_workspace()
-    ws.ingest([corpus])
+def test_a_stored_workspace_keeps_everything_when_more_is_refused(sample_copy, tmp_path):
+    ws, corpus = sample_copy
     before = ws.record_stats()
     held = sum(n for _, n in ws.store.text_bytes_by_source())
     extra = tmp_path / "extra"

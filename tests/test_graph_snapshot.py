@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import REDIS_QUESTION, SAMPLE, make_corpus, reopened
+from tests.conftest import REDIS_QUESTION, make_corpus, reopened
 from workbench.canon import build_merges
 from workbench.graph_snapshot import FILE_NAME, SnapshotUnusable, load_snapshot, read_manifest
 from workbench.retrieve import retrieve
@@ -24,15 +24,6 @@ def derived_fresh(ws):
     """The graph and its parts derived from the record in this process, the snapshot left aside."""
     graph, parts = ws.assemble_from_record()
     return SimpleNamespace(graph=graph, parts=parts)
-
-
-@pytest.fixture
-def sample_copy(make_workspace, tmp_path):
-    corpus = tmp_path / "sample_corpus"
-    shutil.copytree(SAMPLE, corpus)
-    ws = make_workspace()
-    ws.ingest([corpus])
-    return ws, corpus
 
 
 def test_ingest_leaves_a_snapshot_for_the_record_as_it_is(sample_copy):

@@ -3,13 +3,9 @@ result is always the passage layer a full scan gives."""
 
 from __future__ import annotations
 
-import shutil
-
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import SAMPLE
 from workbench.name_scan import FILE_NAME, load_name_scan
 from workbench.passages import NameMatcher, NameScan, link_passages
 
@@ -71,18 +67,8 @@ def test_many_changed_names_read_every_passage_again():
     assert first.scan.reusable(many)("a", "Nothing here.") is None
 
 
-@pytest.fixture
-def ingested(make_workspace, tmp_path):
-    """A workspace of the sample corpus, and the corpus folder it was ingested from."""
-    corpus = tmp_path / "sample_corpus"
-    shutil.copytree(SAMPLE, corpus)
-    ws = make_workspace()
-    ws.ingest([corpus])
-    return ws, corpus
-
-
-def test_a_workspace_keeps_the_scan_and_a_write_derives_what_a_full_scan_derives(ingested):
-    ws, corpus = ingested
+def test_a_workspace_keeps_the_scan_and_a_write_derives_what_a_full_scan_derives(sample_copy):
+    ws, corpus = sample_copy
     kept = load_name_scan(ws.path)
     assert kept is not None and kept.found == ws.graph.passages.scan.found
     # A new note whose title names a word older passages write: they must be read again.
@@ -95,8 +81,8 @@ def test_a_workspace_keeps_the_scan_and_a_write_derives_what_a_full_scan_derives
     assert sum("kubernetes" in keys for keys in b.scan.found.values()) > 1  # older passages name it too
 
 
-def test_a_damaged_scan_is_ignored_and_replaced(ingested):
-    ws, corpus = ingested
+def test_a_damaged_scan_is_ignored_and_replaced(sample_copy):
+    ws, corpus = sample_copy
     (ws.path / FILE_NAME).write_bytes(b"PK\x03\x04 damaged")
     assert load_name_scan(ws.path) is None
     (corpus / "extra.md").write_text("# Extra\n\nThe Billing Service calls Redis.\n")
@@ -106,8 +92,8 @@ def test_a_damaged_scan_is_ignored_and_replaced(ingested):
     assert load_name_scan(ws.path) is not None
 
 
-def test_repair_removes_the_scan_and_makes_it_again(ingested):
-    ws, _ = ingested
+def test_repair_removes_the_scan_and_makes_it_again(sample_copy):
+    ws, _ = sample_copy
     (ws.path / FILE_NAME).write_bytes(b"junk")
     ws.repair()
     assert load_name_scan(ws.path) is not None

@@ -369,6 +369,12 @@ class FormTally:
         entry[0] += 1
         entry[1].setdefault(mention.chunk_id, None)
 
+    def count(self, mentions: Iterable[Mention]) -> FormTally:
+        """Count every one of ``mentions``; returns the tally."""
+        for mention in mentions:
+            self.add(mention)
+        return self
+
     def tap(self, mentions: Iterable[Mention]) -> Iterator[Mention]:
         """``mentions``, each counted as it passes."""
         for mention in mentions:
@@ -411,10 +417,7 @@ def build_merges(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> l
     ...  for m in build_merges(ms, Canonicalizer())]
     [('Auth Service', 'authservice', [('Auth Service', 2), ('auth-service', 1)], ['name key'])]
     """
-    tally = FormTally(canonicalizer)
-    for mention in mentions:
-        tally.add(mention)
-    return tally.merges()
+    return FormTally(canonicalizer).count(mentions).merges()
 
 
 def display_names(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> dict[str, str]:
@@ -427,10 +430,7 @@ def display_names(mentions: Iterable[Mention], canonicalizer: Canonicalizer) -> 
     {'redis': 'Redis'}
     """
     names = {}
-    tally = FormTally(canonicalizer)
-    for mention in mentions:
-        tally.add(mention)
-    for key, forms in tally.groups.items():
+    for key, forms in FormTally(canonicalizer).count(mentions).groups.items():
         names[key] = min(((f, e[0]) for f, e in forms.items()), key=_form_order)[0]
     return names
 

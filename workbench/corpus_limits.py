@@ -83,11 +83,11 @@ def file_sizes(paths: Sequence[str | Path]) -> dict[str, int]:
     return sizes
 
 
-def projected_text_bytes(file_sizes: Mapping[str, int], stored: Iterable[tuple[str, int]]) -> int:
+def projected_text_bytes(sizes: Mapping[str, int], stored: Iterable[tuple[str, int]]) -> int:
     """Bytes of text after an ingest: the files given (``real path -> size``), and the stored
     documents' text whose source is not among them (``(source path, text bytes)``)."""
-    kept = sum(size for source, size in stored if source not in file_sizes)
-    return kept + sum(file_sizes.values())
+    kept = sum(size for source, size in stored if source not in sizes)
+    return kept + sum(sizes.values())
 
 
 def check_corpus_size(paths: Sequence[str], projected: int, stored: int, limit: int | None) -> None:
