@@ -55,7 +55,6 @@ __all__ = [
     "LoadResult",
     "SPECIAL_FOLDERS",
     "check_paths",
-    "file_digest",
     "iter_files",
     "load_file",
     "resolved_path",
@@ -439,24 +438,6 @@ def content_hash(
     digest.update(b"\x00")
     digest.update(json.dumps(meta, ensure_ascii=False).encode("utf-8", errors="surrogatepass"))
     return digest.hexdigest()
-
-
-def file_digest(path: Path) -> str | None:
-    """SHA-256 of a loadable file's bytes; None for anything else (missing, unreadable, not a
-    regular file, such as a FIFO that would block, an unsupported extension, too large).
-
-    >>> file_digest(Path("/no/such/file.md")) is None
-    True
-    """
-    try:
-        info = os.stat(path)
-        if (not stat.S_ISREG(info.st_mode) or path.suffix.lower() not in SUPPORTED_EXTENSIONS
-                or info.st_size > MAX_FILE_BYTES):
-            return None
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return None
 
 
 def resolved_path(path: Path) -> str:
