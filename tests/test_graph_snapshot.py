@@ -254,3 +254,31 @@ def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_copy):
     assert load_snapshot(ws.path, ws._snapshot_key(ws._derive_key())).graph.entities() == ws.graph.entities()
     assert not (ws.path / "keywords.npz").exists()  # removed, made again by the next search
     assert retrieve(ws, "redis", mode="keyword", k=3).hits
+
+
+def test_preload_reads_the_snapshot_and_the_name_index_in_a_thread(sample_copy):
+    ws, _ = sample_copy
+    fresh = reopened(ws)
+    try:
+        assert fresh._derived is None and fresh.entity_vectors._loaded is None
+        fresh.preload()
+        fresh._builder.join(60)
+        assert fresh.snapshot_status == "loaded" and fresh._derived is not None  # no caller asked for the graph
+        assert fresh.entity_vectors._loaded is not None
+        thread = fresh._builder
+        fresh.preload()  # current now: nothing started again
+        assert fresh._builder is thread
+    finally:
+        fresh.close()
+
+
+def test_preload_of_an_unreadable_snapshot_leaves_the_error_to_the_caller(sample_copy, capfd):
+    ws, _ = sample_copy
+    fresh = reopened(ws)
+    try:
+        fresh._derive = lambda: (_ for _ in ()).throw(RuntimeError("disk gone"))  # the thread's read fails
+        fresh.preload()
+        fresh._builder.join(60)
+        assert "Traceback" not in capfd.readouterr().err  # the caller's own read reports it
+    finally:
+        fresh.close()

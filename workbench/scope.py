@@ -39,7 +39,7 @@ def document_matches(document_id: str, filters: Sequence[str]) -> bool:
 
 
 #: Store methods that write: a scoped view refuses them.
-_WRITERS = frozenset({"transaction", "set_meta", "replace_documents", "delete_documents", "record_file_digests",
+_WRITERS = frozenset({"transaction", "set_meta", "replace_documents", "delete_documents", "record_file_digests", "record_file_hashes",
                       "replace_candidates", "record", "cache_embeddings", "replace_summaries", "close"})
 
 

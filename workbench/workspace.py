@@ -599,6 +599,26 @@ class Workspace:
         builder.join(wait)
         return None if builder.is_alive() else self.graph
 
+    def preload(self) -> None:
+        """Start reading what a first query needs from disk, the graph (from its snapshot) and the
+        entity-name index, in a background thread, unless the graph is current. The caller loads
+        the model meanwhile: a fresh process's first graphrag query does the two at once."""
+        derived = self._derived
+        if derived is not None and derived.version == self._derive_key():
+            return
+
+        def load() -> None:
+            try:
+                self._derive()
+                self.entity_vectors.version()
+            except Exception:  # noqa: BLE001 - the caller's own read does it again and reports what failed
+                pass
+
+        with self._builder_lock:
+            if self._builder is None or not self._builder.is_alive():
+                self._builder = threading.Thread(target=load, name="preload", daemon=True)
+                self._builder.start()
+
     @property
     def parts(self) -> GraphParts:
         return self._derive().parts

@@ -279,6 +279,7 @@ class GraphRAGRetriever:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
+        ws.preload()  # a fresh process reads the graph and the name index while the model loads
         try:
             with timer("embed"):
                 vector = embed_query(ws, query)
