@@ -217,7 +217,7 @@ def test_entity_chunks_is_the_mention_map_of_the_passage_layer(sample_workspace)
     from workbench.retrieve.cache import indexes_for
 
     expected = defaultdict(list)
-    for cid, keys in sample_workspace.parts.chunk_entities.items():
+    for cid, keys in sample_workspace.graph.passages.entities_of.items():
         for key in keys:
             expected[key].append(cid)
     found = indexes_for(sample_workspace).entity_chunks

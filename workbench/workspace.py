@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
-from .assemble import GraphParts, LazyMapping, PassageOptions, assemble_graph, note_resolver
+from .assemble import LazyMapping, PassageOptions, assemble_graph, note_resolver
 from .canon import (NAME_KEY_VERSION, Canonicalizer, FormTally, MergeSuggestion, SuggestionPage, build_merges,
                     combine_suggestions, cross_language_suggestions, declared_alias_suggestions, display_form,
                     lookalike_suggestions, name_key, page_of, rank_suggestions, suggest_merges)
@@ -80,7 +80,6 @@ class ChunkNotFound(KeyError):
 class _Derived:
     version: tuple
     graph: ContextGraph
-    parts: GraphParts
     merges: list[Merge] | None = None
     """The merge record, when the snapshot held it (else derived on first use)."""
 
@@ -521,7 +520,7 @@ class Workspace:
             try:
                 snapshot = load_snapshot(self.path, key, key_of=self.canonicalizer().key)
                 self.snapshot_status = "loaded"
-                return _Derived(version, snapshot.graph, snapshot.parts, snapshot.merges)
+                return _Derived(version, snapshot.graph, snapshot.merges)
             except SnapshotUnusable as exc:
                 self.snapshot_status = f"rebuilt: {exc}"
         writing = self.keeps_snapshot and self._try_write_lock()
@@ -534,16 +533,16 @@ class Workspace:
             # passage last time are reused where they stand (workbench.name_scan).
             canonicalizer = self.canonicalizer()  # one, so each surface is resolved once
             tally = FormTally(canonicalizer) if writing else None
-            graph, parts = self.assemble_from_record(
+            graph = self.assemble_from_record(
                 version[1], mentions=tally.tap(self.store.iter_mentions()) if tally is not None else None,
                 previous_scan=load_name_scan(self.path), canonicalizer=canonicalizer)
-            derived = _Derived(version, graph, parts)
+            derived = _Derived(version, graph)
             if tally is not None:
                 derived.merges = tally.merges()
                 try:
-                    save_snapshot(self.path, key, graph, parts, derived.merges)
-                    if parts.passages is not None and parts.passages.scan is not None:
-                        save_name_scan(self.path, parts.passages.scan)
+                    save_snapshot(self.path, key, graph, derived.merges)
+                    if graph.passages.scan is not None:
+                        save_name_scan(self.path, graph.passages.scan)
                 except OSError:  # a full disk, a read-only folder: the next write step tries again
                     pass
             return derived
@@ -554,7 +553,7 @@ class Workspace:
     def assemble_from_record(self, options: PassageOptions | None = None,
                              mentions: Iterable[Mention] | None = None,
                              previous_scan: NameScan | None = None,
-                             canonicalizer: Canonicalizer | None = None) -> tuple[ContextGraph, GraphParts]:
+                             canonicalizer: Canonicalizer | None = None) -> ContextGraph:
         """The graph derived from the record now (its ``mentions``, when read already), the snapshot
         left aside (what a write step does); ``previous_scan`` spares reading passages again."""
         return assemble_graph(
@@ -618,10 +617,6 @@ class Workspace:
             if self._builder is None or not self._builder.is_alive():
                 self._builder = threading.Thread(target=load, name="preload", daemon=True)
                 self._builder.start()
-
-    @property
-    def parts(self) -> GraphParts:
-        return self._derive().parts
 
     @property
     def version(self) -> int:

@@ -343,7 +343,7 @@ class GraphRAGRetriever:
             )
         with timer("provenance"):
             indexes = indexes_for(ws)
-            provenance = rank_provenance(ws.parts.chunk_entities, dict(top), indexes.entity_chunks,
+            provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
                                          indexes.relation_edges)[: k * OVERFETCH]
         with timer("hybrid"):
             hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
