@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .model import Edge, Entity, GraphPath, Hop, Impact
+from .model import COMENTION_RELATION, Edge, Entity, GraphPath, Hop, Impact
 from .passages import NameMatcher, PassageLayer
 
 if TYPE_CHECKING:  # imported where used: `stats` and a snapshot's load need neither
@@ -52,9 +52,6 @@ __all__ = [
     "EntityNotFound",
     "Neighborhood",
 ]
-
-#: Relation label of the edges between entities named in the same chunk.
-COMENTION_RELATION = "co_mentioned"
 
 #: Relations along which a failure spreads (the default of ``settings.graph.impact_relations``).
 DEFAULT_IMPACT_RELATIONS = (

@@ -38,7 +38,7 @@ from itertools import combinations
 
 from workbench.canon import DEFAULT_ARTICLES, display_form, name_key
 from workbench.extract.base import Extraction, GuardedPattern
-from workbench.model import Chunk, Document, Mention, Triple
+from workbench.model import COMENTION_RELATION, Chunk, Document, Mention, Triple
 from workbench.sentences import sentence_starts
 from workbench.settings import EntityPattern, ExtractionSettings
 
@@ -179,7 +179,7 @@ class EntityExtractor:
             capped += over > 0
             for a, b in pairs:
                 first, second = entities[a][0], entities[b][0]
-                triples.append(Triple(subject=first.surface, relation="co_mentioned", object=second.surface,
+                triples.append(Triple(subject=first.surface, relation=COMENTION_RELATION, object=second.surface,
                                       chunk_id=chunk_id, confidence=1.0, origin="comention",
                                       subject_type=first.entity_type, object_type=second.entity_type))
         return triples, dropped, capped

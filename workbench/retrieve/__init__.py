@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import threading
 
-from ..model import RetrievalResult, WindowUse
+from ..model import COMENTION_RELATION, RetrievalResult, WindowUse
 from .base import Retriever
 from .comention import ComentionRetriever
 from .expand import DirectRetriever, ExpandRetriever
@@ -199,7 +199,7 @@ def _related_documents(ws, chunk_ids) -> set[str]:
     found: set[str] = set()
     for chunk_id in chunk_ids:
         for edge in indexes.edges_stated_by.get(chunk_id, ()):
-            if edge.relation == "co_mentioned":
+            if edge.relation == COMENTION_RELATION:
                 continue
             for end in (edge.source, edge.target):
                 found.update(documents.get(c, "") for c in reached_chunks(ws, end, documents.get(chunk_id, "")))

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from ..embedding import EmbeddingUnavailable
 from ..extract.names import STOP_NAMES
 from ..graph import ContextGraph
-from ..model import GraphPath, Impact
+from ..model import COMENTION_RELATION, GraphPath, Impact
 from ..vectors import VectorStoreUnavailable
 from .hybrid import hybrid_ranking
 from .naming import find_entities, is_failure_question
@@ -177,7 +177,7 @@ def read_question(ws, question: str, keys: list[str] | None = None) -> Reading |
     keys = find_entities(ws, question) if keys is None else keys
     # Only entities that take part in a cited relation can start a walk ("Tell" in "Tell me..." cannot).
     keys = [key for key in keys
-            if any(edge.relation != "co_mentioned" for edge in graph.out_edges(key) + graph.in_edges(key))]
+            if any(edge.relation != COMENTION_RELATION for edge in graph.out_edges(key) + graph.in_edges(key))]
     if not keys:
         return None
     impact_relations = set(graph.impact_relations)
