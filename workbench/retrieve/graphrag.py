@@ -367,8 +367,7 @@ class GraphRAGRetriever:
                 graph_context.reading = reading.kind
                 graph_context.entities = list(reading.entities)
                 graph_context.paths = paths[:settings.max_triples]
-                if reading.impact is not None:
-                    graph_context.failed = reading.impact.failed
+                graph_context.impact = reading.impact
             rrf_of = dict(fused)
             top_score = fused[0][1] if fused else 0.0
             fused = [(cid, round(top_score + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \

@@ -68,7 +68,7 @@ def _context(ws, reading: Reading) -> GraphContext:
     return GraphContext(
         nodes=nodes,
         triples=list(hops.values()), reading=reading.kind, entities=list(reading.entities), paths=list(reading.paths),
-        failed=reading.impact.failed if reading.impact is not None else None, impact=reading.impact)
+        impact=reading.impact)
 
 
 class PathsRetriever:
