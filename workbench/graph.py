@@ -39,6 +39,7 @@ import numpy as np
 
 from .model import COMENTION_RELATION, Edge, Entity, GraphPath, Hop, Impact
 from .passages import NameMatcher, PassageLayer
+from .settings import setting_default
 
 if TYPE_CHECKING:  # imported where used: `stats` and a snapshot's load need neither
     import networkx as nx
@@ -53,11 +54,8 @@ __all__ = [
     "Neighborhood",
 ]
 
-#: Relations along which a failure spreads (the default of ``settings.graph.impact_relations``).
-DEFAULT_IMPACT_RELATIONS = (
-    "depends_on", "backed_by", "runs_on", "uses", "calls", "reads_from", "writes_to",
-    "connects_to", "authenticates_with", "routes_to", "part_of", "DEPENDS_ON",
-)
+#: Relations along which a failure spreads: ``settings.graph.impact_relations``'s default.
+DEFAULT_IMPACT_RELATIONS: tuple[str, ...] = tuple(setting_default("graph.impact_relations"))
 
 #: Derived co-mention edges pair at most this many entities of one passage.
 MAX_PASSAGE_COMENTIONS = 30
@@ -529,7 +527,8 @@ class ContextGraph:
         return projection
 
     def paths(
-        self, a: str, b: str, max_hops: int = 5, k: int = 5, relations: Collection[str] | None = None
+        self, a: str, b: str, max_hops: int = setting_default("graph.max_path_hops"),
+        k: int = setting_default("graph.max_paths"), relations: Collection[str] | None = None,
     ) -> list[GraphPath]:
         """Up to ``k`` cited simple paths from ``a`` to ``b``, best corroborated first.
 
@@ -715,7 +714,8 @@ class ContextGraph:
         return self._passage_positions
 
     def personalized_pagerank(
-        self, seeds: Mapping[str, float], damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100
+        self, seeds: Mapping[str, float], damping: float = setting_default("graphrag.ppr_damping"), tol: float = 1e-6,
+        max_iter: int = 100,
     ) -> dict[str, float]:
         """Personalized PageRank from seed nodes: node -> score, summing to 1 over every node
         (entity keys, and ``("p", chunk id)`` for passages).

@@ -40,7 +40,7 @@ from workbench.canon import DEFAULT_ARTICLES, display_form, name_key
 from workbench.extract.base import Extraction, GuardedPattern
 from workbench.model import COMENTION_RELATION, Chunk, Document, Mention, Triple
 from workbench.sentences import sentence_starts
-from workbench.settings import EntityPattern, ExtractionSettings
+from workbench.settings import EntityPattern, setting_default
 
 __all__ = ["EntityExtractor", "COMMON_WORD_TERMS", "window_pairs"]
 
@@ -50,7 +50,6 @@ COMMON_WORD_TERMS = frozenset(
     {"go", "rust", "spark", "vault", "react", "consul", "sentry", "celery", "envoy", "chroma", "snowflake", "airflow"}
 )
 
-_DEFAULT = ExtractionSettings.model_fields
 
 
 class EntityExtractor:
@@ -84,11 +83,11 @@ class EntityExtractor:
     def __init__(
         self,
         patterns: Sequence[EntityPattern],
-        timeout_seconds: float = 1.0,
-        comention: bool = True,
+        timeout_seconds: float = setting_default("extraction.pattern_timeout_seconds"),
+        comention: bool = setting_default("extraction.comention"),
         articles: Iterable[str] = DEFAULT_ARTICLES,
-        comention_window: int = _DEFAULT["comention_window"].default,
-        max_comention_pairs: int = _DEFAULT["max_comention_pairs"].default,
+        comention_window: int = setting_default("extraction.comention_window"),
+        max_comention_pairs: int = setting_default("extraction.max_comention_pairs"),
     ) -> None:
         self.comention = comention
         self.comention_window = comention_window

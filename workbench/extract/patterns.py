@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 from workbench.canon import DEFAULT_ARTICLES
 from workbench.extract.base import Extraction, GuardedPattern
 from workbench.model import Chunk, Document, Triple
-from workbench.settings import RelationPattern
+from workbench.settings import RelationPattern, setting_default
 
 __all__ = ["RelationPatternExtractor", "DEFAULT_CHINESE_PHRASES", "MAX_NAME_WORDS", "MAX_CJK_NAME_CHARS"]
 
@@ -116,7 +116,7 @@ class RelationPatternExtractor:
     def __init__(
         self,
         relations: Sequence[RelationPattern],
-        timeout_seconds: float = 1.0,
+        timeout_seconds: float = setting_default("extraction.pattern_timeout_seconds"),
         type_of: Callable[[str], str] | None = None,
         chinese_phrases: Iterable[tuple[str, str, bool]] = DEFAULT_CHINESE_PHRASES,
         articles: Iterable[str] = DEFAULT_ARTICLES,

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
+from ..settings import setting_default
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .fusion import rrf
@@ -32,7 +33,8 @@ __all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "OVERFETCH"]
 OVERFETCH = 3
 
 
-def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked], rrf_k: int = 60) -> list[Ranked]:
+def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked],
+                  rrf_k: int = setting_default("retrieval.rrf_k")) -> list[Ranked]:
     """RRF of a keyword and a vector ranking; ``why`` gives the fused score, both ranks, the
     matched terms and the similarity."""
     keyword_rank = {chunk_id: rank for rank, (chunk_id, _, _) in enumerate(keyword, 1)}
