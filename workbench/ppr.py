@@ -27,6 +27,7 @@ import threading
 from collections.abc import Hashable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -252,7 +253,7 @@ class PageRankIndex:
     def __len__(self) -> int:
         return len(self.nodelist)
 
-    def vector(self, personalization: Mapping[Hashable, float]) -> np.ndarray:
+    def vector(self, personalization: Mapping[Any, float]) -> np.ndarray:
         """The personalization mapping as a vector in index space; unknown nodes are dropped."""
         p = np.zeros(len(self.nodelist))
         for node, value in personalization.items():
@@ -263,7 +264,7 @@ class PageRankIndex:
 
     def run(
         self,
-        personalization: Mapping[Hashable, float],
+        personalization: Mapping[Any, float],
         alpha: float = setting_default("graphrag.ppr_damping"),
         tol: float = 1e-6,
         max_iter: int = 100,
@@ -393,7 +394,7 @@ class PageRankIndex:
 
 def pagerank_reference(
     graph: nx.Graph | nx.DiGraph,
-    personalization: Mapping[Hashable, float],
+    personalization: Mapping[Any, float],
     alpha: float = setting_default("graphrag.ppr_damping"),
     tol: float = 1e-6,
     max_iter: int = 100,

@@ -151,7 +151,7 @@ def parse_triples(reply: str, chunk_id: str) -> tuple[list[Triple], list[str]]:
         if not all(isinstance(f, str) and f.strip() for f in fields):
             problems.append(f"chunk {chunk_id}: LLM item {number} lacks subject/relation/object; skipped")
             continue
-        subject, relation, obj = (f.strip() for f in fields)
+        subject, relation, obj = (f.strip() for f in fields if isinstance(f, str))
         relation = re.sub(r"\W+", "_", relation).strip("_").lower() or relation
         triples.append(
             Triple(
