@@ -14,6 +14,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from .fusion import rrf
 from .keyword import keyword_ranking
 from .literal import identifiers
 from .vector import embed_query, literal_boosted, vector_ranking
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "OVERFETCH"]
 
@@ -53,7 +57,7 @@ def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked],
     return out
 
 
-def hybrid_ranking(ws, query: str, vector: np.ndarray | None, n: int) -> list[Ranked]:
+def hybrid_ranking(ws: WorkspaceView, query: str, vector: np.ndarray | None, n: int) -> list[Ranked]:
     """The ``n`` best chunks by RRF of keyword and vector search (keywords alone if ``vector`` is None)."""
     depth = n * OVERFETCH
     keyword = keyword_ranking(ws, query, depth)
@@ -67,7 +71,7 @@ class HybridRetriever:
     name = "hybrid"
     description = "Reciprocal Rank Fusion (k=rrf_k) of the keyword and the vector rankings"
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
