@@ -22,9 +22,10 @@ PACKAGE = ROOT / "workbench"
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file", "allowed_paths"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
-     "embedding", "sentences", "communities", "keyphrases", "episodes", "timeline", "local_model", "note_neighbours",
-     "installable", "outdated", "name_scan", "corpus_limits"},
-    {"ingest", "assemble", "graph_snapshot", "workspace", "scope", "summaries", "graph_questions"},
+     "embedding", "sentences", "communities", "keyphrases", "episodes", "local_model", "note_neighbours",
+     "installable", "outdated", "name_scan", "corpus_limits", "file_hashes"},
+    {"ingest", "assemble", "graph_snapshot", "workspace", "workspace_view", "scope", "summaries", "graph_questions",
+     "timeline"},
     {"retrieve"},
     # The answer: its material with citations, and the checks of the model's reply (which the
     # evaluation's answer stage reuses).

@@ -57,6 +57,23 @@ def test_paths_returns_the_chain_with_citations(sample_workspace, chain):
     assert "search service" in impact.survivors and result.graph_context.failed == "Redis"
 
 
+def _keys(data, name):
+    """How many times ``name`` is a key anywhere in the JSON document ``data``."""
+    if isinstance(data, dict):
+        return (name in data) + sum(_keys(value, name) for value in data.values())
+    if isinstance(data, list):
+        return sum(_keys(value, name) for value in data)
+    return 0
+
+
+@pytest.mark.parametrize("mode", ["paths", "graphrag"])
+def test_an_impact_answer_states_the_failed_entity_and_the_survivors_once(sample_workspace, mode):
+    context = retrieve(sample_workspace, REDIS_QUESTION, mode=mode, k=5).to_json()["graph_context"]
+    assert context["reading"] == "impact" and context["impact"]["failed"] == "Redis"
+    assert "search service" in context["impact"]["survivors"]
+    assert _keys(context, "failed") == 1 and _keys(context, "survivors") == 1
+
+
 def test_paths_answers_a_relation_question_with_cited_paths(sample_workspace, chain):
     result = retrieve(sample_workspace, "How is the login flow related to Redis?", mode="paths", k=10)
     assert result.graph_context.reading == "relate"

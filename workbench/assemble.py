@@ -14,7 +14,7 @@ from typing import Callable, Collection, Iterable, Iterator, Mapping
 
 from .canon import Canonicalizer, display_form, name_key
 from .extract.names import GENERIC_TYPES, title_surface
-from .graph import ContextGraph
+from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
 from .model import Edge, Entity, Mention, Triple
 from .passages import NameScan, link_passages
 from .store import DocumentRecord
@@ -212,7 +212,8 @@ def assemble_graph(
         if rejected:
             kept = tuple(pair for pair in layer.synonyms if pair[:2] not in rejected)
             layer = replace(layer, synonyms=kept)
-    kwargs = {"impact_relations": tuple(impact_relations)} if impact_relations is not None else {}
-    return ContextGraph(entities.values(), edges, key_of=canonicalizer.key, passages=layer,
+    return ContextGraph(entities.values(), edges,
+                        DEFAULT_IMPACT_RELATIONS if impact_relations is None else tuple(impact_relations),
+                        key_of=canonicalizer.key, passages=layer,
                         passage_documents={cid: doc for cid, (doc, _) in chunk_context.items() if doc},
-                        passage_times={cid: ts for cid, (_, ts) in chunk_context.items() if ts}, **kwargs)
+                        passage_times={cid: ts for cid, (_, ts) in chunk_context.items() if ts})

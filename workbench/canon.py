@@ -31,6 +31,7 @@ import numpy as np
 from workbench.model import Merge, Mention, SurfaceForm
 from workbench.model.jsonable import to_json
 from workbench.safe_text import mixed_scripts
+from workbench.settings import setting_default
 
 __all__ = [
     "DEFAULT_ARTICLES",
@@ -70,7 +71,7 @@ _CONFUSABLE = str.maketrans({
     **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX")),
 })
 
-DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
+DEFAULT_ARTICLES: tuple[str, ...] = tuple(setting_default("canonicalization.articles"))
 
 # Trailing/leading punctuation that is never part of a name. Explicit sets rather than
 # "anything not alphanumeric" so that "C++", "C#" and "F#" keep their marks.
@@ -564,7 +565,7 @@ def _embedding_pairs(vectors: np.ndarray, covered: np.ndarray, threshold: float,
 def suggest_merges(
     names: Sequence[str],
     embedder=None,
-    threshold: float = 0.85,
+    threshold: float = setting_default("canonicalization.suggest_threshold"),
     articles: Iterable[str] = DEFAULT_ARTICLES,
 ) -> list[MergeSuggestion]:
     """Pairs of names that look like one entity, best first.

@@ -31,6 +31,7 @@ import re
 from typing import Iterator
 
 from workbench.model import Chunk, Document
+from workbench.settings import setting_default
 
 __all__ = ["TINY_PARAGRAPH_CHARS", "chunk_document", "chunk_id", "iter_sentences"]
 
@@ -177,7 +178,8 @@ def _chunk_spans(text: str, start: int, end: int, max_chars: int, min_chars: int
         yield from _fitted(text, *pending, max_chars)
 
 
-def chunk_document(doc: Document, max_chars: int = 1000, min_chars: int = TINY_PARAGRAPH_CHARS) -> list[Chunk]:
+def chunk_document(doc: Document, max_chars: int = setting_default("chunking.max_chars"),
+                   min_chars: int = TINY_PARAGRAPH_CHARS) -> list[Chunk]:
     """Split a document into chunks on paragraph, sentence and message boundaries.
 
     Parameters

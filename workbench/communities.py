@@ -49,6 +49,7 @@ from .graph import COMENTION_RELATION, ContextGraph
 from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, sentence_information, top_terms
 from .model import Chunk, CommunityReport, ReportPoint
 from .sentences import sentence_naming, split_sentences
+from .settings import CommunitySettings, setting_default
 
 if TYPE_CHECKING:  # imported where used: the CLI reaches this module for every command
     import networkx as nx
@@ -70,23 +71,26 @@ _KEY_PHRASES = 12
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """The settings that shape detection and reports (see ``settings.communities``)."""
+    """The settings that shape detection and reports: ``settings.communities``, whose fields they
+    are (built by :meth:`from_settings`; ``ReportOptions.from_settings()`` gives the defaults)."""
 
-    resolution: float = 1.0
-    seed: int = 42
-    min_size: int = 3
-    levels: int = 2
-    relation_weight: float = 2.0
-    words_per_passage: int = 10
-    generic_title_weight: float = 0.25
-    key_entities: int = 8
-    title_entities: int = 3
-    max_relations: int = 5
-    sentences: int = 4
-    candidate_chunks: int = 40
+    resolution: float
+    seed: int
+    min_size: int
+    levels: int
+    relation_weight: float
+    words_per_passage: int
+    generic_title_weight: float
+    key_entities: int
+    title_entities: int
+    max_relations: int
+    sentences: int
+    candidate_chunks: int
 
     @classmethod
-    def from_settings(cls, s) -> "ReportOptions":
+    def from_settings(cls, s: CommunitySettings | None = None) -> ReportOptions:
+        """The options of the settings section ``s`` (the default settings when None)."""
+        s = CommunitySettings() if s is None else s
         return cls(**{name: getattr(s, name) for name in cls.__dataclass_fields__})
 
     def digest(self) -> str:
@@ -144,8 +148,10 @@ def passage_words(texts: Mapping[str, str], per_passage: int = 20, max_share: fl
     return found
 
 
-def community_graph(graph: ContextGraph, relation_weight: float = 2.0, texts: Mapping[str, str] | None = None,
-                    words_per_passage: int = 10, word_share: float = 0.25) -> tuple[nx.Graph, list]:
+def community_graph(graph: ContextGraph, relation_weight: float = setting_default("communities.relation_weight"),
+                    texts: Mapping[str, str] | None = None,
+                    words_per_passage: int = setting_default("communities.words_per_passage"),
+                    word_share: float = 0.25) -> tuple[nx.Graph, list]:
     """The undirected weighted graph communities are detected on, and its node names.
 
     Node ``i`` is ``names[i]``: an entity key, ``("p", chunk id)`` for a passage or ``("w", word)``
@@ -234,9 +240,12 @@ def louvain(g: nx.Graph, nodes: Iterable[int], resolution: float, seed: int) -> 
     return sorted(sorted(p) for p in grown)
 
 
-def detect_communities(graph: ContextGraph, *, resolution: float = 1.0, seed: int = 42, min_size: int = 3,
-                       relation_weight: float = 2.0, levels: int = 2, texts: Mapping[str, str] | None = None,
-                       words_per_passage: int = 10) -> list[Community]:
+def detect_communities(graph: ContextGraph, *, resolution: float = setting_default("communities.resolution"),
+                       seed: int = setting_default("communities.seed"),
+                       min_size: int = setting_default("communities.min_size"),
+                       relation_weight: float = setting_default("communities.relation_weight"),
+                       levels: int = setting_default("communities.levels"), texts: Mapping[str, str] | None = None,
+                       words_per_passage: int = setting_default("communities.words_per_passage")) -> list[Community]:
     """Themes and their sub-themes, each of at least ``min_size`` entities.
 
     Parameters
@@ -465,7 +474,7 @@ def _general_names(graph: ContextGraph) -> frozenset[str]:
 
 
 def build_reports(graph: ContextGraph, fetch_chunks: Callable[[Sequence[str]], Iterable[Chunk]],
-                  options: ReportOptions = ReportOptions(),
+                  options: ReportOptions,
                   previous: Mapping[str, CommunityReport] | None = None) -> ReportBuild:
     """Detect the communities of ``graph`` and report on each, keeping unchanged reports.
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
 from .model import (AnswerContext, AnswerPath, GraphPath, Hypothesis, RetrievalResult, SourceChunk,
@@ -44,6 +45,9 @@ from .model import (AnswerContext, AnswerPath, GraphPath, Hypothesis, RetrievalR
 from .model.jsonable import to_json
 from .outdated import outdated_documents
 from .retrieve.questions import read_question
+
+if TYPE_CHECKING:
+    from .workspace_view import WorkspaceView
 
 __all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",
            "prompt_messages", "prompt_labels", "SYSTEM_PROMPT", "draw_nonce", "ANSWER_INSTRUCTION", "answer_paths"]
@@ -84,7 +88,7 @@ class Answer:
         return to_json(self)
 
 
-def _subgraph(ws, result: RetrievalResult) -> Subgraph:
+def _subgraph(ws: WorkspaceView, result: RetrievalResult) -> Subgraph:
     """The result's graph context, or for chunk-only modes the relation edges stated by its hits
     (each citing only those hits)."""
     context = result.graph_context
@@ -107,7 +111,7 @@ def _subgraph(ws, result: RetrievalResult) -> Subgraph:
     return Subgraph(nodes, edges)
 
 
-def answer_paths(ws, result: RetrievalResult) -> tuple[str | None, str, list[GraphPath]]:
+def answer_paths(ws: WorkspaceView, result: RetrievalResult) -> tuple[str | None, str, list[GraphPath]]:
     """The question's structural reading and its cited paths, best first, at most
     ``answers.max_answer_paths``: the result's own (``paths``, ``graphrag``) or, for a mode that
     does not read questions, :func:`~workbench.retrieve.questions.read_question` on the graph.
@@ -131,7 +135,7 @@ def _path_first(subgraph: Subgraph, paths: list[GraphPath]) -> Subgraph:
     return Subgraph(list(dict.fromkeys(on_path + subgraph.nodes)), edges)
 
 
-def _hypotheses(ws, subgraph: Subgraph, chunks: list[SourceChunk]) -> list[Hypothesis]:
+def _hypotheses(ws: WorkspaceView, subgraph: Subgraph, chunks: list[SourceChunk]) -> list[Hypothesis]:
     """Candidate relations touching the context (by a node, a chunk or a note title), and the
     subgraph's edges below ``answers.min_edge_confidence``: what an answer may not state as fact."""
     names = {n.lower() for n in subgraph.nodes}
@@ -149,7 +153,7 @@ def _hypotheses(ws, subgraph: Subgraph, chunks: list[SourceChunk]) -> list[Hypot
     return found
 
 
-def build_context(ws, result: RetrievalResult, max_chunks: int | None = None) -> AnswerContext:
+def build_context(ws: WorkspaceView, result: RetrievalResult, max_chunks: int | None = None) -> AnswerContext:
     """The hops that answer, the subgraph and the cited chunks of ``result``, as Markdown and JSON.
 
     With a structural reading (:func:`answer_paths`) the answer path comes first: its hops lead
@@ -284,7 +288,7 @@ def _not_configured(llm_settings) -> Answer:
     )
 
 
-def answer(ws, context: AnswerContext, client=None, unanswerable: bool = False) -> Answer:
+def answer(ws: WorkspaceView, context: AnswerContext, client=None, unanswerable: bool = False) -> Answer:
     """Ask the configured chat model to answer from ``context`` and check its reply; says plainly
     when no model is configured.
 

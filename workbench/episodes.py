@@ -27,6 +27,7 @@ from datetime import datetime
 from .graph import ContextGraph
 from .model import Chunk, Decision, Episode
 from .sentences import split_sentences, states_decision
+from .settings import setting_default
 
 __all__ = ["split_sessions", "summarize_session", "episodes_of", "parse_time"]
 
@@ -44,7 +45,8 @@ def parse_time(stamp: str | None) -> datetime | None:
     return value.replace(tzinfo=None)
 
 
-def split_sessions(messages: Sequence[Chunk], gap_minutes: float = 60) -> list[list[Chunk]]:
+def split_sessions(messages: Sequence[Chunk],
+                   gap_minutes: float = setting_default("episodes.session_gap_minutes")) -> list[list[Chunk]]:
     """Messages in order, split where the pause between two exceeds ``gap_minutes``.
 
     An undated message stays in the session of the message before it.
@@ -68,7 +70,7 @@ def _without_speaker(text: str, speaker: str | None) -> str:
 
 
 def summarize_session(document: str, messages: Sequence[Chunk], graph: ContextGraph | None = None,
-                      max_entities: int = 10) -> Episode:
+                      max_entities: int = setting_default("episodes.max_entities")) -> Episode:
     """The extractive summary of one session (see the module docstring)."""
     speakers = Counter(m.speaker for m in messages if m.speaker)
     participants = sorted(speakers.items(), key=lambda item: (-item[1], item[0]))
@@ -98,7 +100,8 @@ def summarize_session(document: str, messages: Sequence[Chunk], graph: ContextGr
 
 
 def episodes_of(conversations: Iterable[tuple[str, Sequence[Chunk]]], graph: ContextGraph | None = None,
-                gap_minutes: float = 60, max_entities: int = 10) -> list[Episode]:
+                gap_minutes: float = setting_default("episodes.session_gap_minutes"),
+                max_entities: int = setting_default("episodes.max_entities")) -> list[Episode]:
     """Every session of every ``(document id, its chunks)`` conversation, by start time."""
     found = [summarize_session(document, session, graph, max_entities)
              for document, chunks in conversations

@@ -31,16 +31,18 @@ import itertools
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .model import Edge, Entity, GraphPath, Hop, Impact
+from .model import COMENTION_RELATION, Edge, Entity, GraphPath, Hop, Impact
 from .passages import NameMatcher, PassageLayer
+from .settings import setting_default
 
 if TYPE_CHECKING:  # imported where used: `stats` and a snapshot's load need neither
+    import networkx
     import networkx as nx
 
     from .ppr import PageRankIndex
@@ -53,14 +55,8 @@ __all__ = [
     "Neighborhood",
 ]
 
-#: Relation label of the edges between entities named in the same chunk.
-COMENTION_RELATION = "co_mentioned"
-
-#: Relations along which a failure spreads (the default of ``settings.graph.impact_relations``).
-DEFAULT_IMPACT_RELATIONS = (
-    "depends_on", "backed_by", "runs_on", "uses", "calls", "reads_from", "writes_to",
-    "connects_to", "authenticates_with", "routes_to", "part_of", "DEPENDS_ON",
-)
+#: Relations along which a failure spreads: ``settings.graph.impact_relations``'s default.
+DEFAULT_IMPACT_RELATIONS: tuple[str, ...] = tuple(setting_default("graph.impact_relations"))
 
 #: Derived co-mention edges pair at most this many entities of one passage.
 MAX_PASSAGE_COMENTIONS = 30
@@ -190,7 +186,7 @@ class ContextGraph:
         self._out: dict[str, list[Edge]] | None = None
         self._in: dict[str, list[Edge]] | None = None
         self._ordered: list[Edge] | None = None
-        self._by_display = {}
+        self._by_display: dict[str, str] = {}
         for key, entity in self._entity.items():
             self._by_display.setdefault(entity.name.casefold(), key)
         for end in (key for pair in (passages.synonyms if passages else ()) for key in pair[:2]):
@@ -333,9 +329,9 @@ class ContextGraph:
         for key in candidates:
             if key and key in self._entity:
                 return key
-        key = self._by_display.get(name.casefold())
-        if key is not None:
-            return key
+        displayed = self._by_display.get(name.casefold())
+        if displayed is not None:
+            return displayed
         raise EntityNotFound(name, self._suggestions(name))
 
     def _suggestions(self, name: str) -> list[str]:
@@ -531,7 +527,7 @@ class ContextGraph:
 
     # -- paths --------------------------------------------------------------------------
 
-    def _projection(self, relations: Collection[str] | None, undirected: bool) -> nx.Graph:
+    def _projection(self, relations: Collection[str] | None, undirected: bool) -> networkx.Graph:
         """A simple (Di)Graph over the non-co-mention edges, the best corroborated per pair."""
         cache_key = (None if relations is None else tuple(sorted(relations)), undirected)
         if cache_key in self._projections:
@@ -552,7 +548,8 @@ class ContextGraph:
         return projection
 
     def paths(
-        self, a: str, b: str, max_hops: int = 5, k: int = 5, relations: Collection[str] | None = None
+        self, a: str, b: str, max_hops: int = setting_default("graph.max_path_hops"),
+        k: int = setting_default("graph.max_paths"), relations: Collection[str] | None = None,
     ) -> list[GraphPath]:
         """Up to ``k`` cited simple paths from ``a`` to ``b``, best corroborated first.
 
@@ -590,7 +587,7 @@ class ContextGraph:
                 return found[:k]
         return []
 
-    def _cited_path(self, projection: nx.Graph, nodes: list[str]) -> GraphPath:
+    def _cited_path(self, projection: networkx.Graph, nodes: list[str]) -> GraphPath:
         hops = [self._hop(projection.edges[u, v]["edge"]) for u, v in itertools.pairwise(nodes)]
         return GraphPath(nodes=[self.name(key) for key in nodes], hops=hops)
 
@@ -623,16 +620,24 @@ class ContextGraph:
                 if relation != COMENTION_RELATION:
                     scale = layer.relation_weight
                     stated.update((cid, end) for cid in edge.chunk_ids for end in (source, target))
-                rows.append(position[source]), cols.append(position[target]), weights.append(scale * edge.weight)
+                rows.append(position[source])
+                cols.append(position[target])
+                weights.append(scale * edge.weight)
             for a, b, _ in layer.synonyms:
-                rows.append(position[a]), cols.append(position[b]), weights.append(1.0)
+                rows.append(position[a])
+                cols.append(position[b])
+                weights.append(1.0)
             for cid in chunk_ids:
                 for key in layer.entities_of[cid]:
                     if key in position and key not in layer.common:
                         link = layer.relation_weight if (cid, key) in stated else 1.0
-                        rows.append(passage_at[cid]), cols.append(position[key]), weights.append(link)
+                        rows.append(passage_at[cid])
+                        cols.append(position[key])
+                        weights.append(link)
             for cid, target in layer.title_links:
-                rows.append(passage_at[cid]), cols.append(passage_at[target]), weights.append(layer.title_link_weight)
+                rows.append(passage_at[cid])
+                cols.append(passage_at[target])
+                weights.append(layer.title_link_weight)
             from .ppr import PageRankIndex
 
             self._pagerank = PageRankIndex.from_edges(
@@ -654,10 +659,13 @@ class ContextGraph:
             cols: list[int] = []
             weights: list[float] = []
             for edge in self._edges_in_order():
-                rows.append(position[edge.source]), cols.append(position[edge.target])
+                rows.append(position[edge.source])
+                cols.append(position[edge.target])
                 weights.append(float(edge.weight))
             for a, b, _ in self.passages.synonyms:
-                rows.append(position[a]), cols.append(position[b]), weights.append(1.0)
+                rows.append(position[a])
+                cols.append(position[b])
+                weights.append(1.0)
             from .ppr import PageRankIndex
 
             self._entity_pagerank = PageRankIndex.from_edges(
@@ -686,7 +694,7 @@ class ContextGraph:
                             shared.setdefault((a, b), []).append(cid)
             derived = []
             for (a, b), chunk_ids in sorted(shared.items()):
-                span = [self.passages_time.get(c) for c in chunk_ids if self.passages_time.get(c)]
+                span = [when for c in chunk_ids if (when := self.passages_time.get(c))]
                 derived.append(Edge(a, COMENTION_RELATION, b, chunk_ids=tuple(chunk_ids),
                                     documents=tuple(sorted({self.passages_document.get(c, "") for c in chunk_ids} - {""})),
                                     first_seen=min(span, default=None), last_seen=max(span, default=None),
@@ -725,8 +733,9 @@ class ContextGraph:
         return self._passage_positions
 
     def personalized_pagerank(
-        self, seeds: Mapping[str, float], damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100
-    ) -> dict[str, float]:
+        self, seeds: Mapping[str, float], damping: float = setting_default("graphrag.ppr_damping"), tol: float = 1e-6,
+        max_iter: int = 100,
+    ) -> dict[Hashable, float]:
         """Personalized PageRank from seed nodes: node -> score, summing to 1 over every node
         (entity keys, and ``("p", chunk id)`` for passages).
 

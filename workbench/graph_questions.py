@@ -16,19 +16,22 @@ raises :class:`~workbench.graph.EntityNotFound`, with suggestions.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .model import Comention, Comentions, Impact, Neighbour, Neighborhood, PathAnswer
+
+if TYPE_CHECKING:
+    from .workspace_view import WorkspaceView
 
 __all__ = ["impact", "neighborhood", "comentions", "paths_between"]
 
 
-def impact(ws, entity: str) -> Impact:
+def impact(ws: WorkspaceView, entity: str) -> Impact:
     """What breaks if ``entity`` fails, each impacted entity with its cited path, and the survivors."""
     return ws.graph.impacted_by(entity)
 
 
-def neighborhood(ws, entity: str, hops: int = 1, direction: Literal["out", "in", "both"] = "both") -> Neighborhood:
+def neighborhood(ws: WorkspaceView, entity: str, hops: int = 1, direction: Literal["out", "in", "both"] = "both") -> Neighborhood:
     """The entities within ``hops`` edges of ``entity`` (``out`` along stored edges, ``in`` against
     them, ``both`` either way) and the cited edges walked; co-mention edges are not walked.
 
@@ -43,7 +46,7 @@ def neighborhood(ws, entity: str, hops: int = 1, direction: Literal["out", "in",
                         edges=[graph.cited_hop(edge) for edge in walk.edges])
 
 
-def comentions(ws, entity: str) -> Comentions:
+def comentions(ws: WorkspaceView, entity: str) -> Comentions:
     """The entities named in the same chunks as ``entity``, most corroborated first, each with
     its co-mention edge (weight, chunks, first and last seen)."""
     graph = ws.graph
@@ -52,7 +55,7 @@ def comentions(ws, entity: str) -> Comentions:
                       comentions=[Comention(name, graph.cited_hop(edge)) for name, edge in found])
 
 
-def paths_between(ws, a: str, b: str, max_hops: int | None = None, k: int | None = None) -> PathAnswer:
+def paths_between(ws: WorkspaceView, a: str, b: str, max_hops: int | None = None, k: int | None = None) -> PathAnswer:
     """Up to ``k`` cited paths from ``a`` to ``b`` of at most ``max_hops`` hops, best corroborated
     first; ``None`` takes ``settings.graph.max_paths`` and ``settings.graph.max_path_hops``."""
     graph, settings = ws.graph, ws.settings.graph

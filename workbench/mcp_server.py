@@ -38,7 +38,7 @@ from pydantic import Field
 from .graph import EntityNotFound
 from . import graph_questions as ask
 from .retrieve import MODES, retrieve
-from .scope import document_matches, scoped
+from .scope import ScopedWorkspace, document_matches, scoped
 from .settings import Settings
 from .vectors import NeedsRepair
 from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
@@ -111,7 +111,7 @@ def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str
 def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequence[str] | None) -> dict[str, Any]:
     """One retrieval, scoped to ``documents`` when given: seeds, walk, context and stats included."""
     filters = _resolve_filters(ws, documents)
-    target = _scoped_view(ws, tuple(filters)) if filters else ws
+    target: Workspace | ScopedWorkspace = _scoped_view(ws, tuple(filters)) if filters else ws
     try:
         result = retrieve(target, query, mode=mode, k=limit)
     except (ValueError, NeedsRepair) as exc:  # a store missing or damaged: the message names `repair`
@@ -119,10 +119,10 @@ def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequenc
     return {**result.to_json(), "query": query, "document_filter": filters or []}
 
 
-_views: dict[tuple, Workspace] = {}
+_views: dict[tuple, ScopedWorkspace] = {}
 
 
-def _scoped_view(ws: Workspace, filters: tuple[str, ...]) -> Workspace:
+def _scoped_view(ws: Workspace, filters: tuple[str, ...]) -> ScopedWorkspace:
     """The workspace scoped to ``filters``, kept for the last few filters while the record is unchanged."""
     key = (id(ws), ws.version, filters)
     view = _views.get(key)

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Hashable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -34,6 +35,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
 from .cores import usable_cores
+from .settings import setting_default
 
 __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_BLOCK_ENTRIES"]
 
@@ -133,7 +135,7 @@ class PageRankIndex:
     >>> import networkx as nx
     >>> G = nx.DiGraph([("a", "b"), ("b", "c"), ("c", "a")])
     >>> index = PageRankIndex(G)
-    >>> scores = index.run({"a": 1.0}, alpha=0.85)
+    >>> scores = index.run({"a": 1.0})
     >>> max(scores, key=scores.get)
     'a'
     >>> index.run_vector(np.array([1.0, 0.0, 0.0])).round(3).tolist()
@@ -251,7 +253,7 @@ class PageRankIndex:
     def __len__(self) -> int:
         return len(self.nodelist)
 
-    def vector(self, personalization: Mapping[Hashable, float]) -> np.ndarray:
+    def vector(self, personalization: Mapping[Any, float]) -> np.ndarray:
         """The personalization mapping as a vector in index space; unknown nodes are dropped."""
         p = np.zeros(len(self.nodelist))
         for node, value in personalization.items():
@@ -262,8 +264,8 @@ class PageRankIndex:
 
     def run(
         self,
-        personalization: Mapping[Hashable, float],
-        alpha: float = 0.85,
+        personalization: Mapping[Any, float],
+        alpha: float = setting_default("graphrag.ppr_damping"),
         tol: float = 1e-6,
         max_iter: int = 100,
     ) -> dict[Hashable, float]:
@@ -274,7 +276,7 @@ class PageRankIndex:
         personalization : mapping
             Node -> non-negative weight; normalised to sum 1. Nodes not in the graph are
             ignored and nodes left out get 0.
-        alpha : float, default 0.85
+        alpha : float, default ``settings.graphrag.ppr_damping``
             Damping factor: the probability of following an edge rather than restarting.
         tol : float, default 1e-6
             Stop when the l1 change of one iteration is below ``N * tol``.
@@ -299,7 +301,8 @@ class PageRankIndex:
         return dict(zip(self.nodelist, scores.tolist()))
 
     def run_vector(
-        self, p: np.ndarray, alpha: float = 0.85, tol: float = 1e-6, max_iter: int = 100
+        self, p: np.ndarray, alpha: float = setting_default("graphrag.ppr_damping"), tol: float = 1e-6,
+        max_iter: int = 100,
     ) -> np.ndarray:
         """Personalized PageRank in index space: the query hot path.
 
@@ -339,7 +342,7 @@ class PageRankIndex:
             raise _empty_personalization()
         return p / total
 
-    def walk(self, p: np.ndarray, alpha: float = 0.85, tol: float = 1e-6,
+    def walk(self, p: np.ndarray, alpha: float = setting_default("graphrag.ppr_damping"), tol: float = 1e-6,
              max_iter: int = 100) -> tuple[np.ndarray, int, bool]:
         """Personalized PageRank that stops when no score moves by ``tol`` or more, or after
         ``max_iter`` iterations, and keeps the scores either way.
@@ -391,8 +394,8 @@ class PageRankIndex:
 
 def pagerank_reference(
     graph: nx.Graph | nx.DiGraph,
-    personalization: Mapping[Hashable, float],
-    alpha: float = 0.85,
+    personalization: Mapping[Any, float],
+    alpha: float = setting_default("graphrag.ppr_damping"),
     tol: float = 1e-6,
     max_iter: int = 100,
     weight: str | None = "weight",

@@ -21,9 +21,25 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
+from .canon import Canonicalizer, build_merges
+from .graph_snapshot import snapshot_counts
+from .model import Chunk, Triple
+from .name_scan import load_name_scan
+from .workspace import ChunkNotFound, Workspace
 
-__all__ = ["ScopedStore", "ScopedVectors", "document_matches", "scoped"]
+if TYPE_CHECKING:
+    from .embedding import Embedder
+    from .entity_vectors import EntityVectors
+    from .graph import ContextGraph
+    from .settings import Settings
+    from .store import DocumentRecord, Store
+    from .summaries import Summaries
+    from .vectors import VectorIndex
+
+__all__ = ["ScopedStore", "ScopedVectors", "ScopedEntityVectors", "ScopedWorkspace", "document_matches", "scoped"]
 
 
 def document_matches(document_id: str, filters: Sequence[str]) -> bool:
@@ -140,22 +156,115 @@ class ScopedEntityVectors:
                                           space=space)
 
 
-def scoped(ws, filters: Sequence[str]):
-    """A read-only workspace holding only the documents ``filters`` match (ids or folder prefixes).
+class ScopedWorkspace:
+    """A read-only :class:`~workbench.workspace_view.WorkspaceView` of a workspace holding only
+    some of its documents: the workspace's settings, embedder and folder, a :class:`ScopedStore`,
+    :class:`ScopedVectors` and :class:`ScopedEntityVectors`, and the graph derived from the
+    scoped record alone (by the workspace's own derivation; never read from or saved to the
+    workspace's snapshot). It has no write step: ingest, merges and repair are the workspace's.
+    """
+
+    #: Its graph is of the scope: never the workspace's snapshot (nor its keyword index).
+    keeps_snapshot = False
+
+    def __init__(self, workspace: Workspace, document_ids: Sequence[str], filters: Sequence[str]) -> None:
+        self._workspace = workspace
+        self.scope = tuple(filters)
+        # The scoped reads stand in for the workspace's (their writes refused): typed as what they narrow.
+        self.store = cast("Store", ScopedStore(workspace.store, document_ids))
+        self.entity_vectors = cast("EntityVectors", ScopedEntityVectors(workspace.entity_vectors,
+                                                                          in_scope=lambda key: key in self.graph))
+        self._vectors = cast("VectorIndex", ScopedVectors(workspace.vectors, document_ids))
+        self._derived: tuple[tuple, ContextGraph] | None = None
+        self._derive_lock = threading.Lock()
+        #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
+        self._prefetched = workspace._prefetched
+
+    @property
+    def path(self) -> Path:
+        return self._workspace.path
+
+    @property
+    def settings(self) -> Settings:
+        return self._workspace.settings
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._workspace.embedder
+
+    @property
+    def vectors(self) -> VectorIndex:
+        return self._vectors
+
+    @property
+    def version(self) -> int:
+        return self.store.version
+
+    def _derive(self) -> ContextGraph:
+        """The scope's graph, derived again when the record or the graph settings change."""
+        key = self._workspace._derive_key()  # the record's version and the graph settings, as the workspace's
+        with self._derive_lock:
+            if self._derived is None or self._derived[0] != key:
+                # Workspace.assemble_from_record reads only the store, the settings and the
+                # canonicalizer of its workspace: run over this view, it derives the scope's graph.
+                graph = Workspace.assemble_from_record(
+                    self,  # type: ignore[arg-type]
+                    previous_scan=load_name_scan(self.path), canonicalizer=self.canonicalizer())
+                self._derived = (key, graph)
+            return self._derived[1]
+
+    @property
+    def graph(self) -> ContextGraph:
+        return self._derive()
+
+    def preload(self) -> None:
+        """Nothing: a scope's graph is derived from the record when first asked, never loaded."""
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        found = self.store.chunks([chunk_id])
+        if not found:
+            raise ChunkNotFound(chunk_id)
+        return found[0]
+
+    def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:
+        return self.store.chunks(ids)
+
+    def documents(self) -> list[DocumentRecord]:
+        return self.store.documents()
+
+    def canonicalizer(self) -> Canonicalizer:
+        return self._workspace.canonicalizer()  # the aliases and splits are the workspace's
+
+    def candidates(self) -> list[Triple]:
+        found = [t for t in self.store.triples() if t.origin == "candidate"]
+        return sorted(found, key=lambda t: (-t.confidence, t.subject, t.object))
+
+    def ensure_entity_vectors(self) -> None:
+        """A view builds no index: its searches use the workspace's as it is. A read-only
+        workspace (which writes nothing either) says when its index is missing, naming repair."""
+        if self._workspace.read_only:
+            self._workspace.ensure_entity_vectors()
+
+    def summaries(self) -> Summaries:
+        """Community reports and episodes, as :func:`~workbench.summaries.current_summaries` gives them for this view."""
+        from .summaries import current_summaries
+
+        return current_summaries(self)
+
+    def stats(self) -> dict:
+        """The scope's counts, as :meth:`Workspace.stats <workbench.workspace.Workspace.stats>` gives a workspace's."""
+        counts = {"documents": self.store.count("documents"), "chunks": self.store.count("chunks"),
+                  "mentions": self.store.count("mentions"), "triples": self.store.count("triples"),
+                  "user_aliases": self.store.count("aliases"), "workspace": str(self.path)}
+        return {**counts, **snapshot_counts(self.graph, build_merges(self.store.iter_mentions(), self.canonicalizer()))}
+
+
+def scoped(ws: Workspace, filters: Sequence[str]) -> ScopedWorkspace:
+    """A read-only view of ``ws`` holding only the documents ``filters`` match (ids or folder prefixes).
 
     Raises ``ValueError`` naming the filters if no stored document matches them.
     """
-    from .workspace import Workspace
-
     ids = [d.id for d in ws.store.documents() if document_matches(d.id, filters)]
     if not ids:
         raise ValueError(f"no stored document matches {', '.join(map(repr, filters))}")
-    view = Workspace.__new__(Workspace)
-    view.__dict__.update({k: v for k, v in ws.__dict__.items() if k not in ("_derived", "_derive_lock")})
-    view.__dict__.update({
-        "_derived": None, "_derive_lock": threading.Lock(), "store": ScopedStore(ws.store, ids),
-        "keeps_snapshot": False,  # its graph is of the scope: never the workspace's snapshot
-        "_vectors": ScopedVectors(ws.vectors, ids),
-        "entity_vectors": ScopedEntityVectors(ws.entity_vectors, in_scope=lambda key: key in view.graph),
-        "scope": tuple(filters)})
-    return view
+    return ScopedWorkspace(ws, ids, filters)

@@ -16,7 +16,7 @@ Examples
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import regex
 import yaml
@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import safe_yaml
 
-__all__ = ["Settings", "SettingsError", "load_settings", "DEFAULT_SETTINGS_PATH"]
+__all__ = ["Settings", "SettingsError", "load_settings", "setting_default", "DEFAULT_SETTINGS_PATH"]
 
 #: A settings file larger than this is refused (settings.yaml with every default is ~10 KB).
 MAX_SETTINGS_BYTES = 1024 * 1024
@@ -278,6 +278,26 @@ class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     answers: AnswerSettings = Field(default_factory=AnswerSettings)
     app: AppSettings = Field(default_factory=AppSettings)
+
+
+def setting_default(path: str) -> Any:
+    """The default of the setting ``"section.field"``, as the settings model states it.
+
+    A function or dataclass of the core that offers a setting's value as its own default takes
+    it from here (``alpha: float = setting_default("graphrag.ppr_damping")``), so the value is
+    stated once; ``tests/test_defaults.py`` fails on a signature that restates one.
+
+    >>> setting_default("graphrag.ppr_damping")
+    0.85
+    >>> setting_default("graph.impact_relations")[:2]
+    ['depends_on', 'backed_by']
+    """
+    section, _, name = path.partition(".")
+    section_field = Settings.model_fields.get(section)
+    model = section_field.annotation if section_field is not None else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel) and name in model.model_fields):
+        raise KeyError(f"{path!r} is not a setting: write 'section.field', e.g. 'graphrag.ppr_damping'")
+    return model.model_fields[name].get_default(call_default_factory=True)
 
 
 def load_settings(path: str | Path | None = None) -> Settings:

@@ -24,6 +24,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -31,6 +32,9 @@ from .communities import ReportOptions, build_reports, report_order
 from .embedding import LEGACY_NAME, EmbeddingUnavailable
 from .episodes import episodes_of
 from .model import CommunityReport, Episode
+
+if TYPE_CHECKING:
+    from .workspace_view import WorkspaceView
 
 __all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_summaries", "sync_summaries",
            "rank_by_similarity", "version_mark"]
@@ -70,22 +74,22 @@ class Summaries:
         raise KeyError(f"no community {report_id!r}; communities: {', '.join(r.id for r in self.reports) or 'none'}")
 
 
-def version_mark(ws, version: int) -> str:
+def version_mark(ws: WorkspaceView, version: int) -> str:
     """The version mark of summaries built at ``version`` with the workspace's embedder."""
     name = ws.embedder.name
     return str(version) if name == LEGACY_NAME else f"{version}@{name}"
 
 
-def _stored_space(ws) -> str:
+def _stored_space(ws: WorkspaceView) -> str:
     """The name of the embedder whose vectors the stored summaries hold."""
     return (ws.store.meta(SUMMARIES_VERSION) or "").partition("@")[2] or LEGACY_NAME
 
 
-def _stored(ws, kind: str):
+def _stored(ws: WorkspaceView, kind: str):
     return ws.store.summaries(kind)
 
 
-def _conversations(ws):
+def _conversations(ws: WorkspaceView):
     ids = [d.id for d in ws.store.documents() if d.kind == "conversation"]
     by_doc: dict[str, list] = {i: [] for i in ids}
     for chunk in ws.store.chunks(ws.store.chunk_ids_of(ids)) if ids else []:
@@ -93,7 +97,7 @@ def _conversations(ws):
     return sorted(by_doc.items())
 
 
-def _vectors(ws, texts: list[str], cache: bool) -> np.ndarray | None:
+def _vectors(ws: WorkspaceView, texts: list[str], cache: bool) -> np.ndarray | None:
     if not texts:
         return np.zeros((0, getattr(ws.embedder, "dimension", 0)), dtype=np.float32)
     try:
@@ -106,7 +110,7 @@ def _vectors(ws, texts: list[str], cache: bool) -> np.ndarray | None:
         return None
 
 
-def _build(ws, version: int, cache: bool) -> Summaries:
+def _build(ws: WorkspaceView, version: int, cache: bool) -> Summaries:
     graph = ws.graph
     previous = {sig: CommunityReport.from_json(body) for _, sig, body, _ in _stored(ws, COMMUNITY)}
     # Another embedder's vectors are of no use: every report is embedded again (from the cache).
@@ -134,7 +138,7 @@ def _build(ws, version: int, cache: bool) -> Summaries:
                      False, seconds, ws.embedder.name)
 
 
-def sync_summaries(ws) -> Summaries | None:
+def sync_summaries(ws: WorkspaceView) -> Summaries | None:
     """Rebuild and store the summaries when the workspace changed (call under the write lock).
     Past ``communities.sync_max_passages`` passages nothing is built here (None): readers build
     the summaries when they are first asked for."""
@@ -155,7 +159,7 @@ def sync_summaries(ws) -> Summaries | None:
     return built
 
 
-def current_summaries(ws) -> Summaries:
+def current_summaries(ws: WorkspaceView) -> Summaries:
     """The summaries of the workspace's current version (stored, else built in memory)."""
     version = ws.store.version
     with _memo_lock:

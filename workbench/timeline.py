@@ -11,10 +11,14 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .graph import COMENTION_RELATION
 from .model import TimelineEntry
 from .sentences import sentence_naming, states_decision
+
+if TYPE_CHECKING:
+    from .workspace_view import WorkspaceView
 
 __all__ = ["timeline", "in_time_order"]
 
@@ -24,7 +28,7 @@ def in_time_order(entries: Iterable[TimelineEntry]) -> list[TimelineEntry]:
     return sorted(entries, key=lambda e: (e.time is None, e.time or "", e.kind, e.chunk_id, e.text))
 
 
-def timeline(ws, name: str) -> tuple[str, list[TimelineEntry]]:
+def timeline(ws: WorkspaceView, name: str) -> tuple[str, list[TimelineEntry]]:
     """``(display name, entries)`` for the entity called ``name``.
 
     Each chunk that mentions it gives one entry: the first sentence naming it, a ``decision``

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
@@ -352,6 +352,7 @@ class Workspace:
         if entry["action"] == "undo":
             raise ValueError(f"merge log entry #{entry_id} is an undo; make the change again instead")
         action, base = entry["action"], {"undoes": entry_id, "of": entry["action"]}
+        change: dict[str, Any]
         if action in ("alias", "accept"):
             if entry.get("replaced"):
                 change = {"alias": (entry["alias"], entry["replaced"])}
@@ -374,7 +375,9 @@ class Workspace:
             detail = {**base, "a": entry["a"], "b": entry["b"]}
         else:
             raise ValueError(f"merge log entry #{entry_id} ({action}) cannot be undone")
-        return self._canon_action("undo", detail, **change)
+        undo = self._canon_action("undo", detail, **change)
+        assert undo is not None  # an undo is recorded anew, never found already done
+        return undo
 
     def _canon_action(self, action: str, detail: dict, already_done: bool = False, **change) -> int | None:
         """Apply and log one action, returning its log entry's id; one already in the record is

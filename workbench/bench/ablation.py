@@ -17,8 +17,12 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from .multihop import BenchSet, ModeScore, score_mode
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 __all__ = ["ABLATIONS", "MODE_VARIANTS", "run_ablation"]
 
@@ -38,7 +42,7 @@ ABLATIONS: dict[str, dict[str, dict[str, object]]] = {
 MODE_VARIANTS: dict[str, str] = {"seed 003 as written (graphrag-seed)": "graphrag-seed"}
 
 
-def run_ablation(ws, bench: BenchSet, variants: Mapping[str, Mapping] | None = None,
+def run_ablation(ws: Workspace, bench: BenchSet, variants: Mapping[str, Mapping] | None = None,
                  progress: Callable[[str, int, int], None] | None = None) -> dict[str, ModeScore]:
     """graphrag's Recall@2/@5 on ``bench`` under each variant's settings, then each of
     :data:`MODE_VARIANTS` (when ``variants`` is not given), by variant name."""

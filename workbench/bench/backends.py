@@ -29,6 +29,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..settings import setting_default
 from .common import PerfError, cached_vectors
 
 __all__ = ["BACKENDS", "RECALL_TOLERANCE", "sample_chunks", "backend_embedders", "bench_backend_speed",
@@ -40,7 +41,8 @@ BACKENDS = ("torch", "onnx-int8", "openvino", "openvino-int8")
 RECALL_TOLERANCE = 1.0
 
 
-def sample_chunks(data_dir: Path, count: int = 512, max_chars: int = 1000) -> list[str]:
+def sample_chunks(data_dir: Path, count: int = 512,
+                  max_chars: int = setting_default("chunking.max_chars")) -> list[str]:
     """The first ``count`` chunks of a benchmark corpus, chunked as the ingest chunks its records
     (title + newline + text, at most ``max_chars`` characters a chunk)."""
     from ..chunking import chunk_document

@@ -9,11 +9,14 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..progress import tqdm_progress
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 __all__ = ["PerfError", "RssSampler", "cached_vectors", "fresh_ingest", "graph_seconds", "passages_file"]
 
@@ -79,7 +82,7 @@ def passages_file(data_dir: Path, target_dir: Path) -> tuple[Path, list[dict]]:
     return path, passages
 
 
-def graph_seconds(ws) -> float:
+def graph_seconds(ws: Workspace) -> float:
     """Canonicalization + the one graph (entities, passages, PageRank index) built from the stored
     record, as ``ws.graph`` derives it."""
     started = time.perf_counter()

@@ -25,9 +25,12 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..model.jsonable import NOT_IN_JSON, to_json
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 __all__ = [
     "BASELINE_MODES",
@@ -228,7 +231,7 @@ def recall_at(ranked_passages: Sequence[str], gold: Sequence[str], k: int) -> fl
     return sum(g in top for g in set(gold)) / len(set(gold))
 
 
-def run_multihop(ws, bench: BenchSet, modes: Sequence[str] | None = None,
+def run_multihop(ws: Workspace, bench: BenchSet, modes: Sequence[str] | None = None,
                  retrieve: Callable[..., Any] | None = None,
                  progress: Callable[[str, int, int], None] | None = None) -> MultihopReport:
     """Run every mode (baselines included, first) on every question of ``bench``.
@@ -248,7 +251,7 @@ def run_multihop(ws, bench: BenchSet, modes: Sequence[str] | None = None,
     return MultihopReport(bench.name, len(bench.questions), len(bench.passages), results)
 
 
-def score_mode(ws, bench: BenchSet, mode: str, retrieve: Callable[..., Any],
+def score_mode(ws: Workspace, bench: BenchSet, mode: str, retrieve: Callable[..., Any],
                progress: Callable[[str, int, int], None] | None = None, label: str | None = None) -> ModeScore:
     """Recall@2/@5 of one mode over every question of ``bench`` (timed after one untimed query)."""
     label = label or mode

@@ -41,12 +41,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Sequence
 
 import numpy as np
 
 from ..progress import tqdm_progress
 from .common import PerfError, cached_vectors, fresh_ingest, graph_seconds, passages_file
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
            "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_app_sample",
@@ -333,7 +336,7 @@ def title_questions(passages: Sequence[dict], count: int, seed: int = 0) -> list
     return [f"Who or what was {titles[i]}?" for i in picked]
 
 
-def bench_queries(ws, questions: Sequence[str], modes: Sequence[str] | None = None) -> dict:
+def bench_queries(ws: Workspace, questions: Sequence[str], modes: Sequence[str] | None = None) -> dict:
     """p50/p95 per mode; a fresh embedder identity per mode keeps query embedding in the time."""
     from ..retrieve import MODES, retrieve
 
@@ -533,7 +536,7 @@ def bench_app_sample(cache_dir: Path, settings, app_file: Path = ROOT / "app.py"
 
 
 # -- the whole run -----------------------------------------------------------------------------
-def bench_communities(ws) -> dict:
+def bench_communities(ws: Workspace) -> dict:
     """Community detection plus extractive reports on the workspace's graph, from scratch
     (target < 30 s; embedding the reports is not counted), then again with every report kept."""
     from ..communities import ReportOptions, build_reports

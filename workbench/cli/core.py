@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from ..graph_questions import comentions, impact, neighborhood, paths_between
 from ..progress import tqdm_progress
 from .render import CommandError, emit, table
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
 
 __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 
@@ -61,7 +65,7 @@ def cmd_ingest(args):
     emit(args, payload, render)
 
 
-def _confirm_removing_everything(ws, args, count: int) -> None:
+def _confirm_removing_everything(ws: Workspace, args, count: int) -> None:
     """Ask before a removal that empties the workspace (``remove /``); ``--yes`` answers for scripts."""
     import sys
 

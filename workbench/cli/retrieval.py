@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..model import RetrievalResult
 from .render import CommandError, emit, table
 from .core import open_workspace
 
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
+
 __all__ = ["register"]
 
 
-def _run(ws, text: str, mode: str, k: int | None, args=None) -> RetrievalResult:
+def _run(ws: WorkspaceView, text: str, mode: str, k: int | None, args=None) -> RetrievalResult:
     from ..retrieve import retrieve
 
     window = {name: getattr(args, name, None) for name in ("since", "until", "as_of")}

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .render import CommandError, emit, table
 from .core import open_workspace
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["register"]
 
@@ -62,7 +67,7 @@ def cmd_communities(args):
     emit(args, payload, render)
 
 
-def _theme_match(ws, reports, path: str):
+def _theme_match(ws: WorkspaceView, reports, path: str):
     """The themes' match to a labels file (JSON: document id or file name -> theme)."""
     import json
     from pathlib import Path

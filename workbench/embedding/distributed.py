@@ -40,6 +40,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..settings import setting_default
 from .base import Embedder, EmbeddingUnavailable
 
 __all__ = ["RayEmbedder", "STARTUP_TIMEOUT_SECONDS", "connect_ray", "ray_module"]
@@ -133,8 +134,8 @@ class RayEmbedder:
     nodes : the host name of each actor, once started
     """
 
-    def __init__(self, make_embedder: Callable[[], Embedder], actors: int = 2, address: str | None = None,
-                 cpus_per_actor: int = 1):
+    def __init__(self, make_embedder: Callable[[], Embedder], actors: int = setting_default("embedding.ray_actors"),
+                 address: str | None = None, cpus_per_actor: int = setting_default("embedding.ray_cpus_per_actor")):
         if actors < 1 or cpus_per_actor < 1:
             raise ValueError(f"actors and cpus_per_actor must be at least 1, got {actors} and {cpus_per_actor}")
         ray_module()  # a missing extra is said now, not at the first ingest

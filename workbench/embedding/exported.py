@@ -52,6 +52,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..cores import usable_cores
+from ..settings import setting_default
 from .base import BUNDLED, LEGACY_NAME, EmbeddingUnavailable, import_quietly
 
 __all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "TOKENS_PER_BATCH", "ExportedEmbedder", "ExportedModel", "backend_tag",
@@ -63,7 +64,7 @@ EXPORTED_BACKENDS = ("onnx-int8", "openvino", "openvino-int8")
 #: length, 2,048 gave the most chunks/s and names/s here: 229 chunks/s and 4,200 names/s for
 #: openvino-int8 on two cores, against 167 and 2,600 in batches of 64 texts grouped by characters;
 #: larger batches spill out of the cores' caches.
-TOKENS_PER_BATCH = 2048
+TOKENS_PER_BATCH: int = setting_default("embedding.batch_tokens")
 #: Input shapes whose compiled kernels OpenVINO keeps. Its default (5,000) let a process grow by
 #: hundreds of MB per thousand chunks, every batch shape kept (1,654 MB after 28k chunks and 48k
 #: names here, and rising); with 100 it levels off at about 740 MB at the same speed.
@@ -536,7 +537,8 @@ class ExportedEmbedder:
     #: them in one call (:class:`~workbench.embedding.distributed.RayEmbedder`).
     passes_combine = True
 
-    def __init__(self, backend: str, model: str = BUNDLED, tokens_per_batch: int = TOKENS_PER_BATCH,
+    def __init__(self, backend: str, model: str = setting_default("embedding.model"),
+                 tokens_per_batch: int = TOKENS_PER_BATCH,
                  cache_dir: str | Path | None = None):
         self.backend = backend
         self.tag = backend_tag(backend)

@@ -25,7 +25,10 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from ..model import Chunk, Mention
 
 __all__ = ["CALIBRATION_FILE", "CALIBRATION_BATCH", "calibration_mark", "calibration_texts", "calibration_set", "quantize_int8"]
 
@@ -54,7 +57,20 @@ def calibration_texts(path: Path = CALIBRATION_FILE) -> list[str]:
     return sorted(data["chunks"] + data["names"], key=len, reverse=True)
 
 
-def calibration_set(ws) -> dict:
+class _Mentions(Protocol):
+    def mentions(self) -> list[Mention]: ...
+
+
+class _Corpus(Protocol):
+    """What the calibration set reads of a workspace."""
+
+    @property
+    def store(self) -> _Mentions: ...
+
+    def chunks(self) -> list[Chunk]: ...
+
+
+def calibration_set(ws: _Corpus) -> dict:
     """The calibration set a workspace gives: its chunk texts and its mention surfaces, sorted.
 
     ``json.dumps(calibration_set(ws), indent=0)`` of the sample corpus's workspace is

@@ -9,6 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..settings import setting_default
 from .base import BUNDLED, LEGACY_NAME, EmbeddingUnavailable
 
 __all__ = ["SentenceTransformerEmbedder", "installable_embedder"]
@@ -24,7 +25,8 @@ class SentenceTransformerEmbedder:
 
     dimension = 384
 
-    def __init__(self, model: str = BUNDLED, batch_size: int = 64):
+    def __init__(self, model: str = setting_default("embedding.model"),
+                 batch_size: int = setting_default("embedding.batch_size")):
         self.model_ref = model
         self.batch_size = batch_size
         self.name = LEGACY_NAME if model == BUNDLED else Path(model).name

@@ -37,7 +37,7 @@ from typing import Iterable, Sequence
 from ..model import AnswerContext
 from ..model.jsonable import to_json
 from ..retrieve.tokenize import tokenize
-from ..settings import AnswerSettings
+from ..settings import setting_default
 
 __all__ = [
     "DEFAULT_SUPPORT_THRESHOLD",
@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: ``answers.support_threshold``: measured on tests/data/answer_support.jsonl (tests/test_answer_checks.py).
-DEFAULT_SUPPORT_THRESHOLD: float = AnswerSettings.model_fields["support_threshold"].default
+DEFAULT_SUPPORT_THRESHOLD: float = setting_default("answers.support_threshold")
 
 _BRACKET = re.compile(r"\[([^\[\]]{1,400})\]")
 _CITED_ID = re.compile(r"(c:)\s*([A-Za-z0-9_.#/-]+)|([A-Za-z0-9_.#/-]{4,})")

@@ -22,12 +22,15 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..model.jsonable import to_json
 from ..outdated import outdated_documents
 from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank
 from .tasks import EvalTask
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = [
     "AnswerCase",
@@ -323,7 +326,7 @@ def run_evaluation(
     )
 
 
-def answer_case(ws, task: EvalTask, result: Any, client: Any) -> AnswerCase:
+def answer_case(ws: WorkspaceView, task: EvalTask, result: Any, client: Any) -> AnswerCase:
     """Answer ``task`` from ``result`` with ``client`` and check the answer."""
     from ..context import answer, build_context
     from ..extract.llm import LLMError

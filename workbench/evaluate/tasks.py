@@ -22,11 +22,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import yaml
 
 from .. import safe_yaml
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["EvalTask", "TaskError", "load_tasks", "parse_tasks", "resolve_tasks", "load_resolved_tasks"]
 
@@ -249,7 +252,7 @@ def resolve_tasks(tasks: Sequence[EvalTask], document_ids: Iterable[str], chunk_
     return out
 
 
-def load_resolved_tasks(ws, path: str | Path) -> list[EvalTask]:
+def load_resolved_tasks(ws: WorkspaceView, path: str | Path) -> list[EvalTask]:
     """Load a task file and resolve it against the documents and chunks of workspace ``ws``."""
     tasks = load_tasks(path)
     documents = ws.store.documents()

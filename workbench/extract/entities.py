@@ -38,9 +38,9 @@ from itertools import combinations
 
 from workbench.canon import DEFAULT_ARTICLES, display_form, name_key
 from workbench.extract.base import Extraction, GuardedPattern
-from workbench.model import Chunk, Document, Mention, Triple
+from workbench.model import COMENTION_RELATION, Chunk, Document, Mention, Triple
 from workbench.sentences import sentence_starts
-from workbench.settings import EntityPattern, ExtractionSettings
+from workbench.settings import EntityPattern, setting_default
 
 __all__ = ["EntityExtractor", "COMMON_WORD_TERMS", "window_pairs"]
 
@@ -50,7 +50,6 @@ COMMON_WORD_TERMS = frozenset(
     {"go", "rust", "spark", "vault", "react", "consul", "sentry", "celery", "envoy", "chroma", "snowflake", "airflow"}
 )
 
-_DEFAULT = ExtractionSettings.model_fields
 
 
 class EntityExtractor:
@@ -84,11 +83,11 @@ class EntityExtractor:
     def __init__(
         self,
         patterns: Sequence[EntityPattern],
-        timeout_seconds: float = 1.0,
-        comention: bool = True,
+        timeout_seconds: float = setting_default("extraction.pattern_timeout_seconds"),
+        comention: bool = setting_default("extraction.comention"),
         articles: Iterable[str] = DEFAULT_ARTICLES,
-        comention_window: int = _DEFAULT["comention_window"].default,
-        max_comention_pairs: int = _DEFAULT["max_comention_pairs"].default,
+        comention_window: int = setting_default("extraction.comention_window"),
+        max_comention_pairs: int = setting_default("extraction.max_comention_pairs"),
     ) -> None:
         self.comention = comention
         self.comention_window = comention_window
@@ -179,7 +178,7 @@ class EntityExtractor:
             capped += over > 0
             for a, b in pairs:
                 first, second = entities[a][0], entities[b][0]
-                triples.append(Triple(subject=first.surface, relation="co_mentioned", object=second.surface,
+                triples.append(Triple(subject=first.surface, relation=COMENTION_RELATION, object=second.surface,
                                       chunk_id=chunk_id, confidence=1.0, origin="comention",
                                       subject_type=first.entity_type, object_type=second.entity_type))
         return triples, dropped, capped

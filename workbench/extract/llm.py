@@ -31,7 +31,7 @@ from typing import Protocol
 
 from workbench.extract.base import Extraction
 from workbench.model import Chunk, Document, Triple
-from workbench.settings import LLMSettings
+from workbench.settings import LLMSettings, setting_default
 
 __all__ = ["ChatClient", "LLMError", "LLMExtractor", "OpenAICompatibleClient", "client_from_settings", "parse_triples"]
 
@@ -65,7 +65,8 @@ class ChatClient(Protocol):
 class OpenAICompatibleClient:
     """A chat client for any server speaking the OpenAI ``/chat/completions`` API (stdlib only)."""
 
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0,
+    def __init__(self, base_url: str, model: str, api_key: str | None = None,
+                 timeout: float = setting_default("llm.timeout_seconds"),
                  max_tokens: int | None = None) -> None:
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
@@ -150,7 +151,7 @@ def parse_triples(reply: str, chunk_id: str) -> tuple[list[Triple], list[str]]:
         if not all(isinstance(f, str) and f.strip() for f in fields):
             problems.append(f"chunk {chunk_id}: LLM item {number} lacks subject/relation/object; skipped")
             continue
-        subject, relation, obj = (f.strip() for f in fields)
+        subject, relation, obj = (f.strip() for f in fields if isinstance(f, str))
         relation = re.sub(r"\W+", "_", relation).strip("_").lower() or relation
         triples.append(
             Triple(

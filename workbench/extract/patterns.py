@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 from workbench.canon import DEFAULT_ARTICLES
 from workbench.extract.base import Extraction, GuardedPattern
 from workbench.model import Chunk, Document, Triple
-from workbench.settings import RelationPattern
+from workbench.settings import RelationPattern, setting_default
 
 __all__ = ["RelationPatternExtractor", "DEFAULT_CHINESE_PHRASES", "MAX_NAME_WORDS", "MAX_CJK_NAME_CHARS"]
 
@@ -116,7 +117,7 @@ class RelationPatternExtractor:
     def __init__(
         self,
         relations: Sequence[RelationPattern],
-        timeout_seconds: float = 1.0,
+        timeout_seconds: float = setting_default("extraction.pattern_timeout_seconds"),
         type_of: Callable[[str], str] | None = None,
         chinese_phrases: Iterable[tuple[str, str, bool]] = DEFAULT_CHINESE_PHRASES,
         articles: Iterable[str] = DEFAULT_ARTICLES,
@@ -319,11 +320,21 @@ class _PhraseMatcher:
         self.lower_case = re.compile(pattern)
         self.any_case = re.compile(pattern, re.IGNORECASE)
 
-    def find_all(self, text: str) -> list[re.Match]:
+    def find_all(self, text: str) -> list[_Found]:
         lowered = text.lower()
         if len(lowered) == len(text):  # offsets line up: the cheaper case-sensitive search
             return [_Offset(m, text) for m in self.lower_case.finditer(lowered)]
         return list(self.any_case.finditer(text))
+
+
+class _Found(Protocol):
+    """Where a phrase was found: a match, or an :class:`_Offset`."""
+
+    def start(self) -> int: ...
+
+    def end(self) -> int: ...
+
+    def group(self) -> str: ...
 
 
 class _Offset:

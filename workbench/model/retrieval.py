@@ -319,10 +319,9 @@ class GraphContext:
     """Display names of the entities that reading starts from (paths)."""
     paths: list[GraphPath] = field(default_factory=list)
     """The cited paths that answer it, best first (paths, graphrag)."""
-    failed: str | None = None
-    """For an impact reading: the failed entity."""
     impact: Impact | None = None
-    """For an impact reading: the whole impact, survivors included (paths)."""
+    """For an impact reading: the whole impact, the failed entity and the survivors included
+    (paths, graphrag)."""
     communities: list[CommunityUse] = field(default_factory=list)
     """Community reports used (global)."""
 
@@ -332,8 +331,14 @@ class GraphContext:
         return not (self.seeds or self.nodes or self.triples or self.passages or self.paths or self.communities
                     or self.reading or self.impact)
 
+    @property
+    def failed(self) -> str | None:
+        """For an impact reading: the failed entity (``impact.failed``, which the JSON holds once)."""
+        return self.impact.failed if self.impact is not None else None
+
     def to_json(self) -> dict[str, Any]:
-        """Every field, once: the survivors are the impact's (``impact.survivors``)."""
+        """Every field, once: the failed entity and the survivors are the impact's
+        (``impact.failed``, ``impact.survivors``)."""
         return to_json(self)
 
 

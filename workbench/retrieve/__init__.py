@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import TYPE_CHECKING
 
-from ..model import RetrievalResult, WindowUse
+from ..model import COMENTION_RELATION, RetrievalResult, WindowUse
 from .base import Retriever
 from .comention import ComentionRetriever
 from .expand import DirectRetriever, ExpandRetriever
@@ -31,6 +32,9 @@ from .hybrid import HybridRetriever
 from .keyword import KeywordRetriever
 from .paths import PathsRetriever
 from .vector import VectorRetriever
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["MODES", "RETRIEVERS", "Retriever", "get_retriever", "register", "retrieve", "undated_policy"]
 
@@ -59,12 +63,15 @@ def get_retriever(name: str) -> Retriever:
         raise ValueError(f"unknown retrieval mode {name!r}; modes: {', '.join(RETRIEVERS)}") from None
 
 
-def _prefetch(ws) -> threading.Thread | None:
+def _prefetch(ws: WorkspaceView) -> threading.Thread | None:
     """On a workspace's first search, open the vector store and load the embedding model in a
     background thread while this one loads the graph: in a fresh process the three overlap
     (importing Chroma alone takes most of a second). Returns the thread, for the search to join
     before it returns: a process must not exit while a native library is loading in it."""
-    if getattr(ws, "_prefetched", True):  # set by Workspace; absent on stand-ins
+    from ..scope import ScopedWorkspace
+    from ..workspace import Workspace
+
+    if not isinstance(ws, Workspace | ScopedWorkspace) or ws._prefetched:  # stand-ins have nothing to load
         return None
     ws._prefetched = True
     vectors, embedder = ws.vectors, ws.embedder
@@ -81,7 +88,7 @@ def _prefetch(ws) -> threading.Thread | None:
     return thread
 
 
-def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, since=None, until=None,
+def retrieve(ws: WorkspaceView, query: str, mode: str = "hybrid", k: int | None = None, *, since=None, until=None,
              as_of=None) -> RetrievalResult:
     """Run one retrieval mode on a workspace; ``k`` defaults to ``settings.retrieval.k``.
 
@@ -104,7 +111,7 @@ def retrieve(ws, query: str, mode: str = "hybrid", k: int | None = None, *, sinc
             prefetch.join()
 
 
-def _retrieve(ws, retriever, query: str, k: int | None, since, until, as_of) -> RetrievalResult:
+def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, until, as_of) -> RetrievalResult:
     from .timewindow import anchor_from_documents, read_time
 
     k = ws.settings.retrieval.k if k is None else k
@@ -188,7 +195,7 @@ def undated_policy(hits: list, window, keep_undated: bool = False, related=None)
     return inside + reached + rest
 
 
-def _related_documents(ws, chunk_ids) -> set[str]:
+def _related_documents(ws: WorkspaceView, chunk_ids) -> set[str]:
     """The documents the relations stated by ``chunk_ids`` lead to: the notes their ends title,
     else the chunk that best states or mentions each end (as ``expand`` follows them)."""
     from .cache import indexes_for
@@ -199,7 +206,7 @@ def _related_documents(ws, chunk_ids) -> set[str]:
     found: set[str] = set()
     for chunk_id in chunk_ids:
         for edge in indexes.edges_stated_by.get(chunk_id, ()):
-            if edge.relation == "co_mentioned":
+            if edge.relation == COMENTION_RELATION:
                 continue
             for end in (edge.source, edge.target):
                 found.update(documents.get(c, "") for c in reached_chunks(ws, end, documents.get(chunk_id, "")))
@@ -216,7 +223,7 @@ def _name_unread(result: RetrievalResult, phrases: tuple[str, ...]) -> Retrieval
     return result
 
 
-def _stamp_times(ws, hits) -> None:
+def _stamp_times(ws: WorkspaceView, hits) -> None:
     """Give each hit its chunk's time (timestamp, else its document's date)."""
     times = ws.store.chunk_times([hit.chunk_id for hit in hits])
     for hit in hits:

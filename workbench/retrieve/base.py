@@ -23,9 +23,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from ..model import Hit, RetrievalResult, RetrievalStats, Why
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["Retriever", "StageTimer", "Ranked", "empty_result", "is_empty_query", "make_hits", "sort_ranked"]
 
@@ -42,7 +45,7 @@ class Retriever(Protocol):
     description: str
     """One line saying how the strategy finds chunks."""
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         """The ``k`` best chunks of workspace ``ws`` for ``query``, each explained."""
         ...
 
@@ -84,7 +87,7 @@ def sort_ranked(ranked: Sequence[Ranked]) -> list[Ranked]:
     return sorted(ranked, key=lambda item: (-item[1], item[0]))
 
 
-def make_hits(ws, ranked: Sequence[Ranked]) -> list[Hit]:
+def make_hits(ws: WorkspaceView, ranked: Sequence[Ranked]) -> list[Hit]:
     """Hits ranked 1..n from ``ranked`` (already in order), texts fetched in one SQL query.
 
     Chunks the record no longer holds (a stale vector) are left out.

@@ -24,11 +24,15 @@ import weakref
 from collections import defaultdict
 from collections.abc import Mapping
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..array_file import ArrayFileUnusable
 from ..model import Edge
 from ..workspace import KEYWORD_INDEX_FILE
 from .keyword_index import KeywordIndex
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 
 __all__ = ["RetrievalIndexes", "indexes_for", "warm"]
@@ -38,13 +42,13 @@ __all__ = ["RetrievalIndexes", "indexes_for", "warm"]
 class RetrievalIndexes:
     """The derived indexes of one workspace version; each built lazily, once."""
 
-    def __init__(self, ws, version: int) -> None:
+    def __init__(self, ws: WorkspaceView, version: int) -> None:
         self._ws = weakref.ref(ws)
         self.version = version
         self._lock = threading.RLock()
 
     @property
-    def ws(self):
+    def ws(self) -> WorkspaceView:
         ws = self._ws()
         if ws is None:  # pragma: no cover - the workspace outlives its queries
             raise RuntimeError("the workspace these indexes belong to was closed")
@@ -66,7 +70,9 @@ class RetrievalIndexes:
                     pass
             chunks = ws.store.chunks()
             index = KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
-            if kept and ws._try_write_lock():
+            from ..workspace import Workspace
+
+            if kept and isinstance(ws, Workspace) and ws._try_write_lock():
                 try:
                     if ws.version == self.version:  # no write came between: the chunks read are this version's
                         index.save(path, key)
@@ -180,7 +186,7 @@ _cache: "weakref.WeakKeyDictionary[object, RetrievalIndexes]" = weakref.WeakKeyD
 _cache_lock = threading.Lock()
 
 
-def indexes_for(ws) -> RetrievalIndexes:
+def indexes_for(ws: WorkspaceView) -> RetrievalIndexes:
     """The retrieval indexes of ``ws`` at its current version (new ones after any change)."""
     version = ws.version
     with _cache_lock:
@@ -191,7 +197,7 @@ def indexes_for(ws) -> RetrievalIndexes:
         return current
 
 
-def warm(ws) -> RetrievalIndexes:
+def warm(ws: WorkspaceView) -> RetrievalIndexes:
     """Build everything a first query needs (graph, PageRank matrix, keyword and entity
     indexes) now, so the first question asked does not pay for it."""
     indexes = indexes_for(ws)

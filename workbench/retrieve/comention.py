@@ -19,12 +19,17 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..embedding import EmbeddingUnavailable
 from ..model import Edge, RetrievalResult, RetrievalStats, Why
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
 from .vector import direct_by_document, unavailable
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["ComentionRetriever", "comention_score"]
 
@@ -44,7 +49,7 @@ class ComentionRetriever:
     #: Returns ``k`` direct hits and up to ``k`` more after them.
     max_hits_per_k = 2
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         settings = ws.settings.retrieval

@@ -28,6 +28,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
@@ -35,6 +36,9 @@ from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
 from .vector import direct_by_document, unavailable
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["DirectRetriever", "ExpandRetriever", "expansion_score", "merge_order", "merged", "reached_chunks"]
 
@@ -57,7 +61,7 @@ def merge_order(direct, expanded, order: str) -> list[str]:
     return [chunk_id for chunk_id, _, _ in merged(direct, expanded, order)]
 
 
-def reached_chunks(ws, end: str, parent_document: str) -> list[str]:
+def reached_chunks(ws: WorkspaceView, end: str, parent_document: str) -> list[str]:
     """The chunks an edge's end leads to, outside the parent's document: its note's opening chunk
     if it titles one, else the one chunk that best states or mentions it."""
     graph = ws.graph
@@ -74,7 +78,7 @@ def reached_chunks(ws, end: str, parent_document: str) -> list[str]:
     return candidates[:1]
 
 
-def _direct_stage(ws, query: str, k: int, timer: StageTimer) -> list[Ranked]:
+def _direct_stage(ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> list[Ranked]:
     """The ``k`` direct hits, each marked ``via="direct"``."""
     return [(chunk_id, score, Why(via="direct", similarity=why.similarity))
             for chunk_id, score, why in direct_by_document(ws, query, k, timer)]
@@ -87,7 +91,7 @@ class DirectRetriever:
     description = ("vector hits, best chunk per document: exactly the direct stage expand starts from, "
                    "without its edges (the evaluation's baseline)")
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
@@ -114,7 +118,7 @@ class ExpandRetriever:
     #: Returns ``k`` direct hits and up to ``k`` expanded ones.
     max_hits_per_k = 2
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         settings = ws.settings.retrieval

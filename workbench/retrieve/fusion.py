@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..settings import setting_default
+
 __all__ = ["rrf"]
 
 
 def rrf(
     rankings: Sequence[Sequence[str]],
-    k: int = 60,
+    k: int = setting_default("retrieval.rrf_k"),
     weights: Sequence[float] | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse rankings of ids by Reciprocal Rank Fusion.
@@ -29,7 +31,7 @@ def rrf(
     rankings : sequence of sequences of str
         Each a ranked list of ids, best first. An id repeated within one ranking counts once,
         at its best rank.
-    k : int, default 60
+    k : int, default ``settings.retrieval.rrf_k``
         Rank constant, >= 0.
     weights : sequence of float, optional
         One non-negative weight per ranking; all 1 when omitted.

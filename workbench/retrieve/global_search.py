@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..embedding import EmbeddingUnavailable
 from ..keyphrases import content_words, phrase_counts
@@ -33,6 +34,9 @@ from ..sentences import split_sentences
 from ..summaries import current_summaries, rank_by_similarity
 from .base import StageTimer, empty_result, is_empty_query
 from .vector import embed_query
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["GlobalRetriever", "named_theme"]
 
@@ -103,7 +107,7 @@ class GlobalRetriever:
     description = ("corpus-wide questions: community reports ranked against the question, one cited point per "
                    "theme per round (a question naming a theme narrows to it)")
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()

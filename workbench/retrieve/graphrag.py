@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -55,6 +56,9 @@ from .hybrid import OVERFETCH, hybrid_ranking
 from .keyword import keyword_ranking
 from .questions import read_question
 from .vector import embed_query, entity_query, vector_ranking
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", "find_seeds", "name_seeds",
            "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks", "too_large",
@@ -96,7 +100,7 @@ def too_large(nodes: int, what: str, limit: int) -> str:
     return f"the walk would run over {nodes} nodes ({what}), more than max_graph_nodes={limit}"
 
 
-def find_seeds(ws, vector: np.ndarray) -> tuple[list[tuple[str, float]], float | None, str | None]:
+def find_seeds(ws: WorkspaceView, vector: np.ndarray) -> tuple[list[tuple[str, float]], float | None, str | None]:
     """Entity-name seeds for a query vector: ``([(key, similarity)], best similarity, best key)``.
 
     Candidates not in the graph (a stale vector) are skipped. Ties go by key.
@@ -246,7 +250,7 @@ def path_chunks(paths: list[GraphPath], limit: int, reading: str | None = None,
     return found
 
 
-def graph_triples(ws, top: list[tuple[str, float]], limit: int) -> list[Hop]:
+def graph_triples(ws: WorkspaceView, top: list[tuple[str, float]], limit: int) -> list[Hop]:
     """Relation edges among the top entities, then those around them, by the mass of their ends."""
     graph = ws.graph
     mass = dict(top)
@@ -272,7 +276,7 @@ class GraphRAGRetriever:
         """The nodes the walk runs over and what they are, as ``graphrag.max_graph_nodes`` counts them."""
         return len(graph) + len(graph.passages.entities_of), "entities and passages"
 
-    def _opening(self, ws, query: str, k: int) -> RetrievalResult | tuple[StageTimer, np.ndarray]:
+    def _opening(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult | tuple[StageTimer, np.ndarray]:
         """What every graphrag variant does first: the empty query, the query's embedding (keyword
         only without one) and the walk-size guard (vector only past it). A result when one of
         them decides the answer, else the timer and the query vector."""
@@ -291,7 +295,7 @@ class GraphRAGRetriever:
             return self._vector_only(ws, query, vector, k, timer, too_large(nodes, what, limit))
         return timer, vector
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         opened = self._opening(ws, query, k)
         if isinstance(opened, RetrievalResult):
             return opened
@@ -325,7 +329,7 @@ class GraphRAGRetriever:
             scores, iterations, converged = index.walk(p, settings.ppr_damping, PPR_TOLERANCE, PPR_MAX_ITERATIONS)
             # The restart share only echoes the seeds; keep what the walk adds.
             added = np.maximum(scores - (1.0 - settings.ppr_damping) * p / p.sum(), 0.0)
-            top = top_entities(index.nodelist[:nodes], scores[:nodes], settings.ppr_top_k)
+            top = top_entities(cast("list[str]", index.nodelist[:nodes]), scores[:nodes], settings.ppr_top_k)  # keys first
             chunk_ids, positions = graph.passage_positions()
             mass = added[positions]
             walk: dict[str, float] = {}
@@ -368,8 +372,7 @@ class GraphRAGRetriever:
                 graph_context.reading = reading.kind
                 graph_context.entities = list(reading.entities)
                 graph_context.paths = paths[:settings.max_triples]
-                if reading.impact is not None:
-                    graph_context.failed = reading.impact.failed
+                graph_context.impact = reading.impact
             rrf_of = dict(fused)
             top_score = fused[0][1] if fused else 0.0
             fused = [(cid, round(top_score + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \
@@ -409,7 +412,7 @@ class GraphRAGRetriever:
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
 
-    def _vector_only(self, ws, query, vector, k, timer: StageTimer, reason: str) -> RetrievalResult:
+    def _vector_only(self, ws: WorkspaceView, query, vector, k, timer: StageTimer, reason: str) -> RetrievalResult:
         """Hybrid search (semantic + keyword), no graph context."""
         with timer("hybrid"):
             try:
@@ -423,7 +426,7 @@ class GraphRAGRetriever:
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
                                stats=stats, reason=reason)
 
-    def _keyword_only(self, ws, query, k, timer: StageTimer, reason: str) -> RetrievalResult:
+    def _keyword_only(self, ws: WorkspaceView, query, k, timer: StageTimer, reason: str) -> RetrievalResult:
         with timer("keyword"):
             ranked = keyword_ranking(ws, query, k)
         with timer("fetch"):

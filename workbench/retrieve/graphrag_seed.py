@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from .graphrag import (PPR_MAX_ITERATIONS, PPR_TOLERANCE, GraphRAGRetriever, fin
                        rank_provenance, top_entities)
 from .hybrid import OVERFETCH
 from .vector import vector_ranking
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["GraphRAGSeedRetriever", "seed_weights"]
 
@@ -60,7 +64,7 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
         """The walk runs over entities alone."""
         return len(graph), "entities"
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         opened = self._opening(ws, query, k)
         if isinstance(opened, RetrievalResult):
             return opened
@@ -89,7 +93,7 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
             for key, weight in weights.items():
                 p[index.index[key]] = weight
             scores, iterations, converged = index.walk(p, settings.ppr_damping, PPR_TOLERANCE, PPR_MAX_ITERATIONS)
-            top = top_entities(index.nodelist, scores, settings.ppr_top_k)
+            top = top_entities(cast("list[str]", index.nodelist), scores, settings.ppr_top_k)  # entity keys only
         with timer("context"):
             graph_context = GraphContext(
                 seeds=seed_list,

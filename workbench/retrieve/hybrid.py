@@ -14,11 +14,13 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
+from ..settings import setting_default
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .fusion import rrf
@@ -26,13 +28,17 @@ from .keyword import keyword_ranking
 from .literal import identifiers
 from .vector import embed_query, literal_boosted, vector_ranking
 
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
+
 __all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "OVERFETCH"]
 
 #: Each ranking fused is this many times deeper than the hits wanted.
 OVERFETCH = 3
 
 
-def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked], rrf_k: int = 60) -> list[Ranked]:
+def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked],
+                  rrf_k: int = setting_default("retrieval.rrf_k")) -> list[Ranked]:
     """RRF of a keyword and a vector ranking; ``why`` gives the fused score, both ranks, the
     matched terms and the similarity."""
     keyword_rank = {chunk_id: rank for rank, (chunk_id, _, _) in enumerate(keyword, 1)}
@@ -51,7 +57,7 @@ def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked], rrf_k: in
     return out
 
 
-def hybrid_ranking(ws, query: str, vector: np.ndarray | None, n: int) -> list[Ranked]:
+def hybrid_ranking(ws: WorkspaceView, query: str, vector: np.ndarray | None, n: int) -> list[Ranked]:
     """The ``n`` best chunks by RRF of keyword and vector search (keywords alone if ``vector`` is None)."""
     depth = n * OVERFETCH
     keyword = keyword_ranking(ws, query, depth)
@@ -65,7 +71,7 @@ class HybridRetriever:
     name = "hybrid"
     description = "Reciprocal Rank Fusion (k=rrf_k) of the keyword and the vector rankings"
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()

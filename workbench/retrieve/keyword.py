@@ -8,14 +8,19 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..model import RetrievalResult, RetrievalStats, Why
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
 
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
+
 __all__ = ["KeywordRetriever", "keyword_ranking"]
 
 
-def keyword_ranking(ws, query: str, n: int) -> list[Ranked]:
+def keyword_ranking(ws: WorkspaceView, query: str, n: int) -> list[Ranked]:
     """The ``n`` best chunks by BM25, zero scores dropped: ``(chunk id, score, why)``."""
     matches = indexes_for(ws).keyword.search(query, n)
     return [(m.id, m.score, Why(matched_terms=list(m.matched_terms), bm25=round(m.score, 6))) for m in matches]
@@ -27,7 +32,7 @@ class KeywordRetriever:
     name = "keyword"
     description = "BM25 over chunks: jieba for Chinese, lower-cased words and literal identifiers otherwise"
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()

@@ -15,9 +15,13 @@ False
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .cache import indexes_for
 from .tokenize import ENGLISH_STOPWORDS
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["FAILURE_WORDS", "find_entities", "is_failure_question"]
 
@@ -40,7 +44,7 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in taken)
 
 
-def find_entities(ws, query: str) -> list[str]:
+def find_entities(ws: WorkspaceView, query: str) -> list[str]:
     """Keys of the graph entities named in ``query``, in the order they appear.
 
     Longer names win over the names inside them ("auth service" over "service"); failure

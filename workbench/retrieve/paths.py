@@ -15,6 +15,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..embedding import EmbeddingUnavailable
 from ..graph import EntityNotFound
 from ..model import ContextNode, GraphContext, GraphPath, PathStep, RetrievalResult, RetrievalStats, Why
@@ -24,9 +26,12 @@ from .naming import FAILURE_WORDS, find_entities, is_failure_question
 from .questions import Reading, cue_of, read_question
 from .vector import embed_query, entity_query
 
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
+
 __all__ = ["PathsRetriever", "entity_by_similarity", "find_entities", "is_failure_question", "FAILURE_WORDS"]
 
-def entity_by_similarity(ws, query: str) -> str | None:
+def entity_by_similarity(ws: WorkspaceView, query: str) -> str | None:
     """The entity whose name embedding is nearest the query, if it passes the seed threshold."""
     try:
         matches = entity_query(ws, embed_query(ws, query), 5)
@@ -53,7 +58,7 @@ def _hits_along(paths: list[GraphPath], reading: str) -> list[Ranked]:
     return ranked
 
 
-def _context(ws, reading: Reading) -> GraphContext:
+def _context(ws: WorkspaceView, reading: Reading) -> GraphContext:
     """The reading's paths, the entities on them and their hops as the cited triples."""
     graph = ws.graph
     nodes = []
@@ -68,7 +73,7 @@ def _context(ws, reading: Reading) -> GraphContext:
     return GraphContext(
         nodes=nodes,
         triples=list(hops.values()), reading=reading.kind, entities=list(reading.entities), paths=list(reading.paths),
-        failed=reading.impact.failed if reading.impact is not None else None, impact=reading.impact)
+        impact=reading.impact)
 
 
 class PathsRetriever:
@@ -79,7 +84,7 @@ class PathsRetriever:
     description = ("questions read structurally: what breaks if X fails, what X depends on, who owns X, who leads "
                    "the team that owns X, how X relates to Y; each answered by cited paths")
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
@@ -101,7 +106,7 @@ class PathsRetriever:
         return RetrievalResult(query=query, mode_requested=self.name, mode_used=self.name, hits=hits, stats=stats,
                                graph_context=_context(ws, reading), reason=reading.summary)
 
-    def _unread(self, ws, query: str, k: int, timer: StageTimer, keys: list[str]) -> RetrievalResult:
+    def _unread(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer, keys: list[str]) -> RetrievalResult:
         """No structural reading: say so, and give the hybrid hits rather than a walk nobody asked for."""
         from .hybrid import hybrid_ranking
         from .vector import embed_query as embed

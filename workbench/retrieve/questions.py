@@ -39,12 +39,13 @@ from typing import TYPE_CHECKING
 from ..embedding import EmbeddingUnavailable
 from ..extract.names import STOP_NAMES
 from ..graph import ContextGraph
-from ..model import GraphPath, Impact
+from ..model import COMENTION_RELATION, GraphPath, Impact
 from ..vectors import VectorStoreUnavailable
 from .hybrid import hybrid_ranking
 from .naming import find_entities, is_failure_question
 
 if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
     import networkx as nx
 from .vector import embed_query, entity_query
 
@@ -162,7 +163,7 @@ def _lead_paths(graph: ContextGraph, key: str) -> list[GraphPath]:
     return paths
 
 
-def read_question(ws, question: str, keys: list[str] | None = None) -> Reading | None:
+def read_question(ws: WorkspaceView, question: str, keys: list[str] | None = None) -> Reading | None:
     """The structural reading of ``question`` on ``ws``'s graph, with its cited paths, or ``None``.
 
     ``keys`` are the entities the question names, in order (found in its text by default).
@@ -177,7 +178,7 @@ def read_question(ws, question: str, keys: list[str] | None = None) -> Reading |
     keys = find_entities(ws, question) if keys is None else keys
     # Only entities that take part in a cited relation can start a walk ("Tell" in "Tell me..." cannot).
     keys = [key for key in keys
-            if any(edge.relation != "co_mentioned" for edge in graph.out_edges(key) + graph.in_edges(key))]
+            if any(edge.relation != COMENTION_RELATION for edge in graph.out_edges(key) + graph.in_edges(key))]
     if not keys:
         return None
     impact_relations = set(graph.impact_relations)
@@ -216,7 +217,7 @@ def read_question(ws, question: str, keys: list[str] | None = None) -> Reading |
     return None
 
 
-def _side_keys(ws, side: str) -> dict[str, float]:
+def _side_keys(ws: WorkspaceView, side: str) -> dict[str, float]:
     """The entities one side of a relate question stands for, each with how surely: those it
     names (1.0); when it names none, the title of the passage that best matches it
     (:data:`TITLE_SURENESS`: of the best :data:`SIDE_PASSAGES` by keyword and vector search, the
@@ -303,7 +304,7 @@ def chain_paths(graph: ContextGraph, starts: dict[str, float], ends: dict[str, f
             for _, nodes, edges in found[:k]]
 
 
-def _relate_reading(ws, x: str, y: str) -> Reading | None:
+def _relate_reading(ws: WorkspaceView, x: str, y: str) -> Reading | None:
     """Cited relation paths from side ``x`` to side ``y``, else the shortest chains joining them;
     those between the entities each side surely means first."""
     graph = ws.graph

@@ -19,6 +19,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, s
 from .cache import indexes_for
 from .literal import boost_literal, identifiers
 
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
+
 __all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document"]
 
 _QUERY_CACHE_SIZE = 256
@@ -36,7 +40,7 @@ _query_vectors: "weakref.WeakKeyDictionary[object, OrderedDict[str, np.ndarray]]
 _query_lock = threading.Lock()
 
 
-def embed_query(ws, query: str) -> np.ndarray:
+def embed_query(ws: WorkspaceView, query: str) -> np.ndarray:
     """The query's unit vector; :class:`EmbeddingUnavailable` if the model cannot run."""
     embedder = ws.embedder
     with _query_lock:
@@ -55,7 +59,7 @@ def embed_query(ws, query: str) -> np.ndarray:
     return vector
 
 
-def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]:
+def vector_query(ws: WorkspaceView, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]:
     """Nearest ids in a collection; any failure of the store becomes :class:`VectorStoreUnavailable`."""
     try:
         return ws.vectors.query(kind, vector, n)
@@ -65,13 +69,13 @@ def vector_query(ws, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]
         raise VectorStoreUnavailable(f"vector search in the {kind} collection failed: {exc}") from exc
 
 
-def entity_query(ws, vector: np.ndarray, n: int) -> list[VectorMatch]:
+def entity_query(ws: WorkspaceView, vector: np.ndarray, n: int) -> list[VectorMatch]:
     """The ``n`` entities whose names are nearest ``vector`` (the workspace's entity-name index)."""
     ws.ensure_entity_vectors()
     return ws.entity_vectors.query(vector, n, space=ws.embedder.name)
 
 
-def literal_boosted(ws, ranked: Sequence[Ranked], found: Sequence[str]) -> list[Ranked]:
+def literal_boosted(ws: WorkspaceView, ranked: Sequence[Ranked], found: Sequence[str]) -> list[Ranked]:
     """``ranked`` with the literal-match boost (``retrieval.literal_boost``) for ``found`` identifiers."""
     if not found:
         return list(ranked)
@@ -79,7 +83,7 @@ def literal_boosted(ws, ranked: Sequence[Ranked], found: Sequence[str]) -> list[
     return boost_literal(ranked, texts, found, ws.settings.retrieval.literal_boost)
 
 
-def direct_by_document(ws, query: str, k: int, timer: StageTimer) -> list[Ranked]:
+def direct_by_document(ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> list[Ranked]:
     """The ``k`` most similar chunks of distinct documents: the direct hits expansion modes add to.
 
     Raises :class:`EmbeddingUnavailable` or :class:`VectorStoreUnavailable` as vector search does.
@@ -110,7 +114,7 @@ def best_per_document(ranked: Sequence[Ranked], chunk_documents: Mapping[str, st
     return out
 
 
-def vector_ranking(ws, vector: np.ndarray, n: int, min_score: float | None = None,
+def vector_ranking(ws: WorkspaceView, vector: np.ndarray, n: int, min_score: float | None = None,
                    dedupe: bool | None = None) -> list[Ranked]:
     """The ``n`` most similar chunks at or above ``min_score``: ``(chunk id, similarity, why)``.
 
@@ -134,7 +138,7 @@ class VectorRetriever:
     name = "vector"
     description = "Chroma cosine search over chunk embeddings, with a minimum score and optional best chunk per document"
 
-    def retrieve(self, ws, query: str, k: int) -> RetrievalResult:
+    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()

@@ -19,9 +19,13 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..graph import COMENTION_RELATION
 from ..model import Chunk, Hop
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["ChunkNotFound", "ChunkView", "chunk_view", "highlighted_html", "human_date", "neighbour_texts"]
 
@@ -55,7 +59,7 @@ class ChunkView:
     """How many chunks its document has."""
 
 
-def chunk_view(ws, chunk_id: str) -> ChunkView:
+def chunk_view(ws: WorkspaceView, chunk_id: str) -> ChunkView:
     """The chunk ``chunk_id`` of ``ws`` with its document, neighbours and the edges it states.
 
     Raises :class:`ChunkNotFound` for an id the workspace does not hold.

@@ -23,10 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from typing import TYPE_CHECKING
 
 from ..graph import COMENTION_RELATION, EntityNotFound
 from ..model import GraphPath, RetrievalResult, Why
 from ..safe_text import printable
+
+if TYPE_CHECKING:
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["AnswerFirst", "answer_first", "missed_documents", "superseded_by", "short_why", "highlight_terms"]
 
@@ -61,7 +65,7 @@ class AnswerFirst:
         return f"{lead}: {names}"
 
 
-def answer_first(ws, question: str) -> AnswerFirst | None:
+def answer_first(ws: WorkspaceView, question: str) -> AnswerFirst | None:
     """The structural answer to ``question`` on ``ws``'s graph, whatever retrieval mode is chosen;
     ``None`` when the question has no structural reading (see
     :func:`~workbench.retrieve.questions.read_question`)."""

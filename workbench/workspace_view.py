@@ -1,0 +1,92 @@
+"""What retrieval, answering and the views read of a workspace: :class:`WorkspaceView`.
+
+A :class:`~workbench.workspace.Workspace` is one; so is the read-only view of some of its
+documents that :func:`workbench.scope.scoped` makes. Functions that only read take a
+``WorkspaceView``; those that write (ingest, merges, repair) take a ``Workspace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .canon import Canonicalizer
+    from .embedding import Embedder
+    from .entity_vectors import EntityVectors
+    from .graph import ContextGraph
+    from .model import Chunk, Triple
+    from .settings import Settings
+    from .store import DocumentRecord, Store
+    from .vectors import VectorIndex
+
+__all__ = ["WorkspaceView"]
+
+
+class WorkspaceView(Protocol):
+    """The reads of a workspace: its settings, record, graph, vectors and embedder."""
+
+    @property
+    def path(self) -> Path:
+        """The workspace folder (derived indexes are kept there)."""
+
+    @property
+    def settings(self) -> Settings:
+        """The settings it was opened with."""
+
+    @property
+    def store(self) -> Store:
+        """The SQLite record (a scoped view's answers only for its documents, and refuses writes)."""
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder of queries and names."""
+
+    @property
+    def entity_vectors(self) -> EntityVectors:
+        """The entity-name vectors."""
+
+    @property
+    def keeps_snapshot(self) -> bool:
+        """Whether derived files (graph snapshot, keyword index) are read and saved for it."""
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The chunk vectors."""
+
+    @property
+    def graph(self) -> ContextGraph:
+        """The context graph of the record as it is now."""
+
+    @property
+    def version(self) -> int:
+        """The record's version: it changes with every write."""
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        """One chunk; :class:`~workbench.workspace.ChunkNotFound` when there is none."""
+        ...
+
+    def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:
+        """The chunks of ``ids`` (all when None)."""
+        ...
+
+    def documents(self) -> list[DocumentRecord]:
+        """The documents of the record."""
+        ...
+
+    def canonicalizer(self) -> Canonicalizer:
+        """Names -> entity keys, with the settings' and the user's aliases and splits."""
+        ...
+
+    def candidates(self) -> list[Triple]:
+        """Relations proposed (by the LLM, or note similarity) and not yet accepted."""
+        ...
+
+    def ensure_entity_vectors(self) -> None:
+        """Have the entity-name vectors match the graph before a search reads them."""
+        ...
+
+    def preload(self) -> None:
+        """Start reading what a first query needs (the graph, the name index) in the background."""
+        ...
