@@ -17,6 +17,7 @@ from .extract.names import GENERIC_TYPES, title_surface
 from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
 from .model import Edge, Entity, Mention, Triple
 from .passages import NameScan, link_passages
+from .settings import setting_default
 from .store import DocumentRecord
 
 __all__ = ["LazyMapping", "PassageOptions", "assemble_graph", "note_resolver", "type_rank"]
@@ -26,10 +27,10 @@ __all__ = ["LazyMapping", "PassageOptions", "assemble_graph", "note_resolver", "
 class PassageOptions:
     """How passages are linked into the graph: the ``graph`` settings that shape the walk."""
 
-    max_entity_passages: int = 200
-    title_link_weight: float = 2.0
-    synonym_threshold: float = 0.8
-    relation_weight: float = 1.0
+    max_entity_passages: int = setting_default("graph.max_entity_passages")
+    title_link_weight: float = setting_default("graph.title_link_weight")
+    synonym_threshold: float = setting_default("graph.synonym_threshold")
+    relation_weight: float = setting_default("graph.relation_weight")
 
     @classmethod
     def from_settings(cls, graph_settings) -> PassageOptions:
