@@ -20,7 +20,7 @@ PACKAGE = ROOT / "workbench"
 #: people) sits above it, and the surfaces inside the package (the CLI, the MCP server) on top.
 #: app.py, pages/ and ui.py sit above all of these, outside the package.
 LAYERS = [
-    {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file", "allowed_paths"},
+    {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file", "allowed_paths", "gc_paused"},
     {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
      "embedding", "sentences", "communities", "keyphrases", "episodes", "local_model", "note_neighbours",
      "installable", "outdated", "name_scan", "corpus_limits", "file_hashes"},

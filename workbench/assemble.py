@@ -14,6 +14,7 @@ from typing import Callable, Collection, Iterable, Iterator, Mapping
 
 from .canon import Canonicalizer, display_form, name_key
 from .extract.names import GENERIC_TYPES, title_surface
+from .gc_paused import gc_paused
 from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
 from .model import Edge, Entity, Mention, Triple
 from .passages import NameScan, link_passages
@@ -108,6 +109,7 @@ def _max(a: str | None, b: str | None) -> str | None:
     return b if a is None or (b is not None and b > a) else a
 
 
+@gc_paused()  # a derivation makes millions of acyclic objects: collecting them only cost time
 def assemble_graph(
     mentions: Iterable[Mention],
     triples: Iterable[Triple],

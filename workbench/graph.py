@@ -186,9 +186,7 @@ class ContextGraph:
         self._out: dict[str, list[Edge]] | None = None
         self._in: dict[str, list[Edge]] | None = None
         self._ordered: list[Edge] | None = None
-        self._by_display: dict[str, str] = {}
-        for key, entity in self._entity.items():
-            self._by_display.setdefault(entity.name.casefold(), key)
+        self._by_display: dict[str, str] | None = None  # built when first resolved (1.3 M names: 1 s)
         for end in (key for pair in (passages.synonyms if passages else ()) for key in pair[:2]):
             if end not in self._entity:
                 raise ValueError(f"synonym edge names {end!r}, which is not an entity of the graph")
@@ -329,6 +327,11 @@ class ContextGraph:
         for key in candidates:
             if key and key in self._entity:
                 return key
+        if self._by_display is None:
+            by_display: dict[str, str] = {}
+            for key, entity in self._entity.items():
+                by_display.setdefault(entity.name.casefold(), key)
+            self._by_display = by_display
         displayed = self._by_display.get(name.casefold())
         if displayed is not None:
             return displayed

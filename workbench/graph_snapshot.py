@@ -39,6 +39,7 @@ import numpy as np
 
 from . import array_file
 from .array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
+from .gc_paused import gc_paused
 from .graph import ContextGraph
 from .model import Edge, Entity, Merge, SurfaceForm
 from .passages import NameMatcher, PassageLayer
@@ -112,6 +113,7 @@ def snapshot_counts(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, i
             "comention_edges": graph.number_of_edges() - relation_edges, "merges": len(merges)}
 
 
+@gc_paused()  # the PageRank index and the tables: millions of acyclic objects
 def save_snapshot(folder: Path, key: str, graph: ContextGraph, merges: Sequence[Merge]) -> Path:
     """Write the snapshot of ``graph`` for derivation ``key`` into ``folder``, atomically.
 
@@ -158,7 +160,8 @@ def load_snapshot(folder: Path, key: str, key_of: Callable[[str], str] | None = 
     except ArrayFileUnusable as exc:
         raise SnapshotUnusable(_reason(exc)) from None
     try:
-        return _rebuild(arrays, key_of)
+        with gc_paused():
+            return _rebuild(arrays, key_of)
     except (ValueError, KeyError, IndexError, TypeError, UnicodeDecodeError) as exc:
         raise SnapshotUnusable(f"the graph snapshot {path} is damaged ({type(exc).__name__}: {exc})") from None
 
@@ -167,18 +170,22 @@ def _passage_links(chunk_ids: list[str], keys: list[str], flat: np.ndarray, offs
                    ) -> tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]]:
     """``entities_of`` and ``chunks_of`` of the passage layer from its links (entity positions per
     chunk, CSR style), grouped with numpy: a million links at 61k passages."""
-    if len(offsets) != len(chunk_ids) + 1 or (len(flat) and (flat.min() < 0 or flat.max() >= len(keys))):
+    if len(offsets) != len(chunk_ids) + 1 or (len(flat) and (flat.min() < 0 or flat.max() >= len(keys))) \
+            or (len(offsets) and (offsets[0] != 0 or offsets[-1] != len(flat) or np.any(np.diff(offsets) < 0))):
         raise ValueError("the passage links do not fit the passages and entities")
+    # Sliced as Python lists: a numpy split per passage and per entity took 4 s of 24 at 200k passages.
     key_array, chunk_array = np.array(keys, dtype=object), np.array(chunk_ids, dtype=object)
-    per_chunk = np.split(key_array[flat], offsets[1:-1]) if len(chunk_ids) else []
-    entities_of = {cid: frozenset(linked.tolist()) for cid, linked in zip(chunk_ids, per_chunk)}
+    linked, at = key_array[flat].tolist(), offsets.tolist()
+    entities_of = {cid: frozenset(linked[at[i]:at[i + 1]]) for i, cid in enumerate(chunk_ids)}
     chunk_of_link = np.repeat(np.arange(len(chunk_ids)), np.diff(offsets))
     order = np.argsort(flat, kind="stable")  # stable: each entity's chunks stay in chunk (sorted) order
     entity_sorted = flat[order]
-    bounds = np.flatnonzero(np.diff(entity_sorted)) + 1
-    groups = np.split(chunk_array[chunk_of_link[order]], bounds) if len(flat) else []
-    firsts = entity_sorted[np.r_[0, bounds]].tolist() if len(flat) else []
-    chunks_of = {keys[e]: tuple(group.tolist()) for e, group in zip(firsts, groups)}
+    bounds = (np.flatnonzero(np.diff(entity_sorted)) + 1).tolist()
+    chunks = chunk_array[chunk_of_link[order]].tolist()
+    starts = [0, *bounds] if len(flat) else []
+    ends = [*bounds, len(flat)]
+    firsts = entity_sorted[starts].tolist() if len(flat) else []
+    chunks_of = {keys[e]: tuple(chunks[a:b]) for e, a, b in zip(firsts, starts, ends)}
     return entities_of, chunks_of
 
 
@@ -187,9 +194,11 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
     meta, pas = from_text(arrays["table_graph"]), from_text(arrays["table_passages"])
     keys = ents["key"]
     every_key = keys + ents["extra_keys"]
-    entities = [Entity(key=k, name=n, type=t, mentions=m, first_seen=f, last_seen=last)
-                for k, n, t, m, f, last in zip(keys, ents["name"], ents["type"], arrays["entity_mentions"].tolist(),
-                                                ents["first_seen"], ents["last_seen"], strict=True)]
+    columns = (keys, ents["name"], ents["type"], arrays["entity_mentions"].tolist(), ents["first_seen"],
+               ents["last_seen"])
+    if len({len(column) for column in columns}) != 1:
+        raise ValueError("the entity columns differ in length")
+    entities = list(map(Entity, *columns))  # positional: 1.3 M entities built by keyword took 3.9 s
     ends = arrays["edge_ends"].tolist()
     edges = [Edge(source=every_key[s], relation=r, target=every_key[t], chunk_ids=tuple(c), documents=tuple(d),
                   confidence=conf, first_seen=f, last_seen=last, origin=o)
