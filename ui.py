@@ -137,7 +137,7 @@ def _graph_view(path: str, settings_path: str | None, version: int, view: str, f
     if documents is not None:
         title_of = {d.id: d.title for d in ws.documents()}
         titles = {chunk_id: title_of.get(document, "") for chunk_id, document in documents.items()}
-    selected = select_view(ws.graph, view, filters, ws.parts.chunk_entities, documents, titles)
+    selected = select_view(ws.graph, view, filters, ws.graph.passages.entities_of, documents, titles)
     return DrawnGraph(graph_html(selected, height), selected.note,
                       legend_html(type_legend(selected), len(selected.chunks)), len(selected.nodes),
                       len(selected.edges), len(selected.chunks), tuple(entity.key for entity in selected.nodes))

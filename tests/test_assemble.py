@@ -27,13 +27,13 @@ triples_strategy = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(triples_strategy)
 def test_edge_weight_equals_its_distinct_source_chunks(triples):
-    graph, parts = assemble_graph([], triples, CONTEXT, Canonicalizer())
+    graph = assemble_graph([], triples, CONTEXT, Canonicalizer())
     expected: dict[tuple, set] = defaultdict(set)
     for t in triples:
         s, o = name_key(t.subject), name_key(t.object)
         if s != o:
             expected[(s, t.relation, o)].add(t.chunk_id)
-    edges = {(e.source, e.relation, e.target): e for e in parts.edges}
+    edges = {(e.source, e.relation, e.target): e for e in graph.edges_as_given()}
     assert edges.keys() == expected.keys()
     for key, edge in edges.items():
         assert edge.weight == len(expected[key])
@@ -46,7 +46,7 @@ def test_edge_weight_equals_its_distinct_source_chunks(triples):
 def test_display_name_is_the_most_frequent_surface_form():
     mentions = [Mention("auth service", "c1"), Mention("auth service", "c2"), Mention("AuthService", "c3"),
                 Mention("The Auth Service", "c4")]
-    graph, _ = assemble_graph(mentions, [], CONTEXT, Canonicalizer())
+    graph = assemble_graph(mentions, [], CONTEXT, Canonicalizer())
     assert graph.entity("authservice").name == "auth service"
     assert graph.entity("authservice").mentions == 4
 
@@ -57,8 +57,8 @@ def test_declared_relation_targets_resolve_to_the_note_they_name():
             DocumentRecord("notes/fix.md", "/x/fix.md", "Short token timeouts", "markdown", "h", "2024-05-03", (), ())]
     triples = [Triple("Login outage", "RESOLVED_BY", "fix.md", "c1", origin="declared",
                       subject_type="note", object_type="note")]
-    graph, parts = assemble_graph([], triples, CONTEXT, Canonicalizer(), notes=note_resolver(docs))
-    (edge,) = parts.edges
+    graph = assemble_graph([], triples, CONTEXT, Canonicalizer(), notes=note_resolver(docs))
+    (edge,) = graph.edges_as_given()
     assert (graph.name(edge.source), edge.relation, graph.name(edge.target)) == \
         ("Login outage", "RESOLVED_BY", "Short token timeouts")
 
@@ -66,6 +66,6 @@ def test_declared_relation_targets_resolve_to_the_note_they_name():
 def test_user_alias_merges_endpoints_into_one_node():
     triples = [Triple("billing service", "backed_by", "Postgres", "c1"),
                Triple("ledger", "backed_by", "PostgreSQL", "c2")]
-    graph, parts = assemble_graph([], triples, CONTEXT, Canonicalizer(user_aliases={"Postgres": "PostgreSQL"}))
-    assert {e.target for e in parts.edges} == {"postgresql"}
+    graph = assemble_graph([], triples, CONTEXT, Canonicalizer(user_aliases={"Postgres": "PostgreSQL"}))
+    assert {e.target for e in graph.edges_as_given()} == {"postgresql"}
     assert graph.resolve("Postgres") == "postgresql"

@@ -47,23 +47,6 @@ NOT_THE_SETTING = {
     ("workbench.mcp_server.MAX_HOPS", "MAX_HOPS"): "the deepest neighbourhood an agent may ask for, not a path's length",
 }
 
-#: Restatements in modules the lead is rewriting (the passage layer's options move to
-#: settings.graph there); each entry is deleted when its module is rewritten.
-PENDING = {
-    ("workbench.assemble.PassageOptions", "max_entity_passages"),
-    ("workbench.assemble.PassageOptions", "relation_weight"),
-    ("workbench.assemble.PassageOptions", "synonym_threshold"),
-    ("workbench.assemble.PassageOptions", "title_link_weight"),
-    ("workbench.passages.PassageLayer", "relation_weight"),
-    ("workbench.passages.PassageLayer", "title_link_weight"),
-    ("workbench.passages.link_passages", "max_entity_passages"),
-    ("workbench.passages.link_passages", "relation_weight"),
-    ("workbench.passages.link_passages", "synonym_threshold"),
-    ("workbench.passages.link_passages", "title_link_weight"),
-    ("workbench.passages.synonym_pairs", "threshold"),
-}
-
-
 def settings_defaults() -> dict[str, list[tuple[str, Any]]]:
     """Field name -> [("section.field", default)] for every setting with a default that is not None."""
     found: dict[str, list[tuple[str, Any]]] = {}
@@ -236,7 +219,7 @@ MODULES = core_modules()
 
 
 def excused(where: str, name: str) -> bool:
-    return (where, name) in NOT_THE_SETTING or (where, name) in PENDING
+    return (where, name) in NOT_THE_SETTING
 
 
 def test_no_public_signature_restates_a_default_the_settings_own():
@@ -248,11 +231,11 @@ def test_no_module_constant_restates_a_default_the_settings_own():
     assert restated_constants(MODULES, skip=excused) == []
 
 
-def test_the_pending_and_excused_entries_still_name_a_restatement():
-    # An entry whose restatement is gone (its module rewritten) is deleted from the list.
+def test_the_excused_entries_still_name_a_restatement():
+    # An entry whose restatement is gone is deleted from the list.
     everything = restated_defaults(MODULES) + restated_constants(MODULES)
     assert {(line.split(": ")[0], line.split(": ")[1].split("=")[0]) for line in everything} == \
-        set(NOT_THE_SETTING) | PENDING
+        set(NOT_THE_SETTING)
 
 
 @pytest.mark.parametrize("source", [

@@ -342,3 +342,25 @@ def test_each_backend_tells_which_names_its_vocabulary_covers_as_torch_does(back
     names = ["令牌缓存", "认证服务", "Auth Service", "Redis 缓存", "the very long name of the payments reconciliation service"]
     assert backend_embedder(backend).represents(names) == torch_embedder.represents(names) == [False, False, True, True,
                                                                                              True]
+
+
+def test_model_fingerprint_is_kept_while_the_files_stand(tmp_path):
+    from workbench.embedding.exported import _fingerprint
+
+    model = tmp_path / "model"
+    (model / "1_Pooling").mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json"):
+        (model / name).write_text("{}", encoding="utf-8")
+    weights = model / "model.safetensors"
+    weights.write_bytes(b"weights one")
+    cache = tmp_path / "cache"
+    first = _fingerprint(model, "onnx-int8-x", cache)
+    assert _fingerprint(model, "onnx-int8-x", None) == first  # the memo gives what hashing gives
+    assert len(json.loads((cache / "fingerprints.json").read_text())) == 1
+    os.utime(weights, ns=(1, 1))
+    weights.write_bytes(b"weights two")  # another model in place: its time moved, so it is hashed again
+    second = _fingerprint(model, "onnx-int8-x", cache)
+    assert second != first and second == _fingerprint(model, "onnx-int8-x", None)
+    assert _fingerprint(model, "openvino-x", cache) != second  # the tag is part of it
+    (cache / "fingerprints.json").write_text("not json", encoding="utf-8")
+    assert _fingerprint(model, "onnx-int8-x", cache) == second  # a damaged memo is only a miss

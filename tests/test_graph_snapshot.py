@@ -21,9 +21,8 @@ from workbench.scope import scoped
 
 
 def derived_fresh(ws):
-    """The graph and its parts derived from the record in this process, the snapshot left aside."""
-    graph, parts = ws.assemble_from_record()
-    return SimpleNamespace(graph=graph, parts=parts)
+    """The graph derived from the record in this process, the snapshot left aside."""
+    return SimpleNamespace(graph=ws.assemble_from_record())
 
 
 def test_ingest_leaves_a_snapshot_for_the_record_as_it_is(sample_copy):
@@ -52,8 +51,7 @@ def test_a_fresh_process_loads_the_snapshot_identical_to_a_derivation(sample_cop
         assert loaded.passages_time == derived.graph.passages_time
         expected_merges = build_merges(fresh.store.mentions(), fresh.canonicalizer())
         assert fresh.merges() == expected_merges and expected_merges
-        assert fresh.parts.chunk_entities == derived.parts.chunk_entities
-        assert sorted(fresh.parts.edges, key=lambda e: (e.source, e.relation, e.target)) == derived.parts.edges
+        assert loaded.edges_as_given() == derived.graph.edges_as_given()
         seeds = {"redis": 1.0}
         assert loaded.personalized_pagerank(seeds) == derived.graph.personalized_pagerank(seeds)
         impact = loaded.impacted_by("Redis")
@@ -254,3 +252,31 @@ def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_copy):
     assert load_snapshot(ws.path, ws._snapshot_key(ws._derive_key())).graph.entities() == ws.graph.entities()
     assert not (ws.path / "keywords.npz").exists()  # removed, made again by the next search
     assert retrieve(ws, "redis", mode="keyword", k=3).hits
+
+
+def test_preload_reads_the_snapshot_and_the_name_index_in_a_thread(sample_copy):
+    ws, _ = sample_copy
+    fresh = reopened(ws)
+    try:
+        assert fresh._derived is None and fresh.entity_vectors._loaded is None
+        fresh.preload()
+        fresh._builder.join(60)
+        assert fresh.snapshot_status == "loaded" and fresh._derived is not None  # no caller asked for the graph
+        assert fresh.entity_vectors._loaded is not None
+        thread = fresh._builder
+        fresh.preload()  # current now: nothing started again
+        assert fresh._builder is thread
+    finally:
+        fresh.close()
+
+
+def test_preload_of_an_unreadable_snapshot_leaves_the_error_to_the_caller(sample_copy, capfd):
+    ws, _ = sample_copy
+    fresh = reopened(ws)
+    try:
+        fresh._derive = lambda: (_ for _ in ()).throw(RuntimeError("disk gone"))  # the thread's read fails
+        fresh.preload()
+        fresh._builder.join(60)
+        assert "Traceback" not in capfd.readouterr().err  # the caller's own read reports it
+    finally:
+        fresh.close()

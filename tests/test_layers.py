@@ -24,7 +24,7 @@ LAYERS = [
     {"file_formats", "loaders", "chunking", "extract", "name_keys", "merge_suggestions", "canon", "graph",
      "graph_walks", "passages", "ppr", "store", "vectors", "entity_vectors", "embedding", "sentences", "communities",
      "keyphrases", "episodes", "local_model", "note_neighbours", "installable", "outdated", "name_scan",
-     "corpus_limits"},
+     "corpus_limits", "file_hashes"},
     {"ingest", "assemble", "graph_snapshot", "workspace", "workspace_merges", "workspace_view", "scope", "summaries",
      "graph_questions", "timeline"},
     {"retrieve"},

@@ -90,10 +90,10 @@ def test_an_alias_changes_the_seeds_and_the_walk_of_the_next_query(research_work
 def test_a_rejected_synonym_leaves_the_walk():
     mentions = [Mention("Wiley-Blackwell", "c1", "name"), Mention("Wiley Blackwel", "c2", "name")]
     chunks = [("c1", "Wiley-Blackwell printed it."), ("c2", "Wiley Blackwel printed it.")]
-    kept, _ = assemble_graph(mentions, [], {}, Canonicalizer(), chunk_texts=chunks)
+    kept = assemble_graph(mentions, [], {}, Canonicalizer(), chunk_texts=chunks)
     assert [(a, b) for a, b, _ in kept.passages.synonyms] == [("wileyblackwel", "wileyblackwell")]
-    rejected, _ = assemble_graph(mentions, [], {}, Canonicalizer(), chunk_texts=chunks,
-                                 rejected={("wileyblackwel", "wileyblackwell")})
+    rejected = assemble_graph(mentions, [], {}, Canonicalizer(), chunk_texts=chunks,
+                              rejected={("wileyblackwel", "wileyblackwell")})
     assert rejected.passages.synonyms == ()
     assert kept.pagerank_index().transition_t.nnz > rejected.pagerank_index().transition_t.nnz
 

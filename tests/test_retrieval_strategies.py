@@ -226,3 +226,16 @@ def test_warm_builds_the_indexes_a_first_query_needs(make_workspace, tmp_path):
     indexes = warm(ws)
     assert indexes is indexes_for(ws) and "keyword" in vars(indexes) and "entity_chunks" in vars(indexes)
     assert indexes.keyword.search("elasticsearch", 5)
+
+
+def test_entity_chunks_is_the_mention_map_of_the_passage_layer(sample_workspace):
+    from collections import defaultdict
+
+    from workbench.retrieve.cache import indexes_for
+
+    expected = defaultdict(list)
+    for cid, keys in sample_workspace.graph.passages.entities_of.items():
+        for key in keys:
+            expected[key].append(cid)
+    found = indexes_for(sample_workspace).entity_chunks
+    assert found and dict(found) == {key: tuple(sorted(ids)) for key, ids in expected.items()}

@@ -1,7 +1,8 @@
 """Stored mentions and triples -> canonical entities and cited edges -> a :class:`ContextGraph`.
 
-The graph is derived, never stored: it is rebuilt from the SQLite record whenever the
-workspace changes, so merges, splits and removals show at once and cannot drift.
+The graph is derived from the SQLite record, never edited: each write step derives it again, so
+merges, splits and removals show at once and cannot drift, and :mod:`workbench.graph_snapshot`
+keeps it for the next process.
 """
 
 from __future__ import annotations
@@ -13,22 +14,23 @@ from typing import Callable, Collection, Iterable, Iterator, Mapping
 
 from .canon import Canonicalizer, display_form, name_key
 from .extract.names import GENERIC_TYPES, title_surface
-from .graph import ContextGraph
+from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
 from .model import Edge, Entity, Mention, Triple
-from .passages import NameScan, PassageLayer, link_passages
+from .passages import NameScan, link_passages
+from .settings import setting_default
 from .store import DocumentRecord
 
-__all__ = ["GraphParts", "LazyMapping", "PassageOptions", "assemble_graph", "note_resolver", "type_rank"]
+__all__ = ["LazyMapping", "PassageOptions", "assemble_graph", "note_resolver", "type_rank"]
 
 
 @dataclass(frozen=True)
 class PassageOptions:
     """How passages are linked into the graph: the ``graph`` settings that shape the walk."""
 
-    max_entity_passages: int = 200
-    title_link_weight: float = 2.0
-    synonym_threshold: float = 0.8
-    relation_weight: float = 1.0
+    max_entity_passages: int = setting_default("graph.max_entity_passages")
+    title_link_weight: float = setting_default("graph.title_link_weight")
+    synonym_threshold: float = setting_default("graph.synonym_threshold")
+    relation_weight: float = setting_default("graph.relation_weight")
 
     @classmethod
     def from_settings(cls, graph_settings) -> PassageOptions:
@@ -46,17 +48,6 @@ def type_rank(entity_type: str) -> int:
     if entity_type in GENERIC_TYPES:
         return 2 + GENERIC_TYPES.index(entity_type)
     return 1 if entity_type == "concept" else 0
-
-
-@dataclass
-class GraphParts:
-    """Everything derived from the record: entities, edges and which chunks mention what."""
-
-    entities: dict[str, Entity]
-    edges: list[Edge]
-    chunk_entities: dict[str, frozenset[str]]
-    """Chunk id -> keys of the entities it mentions, names or is titled by (the passage layer)."""
-    passages: PassageLayer | None = None
 
 
 class LazyMapping(Mapping[str, str]):
@@ -128,7 +119,7 @@ def assemble_graph(
     passage_options: PassageOptions | None = None,
     rejected: Collection[tuple[str, str]] = (),
     previous_scan: NameScan | None = None,
-) -> tuple[ContextGraph, GraphParts]:
+) -> ContextGraph:
     """Build the context graph from stored mentions and triples.
 
     ``chunk_context`` maps chunk ids to ``(document id, timestamp)``. An edge's chunks are the
@@ -222,9 +213,8 @@ def assemble_graph(
         if rejected:
             kept = tuple(pair for pair in layer.synonyms if pair[:2] not in rejected)
             layer = replace(layer, synonyms=kept)
-    kwargs = {"impact_relations": tuple(impact_relations)} if impact_relations is not None else {}
-    graph = ContextGraph(entities.values(), edges, key_of=canonicalizer.key, passages=layer, **kwargs)
-    graph.passages_document = {cid: doc for cid, (doc, _) in chunk_context.items() if doc}
-    graph.passages_time = {cid: ts for cid, (_, ts) in chunk_context.items() if ts}
-    chunk_links = layer.entities_of if layer is not None else {c: frozenset(k) for c, k in chunk_entities.items()}
-    return graph, GraphParts(entities, edges, dict(chunk_links), layer)
+    return ContextGraph(entities.values(), edges,
+                        DEFAULT_IMPACT_RELATIONS if impact_relations is None else tuple(impact_relations),
+                        key_of=canonicalizer.key, passages=layer,
+                        passage_documents={cid: doc for cid, (doc, _) in chunk_context.items() if doc},
+                        passage_times={cid: ts for cid, (_, ts) in chunk_context.items() if ts})

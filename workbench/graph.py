@@ -116,6 +116,12 @@ class ContextGraph(GraphWalks):
     passages : PassageLayer, optional
         The passages (chunks) and the entities each mentions: nodes of the graph that
         PageRank walks (:meth:`pagerank_index`), not of :attr:`nx`.
+    passage_documents, passage_times : mapping, optional
+        Chunk id -> its document id, and -> its timestamp: the provenance and time span of the
+        co-mention edges derived from passages (:meth:`comention_edges`).
+    pagerank_index : PageRankIndex, optional
+        The index :meth:`pagerank_index` would build, kept by a snapshot; its nodes must be the
+        entities then the passages, in order (else ``ValueError``).
 
     Attributes
     ----------
@@ -126,7 +132,8 @@ class ContextGraph(GraphWalks):
     Raises
     ------
     ValueError
-        On a duplicate entity key, a duplicate edge, or an edge to an unknown entity.
+        On a duplicate entity key, a duplicate edge, an edge to an unknown entity, or a
+        ``pagerank_index`` of other nodes.
     """
 
     def __init__(
@@ -137,6 +144,9 @@ class ContextGraph(GraphWalks):
         *,
         key_of: Callable[[str], str] | None = None,
         passages: PassageLayer | None = None,
+        passage_documents: Mapping[str, str] | None = None,
+        passage_times: Mapping[str, str] | None = None,
+        pagerank_index: PageRankIndex | None = None,
     ) -> None:
         self.impact_relations = tuple(impact_relations)
         self._key_of = key_of
@@ -177,10 +187,15 @@ class ContextGraph(GraphWalks):
         self._passage_positions: tuple[list[str], np.ndarray] | None = None
         self._comention: list[Edge] | None = None
         self._centrality: dict[str, float] | None = None
-        #: Chunk id -> its document and its time, for the derived co-mention edges (set by assembly).
-        self.passages_document: dict[str, str] = {}
-        self.passages_time: dict[str, str] = {}
+        #: Chunk id -> its document and its time, for the derived co-mention edges.
+        self.passages_document: dict[str, str] = dict(passage_documents or {})
+        self.passages_time: dict[str, str] = dict(passage_times or {})
         self._projections: dict[tuple, nx.Graph] = {}
+        if pagerank_index is not None:
+            chunk_ids = sorted(self.passages.entities_of)
+            if pagerank_index.nodelist != list(self._entity) + [("p", cid) for cid in chunk_ids]:
+                raise ValueError("the PageRank index's nodes are not this graph's entities and passages")
+            self._pagerank = pagerank_index
 
     @property
     def nx(self) -> nx.MultiDiGraph:
@@ -239,6 +254,11 @@ class ContextGraph(GraphWalks):
             self._ordered = [edge for key in self._entity if key in by_source
                              for group in by_source[key].values() for edge in group]
         return self._ordered
+
+    def edges_as_given(self) -> list[Edge]:
+        """Every edge (co-mention included) in the order the graph was built with: what a snapshot
+        keeps, so the graph it loads is built edge for edge as this one was."""
+        return list(self._edge_list)
 
     def out_edges(self, key: str) -> list[Edge]:
         """The edges leaving ``key`` (co-mention included), in graph order."""
@@ -497,19 +517,6 @@ class ContextGraph(GraphWalks):
                 keys, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
                 np.array(weights, dtype=np.float64))
         return self._entity_pagerank
-
-    def adopt_pagerank_index(self, index: PageRankIndex) -> None:
-        """Use ``index`` as this graph's :meth:`pagerank_index` (one a snapshot kept for it).
-
-        Raises
-        ------
-        ValueError
-            If its nodes are not this graph's entities then passages, in that order.
-        """
-        chunk_ids = sorted(self.passages.entities_of)
-        if index.nodelist != list(self._entity) + [("p", cid) for cid in chunk_ids]:
-            raise ValueError("the PageRank index's nodes are not this graph's entities and passages")
-        self._pagerank = index
 
     def centrality(self) -> dict[str, float]:
         """Each entity's PageRank in the whole graph (passages included), with no seed: how

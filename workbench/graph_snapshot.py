@@ -18,9 +18,8 @@ Examples
 >>> import tempfile
 >>> from workbench.model import Edge, Entity
 >>> graph = ContextGraph([Entity("a", "A"), Entity("b", "B")], [Edge("a", "uses", "b", chunk_ids=("c1",))])
->>> parts = GraphParts({e.key: e for e in graph.entities()}, graph.edges(), {}, graph.passages)
 >>> folder = Path(tempfile.mkdtemp())
->>> _ = save_snapshot(folder, "key-1", graph, parts, [])
+>>> _ = save_snapshot(folder, "key-1", graph, [])
 >>> loaded = load_snapshot(folder, "key-1")
 >>> [(e.source, e.relation, e.target, e.chunk_ids) for e in loaded.graph.edges()]
 [('a', 'uses', 'b', ('c1',))]
@@ -40,7 +39,6 @@ import numpy as np
 
 from . import array_file
 from .array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
-from .assemble import GraphParts
 from .graph import ContextGraph
 from .model import Edge, Entity, Merge, SurfaceForm
 from .passages import NameMatcher, PassageLayer
@@ -63,18 +61,17 @@ class GraphSnapshot:
     """What the derivation made, as loaded from (or saved to) the snapshot."""
 
     graph: ContextGraph
-    parts: GraphParts
     merges: list[Merge]
 
 
-def _graph_arrays(graph: ContextGraph, parts: GraphParts, merges: Sequence[Merge]) -> dict[str, np.ndarray]:
+def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.ndarray]:
     entities = graph.entities()
     keys = [e.key for e in entities]
     layer = graph.passages
     extra = sorted({k for ks in layer.entities_of.values() for k in ks} - set(keys))  # none, in practice
     every_key = keys + extra
     at = {key: i for i, key in enumerate(every_key)}
-    edges = parts.edges  # the assembled order, so the graph is rebuilt edge for edge as it was
+    edges = graph.edges_as_given()  # the assembled order, so the graph is rebuilt edge for edge as it was
     chunk_ids = sorted(layer.entities_of)
     links, link_offsets = ragged([sorted(at[k] for k in layer.entities_of[cid]) for cid in chunk_ids])
     index = graph.pagerank_index()
@@ -115,13 +112,13 @@ def snapshot_counts(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, i
             "comention_edges": graph.number_of_edges() - relation_edges, "merges": len(merges)}
 
 
-def save_snapshot(folder: Path, key: str, graph: ContextGraph, parts: GraphParts, merges: Sequence[Merge]) -> Path:
+def save_snapshot(folder: Path, key: str, graph: ContextGraph, merges: Sequence[Merge]) -> Path:
     """Write the snapshot of ``graph`` for derivation ``key`` into ``folder``, atomically.
 
     The PageRank index is built first if the graph has none yet. Returns the file's path.
     """
     path = Path(folder) / FILE_NAME
-    write_array_file(path, KIND, FORMAT, key, _graph_arrays(graph, parts, merges),
+    write_array_file(path, KIND, FORMAT, key, _graph_arrays(graph, merges),
                      extra={"counts": snapshot_counts(graph, merges)})
     return path
 
@@ -208,9 +205,6 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
         synonyms=tuple((a, b, s) for a, b, s in pas["synonyms"]),
         matcher=NameMatcher.from_table(pas["matcher"]),
         title_link_weight=pas["title_link_weight"], relation_weight=pas["relation_weight"])
-    graph = ContextGraph(entities, edges, meta["impact_relations"], key_of=key_of, passages=layer)
-    graph.passages_document = meta["passages_document"]
-    graph.passages_time = meta["passages_time"]
     import scipy.sparse as sp  # here: `stats` reads the manifest alone
 
     from .ppr import PageRankIndex
@@ -218,10 +212,11 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
     nodelist = keys + [("p", cid) for cid in chunk_ids]
     n = len(nodelist)
     transition = sp.csr_array((arrays["ppr_data"], arrays["ppr_indices"], arrays["ppr_indptr"]), shape=(n, n))
-    graph.adopt_pagerank_index(PageRankIndex.from_transition(nodelist, transition, arrays["ppr_order"],
-                                                             arrays["ppr_dangling"]))
+    index = PageRankIndex.from_transition(nodelist, transition, arrays["ppr_order"], arrays["ppr_dangling"])
+    graph = ContextGraph(entities, edges, meta["impact_relations"], key_of=key_of, passages=layer,
+                         passage_documents=meta["passages_document"], passage_times=meta["passages_time"],
+                         pagerank_index=index)
     merges = [Merge(canonical=m["canonical"], key=m["key"], reasons=list(m["reasons"]),
                     surface_forms=[SurfaceForm(f, c, tuple(ids)) for f, c, ids in m["forms"]])
               for m in from_text(arrays["table_merges"])]
-    parts = GraphParts({e.key: e for e in entities}, edges, dict(entities_of), layer)
-    return GraphSnapshot(graph, parts, merges)
+    return GraphSnapshot(graph, merges)

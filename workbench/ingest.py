@@ -41,7 +41,8 @@ from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows
 from .extract.llm import LLMError, client_from_settings
 from .extract.notes import NEAREST_NOTES
 from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
-from .loaders import LoadError, LoadProblem, file_digest, load_paths, resolved_path
+from .file_hashes import FileHashes
+from .loaders import LoadError, LoadProblem, load_paths, resolved_path
 from . import note_neighbours
 from .model import Chunk, Document, Triple
 from .note_neighbours import refresh_note_neighbours
@@ -305,12 +306,13 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     t = time.perf_counter()
     stored_digests = store.file_digests()
     digests: dict[str, str] = {}
+    hashes = FileHashes(store.file_hashes())  # a file whose stat is unchanged is not read again
 
     def already_stored(file: Path) -> bool:
-        digest = file_digest(file)
+        source = resolved_path(file)
+        digest = hashes.digest(file, source)
         if digest is None:
             return False
-        source = resolved_path(file)
         digests[source] = keyed(digest)
         return stored_digests.get(source) == digests[source]
 
@@ -353,6 +355,8 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     fresh = {path: digest for path, digest in digests.items() if path in clean and stored_digests.get(path) != digest}
     if fresh or removed:
         store.record_file_digests(fresh)
+    if hashes.reads or removed:
+        store.record_file_hashes(hashes.read_now())
     report.seconds = time.perf_counter() - started
     return report
 

@@ -29,7 +29,6 @@ notes/logo.png: skipped: unsupported extension .png
 from __future__ import annotations
 
 import codecs
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -49,7 +48,6 @@ __all__ = [
     "LoadResult",
     "SPECIAL_FOLDERS",
     "check_paths",
-    "file_digest",
     "iter_files",
     "load_file",
     "resolved_path",
@@ -364,24 +362,3 @@ def _decode(data: bytes, file_id: str, problems: list[LoadProblem]) -> str:
         ))
         text = data.decode("utf-8", errors="workbench_latin_fallback")
     return normalise_newlines(text)
-
-
-# ---------------------------------------------------------------------- documents
-
-
-def file_digest(path: Path) -> str | None:
-    """SHA-256 of a loadable file's bytes; None for anything else (missing, unreadable, not a
-    regular file, such as a FIFO that would block, an unsupported extension, too large).
-
-    >>> file_digest(Path("/no/such/file.md")) is None
-    True
-    """
-    try:
-        info = os.stat(path)
-        if (not stat.S_ISREG(info.st_mode) or path.suffix.lower() not in SUPPORTED_EXTENSIONS
-                or info.st_size > MAX_FILE_BYTES):
-            return None
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return None

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .extract.names import STOP_NAMES, name_words
+from .settings import setting_default
 
 _ARTICLES = ("the ", "a ", "an ")
 #: Texts of at most this many words (a question) are read without the matcher's prefix set.
@@ -192,8 +193,8 @@ class PassageLayer:
     """``(key, key, trigram similarity)`` of near-identical names, sorted."""
     matcher: NameMatcher = field(repr=False, compare=False)
     """Finds known names in a query."""
-    title_link_weight: float = 2.0
-    relation_weight: float = 1.0
+    title_link_weight: float = setting_default("graph.title_link_weight")
+    relation_weight: float = setting_default("graph.relation_weight")
     """Weight in the walk of a cited relation edge per corroborating chunk, against 1 for a mention."""
     scan: NameScan | None = field(default=None, repr=False, compare=False)
     """The names found in each passage's text, for the next derivation (None when not kept)."""
@@ -220,11 +221,11 @@ def link_passages(
     mentioned: Mapping[str, Iterable[str]],
     forms: Mapping[str, Iterable[str]],
     title_of: Mapping[str, str],
-    max_entity_passages: int = 200,
-    title_link_weight: float = 2.0,
-    synonym_threshold: float = 0.8,
+    max_entity_passages: int = setting_default("graph.max_entity_passages"),
+    title_link_weight: float = setting_default("graph.title_link_weight"),
+    synonym_threshold: float = setting_default("graph.synonym_threshold"),
     names: Mapping[str, str] | None = None,
-    relation_weight: float = 1.0,
+    relation_weight: float = setting_default("graph.relation_weight"),
     previous: NameScan | None = None,
 ) -> PassageLayer:
     """Link every passage to the entities it mentions, names or is titled by.
@@ -296,7 +297,7 @@ def _trigrams(words: str) -> set[str]:
     return {padded[i:i + 3] for i in range(len(padded) - 2)}
 
 
-def synonym_pairs(names: Mapping[str, str], threshold: float = 0.8) -> list[tuple[str, str, float]]:
+def synonym_pairs(names: Mapping[str, str], threshold: float = setting_default("graph.synonym_threshold")) -> list[tuple[str, str, float]]:
     """Pairs of entity keys whose names are near-identical, compared within a shared first word.
 
     >>> synonym_pairs({"wileyblackwell": "Wiley-Blackwell", "wileyblackwel": "Wiley Blackwel", "oslo": "Oslo"})

@@ -31,7 +31,6 @@ from .name_scan import load_name_scan
 from .workspace import ChunkNotFound, Workspace
 
 if TYPE_CHECKING:
-    from .assemble import GraphParts
     from .embedding import Embedder
     from .entity_vectors import EntityVectors
     from .graph import ContextGraph
@@ -56,7 +55,7 @@ def document_matches(document_id: str, filters: Sequence[str]) -> bool:
 
 
 #: Store methods that write: a scoped view refuses them.
-_WRITERS = frozenset({"transaction", "set_meta", "replace_documents", "delete_documents", "record_file_digests",
+_WRITERS = frozenset({"transaction", "set_meta", "replace_documents", "delete_documents", "record_file_digests", "record_file_hashes",
                       "replace_candidates", "record", "cache_embeddings", "replace_summaries", "close"})
 
 
@@ -176,7 +175,7 @@ class ScopedWorkspace:
         self.entity_vectors = cast("EntityVectors", ScopedEntityVectors(workspace.entity_vectors,
                                                                           in_scope=lambda key: key in self.graph))
         self._vectors = cast("VectorIndex", ScopedVectors(workspace.vectors, document_ids))
-        self._derived: tuple[tuple, ContextGraph, GraphParts] | None = None
+        self._derived: tuple[tuple, ContextGraph] | None = None
         self._derive_lock = threading.Lock()
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = workspace._prefetched
@@ -201,26 +200,25 @@ class ScopedWorkspace:
     def version(self) -> int:
         return self.store.version
 
-    def _derive(self) -> tuple[ContextGraph, GraphParts]:
+    def _derive(self) -> ContextGraph:
         """The scope's graph, derived again when the record or the graph settings change."""
         key = self._workspace._derive_key()  # the record's version and the graph settings, as the workspace's
         with self._derive_lock:
             if self._derived is None or self._derived[0] != key:
                 # Workspace.assemble_from_record reads only the store, the settings and the
                 # canonicalizer of its workspace: run over this view, it derives the scope's graph.
-                graph, parts = Workspace.assemble_from_record(
+                graph = Workspace.assemble_from_record(
                     self,  # type: ignore[arg-type]
                     previous_scan=load_name_scan(self.path), canonicalizer=self.canonicalizer())
-                self._derived = (key, graph, parts)
-            return self._derived[1], self._derived[2]
+                self._derived = (key, graph)
+            return self._derived[1]
 
     @property
     def graph(self) -> ContextGraph:
-        return self._derive()[0]
+        return self._derive()
 
-    @property
-    def parts(self) -> GraphParts:
-        return self._derive()[1]
+    def preload(self) -> None:
+        """Nothing: a scope's graph is derived from the record when first asked, never loaded."""
 
     def chunk(self, chunk_id: str) -> Chunk:
         found = self.store.chunks([chunk_id])

@@ -17,7 +17,7 @@ import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -104,6 +104,9 @@ CREATE TABLE IF NOT EXISTS rejected_suggestions (a TEXT NOT NULL, b TEXT NOT NUL
 CREATE TABLE IF NOT EXISTS merge_log (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (source_path TEXT PRIMARY KEY, digest TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS file_hashes (
+    source_path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hashed_ns INTEGER NOT NULL,
+    digest TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS embeddings (
     hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
 CREATE TABLE IF NOT EXISTS note_vectors (
@@ -312,6 +315,19 @@ class Store:
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?)", list(digests.items()))
             db.execute("DELETE FROM files WHERE source_path NOT IN (SELECT source_path FROM documents)")
+
+    def file_hashes(self) -> dict[str, tuple[int, int, int, str]]:
+        """Source path -> ``(size, mtime_ns, hashed_ns, digest)``: what its file's ``stat`` showed
+        when it was last hashed, and the digest (:mod:`workbench.file_hashes`)."""
+        return {row[0]: tuple(row[1:]) for row in self.db.execute(
+            "SELECT source_path, size, mtime_ns, hashed_ns, digest FROM file_hashes")}
+
+    def record_file_hashes(self, hashed: Mapping[str, tuple[int, int, int, str]]) -> None:
+        """Keep the files hashed by an ingest; forget those that hold no stored document."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO file_hashes VALUES (?, ?, ?, ?, ?)",
+                           [(source, *row) for source, row in hashed.items()])
+            db.execute("DELETE FROM file_hashes WHERE source_path NOT IN (SELECT source_path FROM documents)")
 
     # -- chunks ------------------------------------------------------------------------
     _CHUNK_COLS = 'id, document_id, ordinal, text, start, "end", timestamp, speaker'

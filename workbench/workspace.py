@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
-from .assemble import GraphParts, LazyMapping, PassageOptions, assemble_graph, note_resolver
+from .assemble import LazyMapping, PassageOptions, assemble_graph, note_resolver
 from .canon import NAME_KEY_VERSION, Canonicalizer, FormTally, build_merges
 from .embedding import Embedder, embedder_from_settings
 from .entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
@@ -77,7 +77,6 @@ class ChunkNotFound(KeyError):
 class _Derived:
     version: tuple
     graph: ContextGraph
-    parts: GraphParts
     merges: list[Merge] | None = None
     """The merge record, when the snapshot held it (else derived on first use)."""
 
@@ -409,7 +408,7 @@ class Workspace(MergeSteps):
             try:
                 snapshot = load_snapshot(self.path, key, key_of=self.canonicalizer().key)
                 self.snapshot_status = "loaded"
-                return _Derived(version, snapshot.graph, snapshot.parts, snapshot.merges)
+                return _Derived(version, snapshot.graph, snapshot.merges)
             except SnapshotUnusable as exc:
                 self.snapshot_status = f"rebuilt: {exc}"
         writing = self.keeps_snapshot and self._try_write_lock()
@@ -422,16 +421,16 @@ class Workspace(MergeSteps):
             # passage last time are reused where they stand (workbench.name_scan).
             canonicalizer = self.canonicalizer()  # one, so each surface is resolved once
             tally = FormTally(canonicalizer) if writing else None
-            graph, parts = self.assemble_from_record(
+            graph = self.assemble_from_record(
                 version[1], mentions=tally.tap(self.store.iter_mentions()) if tally is not None else None,
                 previous_scan=load_name_scan(self.path), canonicalizer=canonicalizer)
-            derived = _Derived(version, graph, parts)
+            derived = _Derived(version, graph)
             if tally is not None:
                 derived.merges = tally.merges()
                 try:
-                    save_snapshot(self.path, key, graph, parts, derived.merges)
-                    if parts.passages is not None and parts.passages.scan is not None:
-                        save_name_scan(self.path, parts.passages.scan)
+                    save_snapshot(self.path, key, graph, derived.merges)
+                    if graph.passages.scan is not None:
+                        save_name_scan(self.path, graph.passages.scan)
                 except OSError:  # a full disk, a read-only folder: the next write step tries again
                     pass
             return derived
@@ -442,7 +441,7 @@ class Workspace(MergeSteps):
     def assemble_from_record(self, options: PassageOptions | None = None,
                              mentions: Iterable[Mention] | None = None,
                              previous_scan: NameScan | None = None,
-                             canonicalizer: Canonicalizer | None = None) -> tuple[ContextGraph, GraphParts]:
+                             canonicalizer: Canonicalizer | None = None) -> ContextGraph:
         """The graph derived from the record now (its ``mentions``, when read already), the snapshot
         left aside (what a write step does); ``previous_scan`` spares reading passages again."""
         return assemble_graph(
@@ -487,9 +486,25 @@ class Workspace(MergeSteps):
         builder.join(wait)
         return None if builder.is_alive() else self.graph
 
-    @property
-    def parts(self) -> GraphParts:
-        return self._derive().parts
+    def preload(self) -> None:
+        """Start reading what a first query needs from disk, the graph (from its snapshot) and the
+        entity-name index, in a background thread, unless the graph is current. The caller loads
+        the model meanwhile: a fresh process's first graphrag query does the two at once."""
+        derived = self._derived
+        if derived is not None and derived.version == self._derive_key():
+            return
+
+        def load() -> None:
+            try:
+                self._derive()
+                self.entity_vectors.version()
+            except Exception:  # noqa: BLE001 - the caller's own read does it again and reports what failed
+                pass
+
+        with self._builder_lock:
+            if self._builder is None or not self._builder.is_alive():
+                self._builder = threading.Thread(target=load, name="preload", daemon=True)
+                self._builder.start()
 
     @property
     def version(self) -> int:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .assemble import GraphParts
     from .canon import Canonicalizer
     from .embedding import Embedder
     from .entity_vectors import EntityVectors
@@ -61,10 +60,6 @@ class WorkspaceView(Protocol):
         """The context graph of the record as it is now."""
 
     @property
-    def parts(self) -> GraphParts:
-        """What the graph was derived from: entities, edges and which chunks mention what."""
-
-    @property
     def version(self) -> int:
         """The record's version: it changes with every write."""
 
@@ -90,4 +85,8 @@ class WorkspaceView(Protocol):
 
     def ensure_entity_vectors(self) -> None:
         """Have the entity-name vectors match the graph before a search reads them."""
+        ...
+
+    def preload(self) -> None:
+        """Start reading what a first query needs (the graph, the name index) in the background."""
         ...

@@ -39,13 +39,19 @@ from .perf import bench_queries, title_questions
 
 __all__ = ["SUFFIXES", "perturb", "scale_corpus", "bench_scale"]
 
-#: The syllable each copy after the first appends to every capitalised word.
-SUFFIXES = ("ar", "el", "on", "is", "ur", "an", "et", "ov", "ix", "ad", "em", "os", "ul", "ip", "ek")
+_SYLLABLES = ("ar", "el", "on", "is", "ur", "an", "et", "ov", "ix", "ad", "em", "os", "ul", "ip", "ek")
+#: What each copy after the first appends to every capitalised word: one syllable for copies 1-15
+#: (the 61k run), then two (copy 33 of a 200k run: "elon").
+SUFFIXES = _SYLLABLES + tuple(a + b for a in _SYLLABLES for b in _SYLLABLES)
 _CAPITALISED = regex.compile(r"\b(\p{Lu}\p{Ll}+)\b")
 
 
 def perturb(text: str, copy: int) -> str:
-    """``text`` with copy ``copy``'s syllable after every capitalised word (copy 0 unchanged)."""
+    """``text`` with copy ``copy``'s suffix after every capitalised word (copy 0 unchanged).
+
+    >>> perturb("Paris is in France.", 1), perturb("Paris", 33)
+    ('Parisar is in Francear.', 'Pariselon')
+    """
     if copy == 0:
         return text
     suffix = SUFFIXES[copy - 1]

@@ -341,7 +341,7 @@ def _register_scale(sub, common) -> None:
     p.add_argument("--data", type=Path, default=DEFAULT_INGEST_DATA,
                    help="benchmark folder with corpus.jsonl (default ../shared/bench/2wikimultihopqa)")
     p.add_argument("--copies", type=int, default=10,
-                   help="copies of the corpus (default 10: about 60k passages; 0 skips this run)")
+                   help="copies of the corpus (default 10: about 60k passages; 33: about 200k; at most 241; 0 skips this run)")
     p.add_argument("--notes", type=int, default=0,
                    help="also ingest this many generated one-paragraph notes, then add one (20000: a note vault)")
     p.add_argument("--file-mb", type=float, default=0,

@@ -283,6 +283,7 @@ class GraphRAGRetriever:
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
+        ws.preload()  # a fresh process reads the graph and the name index while the model loads
         try:
             with timer("embed"):
                 vector = embed_query(ws, query)
@@ -346,7 +347,7 @@ class GraphRAGRetriever:
             )
         with timer("provenance"):
             indexes = indexes_for(ws)
-            provenance = rank_provenance(ws.parts.chunk_entities, dict(top), indexes.entity_chunks,
+            provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
                                          indexes.relation_edges)[: k * OVERFETCH]
         with timer("hybrid"):
             hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)

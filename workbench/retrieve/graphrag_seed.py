@@ -102,7 +102,7 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
                 triples=graph_triples(ws, top, settings.max_triples))
         with timer("provenance"):
             indexes = indexes_for(ws)
-            provenance = rank_provenance(ws.parts.chunk_entities, dict(top), indexes.entity_chunks,
+            provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
                                          indexes.relation_edges)[: k * OVERFETCH]
         with timer("fuse"):
             ranks = {"provenance": {cid: r for r, (cid, _, _) in enumerate(provenance, 1)},

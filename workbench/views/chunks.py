@@ -72,7 +72,7 @@ def chunk_view(ws: WorkspaceView, chunk_id: str) -> ChunkView:
     siblings = {c.ordinal: c for c in ws.chunks(ws.store.chunk_ids_of([chunk.document_id]))}
     graph = ws.graph
     stated: dict[tuple[str, str, str], Hop] = {}
-    for key in ws.parts.chunk_entities.get(chunk_id, ()):
+    for key in ws.graph.passages.entities_of.get(chunk_id, ()):
         if key not in graph:
             continue
         for edge in graph.out_edges(key) + graph.in_edges(key):
