@@ -9,15 +9,13 @@ from hypothesis import strategies as st
 
 from workbench.canon import (
     Canonicalizer,
-    _embedding_pairs,
-    _string_pairs,
-    _string_pairs_reference,
     build_merges,
     display_form,
     display_names,
     name_key,
     suggest_merges,
 )
+from workbench.merge_suggestions import _embedding_pairs, _string_pairs, _string_pairs_reference
 from workbench.model import Mention
 
 

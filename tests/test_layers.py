@@ -21,11 +21,12 @@ PACKAGE = ROOT / "workbench"
 #: app.py, pages/ and ui.py sit above all of these, outside the package.
 LAYERS = [
     {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file", "allowed_paths", "gc_paused"},
-    {"loaders", "chunking", "extract", "canon", "graph", "passages", "ppr", "store", "vectors", "entity_vectors",
-     "embedding", "sentences", "communities", "keyphrases", "episodes", "local_model", "note_neighbours",
-     "installable", "outdated", "name_scan", "corpus_limits", "file_hashes"},
-    {"ingest", "assemble", "graph_snapshot", "workspace", "workspace_view", "scope", "summaries", "graph_questions",
-     "timeline"},
+    {"file_formats", "loaders", "chunking", "extract", "name_keys", "merge_suggestions", "canon", "graph",
+     "graph_walks", "passages", "ppr", "store", "vectors", "entity_vectors", "embedding", "sentences", "communities",
+     "keyphrases", "episodes", "local_model", "note_neighbours", "installable", "outdated", "name_scan",
+     "corpus_limits", "file_hashes"},
+    {"ingest", "assemble", "graph_snapshot", "workspace", "workspace_merges", "workspace_view", "scope", "summaries",
+     "graph_questions", "timeline"},
     {"retrieve"},
     # The answer: its material with citations, and the checks of the model's reply (which the
     # evaluation's answer stage reuses).

@@ -39,7 +39,7 @@ from .graph import EntityNotFound
 from . import graph_questions as ask
 from .retrieve import MODES, retrieve
 from .scope import ScopedWorkspace, document_matches, scoped
-from .settings import Settings
+from .settings import Settings, setting_default
 from .vectors import NeedsRepair
 from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
 
@@ -61,6 +61,8 @@ TOOL_NAMES = ("graphrag_search", "search_chunks", "impact", "neighbors", "get_ch
 
 #: Most hits a search tool returns.
 MAX_LIMIT = 100
+#: Hits a search tool returns when not told: the default of ``retrieval.k``.
+DEFAULT_LIMIT: int = setting_default("retrieval.k")
 #: Most hops a neighbourhood walk takes.
 MAX_HOPS = 5
 # A document filter is applied after retrieval: fetch this many times the limit so a narrow
@@ -156,7 +158,7 @@ def build_server(ws: Workspace) -> MCPServer:
 
     def graphrag_search(
         query: Query,
-        limit: Limit = 10,
+        limit: Limit = DEFAULT_LIMIT,
         documents: Annotated[list[str] | None, Field(
             description="Only hits from these documents: document ids ('architecture/login-flow.md') or "
                         "folder prefixes ('incidents/'). Omit for the whole corpus.")] = None,
@@ -170,7 +172,7 @@ def build_server(ws: Workspace) -> MCPServer:
     def search_chunks(
         query: Query,
         mode: Annotated[Mode, Field(description="Retrieval strategy: " + ", ".join(MODES) + ".")] = "hybrid",
-        limit: Limit = 10,
+        limit: Limit = DEFAULT_LIMIT,
     ) -> dict[str, Any]:
         """Ranked chunks for a query with one retrieval strategy, each with its citation and why it
         came back, plus the retrieval stats and the mode used."""

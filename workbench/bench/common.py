@@ -18,8 +18,10 @@ from ..progress import tqdm_progress
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-__all__ = ["PerfError", "RssSampler", "cached_vectors", "fresh_ingest", "graph_seconds", "passages_file"]
+__all__ = ["ROOT", "PerfError", "RssSampler", "cached_vectors", "fresh_ingest", "graph_seconds", "passages_file"]
 
+#: The project folder (its app.py, sample corpus and the shared benchmark data beside it).
+ROOT = Path(__file__).resolve().parents[2]
 
 class PerfError(ValueError):
     """A benchmark argument or input that cannot be used."""

@@ -34,7 +34,8 @@ import regex
 from ..embedding.static import StaticEmbedder
 from ..workspace import Workspace
 from .common import PerfError, fresh_ingest, passages_file
-from .perf import bench_app, bench_fresh_process, bench_queries, title_questions
+from .app_perf import bench_app, bench_fresh_process
+from .perf import bench_queries, title_questions
 
 __all__ = ["SUFFIXES", "perturb", "scale_corpus", "bench_scale"]
 
