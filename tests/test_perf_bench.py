@@ -12,7 +12,7 @@ from workbench.bench.perf import PerfError, bench_ppr, parse_sizes, percentile, 
 from workbench.cli import main
 from workbench.ppr import PageRankIndex
 
-from tests.conftest import BENCH
+from tests.conftest import BENCH, run_cli
 
 def test_random_digraph_has_exactly_the_requested_simple_edges():
     graph = random_digraph(300, 1200, seed=3)
@@ -241,3 +241,11 @@ def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_p
     assert 0 < big["co_mentioned_rows"] <= 40 * big["ingest"]["chunks"]  # extraction.max_comention_pairs a chunk
     again = write_big_markdown(tmp_path / "again.md", 0.02)
     assert again.read_bytes() == (tmp_path / "sizes-file-0.02mb" / "corpus" / "notebook.md").read_bytes()
+
+
+def test_perf_without_its_data_names_the_file_not_a_traceback(tmp_path):
+    done = run_cli("bench", "perf", "--sections", "fresh", "--ingest-data", str(tmp_path / "absent"),
+                   "--cache-dir", str(tmp_path / "cache"))
+    assert done.returncode == 2
+    assert str(tmp_path / "absent" / "corpus.jsonl") in done.stderr and "--ingest-data" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -209,7 +209,12 @@ def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=No
     ``cache_dir/perf-<set>-<hash>``; reused after."""
     from ..workspace import Workspace
 
-    digest = hashlib.sha256((data_dir / "corpus.jsonl").read_bytes()).hexdigest()[:12]
+    corpus = data_dir / "corpus.jsonl"
+    try:
+        digest = hashlib.sha256(corpus.read_bytes()).hexdigest()[:12]
+    except OSError as exc:
+        raise PerfError(f"{corpus}: cannot read the benchmark's passages ({exc.strerror or exc}); "
+                        "give the folder with --ingest-data (e.g. ../shared/bench/2wikimultihopqa)") from None
     folder = cache_dir / f"perf-{data_dir.resolve().name}-{digest}"
     path, passages = passages_file(data_dir, folder / "corpus")
     ws = Workspace(folder / "ws", settings=settings, embedder=embedder)
