@@ -261,6 +261,7 @@ def test_preload_reads_the_snapshot_and_the_name_index_in_a_thread(sample_copy):
         assert fresh._derived is None and fresh.entity_vectors._loaded is None
         fresh.preload()
         fresh._builder.join(60)
+        fresh._names_loader.join(60)
         assert fresh.snapshot_status == "loaded" and fresh._derived is not None  # no caller asked for the graph
         assert fresh.entity_vectors._loaded is not None
         thread = fresh._builder
@@ -277,6 +278,7 @@ def test_preload_of_an_unreadable_snapshot_leaves_the_error_to_the_caller(sample
         fresh._derive = lambda: (_ for _ in ()).throw(RuntimeError("disk gone"))  # the thread's read fails
         fresh.preload()
         fresh._builder.join(60)
+        fresh._names_loader.join(60)
         assert "Traceback" not in capfd.readouterr().err  # the caller's own read reports it
     finally:
         fresh.close()

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
@@ -143,6 +143,7 @@ class Workspace(MergeSteps):
         self._derive_lock = threading.Lock()
         self._merges: tuple[int, list[Merge]] | None = None
         self._builder: threading.Thread | None = None
+        self._names_loader: threading.Thread | None = None
         self._builder_lock = threading.Lock()
         self._merges_lock = threading.Lock()
         #: How the graph was last had: ``loaded`` from the snapshot, or ``rebuilt: <why>``.
@@ -488,23 +489,29 @@ class Workspace(MergeSteps):
 
     def preload(self) -> None:
         """Start reading what a first query needs from disk, the graph (from its snapshot) and the
-        entity-name index, in a background thread, unless the graph is current. The caller loads
-        the model meanwhile: a fresh process's first graphrag query does the two at once."""
+        entity-name index, each in a background thread, unless the graph is current. The caller
+        loads the model meanwhile: a fresh process's first graphrag query does the three at once
+        (the name index is mostly file reading and hashing, which leave the interpreter free: at
+        61k passages 2.3 s of it overlapped the graph's 1.9 s)."""
         derived = self._derived
         if derived is not None and derived.version == self._derive_key():
             return
 
-        def load() -> None:
-            try:
-                self._derive()
-                self.entity_vectors.version()
-            except Exception:  # noqa: BLE001 - the caller's own read does it again and reports what failed
-                pass
+        def quietly(read: Callable[[], object]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    read()
+                except Exception:  # noqa: BLE001 - the caller's own read does it again and reports what failed
+                    pass
+            return run
 
         with self._builder_lock:
             if self._builder is None or not self._builder.is_alive():
-                self._builder = threading.Thread(target=load, name="preload", daemon=True)
+                self._builder = threading.Thread(target=quietly(self._derive), name="preload-graph", daemon=True)
                 self._builder.start()
+                self._names_loader = threading.Thread(target=quietly(self.entity_vectors.version),
+                                                      name="preload-names", daemon=True)
+                self._names_loader.start()
 
     @property
     def version(self) -> int:
