@@ -21,10 +21,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from workbench.ingest import StepFailed
-from workbench.loaders import LoadError
+from workbench.ingest.pipeline import StepFailed
+from workbench.ingest.loaders import LoadError
 from workbench.store import database_error_message
-from workbench.safe_text import printable
+from workbench.ingest.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
                                    max_edge_weight, select_view, type_legend)
@@ -197,7 +197,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 def md_text(text: object) -> str:
     r"""``text`` for ``st.markdown`` shown as written: control characters as escapes
-    (:func:`~workbench.safe_text.printable`), Markdown marks and HTML brackets escaped.
+    (:func:`~workbench.ingest.safe_text.printable`), Markdown marks and HTML brackets escaped.
 
     Examples
     --------
@@ -260,7 +260,7 @@ def save_uploads(ws: Workspace, files: Iterable) -> Path:
 def typed_path(ws: Workspace, text: str) -> Path | None:
     """The path a person typed, if it lies under ``app.allowed_roots``; otherwise one error line
     (naming the path and the setting, nothing from the file) and ``None``."""
-    from workbench.allowed_paths import PathRefused, allowed_path
+    from workbench.ingest.allowed_paths import PathRefused, allowed_path
 
     try:
         return allowed_path(text, ws.settings.app.allowed_roots)

@@ -3,8 +3,8 @@
 import streamlit as st
 
 import ui
-from workbench.canon import form_reasons, page_of
-from workbench.safe_text import printable
+from workbench.context_graph.canon import form_reasons, page_of
+from workbench.ingest.safe_text import printable
 from workbench.views.merges import log_sentence, merge_log_frame, merge_preview, merges_frame, undoable
 
 SUGGESTIONS_PER_PAGE = 12

@@ -6,9 +6,9 @@ import streamlit as st
 
 import ui
 from workbench.context import build_context
-from workbench.outdated import outdated_documents
+from workbench.corpus.outdated import outdated_documents
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
-from workbench.safe_text import printable
+from workbench.ingest.safe_text import printable
 from workbench.vectors import NeedsRepair
 from workbench.views.chunks import human_date
 from workbench.views.compare import answer_first, highlight_terms, missed_documents, short_why, superseded_by

@@ -3,8 +3,8 @@
 import streamlit as st
 
 import ui
-from workbench.graph import EntityNotFound
-from workbench.safe_text import printable
+from workbench.context_graph.graph import EntityNotFound
+from workbench.ingest.safe_text import printable
 from workbench.views import graph as graph_views
 from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters
 from workbench.views.tables import edge_chunks_frame, neighbours_frame

@@ -3,9 +3,9 @@
 import streamlit as st
 
 import ui
-from workbench.graph import EntityNotFound
-from workbench.safe_text import printable
-from workbench.timeline import timeline
+from workbench.context_graph.graph import EntityNotFound
+from workbench.ingest.safe_text import printable
+from workbench.corpus.timeline import timeline
 from workbench.views.chunks import human_date
 from workbench.views.tables import timeline_frame
 

@@ -278,7 +278,7 @@ def test_dates_are_human_and_evaluate_headers_are_plain(monkeypatch, sample_work
 # -- Paths typed into the app ---------------------------------------------------------------------
 
 def test_a_typed_path_is_read_only_under_the_allowed_roots(tmp_path):
-    from workbench.allowed_paths import PathRefused, allowed_path
+    from workbench.ingest.allowed_paths import PathRefused, allowed_path
 
     root = tmp_path / "docs"
     (root / "a").mkdir(parents=True)
@@ -322,7 +322,7 @@ def test_evaluate_refuses_a_task_file_outside_the_roots_and_never_quotes_a_file(
 
 
 def test_the_allowed_roots_setting_defaults_to_the_folder_the_app_started_in():
-    from workbench.allowed_paths import resolved_roots
+    from workbench.ingest.allowed_paths import resolved_roots
     from workbench.settings import Settings
 
     assert resolved_roots(Settings().app.allowed_roots) == [Path.cwd().resolve()]

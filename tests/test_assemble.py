@@ -7,8 +7,8 @@ from collections import defaultdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.assemble import assemble_graph, note_resolver
-from workbench.canon import Canonicalizer, name_key
+from workbench.context_graph.assemble import assemble_graph, note_resolver
+from workbench.context_graph.canon import Canonicalizer, name_key
 from workbench.model import DeclaredRelation, Mention, Triple
 from workbench.store import DocumentRecord
 

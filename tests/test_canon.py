@@ -7,7 +7,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from workbench.canon import (
+from workbench.context_graph.canon import (
     Canonicalizer,
     build_merges,
     display_form,
@@ -15,7 +15,7 @@ from workbench.canon import (
     name_key,
     suggest_merges,
 )
-from workbench.merge_suggestions import _embedding_pairs, _string_pairs, _string_pairs_reference
+from workbench.context_graph.merge_suggestions import _embedding_pairs, _string_pairs, _string_pairs_reference
 from workbench.model import Mention
 
 

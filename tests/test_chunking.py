@@ -1,11 +1,11 @@
-"""Tests for workbench.chunking: paragraph, sentence and message chunks with exact offsets."""
+"""Tests for workbench.ingest.chunking: paragraph, sentence and message chunks with exact offsets."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.chunking import chunk_document, chunk_id, iter_sentences
+from workbench.ingest.chunking import chunk_document, chunk_id, iter_sentences
 from workbench.model import Document, Segment
 
 

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import SAMPLE
 from workbench.retrieve import retrieve
 from workbench.retrieve.timewindow import TimeWindowError, resolve_window
-from workbench.summaries import SUMMARIES_VERSION, version_mark
+from workbench.corpus.summaries import SUMMARIES_VERSION, version_mark
 
 THEMES = "What are the main themes across all documents?"
 SESSION_QUESTION = "What did we decide about the session store last month?"
@@ -56,7 +56,7 @@ def test_global_mode_answers_the_themes_question_with_cited_points(sample_worksp
 
 
 def test_timeline_entries_are_in_time_order_and_cited(sample_workspace):
-    from workbench.timeline import timeline
+    from workbench.corpus.timeline import timeline
 
     name, entries = timeline(sample_workspace, "token cache")
     assert name == "token cache" and len(entries) >= 5

@@ -10,10 +10,10 @@ import shutil
 import pytest
 
 from tests.conftest import ROOT, SAMPLE, run_cli
-from workbench.communities import detect_communities
+from workbench.corpus.communities import detect_communities
 from workbench.evaluate.themes import documents_by_community, theme_match
-from workbench.graph import ContextGraph
-from workbench.keyphrases import content_words
+from workbench.context_graph.graph import ContextGraph
+from workbench.corpus.keyphrases import content_words
 from workbench.model import Edge, Entity
 from workbench.retrieve import retrieve
 

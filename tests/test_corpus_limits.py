@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from tests.conftest import SAMPLE, reopened, run_cli
-from workbench.corpus_limits import CorpusTooLarge, limit_bytes, machine_memory_bytes, projected_text_bytes
+from workbench.ingest.corpus_limits import CorpusTooLarge, limit_bytes, machine_memory_bytes, projected_text_bytes
 
 
 def test_without_a_setting_the_limit_is_what_this_machines_memory_holds():

@@ -42,8 +42,8 @@ NOT_THE_SETTING = {
     ("workbench.local_model.LocalModelServer.__init__", "host"): "the llama.cpp server's address, not Chroma's",
     ("workbench.local_model.free_port", "host"): "the llama.cpp server's address, not Chroma's",
     ("workbench.local_model.server_command", "host"): "the llama.cpp server's address, not Chroma's",
-    ("workbench.graph.ContextGraph.neighbors", "hops"): "a neighbourhood's depth, not the comention mode's walk",
-    ("workbench.graph_questions.neighborhood", "hops"): "a neighbourhood's depth, not the comention mode's walk",
+    ("workbench.context_graph.graph.ContextGraph.neighbors", "hops"): "a neighbourhood's depth, not the comention mode's walk",
+    ("workbench.context_graph.graph_questions.neighborhood", "hops"): "a neighbourhood's depth, not the comention mode's walk",
     ("workbench.mcp_server.MAX_HOPS", "MAX_HOPS"): "the deepest neighbourhood an agent may ask for, not a path's length",
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
+from workbench.context_graph.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
 
 
 def unit(*values: float) -> np.ndarray:
@@ -111,7 +111,7 @@ def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_w
 
 
 def test_a_sync_embeds_in_slices_and_puts_each_vector_on_its_row(index, monkeypatch):
-    import workbench.entity_vectors as module
+    import workbench.context_graph.entity_vectors as module
 
     monkeypatch.setattr(module, "SYNC_BATCH", 2)
     recorder = Recorder()

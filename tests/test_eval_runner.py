@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import SAMPLE
 from workbench.evaluate.runner import StrategyFailed, reading_cost, run_evaluation
-from workbench.outdated import outdated_documents
+from workbench.corpus.outdated import outdated_documents
 from workbench.evaluate.tasks import EvalTask, load_resolved_tasks
 from workbench.model import DeclaredRelation, Hit, RetrievalResult
 from workbench.store import DocumentRecord

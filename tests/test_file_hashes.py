@@ -1,4 +1,4 @@
-"""An ingest reads again only the files whose stat changed (workbench.file_hashes)."""
+"""An ingest reads again only the files whose stat changed (workbench.ingest.file_hashes)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-import workbench.file_hashes as file_hashes
+import workbench.ingest.file_hashes as file_hashes
 from tests.conftest import make_corpus
 
 OLD_NS = 1_600_000_000 * 10**9  # September 2020: far outside the racy window

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.graph import DEFAULT_IMPACT_RELATIONS, ContextGraph, EntityNotFound
+from workbench.context_graph.graph import DEFAULT_IMPACT_RELATIONS, ContextGraph, EntityNotFound
 from workbench.model import Edge, Entity
 
 

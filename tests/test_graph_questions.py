@@ -9,8 +9,8 @@ from typing import ClassVar
 
 import pytest
 
-from workbench.graph import EntityNotFound
-from workbench.graph_questions import comentions, impact, neighborhood, paths_between
+from workbench.context_graph.graph import EntityNotFound
+from workbench.context_graph.graph_questions import comentions, impact, neighborhood, paths_between
 from workbench.model import Comentions, GraphContext, Impact, Neighborhood, PathAnswer, Seed, Why
 from workbench.model.jsonable import NOT_IN_JSON, json_name, to_json
 

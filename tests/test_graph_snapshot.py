@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import REDIS_QUESTION, make_corpus, reopened
-from workbench.canon import build_merges
-from workbench.graph_snapshot import FILE_NAME, SnapshotUnusable, load_snapshot, read_manifest
+from workbench.context_graph.canon import build_merges
+from workbench.context_graph.graph_snapshot import FILE_NAME, SnapshotUnusable, load_snapshot, read_manifest
 from workbench.retrieve import retrieve
 from workbench.scope import scoped
 
@@ -232,7 +232,7 @@ def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_grap
 @given(st.lists(st.sampled_from(["Ann", "Lee", "Oslo", "the", "New", "York", "City", "of", "ann", "2004", "Fc"]),
                 max_size=90))
 def test_a_loaded_name_matcher_finds_what_the_built_one_finds_in_short_and_long_texts(words):
-    from workbench.passages import NameMatcher
+    from workbench.context_graph.passages import NameMatcher
 
     built = NameMatcher({"annlee": ["Ann Lee"], "oslo": ["Oslo"], "ny": ["New York"], "nyc": ["New York City"],
                          "cityofoslo": ["The City of Oslo"], "y2004": ["2004"], "fc": ["FC Oslo 2004"]})

@@ -138,7 +138,7 @@ def test_the_walk_equals_networkx_pagerank_over_the_same_graph(sample_workspace)
 
 @pytest.mark.parametrize("seed", range(5))
 def test_personalized_pagerank_equals_networkx_on_random_graphs(seed):
-    from workbench.graph import ContextGraph
+    from workbench.context_graph.graph import ContextGraph
     from workbench.model import Edge, Entity
 
     rng = np.random.default_rng(seed)

@@ -134,7 +134,7 @@ def test_kill_during_ingest_then_ingest_again_equals_clean_ingest(make_workspace
 def test_unchanged_reingest_touches_no_vectors_unless_a_write_was_interrupted(make_workspace, tmp_path):
     import numpy as np
 
-    from workbench.ingest import VECTORS_IN_FLIGHT
+    from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
 
     corpus = write_corpus(tmp_path / "c", 3)
     ws = make_workspace()
@@ -162,7 +162,7 @@ def test_unchanged_files_are_not_even_parsed_on_reingest(make_workspace, tmp_pat
     ws = make_workspace()
     ws.ingest([corpus])
     parsed = []
-    import workbench.loaders as loaders
+    import workbench.ingest.loaders as loaders
 
     real = loaders.load_file
     monkeypatch.setattr(loaders, "load_file", lambda path, root: parsed.append(path.name) or real(path, root))

@@ -20,13 +20,17 @@ PACKAGE = ROOT / "workbench"
 #: people) sits above it, and the surfaces inside the package (the CLI, the MCP server) on top.
 #: app.py, pages/ and ui.py sit above all of these, outside the package.
 LAYERS = [
-    {"model", "settings", "progress", "safe_text", "safe_yaml", "cores", "array_file", "allowed_paths", "gc_paused"},
-    {"file_formats", "loaders", "chunking", "extract", "name_keys", "merge_suggestions", "canon", "graph",
-     "graph_walks", "passages", "ppr", "store", "vectors", "entity_vectors", "embedding", "sentences", "communities",
-     "keyphrases", "episodes", "local_model", "note_neighbours", "installable", "outdated", "name_scan",
-     "corpus_limits", "file_hashes"},
-    {"ingest", "assemble", "graph_snapshot", "workspace", "workspace_merges", "workspace_view", "scope", "summaries",
-     "graph_questions", "timeline"},
+    {"array_file", "cores", "gc_paused", "model", "progress", "settings", "context_graph", "corpus", "ingest",
+     "ingest.allowed_paths", "ingest.safe_text", "ingest.safe_yaml"},
+    {"embedding", "extract", "installable", "local_model", "store", "vectors", "context_graph.canon",
+     "context_graph.entity_vectors", "context_graph.graph", "context_graph.graph_walks",
+     "context_graph.merge_suggestions", "context_graph.name_keys", "context_graph.name_scan",
+     "context_graph.passages", "context_graph.ppr", "corpus.communities", "corpus.episodes", "corpus.keyphrases",
+     "corpus.note_neighbours", "corpus.outdated", "ingest.chunking", "ingest.corpus_limits", "ingest.file_formats",
+     "ingest.file_hashes", "ingest.loaders", "ingest.sentences"},
+    {"scope", "workspace", "workspace_merges", "workspace_view", "context_graph.assemble",
+     "context_graph.graph_questions", "context_graph.graph_snapshot", "corpus.summaries", "corpus.timeline",
+     "ingest.pipeline"},
     {"retrieve"},
     # The answer: its material with citations, and the checks of the model's reply (which the
     # evaluation's answer stage reuses).
@@ -34,7 +38,7 @@ LAYERS = [
     {"evaluate"},
     {"bench"},
     {"views"},
-    {"cli", "mcp_server", "__main__"},
+    {"__main__", "cli", "mcp_server"},
 ]
 #: Only the surfaces outside workbench/ (app.py, pages/, ui.py) may import these.
 FORBIDDEN = {"streamlit"}
@@ -54,7 +58,7 @@ def unit_of_name(parts: list[str], layer: dict[str, int] = LAYER) -> str:
 
 
 def unit_of(path: Path, package: Path = PACKAGE, layer: dict[str, int] = LAYER) -> str:
-    """``workbench/retrieve/vector.py`` -> ``retrieve``; ``workbench/ingest.py`` -> ``ingest``."""
+    """``workbench/retrieve/vector.py`` -> ``retrieve``; ``workbench/ingest/pipeline.py`` -> ``ingest.pipeline``."""
     parts = list(path.relative_to(package).with_suffix("").parts)
     return unit_of_name(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts, layer)
 
@@ -252,3 +256,21 @@ def test_registering_through_the_package_is_a_circle(tmp_path):
 def test_a_module_that_imports_itself_is_a_circle(tmp_path):
     fake = _plant(tmp_path, {"store.py": "from . import store\n"})
     assert circles(import_graph(fake)) == [["workbench.store"]]
+
+
+def test_a_package_module_sits_in_its_own_layer(tmp_path):
+    # ingest/ holds the settings' YAML guard (layer 0) and the pipeline (layer 2): the guard
+    # reaching for the pipeline is caught although both are in one package.
+    fake = _plant(tmp_path, {"ingest/__init__.py": "", "ingest/safe_yaml.py": "from .pipeline import ingest_paths\n",
+                             "ingest/pipeline.py": "from . import safe_yaml\nfrom ..context_graph.graph import G\n",
+                             "context_graph/__init__.py": "", "context_graph/graph.py": ""})
+    (problem,) = violations(fake / "ingest" / "safe_yaml.py", package=fake)
+    assert "ingest.safe_yaml (layer 0) imports workbench.ingest.pipeline.ingest_paths (layer 2)" in problem
+    assert violations(fake / "ingest" / "pipeline.py", package=fake) == []
+
+
+def test_a_planted_circle_between_two_packages_is_caught(tmp_path):
+    fake = _plant(tmp_path, {"context_graph/__init__.py": "", "corpus/__init__.py": "",
+                             "context_graph/graph.py": "def late():\n    from ..corpus.communities import detect\n",
+                             "corpus/communities.py": "from ..context_graph.graph import ContextGraph\n"})
+    assert circles(import_graph(fake)) == [["workbench.context_graph.graph", "workbench.corpus.communities"]]

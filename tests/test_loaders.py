@@ -1,4 +1,4 @@
-"""Tests for workbench.loaders: files -> Documents, and every problem as a LoadProblem."""
+"""Tests for workbench.ingest.loaders: files -> Documents, and every problem as a LoadProblem."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.loaders import (
+from workbench.ingest.loaders import (
     LoadError,
     LoadProblem,
     content_hash,
@@ -143,7 +143,7 @@ def test_unreadable_file_is_a_problem(tmp_path):
 
 
 def test_file_over_the_size_cap_is_skipped(tmp_path, monkeypatch):
-    import workbench.loaders as loaders
+    import workbench.ingest.loaders as loaders
 
     monkeypatch.setattr(loaders, "MAX_FILE_BYTES", 10)
     docs, problems = load_one(write(tmp_path / "big.txt", "x" * 11))

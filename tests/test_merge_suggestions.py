@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.canon import EVIDENCE_RANKS, MergeSuggestion, evidence_rank, is_number_or_date, page_of, rank_suggestions
+from workbench.context_graph.canon import EVIDENCE_RANKS, MergeSuggestion, evidence_rank, is_number_or_date, page_of, rank_suggestions
 from workbench.cli import main
 
 ISSUE_EXAMPLE = [

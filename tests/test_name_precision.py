@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, SAMPLE
-from workbench.chunking import chunk_document
+from workbench.ingest.chunking import chunk_document
 from workbench.extract.names import NameExtractor, extract_names
-from workbench.loaders import load_paths
+from workbench.ingest.loaders import load_paths
 
 LABELS = ROOT / "tests" / "data" / "name_labels.tsv"
 CORPORA = (SAMPLE, ROOT / "tests" / "data" / "research_corpus", ROOT / "tests" / "data" / "names_corpus")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.name_scan import FILE_NAME, load_name_scan
-from workbench.passages import NameMatcher, NameScan, link_passages
+from workbench.context_graph.name_scan import FILE_NAME, load_name_scan
+from workbench.context_graph.passages import NameMatcher, NameScan, link_passages
 
 WORDS = ["Oslo", "Ann", "Lee", "Bank", "of", "Norway", "Redis", "Cache", "the", "River", "Wiley", "Blackwell"]
 

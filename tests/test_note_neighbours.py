@@ -1,6 +1,6 @@
 """The note-similarity step follows only what a write changed (issue 25: adding one note to a
 vault of 20,000 compared every note with every other again), and its candidates stay exactly
-those of the whole-corpus search (:func:`workbench.ingest.note_similarity_candidates`)."""
+those of the whole-corpus search (:func:`workbench.ingest.pipeline.note_similarity_candidates`)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.embedding import text_hash
-from workbench.ingest import MAX_CANDIDATES_PER_NOTE, NOTE_KINDS, embed_cached, note_similarity_candidates
+from workbench.ingest.pipeline import MAX_CANDIDATES_PER_NOTE, NOTE_KINDS, embed_cached, note_similarity_candidates
 from workbench.model import Chunk, Document
-from workbench.note_neighbours import refresh_note_neighbours
+from workbench.corpus.note_neighbours import refresh_note_neighbours
 from workbench.store import Store
 
 
@@ -153,7 +153,7 @@ def test_lists_naming_a_note_without_a_stored_vector_are_mended(tmp_path):
 
 
 def test_a_note_longer_than_a_page_has_the_mean_of_all_its_chunks(tmp_path, monkeypatch):
-    import workbench.note_neighbours as neighbours
+    import workbench.corpus.note_neighbours as neighbours
 
     store = Store(tmp_path / "record.sqlite")
     embedder = SeededVectors()

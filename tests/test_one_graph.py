@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from workbench.assemble import assemble_graph
-from workbench.canon import Canonicalizer
+from workbench.context_graph.assemble import assemble_graph
+from workbench.context_graph.canon import Canonicalizer
 from workbench.model import Mention
 from workbench.retrieve import retrieve
 
@@ -107,9 +107,9 @@ def test_no_module_builds_a_second_graph_to_walk():
                 name = ast.unparse(node.func)
                 if name in ("PageRankIndex", "PageRankIndex.from_edges") or name.endswith("pagerank"):
                     builders.append((path.relative_to(ROOT).as_posix(), name))
-    allowed = {"workbench/graph.py", "workbench/bench/perf.py"}
+    allowed = {"workbench/context_graph/graph.py", "workbench/bench/perf.py"}
     assert [b for b in builders if b[0] not in allowed] == []
-    assert ("workbench/graph.py", "PageRankIndex.from_edges") in builders
+    assert ("workbench/context_graph/graph.py", "PageRankIndex.from_edges") in builders
     assert not (ROOT / "workbench" / "passage_graph_index.py").exists()
 
 

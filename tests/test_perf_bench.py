@@ -10,7 +10,7 @@ import pytest
 
 from workbench.bench.perf import PerfError, bench_ppr, parse_sizes, percentile, random_digraph
 from workbench.cli import main
-from workbench.ppr import PageRankIndex
+from workbench.context_graph.ppr import PageRankIndex
 
 from tests.conftest import BENCH, run_cli
 

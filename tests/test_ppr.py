@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.ppr import PageRankIndex, PageRankNotConverged, pagerank_reference
+from workbench.context_graph.ppr import PageRankIndex, PageRankNotConverged, pagerank_reference
 
 
 def random_graph(seed: int, directed: bool, n: int = 60, m: int = 150, multi: bool = False) -> nx.Graph:
@@ -190,7 +190,7 @@ def test_scores_are_a_distribution_matching_the_reference(seed, directed, alpha,
 def test_an_index_split_into_row_blocks_walks_as_the_whole_matrix_does():
     # Large graphs split the matrix into row blocks, one per core; here the split is forced
     # (any machine, any size) and the walk and the l1 run must not change.
-    from workbench.ppr import _row_blocks
+    from workbench.context_graph.ppr import _row_blocks
 
     graph = random_graph(7, directed=True, n=300, m=1200)
     whole, split = PageRankIndex(graph), PageRankIndex(graph)
@@ -211,7 +211,7 @@ def test_a_forked_child_walks_on_row_blocks_with_a_pool_of_its_own():
     # The crash tests fork workers; a pool made before the fork has no threads in the child.
     import os
 
-    from workbench.ppr import _row_blocks
+    from workbench.context_graph.ppr import _row_blocks
 
     index = PageRankIndex(random_graph(5, directed=False, n=200, m=800))
     index._blocks = _row_blocks(index.transition_t, 2)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from workbench.graph import ContextGraph
+from workbench.context_graph.graph import ContextGraph
 from workbench.model import (ContextNode, Edge, Entity, GraphContext, GraphPath, Hit, Hop, Impact, Merge, PathStep,
                              RetrievalResult, Seed, SurfaceForm, Why)
 from workbench.views.graph import (COMENTION, RELATIONS, GraphFilters, graph_dates, graph_html, legend_html,

@@ -6,11 +6,11 @@ import pytest
 
 from tests.conftest import SAMPLE
 
-import workbench.ingest as ingest_module
+import workbench.ingest.pipeline as ingest_module
 from workbench.bench.sizes import write_big_markdown
-from workbench.chunking import chunk_document
+from workbench.ingest.chunking import chunk_document
 from workbench.extract import extract_all, extract_windows, extractors_from_settings
-from workbench.loaders import load_paths
+from workbench.ingest.loaders import load_paths
 from workbench.vectors import CHUNKS
 
 

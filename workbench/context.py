@@ -39,11 +39,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from .corpus.outdated import outdated_documents
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
 from .model import (AnswerContext, AnswerPath, GraphPath, Hypothesis, RetrievalResult, SourceChunk,
                     Subgraph)
 from .model.jsonable import to_json
-from .outdated import outdated_documents
 from .retrieve.questions import read_question
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from .graph import EntityNotFound
-from . import graph_questions as ask
+from .context_graph import graph_questions as ask
+from .context_graph.graph import EntityNotFound
 from .retrieve import MODES, retrieve
 from .scope import ScopedWorkspace, document_matches, scoped
 from .settings import Settings, setting_default
@@ -243,7 +243,7 @@ def build_server(ws: Workspace) -> MCPServer:
 
     def timeline(entity: EntityName) -> dict[str, Any]:
         """An entity's dated mentions, relations and decisions, oldest first, each with its chunk id."""
-        from .timeline import timeline as entity_timeline
+        from .corpus.timeline import timeline as entity_timeline
 
         with turn:
             try:

@@ -24,19 +24,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from .canon import Canonicalizer, build_merges
-from .graph_snapshot import snapshot_counts
+from .context_graph.canon import Canonicalizer, build_merges
+from .context_graph.graph_snapshot import snapshot_counts
+from .context_graph.name_scan import load_name_scan
 from .model import Chunk, Triple
-from .name_scan import load_name_scan
 from .workspace import ChunkNotFound, Workspace
 
 if TYPE_CHECKING:
     from .embedding import Embedder
-    from .entity_vectors import EntityVectors
-    from .graph import ContextGraph
+    from .context_graph.entity_vectors import EntityVectors
+    from .context_graph.graph import ContextGraph
     from .settings import Settings
     from .store import DocumentRecord, Store
-    from .summaries import Summaries
+    from .corpus.summaries import Summaries
     from .vectors import VectorIndex
 
 __all__ = ["ScopedStore", "ScopedVectors", "ScopedEntityVectors", "ScopedWorkspace", "document_matches", "scoped"]
@@ -246,8 +246,8 @@ class ScopedWorkspace:
             self._workspace.ensure_entity_vectors()
 
     def summaries(self) -> Summaries:
-        """Community reports and episodes, as :func:`~workbench.summaries.current_summaries` gives them for this view."""
-        from .summaries import current_summaries
+        """Community reports and episodes, as :func:`~workbench.corpus.summaries.current_summaries` gives them for this view."""
+        from .corpus.summaries import current_summaries
 
         return current_summaries(self)
 

@@ -22,7 +22,7 @@ import regex
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from . import safe_yaml
+from .ingest import safe_yaml
 
 __all__ = ["Settings", "SettingsError", "load_settings", "setting_default", "DEFAULT_SETTINGS_PATH"]
 
@@ -64,7 +64,7 @@ class ChunkingSettings(_Section):
 
 
 class IngestSettings(_Section):
-    max_corpus_mb: float | None = Field(None, gt=0, description="Most text, in MB, a workspace may hold after an ingest; a larger one is refused before any work starts. Empty: what 80% of this machine's memory holds at the measured cost of an ingest (a fixed 500 MB and 150 bytes per byte of text; 24 GiB: about 130 MB). See workbench/corpus_limits.py.")
+    max_corpus_mb: float | None = Field(None, gt=0, description="Most text, in MB, a workspace may hold after an ingest; a larger one is refused before any work starts. Empty: what 80% of this machine's memory holds at the measured cost of an ingest (a fixed 500 MB and 150 bytes per byte of text; 24 GiB: about 130 MB). See workbench/ingest/corpus_limits.py.")
 
 
 class RelationPattern(_Section):

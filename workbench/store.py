@@ -318,7 +318,7 @@ class Store:
 
     def file_hashes(self) -> dict[str, tuple[int, int, int, str]]:
         """Source path -> ``(size, mtime_ns, hashed_ns, digest)``: what its file's ``stat`` showed
-        when it was last hashed, and the digest (:mod:`workbench.file_hashes`)."""
+        when it was last hashed, and the digest (:mod:`workbench.ingest.file_hashes`)."""
         return {row[0]: tuple(row[1:]) for row in self.db.execute(
             "SELECT source_path, size, mtime_ns, hashed_ns, digest FROM file_hashes")}
 
@@ -417,7 +417,7 @@ class Store:
             db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [_triple_row(t) for t in triples])
             self._bump(db)
 
-    # -- note neighbours (workbench.note_neighbours) ------------------------------------------
+    # -- note neighbours (workbench.corpus.note_neighbours) ------------------------------------------
     def note_documents(self, kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``id -> (title, content hash)`` of the documents of ``kinds`` that have a chunk."""
         kinds = list(kinds)

@@ -19,20 +19,20 @@ from typing import Callable, Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
-from .assemble import LazyMapping, PassageOptions, assemble_graph, note_resolver
-from .canon import NAME_KEY_VERSION, Canonicalizer, FormTally, build_merges
+from .context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, note_resolver
+from .context_graph.canon import NAME_KEY_VERSION, Canonicalizer, FormTally, build_merges
+from .context_graph.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
+from .context_graph.graph import ContextGraph
+from .context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE
+from .context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
+from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
+from .context_graph.name_scan import load_name_scan, save_name_scan
+from .context_graph.passages import NameScan
 from .embedding import Embedder, embedder_from_settings
-from .entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
-from .graph import ContextGraph
-from .graph_snapshot import FILE_NAME as SNAPSHOT_FILE
-from .graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
-from .ingest import (IngestReport, Progress, StepFailed, describe_os_error, embed_cached,
-                     ingest_paths, refresh_candidates, VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors,
-                     remove_documents, stale_space, vector_writes)
+from .ingest.pipeline import (IngestReport, Progress, StepFailed, describe_os_error, embed_cached,
+                              ingest_paths, refresh_candidates, VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors,
+                              remove_documents, stale_space, vector_writes)
 from .model import Chunk, Entity, Merge, Mention
-from .name_scan import FILE_NAME as NAME_SCAN_FILE
-from .name_scan import load_name_scan, save_name_scan
-from .passages import NameScan
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable, database_error_message
 from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
@@ -212,7 +212,7 @@ class Workspace(MergeSteps):
 
     # -- writing -------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
-        """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest`)."""
+        """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest.pipeline`)."""
         with self._write_lock():
             self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
@@ -260,7 +260,7 @@ class Workspace(MergeSteps):
     def repair(self) -> int:
         """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
         graph snapshot and the keyword index again (after a crash or a failed step: see
-        :class:`~workbench.ingest.StepFailed`). Returns the vectors changed."""
+        :class:`~workbench.ingest.pipeline.StepFailed`). Returns the vectors changed."""
         with self._write_lock():
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
@@ -354,15 +354,15 @@ class Workspace(MergeSteps):
             pass
 
     def sync_summaries(self):
-        """Store the community reports and episodes of the current version (see :mod:`workbench.summaries`)."""
-        from .summaries import sync_summaries
+        """Store the community reports and episodes of the current version (see :mod:`workbench.corpus.summaries`)."""
+        from .corpus.summaries import sync_summaries
 
         return sync_summaries(self)
 
     # -- reading -------------------------------------------------------------------------
     def summaries(self):
         """Community reports and episodes of the current version, stored or built in memory."""
-        from .summaries import current_summaries
+        from .corpus.summaries import current_summaries
 
         return current_summaries(self)
 
@@ -386,7 +386,7 @@ class Workspace(MergeSteps):
 
     def _snapshot_key(self, version: tuple) -> str:
         """The derivation key a graph snapshot is made for: this workspace, its record version and
-        every setting that shapes the graph (see :mod:`workbench.graph_snapshot`)."""
+        every setting that shapes the graph (see :mod:`workbench.context_graph.graph_snapshot`)."""
         record, options, impact = version
         shaping = {"workspace": self.store.workspace_id, "version": record, "passages": asdict(options),
                    "name_key": NAME_KEY_VERSION,
@@ -419,7 +419,7 @@ class Workspace(MergeSteps):
                 version, key = current, self._snapshot_key(current)
             # Mentions and triples stream from SQLite (1.7 M rows for a 30 MB file are never held
             # at once); the merge record counts the mentions as they pass. The names found in each
-            # passage last time are reused where they stand (workbench.name_scan).
+            # passage last time are reused where they stand (workbench.context_graph.name_scan).
             canonicalizer = self.canonicalizer()  # one, so each surface is resolved once
             tally = FormTally(canonicalizer) if writing else None
             graph = self.assemble_from_record(

@@ -11,18 +11,18 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from .canon import (MergeSuggestion, SuggestionPage, combine_suggestions, cross_language_suggestions,
-                    declared_alias_suggestions, display_form, lookalike_suggestions, name_key, page_of,
-                    rank_suggestions, suggest_merges)
-from .ingest import CacheFirstEmbedder
+from .context_graph.canon import (MergeSuggestion, SuggestionPage, combine_suggestions, cross_language_suggestions,
+                                  declared_alias_suggestions, display_form, lookalike_suggestions, name_key, page_of,
+                                  rank_suggestions, suggest_merges)
+from .ingest.pipeline import CacheFirstEmbedder
 from .model import Entity, Triple
 
 if TYPE_CHECKING:
     from .embedding import Embedder
-    from .graph import ContextGraph
+    from .context_graph.graph import ContextGraph
     from .settings import Settings
     from .store import Store
-    from .summaries import Summaries
+    from .corpus.summaries import Summaries
 
 __all__ = ["MergeSteps", "EMBEDDING_SUGGESTION_LIMIT"]
 
@@ -187,7 +187,7 @@ class MergeSteps:
 
     def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
         """Names that look like one entity but are not yet, each with why, minus those the user
-        rejected, ranked by evidence (:func:`~workbench.canon.rank_suggestions`): pairs a note or a
+        rejected, ranked by evidence (:func:`~workbench.context_graph.canon.rank_suggestions`): pairs a note or a
         glossary record declares (``A (B)``, ``A, also called B``), then look-alikes (a name mixing
         Latin with Cyrillic or Greek letters and the name it imitates), then a Chinese name whose
         gloss is an English one (backed by shared neighbours), then similar meaning, then similar

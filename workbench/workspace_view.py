@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .canon import Canonicalizer
+    from .context_graph.canon import Canonicalizer
     from .embedding import Embedder
-    from .entity_vectors import EntityVectors
-    from .graph import ContextGraph
+    from .context_graph.entity_vectors import EntityVectors
+    from .context_graph.graph import ContextGraph
     from .model import Chunk, Triple
     from .settings import Settings
     from .store import DocumentRecord, Store

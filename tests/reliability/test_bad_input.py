@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import workbench.loaders as loaders
-from workbench.chunking import chunk_document
-from workbench.loaders import load_paths
+import workbench.ingest.loaders as loaders
+from workbench.ingest.chunking import chunk_document
+from workbench.ingest.loaders import load_paths
 
 
 def _problems_of(result, name: str) -> list[str]:

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 import workbench.extract.notes as notes_module
-import workbench.ingest as ingest_module
+import workbench.ingest.pipeline as ingest_module
 from workbench.bench.notes_fixture import write_notes
-from workbench.chunking import chunk_document
+from workbench.ingest.chunking import chunk_document
 from workbench.embedding import text_hash
 from workbench.extract.notes import NEAREST_NOTES, _similar_note_candidates_reference
-from workbench.ingest import MAX_CANDIDATES_PER_NOTE, best_per_note, note_similarity_candidates
-from workbench.loaders import load_paths
+from workbench.ingest.pipeline import MAX_CANDIDATES_PER_NOTE, best_per_note, note_similarity_candidates
+from workbench.ingest.loaders import load_paths
 from workbench.store import Store
 
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from workbench.ingest import DocumentIdCollision
+from workbench.ingest.pipeline import DocumentIdCollision
 
 
 def _notes(folder, text):

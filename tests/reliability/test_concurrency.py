@@ -10,7 +10,7 @@ import threading
 
 from filelock import FileLock
 
-import workbench.ingest as ingest_module
+import workbench.ingest.pipeline as ingest_module
 from workbench.vectors import CHUNKS
 
 from tests.conftest import ROOT

@@ -13,9 +13,9 @@ import textwrap
 
 import pytest
 
-import workbench.ingest as ingest_module
+import workbench.ingest.pipeline as ingest_module
 from tests.conftest import ROOT, make_corpus
-from workbench.ingest import VECTORS_IN_FLIGHT, StepFailed, note_similarity_candidates
+from workbench.ingest.pipeline import VECTORS_IN_FLIGHT, StepFailed, note_similarity_candidates
 from workbench.vectors import CHUNKS
 from workbench.workspace import Workspace
 
@@ -77,7 +77,7 @@ def test_a_failure_inside_the_similarity_step_is_finished_by_the_next_step(step,
 
 _DIE_IN_THE_SIMILARITY_STEP = textwrap.dedent("""
     import os, signal, sys
-    import workbench.ingest as ingest
+    import workbench.ingest.pipeline as ingest
     from workbench.settings import load_settings
     from workbench.workspace import Workspace
 
@@ -124,7 +124,7 @@ def test_a_kill_inside_the_similarity_step_is_finished_by_the_next_step(step, ki
 
 _FAIL_IN_THE_CLI = textwrap.dedent("""
     import sys
-    import workbench.ingest as ingest
+    import workbench.ingest.pipeline as ingest
     from workbench.cli import main
 
     def fail(*args, **kwargs):

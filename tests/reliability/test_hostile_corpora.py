@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-import workbench.loaders as loaders
-from workbench.loaders import LoadError, load_paths
+import workbench.ingest.loaders as loaders
+from workbench.ingest.loaders import LoadError, load_paths
 from workbench.settings import SettingsError, load_settings
 
 from tests.conftest import ROOT

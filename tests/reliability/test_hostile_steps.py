@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from workbench.ingest import VECTORS_IN_FLIGHT
+from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
 from workbench.vectors import CHUNKS
 
 

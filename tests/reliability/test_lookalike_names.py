@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.canon import lookalike_suggestions, name_key, skeleton
-from workbench.safe_text import mark_mixed_scripts, mixed_scripts, printable
+from workbench.context_graph.canon import lookalike_suggestions, name_key, skeleton
+from workbench.ingest.safe_text import mark_mixed_scripts, mixed_scripts, printable
 
 IMPOSTOR = "R\u0435dis"  # Latin R, Cyrillic е, Latin dis
 FULLWIDTH = "\uff32\uff45\uff44\uff49\uff53"  # Ｒｅｄｉｓ

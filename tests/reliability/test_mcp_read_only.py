@@ -14,7 +14,7 @@ import sys
 import anyio
 import pytest
 
-from workbench.entity_vectors import FILE_NAME
+from workbench.context_graph.entity_vectors import FILE_NAME
 from workbench.mcp_server import MALFORMED_METHOD
 
 from tests.conftest import ROOT

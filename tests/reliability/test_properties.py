@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.canon import Canonicalizer, name_key
-from workbench.loaders import SUPPORTED_EXTENSIONS, LoadError, LoadProblem, load_file, load_paths
+from workbench.context_graph.canon import Canonicalizer, name_key
+from workbench.ingest.loaders import SUPPORTED_EXTENSIONS, LoadError, LoadProblem, load_file, load_paths
 from workbench.retrieve.fusion import rrf
 
 _json_values = st.recursive(

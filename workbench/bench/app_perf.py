@@ -80,7 +80,7 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
     snapshot, the vector store), each timed from the child's start, ``runs`` times (median kept).
     Beside them, in this process: loading the graph snapshot against deriving the graph from
     the record, the cost a fresh process paid before snapshots."""
-    from ..graph_snapshot import load_snapshot
+    from ..context_graph.graph_snapshot import load_snapshot
     from ..settings import load_settings
     from ..workspace import Workspace
 

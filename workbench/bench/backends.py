@@ -45,7 +45,7 @@ def sample_chunks(data_dir: Path, count: int = 512,
                   max_chars: int = setting_default("chunking.max_chars")) -> list[str]:
     """The first ``count`` chunks of a benchmark corpus, chunked as the ingest chunks its records
     (title + newline + text, at most ``max_chars`` characters a chunk)."""
-    from ..chunking import chunk_document
+    from ..ingest.chunking import chunk_document
     from ..model import Document
     from .multihop import BenchError, read_jsonl
 

@@ -100,7 +100,7 @@ def fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, d
 
     ``embedder``: ``"model"`` (the settings' embedder, warmed up first) or ``"static"``. With
     ``served_from``, chunk and name vectors are read from that workspace's embedding cache and
-    the embedder computes only the misses (:class:`~workbench.ingest.CacheFirstEmbedder`).
+    the embedder computes only the misses (:class:`~workbench.ingest.pipeline.CacheFirstEmbedder`).
     ``resident_model`` keeps the settings' model loaded beside a static embedder, as an app
     would. ``keep`` leaves the workspace in ``folder`` afterwards.
     """
@@ -117,7 +117,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
     import psutil
 
     from ..embedding import embedder_from_settings
-    from ..ingest import CacheFirstEmbedder
+    from ..ingest.pipeline import CacheFirstEmbedder
     from ..embedding.static import StaticEmbedder
     from ..store import Store
 

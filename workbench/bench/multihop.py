@@ -189,11 +189,11 @@ def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settin
 
     Returns the :class:`~workbench.workspace.Workspace`. After one complete ingest the passages
     file's hash is recorded, and later calls open the workspace without ingesting (or locking).
-    ``on_ingest`` is given the :class:`~workbench.ingest.IngestReport` when this call ingested
+    ``on_ingest`` is given the :class:`~workbench.ingest.pipeline.IngestReport` when this call ingested
     (its seconds are a first ingest's in a new workspace: every text embedded).
     """
     from ..embedding import LEGACY_NAME
-    from ..ingest import pipeline_fingerprint
+    from ..ingest.pipeline import pipeline_fingerprint
     from ..workspace import Workspace
 
     folder = Path(workspace) if workspace is not None else default_cache_dir(bench)

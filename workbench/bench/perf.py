@@ -3,7 +3,7 @@
 Every ratio is measured within one run on one machine, so a loaded machine slows both sides of
 a ratio alike. Sections:
 
-- ``ppr``: our :class:`~workbench.ppr.PageRankIndex` (built once from edge arrays, the GraphRAG
+- ``ppr``: our :class:`~workbench.context_graph.ppr.PageRankIndex` (built once from edge arrays, the GraphRAG
   walk timed per query over several personalizations) against ``networkx.pagerank`` and
   igraph's exact PRPACK ``personalized_pagerank`` on the same graphs and seeds, with the
   largest absolute difference to each.
@@ -119,7 +119,7 @@ IGRAPH_AGREEMENT = 1e-5
 def bench_ppr(sizes=DEFAULT_PPR_SIZES, queries: int = 10, seed: int = 0) -> list[dict]:
     """Our PPR against networkx and igraph on the same random graphs and seeds.
 
-    Ours is the GraphRAG walk (:meth:`~workbench.ppr.PageRankIndex.walk`: damping 0.85, stop when
+    Ours is the GraphRAG walk (:meth:`~workbench.context_graph.ppr.PageRankIndex.walk`: damping 0.85, stop when
     no score moves by 1e-6, at most 100 iterations) over an index built straight from the edge
     arrays. networkx is timed with its defaults (its l1 stop rule loosens with the graph, so its
     difference is reported, not held to a bound); igraph's PRPACK is exact, and ours must agree
@@ -127,7 +127,7 @@ def bench_ppr(sizes=DEFAULT_PPR_SIZES, queries: int = 10, seed: int = 0) -> list
     """
     import networkx as nx
 
-    from ..ppr import PageRankIndex
+    from ..context_graph.ppr import PageRankIndex
 
     try:
         import igraph
@@ -264,12 +264,12 @@ def bench_ingest(data_dir: Path, cache_dir: Path, settings, embedder, static) ->
 def bench_embedding(texts: Sequence[str], minilm, static, rounds: int = 3) -> dict:
     """Our ingest's embed path against ``model.encode`` on the same texts, and the static embedder.
 
-    Our path is :func:`~workbench.ingest.embed_cached` into an empty store each round (text
+    Our path is :func:`~workbench.ingest.pipeline.embed_cached` into an empty store each round (text
     hashing, the cache lookup and write, batching), so every text reaches the model.
     """
     import tempfile
 
-    from ..ingest import embed_cached
+    from ..ingest.pipeline import embed_cached
     from ..store import Store
 
     model = minilm._load()
@@ -368,7 +368,7 @@ def bench_queries(ws: Workspace, questions: Sequence[str], modes: Sequence[str] 
 def bench_communities(ws: Workspace) -> dict:
     """Community detection plus extractive reports on the workspace's graph, from scratch
     (target < 30 s; embedding the reports is not counted), then again with every report kept."""
-    from ..communities import ReportOptions, build_reports
+    from ..corpus.communities import ReportOptions, build_reports
 
     start = time.perf_counter()
     graph = ws.graph

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ..safe_text import printable
+from ..ingest.safe_text import printable
 from .render import CommandError, emit, for_people, invoked_as
 
 __all__ = ["main", "build_parser", "invoked_as", "CommandError", "emit", "for_people"]
@@ -64,9 +64,9 @@ BROKEN_PIPE_EXIT = 141
 def main(argv: Sequence[str] | None = None) -> int:
     import sqlite3
 
-    from ..graph import EntityNotFound
-    from ..ingest import StepFailed
-    from ..loaders import LoadError
+    from ..context_graph.graph import EntityNotFound
+    from ..ingest.pipeline import StepFailed
+    from ..ingest.loaders import LoadError
     from ..settings import SettingsError
     from ..extract.llm import LLMError
     from ..store import database_error_message

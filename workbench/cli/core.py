@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from ..graph_questions import comentions, impact, neighborhood, paths_between
+from ..context_graph.graph_questions import comentions, impact, neighborhood, paths_between
 from ..progress import tqdm_progress
 from .render import CommandError, emit, table
 
@@ -40,7 +40,7 @@ def open_workspace(args, create: bool = False):
 
 
 def cmd_ingest(args):
-    from ..loaders import check_paths
+    from ..ingest.loaders import check_paths
 
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
     ws = open_workspace(args, create=True)

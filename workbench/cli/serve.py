@@ -3,7 +3,7 @@ and ``llm-serve`` (a local chat model behind an OpenAI-compatible API: ``llm.loc
 
 from __future__ import annotations
 
-from ..entity_vectors import FILE_NAME as ENTITY_FILE
+from ..context_graph.entity_vectors import FILE_NAME as ENTITY_FILE
 from ..vectors import CHUNKS
 from .render import emit, invoked_as
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .render import CommandError, emit, table
 from .core import open_workspace
+from .render import CommandError, emit, table
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
@@ -89,7 +89,7 @@ def _theme_match(ws: WorkspaceView, reports, path: str):
 
 
 def cmd_timeline(args):
-    from ..timeline import timeline
+    from ..corpus.timeline import timeline
 
     ws = open_workspace(args)
     name, entries = timeline(ws, args.entity)

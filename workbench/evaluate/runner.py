@@ -7,7 +7,7 @@ costs: the gold documents it found that the direct strategy missed, the non-gold
 added, the reading cost of its hits, and whether it surfaced a note that a later note
 CONTRADICTS or supersedes.
 
-Which notes are outdated is :func:`workbench.outdated.outdated_documents`.
+Which notes are outdated is :func:`workbench.corpus.outdated.outdated_documents`.
 
 Examples
 --------
@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
+from ..corpus.outdated import outdated_documents
 from ..model.jsonable import to_json
-from ..outdated import outdated_documents
 from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank
 from .tasks import EvalTask
 

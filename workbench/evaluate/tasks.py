@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import yaml
 
-from .. import safe_yaml
+from ..ingest import safe_yaml
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView

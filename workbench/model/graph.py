@@ -1,6 +1,6 @@
 """The context graph's dataclasses: entities, cited edges, merges, hops, paths, and the typed
 answer of each graph question: :class:`Impact`, :class:`Neighborhood`, :class:`Comentions`,
-:class:`PathAnswer` (made by :mod:`workbench.graph_questions`)."""
+:class:`PathAnswer` (made by :mod:`workbench.context_graph.graph_questions`)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class Entity:
     """A node of the context graph: one canonical name."""
 
     key: str
-    """The canonical name key (see :func:`workbench.canon.name_key`)."""
+    """The canonical name key (see :func:`workbench.context_graph.canon.name_key`)."""
     name: str
     """Display name: the most frequent surface form."""
     type: str = "concept"
@@ -127,7 +127,7 @@ class Hop:
 
     The one JSON shape of an edge leaving the core: a hop of a path, a triple of a graph
     context, the edge an expanded hit was reached by (see
-    :meth:`workbench.graph.ContextGraph.cited_hop`).
+    :meth:`workbench.context_graph.graph.ContextGraph.cited_hop`).
 
     >>> Hop("token cache", "backed_by", "Redis", 1, ("c4",), ("redis.md",)).states
     'token cache -backed_by-> Redis'
@@ -244,7 +244,7 @@ class Neighborhood:
     """The answer to "what is within n hops of this entity?": the entities reached and the cited
     edges walked (``neighbors`` in the CLI and the MCP server).
 
-    :class:`workbench.graph.Neighborhood` is the graph's own walk (keys and stored edges); this is
+    :class:`workbench.context_graph.graph.Neighborhood` is the graph's own walk (keys and stored edges); this is
     its answer as it leaves the core, every edge a cited :class:`Hop`.
 
     >>> hood = Neighborhood("A", [Neighbour("B", 1)], [Hop("A", "uses", "B", 1, ("c1",), ("a.md",))])

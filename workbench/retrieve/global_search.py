@@ -1,6 +1,6 @@
 """Global search: corpus-wide questions answered from the community reports (map, then reduce).
 
-Map: every community report, themes and sub-themes (see :mod:`workbench.communities`), is
+Map: every community report, themes and sub-themes (see :mod:`workbench.corpus.communities`), is
 ranked by the cosine similarity of its embedding to the question's; a theme is ordered by its
 report's similarity plus ``SIZE_WEIGHT`` for its size (a corpus-wide question is
 about equally unlike every theme; its main themes are the larger ones). Reduce: the themes at
@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..corpus.keyphrases import content_words, phrase_counts
+from ..corpus.summaries import current_summaries, rank_by_similarity
 from ..embedding import EmbeddingUnavailable
-from ..keyphrases import content_words, phrase_counts
+from ..ingest.sentences import split_sentences
 from ..model import CommunityReport, CommunityUse, GraphContext, Hit, RetrievalResult, RetrievalStats, Why
-from ..sentences import split_sentences
-from ..summaries import current_summaries, rank_by_similarity
 from .base import StageTimer, empty_result, is_empty_query
 from .vector import embed_query
 

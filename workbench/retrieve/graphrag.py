@@ -123,7 +123,7 @@ def name_seeds(graph, query: str) -> dict[str, float]:
 
 
 def personalization(graph, seeds: Seeds, entity_share: float, similar_weight: float = 1.0) -> np.ndarray:
-    """The restart vector in :meth:`~workbench.graph.ContextGraph.pagerank_index` order.
+    """The restart vector in :meth:`~workbench.context_graph.graph.ContextGraph.pagerank_index` order.
 
     ``entity_share`` of the mass goes to the entity seeds by weight, the rest to the passage
     seeds by similarity; a side with no seed leaves its share to the other.

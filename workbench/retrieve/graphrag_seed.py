@@ -5,7 +5,7 @@
    best ``max_seeds`` kept), each weighted by its similarity. No names matched in the
    question, no passage seeds.
 2. **Walk.** Personalized PageRank (damping ``ppr_damping``) over the entities alone
-   (:meth:`~workbench.graph.ContextGraph.entity_pagerank_index`): relation, co-mention and
+   (:meth:`~workbench.context_graph.graph.ContextGraph.entity_pagerank_index`): relation, co-mention and
    synonym edges. It stops when no score moves by 1e-6 or after 100 iterations, keeping its
    scores.
 3. **Context.** The ``ppr_top_k`` entities with the most mass, their cited triples (at most

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..context_graph.graph import EntityNotFound
 from ..embedding import EmbeddingUnavailable
-from ..graph import EntityNotFound
 from ..model import ContextNode, GraphContext, GraphPath, PathStep, RetrievalResult, RetrievalStats, Why
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits

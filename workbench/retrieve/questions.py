@@ -36,9 +36,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..context_graph.graph import ContextGraph
 from ..embedding import EmbeddingUnavailable
 from ..extract.names import STOP_NAMES
-from ..graph import ContextGraph
 from ..model import COMENTION_RELATION, GraphPath, Impact
 from ..vectors import VectorStoreUnavailable
 from .hybrid import hybrid_ranking

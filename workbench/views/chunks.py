@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..graph import COMENTION_RELATION
+from ..context_graph.graph import COMENTION_RELATION
 from ..model import Chunk, Hop
 
 if TYPE_CHECKING:

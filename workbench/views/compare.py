@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
 
-from ..graph import COMENTION_RELATION, EntityNotFound
+from ..context_graph.graph import COMENTION_RELATION, EntityNotFound
+from ..ingest.safe_text import printable
 from ..model import GraphPath, RetrievalResult, Why
-from ..safe_text import printable
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
@@ -124,7 +124,7 @@ def missed_documents(results: Mapping[str, RetrievalResult]) -> dict[str, list[s
 def superseded_by(outdated: Mapping[str, Iterable[str]], dates: Mapping[str, str | None],
                   as_of: date | None = None) -> dict[str, list[str]]:
     """Document -> the later notes that supersede it (from
-    :func:`~workbench.outdated.outdated_documents`, CONTRADICTS and SUPERSEDES relations),
+    :func:`~workbench.corpus.outdated.outdated_documents`, CONTRADICTS and SUPERSEDES relations),
     keeping only notes dated on or before ``as_of``: on that day the older note still stood.
 
     >>> superseded_by({"old.md": ["new.md"]}, {"new.md": "2024-06-10"}, date(2024, 1, 1))

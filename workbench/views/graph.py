@@ -15,7 +15,7 @@ view, after every ingest and for types added later; :func:`type_legend` lists th
 
 Examples
 --------
->>> from workbench.graph import ContextGraph
+>>> from workbench.context_graph.graph import ContextGraph
 >>> from workbench.model import Edge, Entity
 >>> graph = ContextGraph([Entity("a", "<b>A</b>", mentions=3), Entity("b", "B", mentions=1)],
 ...                      [Edge("a", "uses", "b", chunk_ids=("c1",))])
@@ -39,9 +39,9 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..graph import COMENTION_RELATION, ContextGraph
+from ..context_graph.graph import COMENTION_RELATION, ContextGraph
+from ..ingest.safe_text import printable
 from ..model import Edge, Entity
-from ..safe_text import printable
 
 __all__ = [
     "COMENTION",
@@ -210,7 +210,7 @@ def max_edge_weight(graph: ContextGraph, view: str = RELATIONS) -> int:
 
     Examples
     --------
-    >>> from workbench.graph import ContextGraph
+    >>> from workbench.context_graph.graph import ContextGraph
     >>> g = ContextGraph([Entity("a", "A"), Entity("b", "B")], [Edge("a", "uses", "b", chunk_ids=("c1", "c2"))])
     >>> max_edge_weight(g), max_edge_weight(g, COMENTION)
     (2, 1)
@@ -237,7 +237,7 @@ class GraphFacts:
 def graph_facts(graph: ContextGraph) -> GraphFacts:
     """The :class:`GraphFacts` of ``graph``.
 
-    >>> from workbench.graph import ContextGraph
+    >>> from workbench.context_graph.graph import ContextGraph
     >>> g = ContextGraph([Entity("b", "beta"), Entity("a", "Alpha")], [Edge("a", "uses", "b", chunk_ids=("c1", "c2"))])
     >>> facts = graph_facts(g)
     >>> facts.keys_by_name, facts.relations
@@ -260,7 +260,7 @@ def entity_choices(facts: GraphFacts, text: str, limit: int | None = None) -> tu
     (default :data:`MAX_LISTED_NAMES`), else those whose name contains ``text`` (case-folded),
     names starting with it first, at most ``limit``; none before anything is typed.
 
-    >>> from workbench.graph import ContextGraph
+    >>> from workbench.context_graph.graph import ContextGraph
     >>> facts = graph_facts(ContextGraph([Entity("r", "Redis"), Entity("t", "token cache"), Entity("p", "PostgreSQL")], []))
     >>> entity_choices(facts, ""), entity_choices(facts, "", limit=2), entity_choices(facts, "RE", limit=2)
     (('p', 'r', 't'), (), ('r', 'p'))

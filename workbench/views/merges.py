@@ -1,6 +1,6 @@
 """Canonicalization for people: the merges as a table, the suggestions, the change log as sentences.
 
-Every name passes through :func:`~workbench.safe_text.printable`: a form written with a control
+Every name passes through :func:`~workbench.ingest.safe_text.printable`: a form written with a control
 character or a bidi override is shown as escapes, never obeyed.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
-from ..safe_text import printable
+from ..ingest.safe_text import printable
 
 __all__ = ["merges_frame", "local_time", "log_sentence", "merge_log_frame", "undoable",
            "merge_preview"]
@@ -20,7 +20,7 @@ def merges_frame(merges: Iterable, sample_text: Callable[[str], str], search: st
                  reasons: Mapping[str, Mapping[str, str]] | None = None) -> pd.DataFrame:
     """One row per surface form of each merge: its count, every chunk it occurs in, why it is in
     the entity and a sample chunk's text. ``reasons`` (merge key -> form -> reason, see
-    :func:`workbench.canon.form_reasons`) gives each form its own reason; without it the merge's
+    :func:`workbench.context_graph.canon.form_reasons`) gives each form its own reason; without it the merge's
     reasons are shown. ``search`` filters (case-insensitive) on the canonical name and the forms."""
     needle = search.strip().casefold()
     rows = []
@@ -134,7 +134,7 @@ def merge_preview(graph, alias: str, canonical: str) -> pd.DataFrame:
     joins an edge the canonical entity already has (their chunks then add up). Co-mentions are
     left out. Names are display names, surface forms or keys (see ``ContextGraph.resolve``).
     """
-    from ..graph import COMENTION_RELATION
+    from ..context_graph.graph import COMENTION_RELATION
 
     columns = ["now", "after the merge", "chunks", "joins an existing edge"]
     moved, kept = graph.resolve(alias), graph.resolve(canonical)

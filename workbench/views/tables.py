@@ -1,7 +1,7 @@
 """Tables of the corpus and the graph for the pages and notebooks: documents, an entity's
 neighbours and the chunks behind its edges, communities, timelines.
 
-Names and texts from documents pass through :func:`~workbench.safe_text.printable` (chunk texts
+Names and texts from documents pass through :func:`~workbench.ingest.safe_text.printable` (chunk texts
 keep their newlines), so a table shows what is stored and obeys nothing in it.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..graph import COMENTION_RELATION, ContextGraph, Neighborhood
+from ..context_graph.graph import COMENTION_RELATION, ContextGraph, Neighborhood
+from ..ingest.safe_text import printable
 from ..model import Edge
-from ..safe_text import printable
 from .chunks import human_date
 
 __all__ = ["documents_frame", "neighbours_frame", "edge_chunks_frame", "communities_frame", "nested_order", "timeline_frame"]

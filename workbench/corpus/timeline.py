@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .graph import COMENTION_RELATION
-from .model import TimelineEntry
-from .sentences import sentence_naming, states_decision
+from ..context_graph.graph import COMENTION_RELATION
+from ..ingest.sentences import sentence_naming, states_decision
+from ..model import TimelineEntry
 
 if TYPE_CHECKING:
-    from .workspace_view import WorkspaceView
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["timeline", "in_time_order"]
 
@@ -37,7 +37,7 @@ def timeline(ws: WorkspaceView, name: str) -> tuple[str, list[TimelineEntry]]:
 
     Raises
     ------
-    workbench.graph.EntityNotFound
+    workbench.context_graph.graph.EntityNotFound
         With the nearest names, when no entity answers to ``name``.
     """
     graph = ws.graph

@@ -11,7 +11,7 @@ names (as JSON text: fixed-width string arrays would take the longest name's wid
 row), their unit vectors, the record version and the embedder they were computed with. It is
 replaced whole by an atomic rename, so a reader (the app, the MCP server) sees the old index or
 the new one, never half of one. Vectors come from the record's embedding cache
-(:func:`~workbench.ingest.embed_cached`), so a name is embedded once per embedder.
+(:func:`~workbench.ingest.pipeline.embed_cached`), so a name is embedded once per embedder.
 
 The file is an :mod:`~workbench.array_file` (manifest, SHA-256 of the arrays), and every load is
 validated: one row per key and name, a 2-D float matrix of finite unit vectors, the width the
@@ -30,8 +30,8 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .array_file import ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text, write_array_file
-from .vectors import NeedsRepair, VectorMatch
+from ..array_file import ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text, write_array_file
+from ..vectors import NeedsRepair, VectorMatch
 
 __all__ = ["EntityVectors", "EntityVectorsDamaged", "FILE_NAME", "remove_stale_temporaries"]
 

@@ -1,5 +1,5 @@
-"""Canonical names: aliases, splits and the merge record, over the name keys of :mod:`workbench.name_keys`;
-the merge suggestions are :mod:`workbench.merge_suggestions` (both importable from here too).
+"""Canonical names: aliases, splits and the merge record, over the name keys of :mod:`workbench.context_graph.name_keys`;
+the merge suggestions are :mod:`workbench.context_graph.merge_suggestions` (both importable from here too).
 
 Every merge is derived from the mentions and the alias table, so it can be inspected and
 undone: two surface forms are one entity when their :func:`name_key` is equal, or when an
@@ -24,11 +24,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from workbench.model import Merge, Mention, SurfaceForm
 
 # Re-exported: the canonicalization's public names, whichever module holds them.
-from workbench.merge_suggestions import (EVIDENCE_RANKS, ZH_EN_TERMS, MergeSuggestion, SuggestionPage,
+from workbench.context_graph.merge_suggestions import (EVIDENCE_RANKS, ZH_EN_TERMS, MergeSuggestion, SuggestionPage,
                                          combine_suggestions, cross_language_suggestions, declared_alias_suggestions,
                                          evidence_rank, gloss, is_number_or_date, lookalike_suggestions, page_of,
                                          rank_suggestions, suggest_merges)
-from workbench.name_keys import DEFAULT_ARTICLES, NAME_KEY_VERSION, display_form, name_key, skeleton
+from workbench.context_graph.name_keys import DEFAULT_ARTICLES, NAME_KEY_VERSION, display_form, name_key, skeleton
 
 __all__ = [
     "DEFAULT_ARTICLES",

@@ -16,14 +16,14 @@ split again the same way into sub-themes (``levels``), as GraphRAG's hierarchica
 
 Each community gets an extractive :class:`~workbench.model.CommunityReport`: titled by its
 distinctive key phrases (c-TF-IDF among the communities of its level, see
-:mod:`workbench.keyphrases`), its key entities, strongest cited relations, and points: exact
+:mod:`workbench.corpus.keyphrases`), its key entities, strongest cited relations, and points: exact
 sentences of its passages chosen greedily for the distinctive words they add, from distinct
 documents first, each cited by chunk id.
 
 Examples
 --------
 >>> from workbench.model import Edge, Entity
->>> from workbench.graph import ContextGraph
+>>> from workbench.context_graph.graph import ContextGraph
 >>> graph = ContextGraph(
 ...     [Entity("a", "A"), Entity("b", "B"), Entity("c", "C"), Entity("x", "X"), Entity("y", "Y"), Entity("z", "Z")],
 ...     [Edge("a", "uses", "b", chunk_ids=("c1",)), Edge("b", "uses", "c", chunk_ids=("c1",)),
@@ -45,11 +45,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .graph import COMENTION_RELATION, ContextGraph
+from ..context_graph.graph import COMENTION_RELATION, ContextGraph
+from ..ingest.sentences import sentence_naming, split_sentences
+from ..model import Chunk, CommunityReport, ReportPoint
+from ..settings import CommunitySettings, setting_default
 from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, sentence_information, top_terms
-from .model import Chunk, CommunityReport, ReportPoint
-from .sentences import sentence_naming, split_sentences
-from .settings import CommunitySettings, setting_default
 
 if TYPE_CHECKING:  # imported where used: the CLI reaches this module for every command
     import networkx as nx

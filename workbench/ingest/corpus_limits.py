@@ -13,7 +13,7 @@ what 80% of this machine's memory holds at that rate (24 GiB: about 130 MB of te
 >>> check_corpus_size(["notes/"], 2_500_000, 0, 1_500_000)
 Traceback (most recent call last):
 ...
-workbench.corpus_limits.CorpusTooLarge: notes/: the workspace would hold 2.5 MB of text, over the limit of 1.5 MB (ingest.max_corpus_mb); nothing was ingested. Ingest a part of it, or raise ingest.max_corpus_mb in settings.yaml if this machine has the memory (about 150 bytes of memory per byte of text: docs/scale.md)
+workbench.ingest.corpus_limits.CorpusTooLarge: notes/: the workspace would hold 2.5 MB of text, over the limit of 1.5 MB (ingest.max_corpus_mb); nothing was ingested. Ingest a part of it, or raise ingest.max_corpus_mb in settings.yaml if this machine has the memory (about 150 bytes of memory per byte of text: docs/scale.md)
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ MEMORY_SHARE = 0.8
 
 class CorpusTooLarge(LoadError):
     """The text a workspace would hold after an ingest is over ``ingest.max_corpus_mb``
-    (shown, as every :class:`~workbench.loaders.LoadError`, as one line)."""
+    (shown, as every :class:`~workbench.ingest.loaders.LoadError`, as one line)."""
 
 
 def machine_memory_bytes() -> int:
@@ -60,7 +60,7 @@ def file_sizes(paths: Sequence[str | Path]) -> dict[str, int]:
     """``real path -> size`` of every file under ``paths``, by a plain directory walk: a bound, not
     what the load reads (hidden and unsupported files count too), at a stat per file (20,000
     notes: a tenth of a second). A path that cannot be read counts nothing; the load reports it.
-    Paths are checked first (:func:`~workbench.loaders.check_paths`: ``/proc`` is never walked).
+    Paths are checked first (:func:`~workbench.ingest.loaders.check_paths`: ``/proc`` is never walked).
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())

@@ -14,7 +14,7 @@ True
 >>> allowed_path("/etc/passwd", [str(root)])
 Traceback (most recent call last):
 ...
-workbench.allowed_paths.PathRefused: /etc/passwd is outside the folders the app may read (app.allowed_roots); upload the files instead, or add its folder to app.allowed_roots
+workbench.ingest.allowed_paths.PathRefused: /etc/passwd is outside the folders the app may read (app.allowed_roots); upload the files instead, or add its folder to app.allowed_roots
 """
 
 from __future__ import annotations

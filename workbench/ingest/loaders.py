@@ -1,4 +1,4 @@
-"""Files -> :class:`~workbench.model.Document` s (each format read by :mod:`workbench.file_formats`).
+"""Files -> :class:`~workbench.model.Document` s (each format read by :mod:`workbench.ingest.file_formats`).
 
 Supported files: ``.txt`` (plain text), ``.md`` / ``.markdown`` (YAML front matter with
 ``title``, ``date``, ``tags`` and ``relations``), ``.jsonl`` (one chat message or one
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from workbench.file_formats import (LOADERS, MAX_FRONT_MATTER_BYTES, SUPPORTED_EXTENSIONS, LoadProblem,
+from workbench.ingest.file_formats import (LOADERS, MAX_FRONT_MATTER_BYTES, SUPPORTED_EXTENSIONS, LoadProblem,
                                     normalise_newlines, content_hash, normalize_timestamp, resolved_path)
 from workbench.model import Document
 
@@ -103,7 +103,7 @@ def check_paths(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
     >>> check_paths(["/proc/self"])
     Traceback (most recent call last):
     ...
-    workbench.loaders.LoadError: /proc/self: lies in /proc (a special filesystem of the kernel: processes, devices), not a folder of documents; refused
+    workbench.ingest.loaders.LoadError: /proc/self: lies in /proc (a special filesystem of the kernel: processes, devices), not a folder of documents; refused
     """
     roots: list[tuple[Path, str]] = []
     for given in paths:

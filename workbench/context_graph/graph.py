@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .model import COMENTION_RELATION, Edge, Entity, Hop
+from ..model import COMENTION_RELATION, Edge, Entity, Hop
+from ..settings import setting_default
 from .graph_walks import GraphWalks, _name_order
 from .passages import NameMatcher, PassageLayer
-from .settings import setting_default
 
 if TYPE_CHECKING:  # imported where used: `stats` and a snapshot's load need neither
     import networkx as nx
@@ -112,7 +112,7 @@ class ContextGraph(GraphWalks):
         Relations along which a failure spreads (:meth:`impacted_by`).
     key_of : callable, optional
         The canonicalizer's name -> key function (aliases, splits), tried first by
-        :meth:`resolve`; :func:`workbench.canon.name_key` is always tried after it.
+        :meth:`resolve`; :func:`workbench.context_graph.canon.name_key` is always tried after it.
     passages : PassageLayer, optional
         The passages (chunks) and the entities each mentions: nodes of the graph that
         PageRank walks (:meth:`pagerank_index`), not of :attr:`nx`.

@@ -26,7 +26,7 @@ Examples
 >>> load_snapshot(folder, "key-2")
 Traceback (most recent call last):
 ...
-workbench.graph_snapshot.SnapshotUnusable: the graph snapshot was made for another record version or graph settings
+workbench.context_graph.graph_snapshot.SnapshotUnusable: the graph snapshot was made for another record version or graph settings
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import array_file
-from .array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
-from .gc_paused import gc_paused
+from .. import array_file
+from ..array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
+from ..gc_paused import gc_paused
+from ..model import Edge, Entity, Merge, SurfaceForm
 from .graph import ContextGraph
-from .model import Edge, Entity, Merge, SurfaceForm
 from .passages import NameMatcher, PassageLayer
 
 __all__ = ["FILE_NAME", "FORMAT", "GraphSnapshot", "SnapshotUnusable", "load_snapshot", "read_manifest", "save_snapshot",

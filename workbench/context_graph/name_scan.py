@@ -3,7 +3,7 @@
 Every write step derives the graph again, and reading each passage's text for the names the
 graph knows was the largest part of it: 20,000 notes, 40,000 passages, about 5 of the 18 s the
 derivation took after one note was added. ``names.npz`` keeps the
-:class:`~workbench.passages.NameScan` of the last derivation: the name table and, per passage,
+:class:`~workbench.context_graph.passages.NameScan` of the last derivation: the name table and, per passage,
 the names found in it. The next derivation reads only the passages that are new or whose text
 holds the first word of a name that was added, removed or re-keyed since; the others keep their
 names, which is exact (tested against reading every passage).
@@ -14,7 +14,7 @@ a stale scan is still right about every passage it names. Anything unusable and 
 every passage is read, as without it.
 
 >>> import tempfile
->>> from workbench.passages import NameScan
+>>> from workbench.context_graph.passages import NameScan
 >>> folder = Path(tempfile.mkdtemp())
 >>> _ = save_name_scan(folder, NameScan({"oslo": "oslo"}, {"c1": ("oslo",), "c2": ()}))
 >>> load_name_scan(folder)
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
+from ..array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
 from .passages import NameScan
 
 __all__ = ["FILE_NAME", "load_name_scan", "save_name_scan"]

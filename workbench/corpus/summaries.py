@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..embedding import LEGACY_NAME, EmbeddingUnavailable
+from ..model import CommunityReport, Episode
 from .communities import ReportOptions, build_reports, report_order
-from .embedding import LEGACY_NAME, EmbeddingUnavailable
 from .episodes import episodes_of
-from .model import CommunityReport, Episode
 
 if TYPE_CHECKING:
-    from .workspace_view import WorkspaceView
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_summaries", "sync_summaries",
            "rank_by_similarity", "version_mark"]
@@ -102,7 +102,7 @@ def _vectors(ws: WorkspaceView, texts: list[str], cache: bool) -> np.ndarray | N
         return np.zeros((0, getattr(ws.embedder, "dimension", 0)), dtype=np.float32)
     try:
         if cache:
-            from .ingest import embed_cached
+            from ..ingest.pipeline import embed_cached
 
             return embed_cached(texts, ws.store, ws.embedder)[0]
         return np.asarray(ws.embedder.embed(texts), dtype=np.float32)

@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .extract.names import STOP_NAMES, name_words
-from .settings import setting_default
+from ..extract.names import STOP_NAMES, name_words
+from ..settings import setting_default
 
 _ARTICLES = ("the ", "a ", "an ")
 #: Texts of at most this many words (a question) are read without the matcher's prefix set.

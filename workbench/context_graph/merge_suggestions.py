@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.model.jsonable import to_json
-from workbench.name_keys import DEFAULT_ARTICLES, name_key, skeleton
-from workbench.safe_text import mixed_scripts
+from workbench.context_graph.name_keys import DEFAULT_ARTICLES, name_key, skeleton
+from workbench.ingest.safe_text import mixed_scripts
 from workbench.settings import setting_default
 
 __all__ = [

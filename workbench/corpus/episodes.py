@@ -5,7 +5,7 @@ its speaker and timestamp. Consecutive messages belong to one session until a pa
 than ``session_gap_minutes``. Each session's :class:`~workbench.model.Episode` names its
 participants (by messages sent), the entities discussed (typed entities first, dates left
 out) and the sentences that state a decision ("we decided", "let's", "agreed", "will
-move"... see :data:`workbench.sentences.DECISION_CUES`), each with its time and chunk.
+move"... see :data:`workbench.ingest.sentences.DECISION_CUES`), each with its time and chunk.
 
 Examples
 --------
@@ -24,10 +24,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from .graph import ContextGraph
-from .model import Chunk, Decision, Episode
-from .sentences import split_sentences, states_decision
-from .settings import setting_default
+from ..context_graph.graph import ContextGraph
+from ..ingest.sentences import split_sentences, states_decision
+from ..model import Chunk, Decision, Episode
+from ..settings import setting_default
 
 __all__ = ["split_sessions", "summarize_session", "episodes_of", "parse_time"]
 

@@ -2,7 +2,7 @@
 fails (:meth:`~GraphWalks.impacted_by`, with the survivors), what an entity depends on, the cited
 paths between two entities, and the entities co-mentioned with one.
 
-:class:`GraphWalks` is a part of :class:`~workbench.graph.ContextGraph` (mixed into it, which is
+:class:`GraphWalks` is a part of :class:`~workbench.context_graph.graph.ContextGraph` (mixed into it, which is
 where to call these from): each walk reads the graph's entities and cited edges and returns
 display names, cited hops and paths.
 """
@@ -14,8 +14,8 @@ import math
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
-from .model import COMENTION_RELATION, Edge, Entity, GraphPath, Hop, Impact
-from .settings import setting_default
+from ..model import COMENTION_RELATION, Edge, Entity, GraphPath, Hop, Impact
+from ..settings import setting_default
 
 if TYPE_CHECKING:
     import networkx
@@ -38,7 +38,7 @@ def _name_order(name: str) -> tuple[str, str]:
 
 
 class GraphWalks:
-    """Impact, dependencies, cited paths and co-mentions of a :class:`~workbench.graph.ContextGraph`."""
+    """Impact, dependencies, cited paths and co-mentions of a :class:`~workbench.context_graph.graph.ContextGraph`."""
 
     impact_relations: tuple[str, ...]
     passages: PassageLayer
@@ -140,7 +140,7 @@ class GraphWalks:
 
         Examples
         --------
-        >>> from workbench.graph import ContextGraph
+        >>> from workbench.context_graph.graph import ContextGraph
         >>> g = ContextGraph([Entity("a", "A"), Entity("b", "B"), Entity("c", "C")],
         ...                  [Edge("a", "depends_on", "b"), Edge("b", "uses", "c")])
         >>> [(entity, path.nodes) for entity, path in g.dependencies_of("A")]

@@ -9,19 +9,19 @@ these functions and emits the answer's ``to_json()``, so the two can never drift
 - :func:`paths_between`: how one entity leads to another (:class:`~workbench.model.PathAnswer`),
   searched as deep and as wide as ``settings.graph`` says unless told otherwise.
 
-``ws`` is anything with ``graph`` (a :class:`~workbench.graph.ContextGraph`) and ``settings``: a
+``ws`` is anything with ``graph`` (a :class:`~workbench.context_graph.graph.ContextGraph`) and ``settings``: a
 :class:`~workbench.workspace.Workspace` or a scoped view of one. An entity no name resolves to
-raises :class:`~workbench.graph.EntityNotFound`, with suggestions.
+raises :class:`~workbench.context_graph.graph.EntityNotFound`, with suggestions.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from .model import Comention, Comentions, Impact, Neighbour, Neighborhood, PathAnswer
+from ..model import Comention, Comentions, Impact, Neighbour, Neighborhood, PathAnswer
 
 if TYPE_CHECKING:
-    from .workspace_view import WorkspaceView
+    from ..workspace_view import WorkspaceView
 
 __all__ = ["impact", "neighborhood", "comentions", "paths_between"]
 

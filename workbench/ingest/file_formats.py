@@ -4,7 +4,7 @@
 matter gives ``title``, ``date``, ``tags`` and ``relations``; ``.jsonl`` one chat message or one
 ``{"id", "title", "text"}`` record per line; ``.json`` a list of records or messages (a chat log
 is one conversation document with a segment per message). :data:`LOADERS` maps each extension
-to its reader; :mod:`workbench.loaders` finds the files, reads and decodes them and calls it.
+to its reader; :mod:`workbench.ingest.loaders` finds the files, reads and decodes them and calls it.
 Nothing about a file raises: every problem is a :class:`LoadProblem` naming the file (and line).
 """
 
@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import frontmatter
 import yaml
 
-from workbench import safe_yaml
+from workbench.ingest import safe_yaml
 from workbench.model import DECLARED_RELATION_TYPES, DeclaredRelation, Document, Segment
 
 __all__ = ["LOADERS", "SUPPORTED_EXTENSIONS", "MAX_FRONT_MATTER_BYTES", "LoadProblem", "content_hash", "resolved_path",

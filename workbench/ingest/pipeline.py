@@ -32,22 +32,22 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .canon import name_key
-from .corpus_limits import check_corpus_size, file_sizes, limit_bytes, projected_text_bytes
+from ..context_graph.canon import name_key
+from ..corpus import note_neighbours
+from ..corpus.note_neighbours import refresh_note_neighbours
+from ..embedding import LEGACY_NAME, Embedder, text_hash
+from ..extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings,
+                       similar_note_candidates)
+from ..extract.llm import LLMError, client_from_settings
+from ..extract.notes import NEAREST_NOTES
+from ..extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
+from ..model import Chunk, Document, Triple
+from ..store import DocumentWrites, Store
+from ..vectors import CHUNKS, VectorIndex
 from .chunking import chunk_document
-from .embedding import LEGACY_NAME, Embedder, text_hash
-from .extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings,
-                      similar_note_candidates)
-from .extract.llm import LLMError, client_from_settings
-from .extract.notes import NEAREST_NOTES
-from .extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
+from .corpus_limits import check_corpus_size, file_sizes, limit_bytes, projected_text_bytes
 from .file_hashes import FileHashes
 from .loaders import LoadError, LoadProblem, load_paths, resolved_path
-from . import note_neighbours
-from .model import Chunk, Document, Triple
-from .note_neighbours import refresh_note_neighbours
-from .store import DocumentWrites, Store
-from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
            "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE",
@@ -192,7 +192,7 @@ class StepFailed(RuntimeError):
 def refresh_candidates(store: Store, embedder: Embedder, threshold: float, full: bool = False) -> None:
     """Bring the ``SIMILAR_TO`` candidates between notes up to date with the record (inside
     :func:`vector_writes`, so a step that dies here is redone by the next write). Only the notes
-    a write added, changed or removed are compared again (:mod:`workbench.note_neighbours`);
+    a write added, changed or removed are compared again (:mod:`workbench.corpus.note_neighbours`);
     ``full`` compares every note again (what ``repair`` does).
 
     Raises
@@ -366,7 +366,7 @@ class DocumentIdCollision(LoadError):
 
 
 def refuse_too_large(paths: Sequence[str | Path], store: Store, max_corpus_mb: float | None) -> None:
-    """:class:`~workbench.corpus_limits.CorpusTooLarge` when the text the workspace would hold
+    """:class:`~workbench.ingest.corpus_limits.CorpusTooLarge` when the text the workspace would hold
     after ingesting ``paths`` is over the limit; reads only the files' sizes and the record."""
     limit = limit_bytes(max_corpus_mb)
     if limit is None:
@@ -406,7 +406,7 @@ def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list
     The relation is kept (its target becomes an entity of its own, as written); the line says
     so, since a misspelt note name would otherwise make a phantom entity silently.
     """
-    from .assemble import note_resolver
+    from ..context_graph.assemble import note_resolver
 
     if not any(doc.relations for doc in documents):
         return []

@@ -1,7 +1,7 @@
 """Stored mentions and triples -> canonical entities and cited edges -> a :class:`ContextGraph`.
 
 The graph is derived from the SQLite record, never edited: each write step derives it again, so
-merges, splits and removals show at once and cannot drift, and :mod:`workbench.graph_snapshot`
+merges, splits and removals show at once and cannot drift, and :mod:`workbench.context_graph.graph_snapshot`
 keeps it for the next process.
 """
 
@@ -12,14 +12,14 @@ from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Callable, Collection, Iterable, Iterator, Mapping
 
+from ..extract.names import GENERIC_TYPES, title_surface
+from ..gc_paused import gc_paused
+from ..model import Edge, Entity, Mention, Triple
+from ..settings import setting_default
+from ..store import DocumentRecord
 from .canon import Canonicalizer, display_form, name_key
-from .extract.names import GENERIC_TYPES, title_surface
-from .gc_paused import gc_paused
 from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
-from .model import Edge, Entity, Mention, Triple
 from .passages import NameScan, link_passages
-from .settings import setting_default
-from .store import DocumentRecord
 
 __all__ = ["LazyMapping", "PassageOptions", "assemble_graph", "note_resolver", "type_rank"]
 
@@ -127,7 +127,7 @@ def assemble_graph(
     ``chunk_context`` maps chunk ids to ``(document id, timestamp)``. An edge's chunks are the
     distinct chunks that state it, so its weight is its corroboration. With ``chunk_texts``
     (``(chunk id, text)``) the graph gets its passage layer
-    (:func:`~workbench.passages.link_passages`, which reuses ``previous_scan``, the names an
+    (:func:`~workbench.context_graph.passages.link_passages`, which reuses ``previous_scan``, the names an
     earlier derivation found in each passage, where they stand); synonym pairs the user
     ``rejected`` (sorted name-key pairs) are left out of it.
     """
