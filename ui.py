@@ -21,7 +21,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from workbench.ingest.pipeline import StepFailed
+from workbench.ingest.failures import StepFailed
 from workbench.ingest.loaders import LoadError
 from workbench.store import database_error_message
 from workbench.ingest.safe_text import printable

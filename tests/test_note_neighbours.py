@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.embedding import text_hash
-from workbench.ingest.pipeline import MAX_CANDIDATES_PER_NOTE, NOTE_KINDS, embed_cached, note_similarity_candidates
+from workbench.ingest.embedding_cache import embed_cached
+from workbench.ingest.note_links import MAX_CANDIDATES_PER_NOTE, NOTE_KINDS, note_similarity_candidates
 from workbench.model import Chunk, Document
 from workbench.corpus.note_neighbours import refresh_note_neighbours
 from workbench.store import Store

@@ -29,9 +29,11 @@ from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from .context_graph.name_scan import load_name_scan, save_name_scan
 from .context_graph.passages import NameScan
 from .embedding import Embedder, embedder_from_settings
-from .ingest.pipeline import (IngestReport, Progress, StepFailed, describe_os_error, embed_cached,
-                              ingest_paths, refresh_candidates, VECTORS_IN_FLIGHT, reconcile_if_marked, reconcile_vectors,
-                              remove_documents, stale_space, vector_writes)
+from .ingest.embedding_cache import embed_cached
+from .ingest.failures import StepFailed, describe_os_error
+from .ingest.note_links import refresh_candidates
+from .ingest.pipeline import (VECTORS_IN_FLIGHT, IngestReport, Progress, ingest_paths, reconcile_if_marked,
+                              reconcile_vectors, remove_documents, stale_space, vector_writes)
 from .model import Chunk, Entity, Merge, Mention
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable, database_error_message

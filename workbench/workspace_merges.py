@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .context_graph.canon import (MergeSuggestion, SuggestionPage, combine_suggestions, cross_language_suggestions,
                                   declared_alias_suggestions, display_form, lookalike_suggestions, name_key, page_of,
                                   rank_suggestions, suggest_merges)
-from .ingest.pipeline import CacheFirstEmbedder
+from .ingest.embedding_cache import CacheFirstEmbedder
 from .model import Entity, Triple
 
 if TYPE_CHECKING:

@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 
 import workbench.extract.notes as notes_module
+import workbench.ingest.note_links as note_links
 import workbench.ingest.pipeline as ingest_module
 from workbench.bench.notes_fixture import write_notes
 from workbench.ingest.chunking import chunk_document
 from workbench.embedding import text_hash
 from workbench.extract.notes import NEAREST_NOTES, _similar_note_candidates_reference
-from workbench.ingest.pipeline import MAX_CANDIDATES_PER_NOTE, best_per_note, note_similarity_candidates
+from workbench.ingest.note_links import MAX_CANDIDATES_PER_NOTE, best_per_note, note_similarity_candidates
 from workbench.ingest.loaders import load_paths
 from workbench.store import Store
 
@@ -85,7 +86,7 @@ def note_store(tmp_path):
 def test_candidates_of_3000_notes_are_at_most_3_per_note_and_those_of_the_dense_search(note_store, monkeypatch):
     store, embedder = note_store(3000)
     # Small pages and blocks, so paging and blocking both run many times.
-    monkeypatch.setattr(ingest_module, "NOTE_PAGE_CHUNKS", 97)
+    monkeypatch.setattr(note_links, "NOTE_PAGE_CHUNKS", 97)
     monkeypatch.setattr(notes_module, "BLOCK_ELEMENTS", 3000 * 50)
     found = note_similarity_candidates(store, embedder, 0.75)
     assert len(found) > 1000  # templated notes: many pairs above the threshold
@@ -123,7 +124,7 @@ def test_paging_averages_a_note_of_many_chunks_as_one_vector(tmp_path, monkeypat
     short_chunks = [Chunk("s0", "short.md", 0, "redis kafka part 3", 0, 1)]
     store.replace_documents([(long, long_chunks, [], [], [text_hash(c.text) for c in long_chunks]),
                              (short, short_chunks, [], [], [text_hash(c.text) for c in short_chunks])])
-    monkeypatch.setattr(ingest_module, "NOTE_PAGE_CHUNKS", 3)  # the long note spans three pages
+    monkeypatch.setattr(note_links, "NOTE_PAGE_CHUNKS", 3)  # the long note spans three pages
     [triple] = note_similarity_candidates(store, embedder, 0.1)
     vectors = embedder.embed([c.text for c in long_chunks])
     mean, other = vectors.mean(axis=0), embedder.embed(["redis kafka part 3"])[0]

@@ -78,7 +78,7 @@ def test_a_damaged_database_is_still_called_damaged(tmp_path):
 
 
 def test_enospc_is_described_by_its_cause():
-    from workbench.ingest.pipeline import describe_os_error
+    from workbench.ingest.failures import describe_os_error
 
     assert describe_os_error(OSError(errno.ENOSPC, "No space left on device")).startswith("the disk is full")
     assert describe_os_error(OSError(errno.EIO, "Input/output error")).startswith("an I/O error of the disk")

@@ -13,9 +13,11 @@ import textwrap
 
 import pytest
 
-import workbench.ingest.pipeline as ingest_module
+import workbench.ingest.note_links as note_links
 from tests.conftest import ROOT, make_corpus
-from workbench.ingest.pipeline import VECTORS_IN_FLIGHT, StepFailed, note_similarity_candidates
+from workbench.ingest.failures import StepFailed
+from workbench.ingest.note_links import note_similarity_candidates
+from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
 from workbench.vectors import CHUNKS
 from workbench.workspace import Workspace
 
@@ -63,7 +65,7 @@ def test_a_failure_inside_the_similarity_step_is_finished_by_the_next_step(step,
     def fail(*args, **kwargs):
         raise failure(28, "No space left on device") if failure is OSError else failure()
 
-    monkeypatch.setattr(ingest_module, "refresh_note_neighbours", fail)
+    monkeypatch.setattr(note_links, "refresh_note_neighbours", fail)
     with pytest.raises(StepFailed, match=r"the note-similarity step failed \((MemoryError|the disk is full \(ENOSPC)") as caught:
         ws.ingest([corpus])
     assert "python -m workbench repair" in str(caught.value)
@@ -77,7 +79,7 @@ def test_a_failure_inside_the_similarity_step_is_finished_by_the_next_step(step,
 
 _DIE_IN_THE_SIMILARITY_STEP = textwrap.dedent("""
     import os, signal, sys
-    import workbench.ingest.pipeline as ingest
+    import workbench.ingest.note_links as ingest
     from workbench.settings import load_settings
     from workbench.workspace import Workspace
 
@@ -124,7 +126,7 @@ def test_a_kill_inside_the_similarity_step_is_finished_by_the_next_step(step, ki
 
 _FAIL_IN_THE_CLI = textwrap.dedent("""
     import sys
-    import workbench.ingest.pipeline as ingest
+    import workbench.ingest.note_links as ingest
     from workbench.cli import main
 
     def fail(*args, **kwargs):

@@ -14,7 +14,7 @@ import pytest
 
 from workbench.array_file import to_text, write_array_file
 from workbench.context_graph.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
-from workbench.ingest.pipeline import StepFailed
+from workbench.ingest.failures import StepFailed
 from workbench.retrieve import retrieve
 from workbench.vectors import CHUNKS, VectorStoreMissing
 

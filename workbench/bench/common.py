@@ -117,7 +117,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
     import psutil
 
     from ..embedding import embedder_from_settings
-    from ..ingest.pipeline import CacheFirstEmbedder
+    from ..ingest.embedding_cache import CacheFirstEmbedder
     from ..embedding.static import StaticEmbedder
     from ..store import Store
 

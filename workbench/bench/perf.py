@@ -269,7 +269,7 @@ def bench_embedding(texts: Sequence[str], minilm, static, rounds: int = 3) -> di
     """
     import tempfile
 
-    from ..ingest.pipeline import embed_cached
+    from ..ingest.embedding_cache import embed_cached
     from ..store import Store
 
     model = minilm._load()

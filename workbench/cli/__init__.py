@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sqlite3
 
     from ..context_graph.graph import EntityNotFound
-    from ..ingest.pipeline import StepFailed
+    from ..ingest.failures import StepFailed
     from ..ingest.loaders import LoadError
     from ..settings import SettingsError
     from ..extract.llm import LLMError

@@ -102,7 +102,7 @@ def _vectors(ws: WorkspaceView, texts: list[str], cache: bool) -> np.ndarray | N
         return np.zeros((0, getattr(ws.embedder, "dimension", 0)), dtype=np.float32)
     try:
         if cache:
-            from ..ingest.pipeline import embed_cached
+            from ..ingest.embedding_cache import embed_cached
 
             return embed_cached(texts, ws.store, ws.embedder)[0]
         return np.asarray(ws.embedder.embed(texts), dtype=np.float32)

@@ -22,7 +22,6 @@ changed.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -30,40 +29,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-import numpy as np
 
 from ..context_graph.canon import name_key
-from ..corpus import note_neighbours
-from ..corpus.note_neighbours import refresh_note_neighbours
 from ..embedding import LEGACY_NAME, Embedder, text_hash
-from ..extract import (EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings,
-                       similar_note_candidates)
+from ..extract import EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings
 from ..extract.llm import LLMError, client_from_settings
-from ..extract.notes import NEAREST_NOTES
-from ..extract.typed_relations import NoteCandidate, parse_typed_relations, typed_relation_messages
-from ..model import Chunk, Document, Triple
+from ..model import Chunk, Document
 from ..store import DocumentWrites, Store
 from ..vectors import CHUNKS, VectorIndex
 from .chunking import chunk_document
 from .corpus_limits import check_corpus_size, file_sizes, limit_bytes, projected_text_bytes
+from .embedding_cache import embed_cached
 from .file_hashes import FileHashes
 from .loaders import LoadError, LoadProblem, load_paths, resolved_path
+from .note_links import NOTE_KINDS, discover_typed_relations, refresh_candidates, unresolved_note_targets
 
-__all__ = ["IngestReport", "Progress", "ingest_paths", "unresolved_note_targets", "nameless_names", "reconcile_vectors", "reconcile_if_marked", "vector_writes",
-           "embed_cached", "CacheFirstEmbedder", "remove_documents", "vectors_behind", "stale_space", "VECTORS_SPACE",
-           "StepFailed", "refresh_candidates", "note_similarity_candidates", "discover_typed_relations",
-           "describe_os_error", "DocumentIdCollision", "refuse_id_collisions"]
+__all__ = ["BATCH_CHUNKS", "DocumentIdCollision", "IngestReport", "Progress", "VECTORS_IN_FLIGHT", "VECTORS_SPACE",
+           "ingest_paths", "nameless_names", "pipeline_fingerprint", "reconcile_if_marked", "reconcile_vectors",
+           "refuse_id_collisions", "refuse_too_large", "remove_documents", "stale_space", "vector_writes",
+           "vectors_behind"]
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``, called as work advances."""
 
 BATCH_CHUNKS = 256
-#: Document kinds compared for SIMILAR_TO candidates (chat logs and records are not notes).
-NOTE_KINDS = ("markdown", "text")
-#: Most SIMILAR_TO candidates one note takes part in.
-MAX_CANDIDATES_PER_NOTE = 3
-#: Chunks read (and their vectors held) at once while averaging each note's vector.
-NOTE_PAGE_CHUNKS = 1000
 #: Meta key set while vectors are being written; still set after a crash.
 VECTORS_IN_FLIGHT = "vectors_in_flight"
 #: Meta key: the name of the embedder whose chunk collection was last kept in step with SQLite
@@ -102,48 +91,6 @@ class IngestReport:
         }
 
 
-def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder) -> tuple[np.ndarray, int]:
-    """Vectors for ``texts``, computing only those not in the cache. Returns (vectors, computed)."""
-    hashes = [text_hash(t) for t in texts]
-    cached = store.cached_embeddings(sorted(set(hashes)), embedder.name)
-    missing = sorted({h for h in hashes if h not in cached})
-    if missing:
-        first = {h: t for h, t in zip(hashes, texts)}
-        new = embedder.embed([first[h] for h in missing])
-        store.cache_embeddings(missing, new, embedder.name)
-        cached.update(zip(missing, new))
-    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
-    for i, h in enumerate(hashes):
-        out[i] = cached[h]
-    return out, len(missing)
-
-
-class CacheFirstEmbedder:
-    """An embedder that reads each text's vector from the record's embedding cache and computes
-    only the misses, writing nothing (safe on a read path, or a scoped read-only view).
-    ``missed`` counts the texts it had to compute."""
-
-    def __init__(self, base: Embedder, store: Store):
-        self.base, self.store = base, store
-        self.name, self.dimension = base.name, base.dimension
-        self.missed = 0
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        hashes = [text_hash(t) for t in texts]
-        found = self.store.cached_embeddings(sorted(set(hashes)), self.name)
-        missing = [t for t, h in zip(texts, hashes) if h not in found]
-        if missing:
-            self.missed += len(missing)
-            found.update(zip((text_hash(t) for t in missing), self.base.embed(missing)))
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([np.asarray(found[h], dtype=np.float32) for h in hashes])
-
-    def __getattr__(self, name):  # represents(), when the base embedder can tell
-        return getattr(self.base, name)
-
-
 def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
     """Make the chunk collection of ``embedder``'s space hold exactly the chunks SQLite has
     (chunk ids hash their text, so equal ids are equal vectors). Returns the vectors changed."""
@@ -159,58 +106,6 @@ def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) ->
         vectors.upsert(CHUNKS, [c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks])
     store.set_meta(VECTORS_SPACE, embedder.name)
     return len(extra) + len(missing)
-
-
-def describe_os_error(exc: BaseException) -> str:
-    """An error of the operating system as its cause in words, e.g. "the disk is full (ENOSPC)".
-
-    >>> import errno
-    >>> describe_os_error(OSError(errno.ENOSPC, "No space left on device"))
-    'the disk is full (ENOSPC: No space left on device)'
-    """
-    import errno
-
-    code = getattr(exc, "errno", None)
-    name = errno.errorcode.get(code, "") if isinstance(code, int) else ""
-    strerror = getattr(exc, "strerror", None)
-    detail = f"{name}: {strerror}" if name and strerror else (str(exc) or type(exc).__name__)
-    if code in (errno.ENOSPC, errno.EDQUOT):
-        return f"the disk is full ({detail})"
-    if code == errno.EIO:
-        return f"an I/O error of the disk ({detail})"
-    if code in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return f"the folder cannot be written ({detail})"
-    return f"{type(exc).__name__}: {detail}"
-
-
-class StepFailed(RuntimeError):
-    """A write step failed after its documents were committed (out of memory, disk full, an
-    error of the operating system): every document written is kept, the workspace stays marked
-    (:data:`VECTORS_IN_FLIGHT`), and the next ingest, remove or repair finishes the step."""
-
-
-def refresh_candidates(store: Store, embedder: Embedder, threshold: float, full: bool = False) -> None:
-    """Bring the ``SIMILAR_TO`` candidates between notes up to date with the record (inside
-    :func:`vector_writes`, so a step that dies here is redone by the next write). Only the notes
-    a write added, changed or removed are compared again (:mod:`workbench.corpus.note_neighbours`);
-    ``full`` compares every note again (what ``repair`` does).
-
-    Raises
-    ------
-    StepFailed
-        When the step runs out of memory or disk, or the system refuses it; the message says
-        what failed and how to finish the step.
-    """
-    try:
-        refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder)[0], embedder.name,
-                                threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
-    except (MemoryError, OSError, sqlite3.OperationalError) as exc:
-        what = describe_os_error(exc) if isinstance(exc, OSError) else \
-            (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-        raise StepFailed(
-            f"the note-similarity step failed ({what}); every document "
-            "written is kept and the workspace is marked to finish the step: free memory or disk, then run "
-            "`python -m workbench repair` (the next ingest or remove finishes it too)") from exc
 
 
 @contextmanager
@@ -400,27 +295,6 @@ def refuse_id_collisions(documents: Sequence[Document], source_of: dict[str, str
             "written")
 
 
-def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list[str]:
-    """One line per declared relation of ``documents`` whose target is no stored note.
-
-    The relation is kept (its target becomes an entity of its own, as written); the line says
-    so, since a misspelt note name would otherwise make a phantom entity silently.
-    """
-    from ..context_graph.assemble import note_resolver
-
-    if not any(doc.relations for doc in documents):
-        return []
-    notes = note_resolver(store.documents())
-    lines = []
-    for doc in documents:
-        for declared in doc.relations:
-            key = name_key(declared.target)
-            if key and key not in notes:
-                lines.append(f"{doc.id}: relation {declared.relation} names {declared.target!r}, which is no stored "
-                             "note: kept as an entity of its own (check the name, or ingest that note)")
-    return lines
-
-
 def nameless_names(doc: Document, extraction) -> list[str]:
     """One line per name found in ``doc`` that has no letter or digit, so makes no entity."""
     return _nameless_lines(doc, _nameless(extraction))
@@ -434,100 +308,6 @@ def _nameless(extraction) -> set[str]:
 
 def _nameless_lines(doc: Document, names: set[str]) -> list[str]:
     return [f"{doc.id}: name {n!r} has no letter or digit: no entity made for it" for n in sorted(names)]
-
-
-def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float, k: int = NEAREST_NOTES) -> list:
-    """``SIMILAR_TO`` candidates between notes (text and Markdown documents) whose mean chunk
-    vectors are at least ``threshold`` similar, each note in at most
-    :data:`MAX_CANDIDATES_PER_NOTE`, found over the whole corpus at once: what
-    :func:`refresh_candidates` keeps up to date write by write (and is tested against).
-
-    Linear in the notes: chunks are read a page at a time and averaged per document as they
-    come (a document's chunks are consecutive), and the pairs come from a blocked top-k search
-    (:func:`~workbench.extract.notes.similar_note_candidates`), never an n x n matrix.
-    """
-    titles = {d.id: d.title for d in store.documents() if d.kind in NOTE_KINDS}
-    if len(titles) < 2:
-        return []
-    means: dict[str, np.ndarray] = {}
-    first_chunk: dict[str, str] = {}
-    total: np.ndarray | None = None
-    count, current = 0, ""
-    after: tuple[str, int] | None = None
-    while page := store.chunks_of_kinds(NOTE_KINDS, after, NOTE_PAGE_CHUNKS):
-        vectors, _ = embed_cached([c.text for c in page], store, embedder)  # every text was cached by this ingest
-        for chunk, vector in zip(page, vectors.astype(np.float64)):
-            if chunk.document_id != current:
-                if total is not None:
-                    means[current] = (total / count).astype(np.float32)
-                current, total, count = chunk.document_id, vector.copy(), 1
-                first_chunk[current] = chunk.id
-            else:
-                total += vector
-                count += 1
-        after = (page[-1].document_id, page[-1].ordinal)
-    if total is not None:
-        means[current] = (total / count).astype(np.float32)
-    if len(means) < 2:
-        return []
-    return best_per_note(similar_note_candidates(means, titles, threshold, first_chunk, k=k))
-
-
-def discover_typed_relations(note_ids: Sequence[str], store: Store, vectors: VectorIndex, embedder: Embedder,
-                             client, settings) -> list[str]:
-    """Ask ``client`` how each new note relates to its candidate notes, in the eight declared
-    relation types, and store what passes the checks as candidates (never facts). Returns the
-    problem lines.
-
-    A note's candidates are the other notes nearest its mean chunk vector (a Chroma top-k, at or
-    above ``retrieval.min_vector_score``), at most ``extraction.typed_relation_candidates``; when
-    none is, the most recent notes (by date, then id). One request per new note; a failed request
-    is a problem line. Candidates cite the note's first chunk, so they go with it when it is
-    re-ingested or removed.
-    """
-    if not note_ids:
-        return []
-    wanted = settings.extraction.typed_relation_candidates
-    records = {d.id: d for d in store.documents() if d.kind in NOTE_KINDS}
-    recent = sorted(records.values(), key=lambda d: (d.date or "", d.id), reverse=True)
-    chunks_of: dict[str, list[Chunk]] = defaultdict(list)
-    for chunk in store.chunks(store.chunk_ids_of(list(records))):
-        chunks_of[chunk.document_id].append(chunk)
-    problems: list[str] = []
-    found: list[Triple] = []
-    for note_id in note_ids:
-        note, chunks = records.get(note_id), sorted(chunks_of.get(note_id, ()), key=lambda c: c.ordinal)
-        if note is None or not chunks:
-            continue
-        vecs, _ = embed_cached([c.text for c in chunks], store, embedder)
-        near: list[str] = []
-        for match in vectors.query(CHUNKS, vecs.mean(axis=0), wanted * 8):
-            document = (match.metadata or {}).get("document")
-            if (match.similarity >= settings.retrieval.min_vector_score and document in records
-                    and document != note_id and document not in near):
-                near.append(document)
-        chosen = near[:wanted] or [d.id for d in recent if d.id != note_id][:wanted]
-        offered = [NoteCandidate(f"n{i}", records[d].title, chunks_of[d][0].text if chunks_of.get(d) else "")
-                   for i, d in enumerate(chosen, 1)]
-        if not offered:
-            continue
-        try:
-            reply = client.chat(typed_relation_messages(note.title, "\n".join(c.text for c in chunks), offered))
-        except LLMError as exc:
-            problems.append(f"{note_id}: typed relation request failed: {exc}")
-            continue
-        triples, dropped = parse_typed_relations(reply, note.title, offered, chunks[0].id,
-                                                 settings.extraction.typed_relation_min_confidence)
-        found.extend(triples)
-        problems.extend(f"{note_id}: {line}" for line in dropped)
-    store.add_triples(found)
-    return problems
-
-
-def best_per_note(found: Sequence[Triple]) -> list[Triple]:
-    """The candidates kept, best pairs first (as ``found`` comes), each note in at most
-    :data:`MAX_CANDIDATES_PER_NOTE` of them, so near-identical notes stay linear."""
-    return note_neighbours.best_per_note(found, MAX_CANDIDATES_PER_NOTE)
 
 
 def pipeline_fingerprint(settings) -> str:
