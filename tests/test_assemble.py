@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.context_graph.assemble import assemble_graph, note_resolver
-from workbench.context_graph.canon import Canonicalizer, name_key
+from workbench.context_graph.canon import Canonicalizer
+from workbench.context_graph.name_keys import name_key
 from workbench.model import DeclaredRelation, Mention, Triple
 from workbench.store import DocumentRecord
 

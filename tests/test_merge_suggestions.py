@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from workbench.context_graph.canon import EVIDENCE_RANKS, MergeSuggestion, evidence_rank, is_number_or_date, page_of, rank_suggestions
+from workbench.context_graph.merge_suggestions import (EVIDENCE_RANKS, MergeSuggestion, evidence_rank,
+                                                       is_number_or_date, page_of, rank_suggestions)
 from workbench.cli import main
 
 ISSUE_EXAMPLE = [

@@ -20,7 +20,8 @@ from typing import Callable, Iterable, Sequence
 from filelock import FileLock, Timeout
 
 from .context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, note_resolver
-from .context_graph.canon import NAME_KEY_VERSION, Canonicalizer, FormTally, build_merges
+from .context_graph.canon import Canonicalizer, FormTally, build_merges
+from .context_graph.name_keys import NAME_KEY_VERSION
 from .context_graph.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
 from .context_graph.graph import ContextGraph
 from .context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE

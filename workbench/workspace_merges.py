@@ -11,9 +11,10 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from .context_graph.canon import (MergeSuggestion, SuggestionPage, combine_suggestions, cross_language_suggestions,
-                                  declared_alias_suggestions, display_form, lookalike_suggestions, name_key, page_of,
-                                  rank_suggestions, suggest_merges)
+from .context_graph.merge_suggestions import (MergeSuggestion, SuggestionPage, combine_suggestions,
+                                              cross_language_suggestions, declared_alias_suggestions,
+                                              lookalike_suggestions, page_of, rank_suggestions, suggest_merges)
+from .context_graph.name_keys import display_form, name_key
 from .ingest.embedding_cache import CacheFirstEmbedder
 from .model import Entity, Triple
 
@@ -187,7 +188,7 @@ class MergeSteps:
 
     def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
         """Names that look like one entity but are not yet, each with why, minus those the user
-        rejected, ranked by evidence (:func:`~workbench.context_graph.canon.rank_suggestions`): pairs a note or a
+        rejected, ranked by evidence (:func:`~workbench.context_graph.merge_suggestions.rank_suggestions`): pairs a note or a
         glossary record declares (``A (B)``, ``A, also called B``), then look-alikes (a name mixing
         Latin with Cyrillic or Greek letters and the name it imitates), then a Chinese name whose
         gloss is an English one (backed by shared neighbours), then similar meaning, then similar

@@ -17,7 +17,8 @@ from ..gc_paused import gc_paused
 from ..model import Edge, Entity, Mention, Triple
 from ..settings import setting_default
 from ..store import DocumentRecord
-from .canon import Canonicalizer, display_form, name_key
+from .canon import Canonicalizer
+from .name_keys import display_form, name_key
 from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
 from .passages import NameScan, link_passages
 

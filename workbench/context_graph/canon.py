@@ -23,39 +23,9 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from workbench.model import Merge, Mention, SurfaceForm
 
-# Re-exported: the canonicalization's public names, whichever module holds them.
-from workbench.context_graph.merge_suggestions import (EVIDENCE_RANKS, ZH_EN_TERMS, MergeSuggestion, SuggestionPage,
-                                         combine_suggestions, cross_language_suggestions, declared_alias_suggestions,
-                                         evidence_rank, gloss, is_number_or_date, lookalike_suggestions, page_of,
-                                         rank_suggestions, suggest_merges)
-from workbench.context_graph.name_keys import DEFAULT_ARTICLES, NAME_KEY_VERSION, display_form, name_key, skeleton
+from workbench.context_graph.name_keys import DEFAULT_ARTICLES, display_form, name_key
 
-__all__ = [
-    "DEFAULT_ARTICLES",
-    "MergeSuggestion",
-    "Canonicalizer",
-    "FormTally",
-    "name_key",
-    "display_form",
-    "build_merges",
-    "display_names",
-    "suggest_merges",
-    "ZH_EN_TERMS",
-    "form_reasons",
-    "gloss",
-    "cross_language_suggestions",
-    "declared_alias_suggestions",
-    "combine_suggestions",
-    "EVIDENCE_RANKS",
-    "evidence_rank",
-    "is_number_or_date",
-    "rank_suggestions",
-    "SuggestionPage",
-    "page_of",
-    "NAME_KEY_VERSION",
-    "skeleton",
-    "lookalike_suggestions",
-]
+__all__ = ["Canonicalizer", "FormTally", "build_merges", "display_names", "form_reasons"]
 
 
 class Canonicalizer:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any, Sequence
 
-from ..context_graph.canon import name_key
+from ..context_graph.name_keys import name_key
 
 __all__ = ["OUTDATING_RELATIONS", "outdated_documents"]
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from workbench.context_graph.canon import name_key
+from workbench.context_graph.name_keys import name_key
 from workbench.extract.base import Extraction, Extractor, PatternTimeout
 from workbench.extract.entities import EntityExtractor
 from workbench.extract.llm import ChatClient, LLMError, LLMExtractor
@@ -80,7 +80,7 @@ def extract_all(document: Document, chunks: Sequence[Chunk], extractors: Sequenc
     """Run every extractor over the document, then mention every triple endpoint.
 
     A triple's subject or object that no mention in its chunk names (by
-    :func:`~workbench.context_graph.canon.name_key`) gets a mention typed from the triple, at its offset
+    :func:`~workbench.context_graph.name_keys.name_key`) gets a mention typed from the triple, at its offset
     in the chunk text when found there (else -1). A general ``name`` or ``date`` mention of a
     name a typed extractor already found in the same chunk is dropped, so no mention counts
     twice (``title`` mentions stay: they tie each chunk to its document's title).

@@ -3,7 +3,7 @@
 Terms of every pattern are compiled into one case-insensitive regex of whole words; regex
 patterns run with a time budget per chunk. Where matches overlap, the longest wins. With
 co-mention on, each chunk gives one ``co_mentioned`` triple per unordered pair of distinct
-entities it names (by :func:`~workbench.context_graph.canon.name_key`) at most ``comention_window``
+entities it names (by :func:`~workbench.context_graph.name_keys.name_key`) at most ``comention_window``
 sentences apart, subject before object by key; of those, the ``max_comention_pairs`` nearest
 are kept, and the rest are counted in a problem line of the document (never stored).
 
@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 
-from workbench.context_graph.canon import DEFAULT_ARTICLES, display_form, name_key
+from workbench.context_graph.name_keys import DEFAULT_ARTICLES, display_form, name_key
 from workbench.extract.base import Extraction, GuardedPattern
 from workbench.model import COMENTION_RELATION, Chunk, Document, Mention, Triple
 from workbench.ingest.sentences import sentence_starts

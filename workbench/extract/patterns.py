@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from workbench.context_graph.canon import DEFAULT_ARTICLES
+from workbench.context_graph.name_keys import DEFAULT_ARTICLES
 from workbench.extract.base import Extraction, GuardedPattern
 from workbench.model import Chunk, Document, Triple
 from workbench.settings import RelationPattern, setting_default

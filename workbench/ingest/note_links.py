@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..context_graph.canon import name_key
+from ..context_graph.name_keys import name_key
 from ..corpus import note_neighbours
 from ..corpus.note_neighbours import refresh_note_neighbours
 from ..embedding import Embedder

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 
-from ..context_graph.canon import name_key
+from ..context_graph.name_keys import name_key
 from ..embedding import LEGACY_NAME, Embedder, text_hash
 from ..extract import EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings
 from ..extract.llm import LLMError, client_from_settings

@@ -50,7 +50,7 @@ def find_entities(ws: WorkspaceView, query: str) -> list[str]:
     Longer names win over the names inside them ("auth service" over "service"); failure
     words ("outage") and stopwords never count as names.
     """
-    from ..context_graph.canon import name_key
+    from ..context_graph.name_keys import name_key
 
     graph = ws.graph
     indexes = indexes_for(ws)
