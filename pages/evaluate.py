@@ -7,10 +7,10 @@ from pathlib import Path
 import streamlit as st
 
 import ui
-from workbench.evaluate.charts import run_charts
-from workbench.evaluate.report import (RunNotFound, answer_summary_frame, answers_frame, cases_frame, comparison_table, estimate_seconds, export_csv,
-                                       export_markdown, highlights, list_runs, load_run, progress_text, runs_frame,
-                                       save_run, summary_table)
+from workbench.evaluate.report import (RunNotFound, answer_summary_frame, answers_frame, cases_frame, export_csv,
+                                       export_markdown, highlights, list_runs, load_run, save_run)
+from workbench.views.eval_charts import run_charts
+from workbench.views.eval_tables import comparison_table, estimate_seconds, progress_text, runs_frame, summary_table
 from workbench.evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES, StrategyFailed, run_evaluation
 from workbench.evaluate.tasks import TaskError, load_resolved_tasks
 from workbench.extract.llm import client_from_settings

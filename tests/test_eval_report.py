@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from workbench.evaluate.charts import case_deltas, cost_vs_recall, metric_bars, run_charts
+from workbench.views.eval_charts import case_deltas, cost_vs_recall, metric_bars, run_charts
 from workbench.evaluate.report import (RunNotFound, cases_frame, compare_runs, export_csv, export_json, export_markdown,
                                        highlights, list_runs, load_run, markdown_table, save_run, summary_frame)
 from workbench.evaluate.runner import CaseResult, EvalRun

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .report import paired_deltas, summary_frame
-from .runner import EvalRun
+from ..evaluate.report import paired_deltas, summary_frame
+from ..evaluate.runner import EvalRun
 
 __all__ = ["metric_bars", "case_deltas", "cost_vs_recall", "run_charts"]
 
