@@ -173,7 +173,7 @@ def _passage_links(chunk_ids: list[str], keys: list[str], flat: np.ndarray, offs
     if len(offsets) != len(chunk_ids) + 1 or (len(flat) and (flat.min() < 0 or flat.max() >= len(keys))) \
             or (len(offsets) and (offsets[0] != 0 or offsets[-1] != len(flat) or np.any(np.diff(offsets) < 0))):
         raise ValueError("the passage links do not fit the passages and entities")
-    # Sliced as Python lists: a numpy split per passage and per entity took 4 s of 24 at 200k passages.
+    # Sliced as Python lists: at 200k passages a numpy split per passage and per entity took 5.5 s, this 3.4-3.9 s.
     key_array, chunk_array = np.array(keys, dtype=object), np.array(chunk_ids, dtype=object)
     linked, at = key_array[flat].tolist(), offsets.tolist()
     entities_of = {cid: frozenset(linked[at[i]:at[i + 1]]) for i, cid in enumerate(chunk_ids)}
@@ -198,7 +198,7 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
                ents["last_seen"])
     if len({len(column) for column in columns}) != 1:
         raise ValueError("the entity columns differ in length")
-    entities = list(map(Entity, *columns))  # positional: 1.3 M entities built by keyword took 3.9 s
+    entities = list(map(Entity, *columns))  # positional: 1.3 M entities in 1.9 s, by keyword 3.7 s
     ends = arrays["edge_ends"].tolist()
     edges = [Edge(source=every_key[s], relation=r, target=every_key[t], chunk_ids=tuple(c), documents=tuple(d),
                   confidence=conf, first_seen=f, last_seen=last, origin=o)

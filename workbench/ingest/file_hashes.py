@@ -20,7 +20,7 @@ Examples
 >>> os.utime(path, ns=(10**18, 10**18))           # an old modification time
 >>> hashes = FileHashes({})
 >>> first = hashes.digest(path, "note.md")
->>> later = FileHashes(hashes.hashed())
+>>> later = FileHashes(hashes.read_now())
 >>> _ = path.write_text("HELLO")                 # same size; the time put back: a stat cannot tell
 >>> os.utime(path, ns=(10**18, 10**18))
 >>> later.digest(path, "note.md") == first, later.reads
@@ -102,10 +102,6 @@ class FileHashes:
         self._hashed[source] = HashedFile(info.st_size, info.st_mtime_ns, hashed_ns, digest)
         return digest
 
-    def hashed(self) -> dict[str, HashedFile]:
-        """The files read by this object, to keep for the next ingest (with ``known``'s others)."""
-        return {**self._known, **self._hashed}
-
     def read_now(self) -> dict[str, HashedFile]:
-        """Only the files this object read."""
+        """The files this object read, to keep for the next ingest."""
         return dict(self._hashed)
