@@ -1,0 +1,55 @@
+"""Array files read mapped: the same arrays as a read, damage still found, never a traceback."""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+import pytest
+
+from workbench.array_file import ArrayFileUnusable, read_array_file, to_text, write_array_file
+
+
+@pytest.fixture
+def written(tmp_path):
+    path = tmp_path / "index.npz"
+    arrays = {"vectors": np.arange(12, dtype=np.float32).reshape(4, 3), "names": to_text(["a", "b"]),
+              "empty": np.zeros((0, 3), dtype=np.float32), "columns": np.asfortranarray(np.eye(3))}
+    write_array_file(path, "example", 1, "v1", arrays)
+    return path, arrays
+
+
+def test_mapped_arrays_equal_the_read_ones_and_come_from_the_file(written):
+    path, arrays = written
+    _, read = read_array_file(path, "example", 1, "v1")
+    _, mapped = read_array_file(path, "example", 1, "v1", mapped=True)
+    assert set(mapped) == set(read) == set(arrays)
+    for name, array in arrays.items():
+        assert np.array_equal(mapped[name], array) and mapped[name].dtype == array.dtype
+    assert isinstance(mapped["vectors"], np.memmap) and not mapped["vectors"].flags.writeable
+
+
+def test_a_flipped_byte_in_a_mapped_array_is_found_by_the_checksum(written):
+    path, arrays = written
+    data = bytearray(path.read_bytes())
+    at = data.find(arrays["vectors"].tobytes())
+    assert at > 0
+    data[at + 5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ArrayFileUnusable, match="checksum mismatch"):
+        read_array_file(path, "example", 1, "v1", mapped=True)
+
+
+def test_a_compressed_or_cut_file_is_damaged_not_a_traceback(written):
+    path, arrays = written
+    with zipfile.ZipFile(path) as archive:
+        members = {info.filename: archive.read(info) for info in archive.infolist()}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    assert read_array_file(path, "example", 1, "v1")[1]["vectors"].shape == (4, 3)  # a plain read copes
+    with pytest.raises(ArrayFileUnusable, match="is damaged .*not a stored .npy"):
+        read_array_file(path, "example", 1, "v1", mapped=True)
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(ArrayFileUnusable, match="is damaged"):
+        read_array_file(path, "example", 1, "v1", mapped=True)
