@@ -7,6 +7,12 @@ at 200,000 passages (1.3 M entities) half of a snapshot's load, 7.8 of 15.5 s, w
 Pausing it for such a build frees nothing less (these objects are freed by reference counting);
 it is restored afterwards, as it was.
 
+A process that holds such a graph pays for it once more at exit, where the interpreter runs full
+collections over every live object before it ends (a second of a fresh 61k-passage query's
+6.6 s). :func:`skip_exit_collection` moves what is alive then out of the collector's sight at
+exit (``gc.freeze`` in an exit hook); the process ends all the same, and nothing it wrote is
+affected: files are closed and flushed by their own exit hooks and by the system.
+
 >>> import gc
 >>> with gc_paused():
 ...     gc.isenabled()
@@ -17,20 +23,43 @@ True
 
 from __future__ import annotations
 
+import atexit
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused"]
+__all__ = ["gc_paused", "skip_exit_collection"]
+
+_exit_hook_lock = threading.Lock()
+_exit_hook_registered = False
+
+
+def skip_exit_collection() -> None:
+    """Have this process's exit leave its live objects to the system instead of walking them with
+    the cyclic collector (registered once)."""
+    global _exit_hook_registered
+    with _exit_hook_lock:
+        if not _exit_hook_registered:
+            atexit.register(gc.freeze)
+            _exit_hook_registered = True
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector inside the block (nested blocks: the outermost restores it)."""
+    """Pause the cyclic garbage collector inside the block (nested blocks: the outermost restores it).
+
+    What the block made and is still alive when it ends goes straight to the oldest generation
+    (``gc.freeze`` then ``gc.unfreeze``, which moves objects without examining them): it is what
+    a build keeps, a graph held for long. Left in the youngest generation, the first allocation
+    after the block would walk all of it (0.19 s after a 61k-passage snapshot's load), and later
+    the middle generation's collection again."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()

@@ -30,6 +30,7 @@ from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from .context_graph.name_scan import load_name_scan, save_name_scan
 from .context_graph.passages import NameScan
 from .embedding import Embedder, embedder_from_settings
+from .gc_paused import skip_exit_collection
 from .ingest.embedding_cache import embed_cached
 from .ingest.failures import StepFailed, describe_os_error
 from .ingest.note_links import refresh_candidates
@@ -402,6 +403,7 @@ class Workspace(MergeSteps):
         with self._derive_lock:
             if self._derived is None or self._derived.version != version:
                 self._derived = self._load_or_assemble(version)
+                skip_exit_collection()  # a graph of millions of objects: not walked once more at exit
             return self._derived
 
     def _load_or_assemble(self, version: tuple) -> _Derived:
