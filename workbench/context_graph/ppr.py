@@ -125,8 +125,8 @@ class PageRankIndex:
     ----------
     nodelist : list
         The node at each index.
-    index : dict
-        Node -> its index.
+    index : mapping
+        Node -> its index (a dict, or the mapping :meth:`from_transition` was given).
     transition_t : scipy.sparse.csr_array
         Transpose of the row-stochastic transition matrix, so one step is ``transition_t @ x``.
 
@@ -141,6 +141,8 @@ class PageRankIndex:
     >>> index.run_vector(np.array([1.0, 0.0, 0.0])).round(3).tolist()
     [0.389, 0.33, 0.281]
     """
+
+    index: Mapping[Hashable, int]
 
     def __init__(
         self,
@@ -225,9 +227,11 @@ class PageRankIndex:
 
     @classmethod
     def from_transition(cls, nodelist: Iterable[Hashable], transition_t: sp.csr_array, order: np.ndarray,
-                        dangling: np.ndarray) -> PageRankIndex:
+                        dangling: np.ndarray, positions: Mapping[Hashable, int] | None = None) -> PageRankIndex:
         """The index whose :attr:`transition_t`, :attr:`order` and dangling positions these are
-        (as another index kept them): nothing is normalised or reordered again.
+        (as another index kept them): nothing is normalised or reordered again. ``positions``
+        (node -> its position in ``nodelist``), when the caller holds it already, is used as
+        :attr:`index` instead of a dict made here.
 
         >>> built = PageRankIndex.from_edges(["a", "b", "c"], np.array([0, 1]), np.array([1, 2]))
         >>> again = PageRankIndex.from_transition(built.nodelist, built.transition_t, built.order, built._dangling)
@@ -236,7 +240,7 @@ class PageRankIndex:
         """
         self = cls.__new__(cls)
         self.nodelist = list(nodelist)
-        self.index = {node: i for i, node in enumerate(self.nodelist)}
+        self.index = {node: i for i, node in enumerate(self.nodelist)} if positions is None else positions
         n = len(self.nodelist)
         if len(self.index) != n or transition_t.shape != (n, n) or len(order) != n:
             raise ValueError(f"a transition matrix of shape {transition_t.shape} and an order of {len(order)} "
