@@ -174,12 +174,21 @@ class RetrievalIndexes:
             return self.ws.canonicalizer().key
 
     @cached_property
-    def entity_names(self) -> tuple[tuple[str, str], ...]:
-        """``(casefolded display name, key)`` for every entity, longest name first."""
+    def entity_names(self) -> dict[str, tuple[str, ...]]:
+        """Casefolded display name -> the keys of the entities shown by it, sorted: a text's names
+        are found by looking up its substrings of the lengths names have (:attr:`name_lengths`),
+        not by searching it for every name (412k names: 57 ms a query)."""
         with self._lock:
-            graph = self.ws.graph
-            pairs = {(entity.name.casefold(), entity.key) for entity in graph.entities()}
-            return tuple(sorted(pairs, key=lambda p: (-len(p[0]), p[0], p[1])))
+            out: dict[str, list[str]] = defaultdict(list)
+            for entity in self.ws.graph.entities():
+                out[entity.name.casefold()].append(entity.key)
+            return {name: tuple(sorted(set(keys))) for name, keys in out.items()}
+
+    @cached_property
+    def name_lengths(self) -> tuple[int, ...]:
+        """The lengths of the casefolded display names, longest first."""
+        with self._lock:
+            return tuple(sorted({len(name) for name in self.entity_names}, reverse=True))
 
 
 _cache: "weakref.WeakKeyDictionary[object, RetrievalIndexes]" = weakref.WeakKeyDictionary()
@@ -202,6 +211,7 @@ def warm(ws: WorkspaceView) -> RetrievalIndexes:
     indexes) now, so the first question asked does not pay for it."""
     indexes = indexes_for(ws)
     ws.graph.pagerank_index()
-    for name in ("keyword", "chunk_documents", "entity_chunks", "relation_edges", "key_of", "entity_names"):
+    for name in ("keyword", "chunk_documents", "entity_chunks", "relation_edges", "key_of", "entity_names",
+                 "name_lengths"):
         getattr(indexes, name)
     return indexes

@@ -15,6 +15,7 @@ False
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .cache import indexes_for
@@ -82,16 +83,30 @@ def find_entities(ws: WorkspaceView, query: str) -> list[str]:
     # Display names as substrings catch names inside Chinese text, which has no spaces; a query
     # written in ASCII alone is covered by the n-grams, and a scan of every name costs milliseconds.
     folded = query.casefold()
-    for name, key in (indexes.entity_names if not query.isascii() else ()):
+    for name in (_names_within(folded, indexes.entity_names, indexes.name_lengths) if not query.isascii() else ()):
         if len(name) < 2 or name in ENGLISH_STOPWORDS:
             continue
-        start = folded.find(name)
-        while start != -1:
-            span = (start, start + len(name))
-            bounded = ((start == 0 or not folded[start - 1].isascii() or not folded[start - 1].isalnum())
-                       and (span[1] == len(folded) or not folded[span[1]].isascii() or not folded[span[1]].isalnum()))
-            if bounded and not _overlaps(span, taken):
-                accept(span, key)
-                break
-            start = folded.find(name, start + 1)
+        for key in indexes.entity_names[name]:
+            start = folded.find(name)
+            while start != -1:
+                span = (start, start + len(name))
+                bounded = ((start == 0 or not folded[start - 1].isascii() or not folded[start - 1].isalnum())
+                           and (span[1] == len(folded) or not folded[span[1]].isascii()
+                                or not folded[span[1]].isalnum()))
+                if bounded and not _overlaps(span, taken):
+                    accept(span, key)
+                    break
+                start = folded.find(name, start + 1)
     return [key for _, key in sorted(found)]
+
+
+def _names_within(text: str, names: Mapping[str, object], lengths: Sequence[int]) -> list[str]:
+    """The ``names`` written somewhere in ``text``, longest first, then alphabetical: each of its
+    substrings of a length some name has, looked up.
+
+    >>> _names_within("at the auth service", {"auth service": 1, "auth": 1, "redis": 1}, (12, 5, 4))
+    ['auth service', 'auth']
+    """
+    present = {text[start:start + length] for length in lengths if length <= len(text)
+               for start in range(len(text) - length + 1)} & names.keys()
+    return sorted(present, key=lambda name: (-len(name), name))
