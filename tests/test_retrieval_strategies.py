@@ -226,6 +226,7 @@ def test_warm_builds_the_indexes_a_first_query_needs(make_workspace, tmp_path):
     indexes = warm(ws)
     assert indexes is indexes_for(ws) and "keyword" in vars(indexes) and "entity_chunks" in vars(indexes)
     assert indexes.keyword.search("elasticsearch", 5)
+    assert "entity_names" not in vars(indexes)  # left to the first question written without spaces
 
 
 def test_entity_chunks_is_the_mention_map_of_the_passage_layer(sample_workspace):
