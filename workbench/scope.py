@@ -20,7 +20,8 @@ True
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -177,6 +178,7 @@ class ScopedWorkspace:
         self._vectors = cast("VectorIndex", ScopedVectors(workspace.vectors, document_ids))
         self._derived: tuple[tuple, ContextGraph] | None = None
         self._derive_lock = threading.Lock()
+        self._pins = threading.local()  # each thread's pinned derivation (see pinned)
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = workspace._prefetched
 
@@ -198,9 +200,28 @@ class ScopedWorkspace:
 
     @property
     def version(self) -> int:
-        return self.store.version
+        """The record's version (in a :meth:`pinned` block, the version of the graph it reads)."""
+        pin = getattr(self._pins, "pin", None)
+        return self.store.version if pin is None else self._pinned(pin)[0][0]
 
-    def _derive(self) -> ContextGraph:
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """As :meth:`Workspace.pinned <workbench.workspace.Workspace.pinned>`, for the scope's graph."""
+        if getattr(self._pins, "pin", None) is not None:
+            yield
+            return
+        self._pins.pin = []
+        try:
+            yield
+        finally:
+            self._pins.pin = None
+
+    def _pinned(self, pin: list) -> tuple[tuple, ContextGraph]:
+        if not pin:
+            pin.append(self._derive())
+        return pin[0]
+
+    def _derive(self) -> tuple[tuple, ContextGraph]:
         """The scope's graph, derived again when the record or the graph settings change."""
         key = self._workspace._derive_key()  # the record's version and the graph settings, as the workspace's
         with self._derive_lock:
@@ -211,11 +232,12 @@ class ScopedWorkspace:
                     self,  # type: ignore[arg-type]
                     previous_scan=load_name_scan(self.path), canonicalizer=self.canonicalizer())
                 self._derived = (key, graph)
-            return self._derived[1]
+            return self._derived
 
     @property
     def graph(self) -> ContextGraph:
-        return self._derive()
+        pin = getattr(self._pins, "pin", None)
+        return self._derive()[1] if pin is None else self._pinned(pin)[1]
 
     def preload(self) -> None:
         """Nothing: a scope's graph is derived from the record when first asked, never loaded."""

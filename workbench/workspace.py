@@ -13,6 +13,8 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -156,6 +158,7 @@ class Workspace(MergeSteps):
         self.keeps_snapshot = True
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = False
+        self._pins = threading.local()  # each thread's pinned derivation (see pinned)
 
     # -- backends ----------------------------------------------------------------------
     @property
@@ -474,8 +477,34 @@ class Workspace(MergeSteps):
 
     @property
     def graph(self) -> ContextGraph:
-        """The context graph, rebuilt when the workspace has changed since the last call."""
-        return self._derive().graph
+        """The context graph, rebuilt when the workspace has changed since the last call (in a
+        :meth:`pinned` block, the one graph the block first read)."""
+        return self._pinned_or_current().graph
+
+    def _pinned_or_current(self) -> _Derived:
+        pin = getattr(self._pins, "pin", None)
+        if pin is None:
+            return self._derive()
+        if not pin:
+            pin.append(self._derive())
+        return pin[0]
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Within the block, this thread reads one derivation of the record: the first read of
+        :attr:`graph` or :attr:`version` takes the graph derived now, and every later read returns
+        that graph and the record version it was derived from, whatever another thread or
+        process commits meanwhile. A query runs in one (:func:`workbench.retrieve.retrieve`), so
+        its graph, its record version and the retrieval indexes keyed by that version agree.
+        A block inside another keeps the outer pin."""
+        if getattr(self._pins, "pin", None) is not None:
+            yield
+            return
+        self._pins.pin = []
+        try:
+            yield
+        finally:
+            self._pins.pin = None
 
     def graph_if_ready(self, wait: float = 0.0) -> ContextGraph | None:
         """The context graph if it is derived for the record as it is now, or once it is within
@@ -520,7 +549,10 @@ class Workspace(MergeSteps):
 
     @property
     def version(self) -> int:
-        return self.store.version
+        """The record's version (in a :meth:`pinned` block, the version of the graph it reads)."""
+        if getattr(self._pins, "pin", None) is None:
+            return self.store.version
+        return self._pinned_or_current().version[0]
 
     def documents(self) -> list[DocumentRecord]:
         return self.store.documents()

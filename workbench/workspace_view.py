@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -89,4 +90,8 @@ class WorkspaceView(Protocol):
 
     def preload(self) -> None:
         """Start reading what a first query needs (the graph, the name index) in the background."""
+        ...
+
+    def pinned(self) -> AbstractContextManager[None]:
+        """A block in which this thread reads one graph and its record version (a query's reads)."""
         ...

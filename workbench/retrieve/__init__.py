@@ -105,7 +105,8 @@ def retrieve(ws: WorkspaceView, query: str, mode: str = "hybrid", k: int | None 
     # keyword is the one mode that needs neither the vectors nor the model
     prefetch = _prefetch(ws) if mode != "keyword" else None
     try:
-        return _retrieve(ws, retriever, query, k, since, until, as_of)
+        with ws.pinned():  # one graph for the whole query, whatever a writer commits meanwhile
+            return _retrieve(ws, retriever, query, k, since, until, as_of)
     finally:
         if prefetch is not None:
             prefetch.join()

@@ -193,18 +193,24 @@ class RetrievalIndexes:
             return tuple(sorted({len(name) for name in self.entity_names}, reverse=True))
 
 
-_cache: "weakref.WeakKeyDictionary[object, RetrievalIndexes]" = weakref.WeakKeyDictionary()
+_cache: "weakref.WeakKeyDictionary[object, dict[int, RetrievalIndexes]]" = weakref.WeakKeyDictionary()
 _cache_lock = threading.Lock()
+#: Versions kept per workspace: a query pinned to the version before a write (see
+#: ``Workspace.pinned``) finishes on its indexes while the next query builds the new ones.
+KEPT_VERSIONS = 2
 
 
 def indexes_for(ws: WorkspaceView) -> RetrievalIndexes:
-    """The retrieval indexes of ``ws`` at its current version (new ones after any change)."""
+    """The retrieval indexes of ``ws`` at its version (its pinned one inside ``ws.pinned()``: the
+    version of the graph the query reads, so the indexes agree with that graph)."""
     version = ws.version
     with _cache_lock:
-        current = _cache.get(ws)
-        if current is None or current.version != version:
-            current = RetrievalIndexes(ws, version)
-            _cache[ws] = current
+        kept = _cache.setdefault(ws, {})
+        current = kept.get(version)
+        if current is None:
+            current = kept[version] = RetrievalIndexes(ws, version)
+            for old in sorted(kept)[:-KEPT_VERSIONS]:
+                del kept[old]
         return current
 
 
@@ -213,8 +219,9 @@ def warm(ws: WorkspaceView) -> RetrievalIndexes:
     indexes) now, so the first question asked does not pay for it. The display names are left
     to the first question written without spaces (0.3 s at 412k entities): an English one never
     reads them."""
-    indexes = indexes_for(ws)
-    ws.graph.pagerank_index()
-    for name in ("keyword", "chunk_documents", "entity_chunks", "relation_edges", "key_of"):
-        getattr(indexes, name)
-    return indexes
+    with ws.pinned():
+        indexes = indexes_for(ws)
+        ws.graph.pagerank_index()
+        for name in ("keyword", "chunk_documents", "entity_chunks", "relation_edges", "key_of"):
+            getattr(indexes, name)
+        return indexes

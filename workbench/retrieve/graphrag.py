@@ -257,10 +257,7 @@ def graph_triples(ws: WorkspaceView, top: list[tuple[str, float]], limit: int) -
     edges = {}
     for key in mass:
         for edge in indexes_for(ws).relation_edges.get(key, ()):
-            # An ingest committed meanwhile may have given the indexes a newer graph than this one:
-            # only the edges this graph holds are cited (an MCP server answers while others write).
-            if edge.source in graph and edge.target in graph:
-                edges[(edge.source, edge.relation, edge.target)] = edge
+            edges[(edge.source, edge.relation, edge.target)] = edge
     ranked = sorted(edges.values(), key=lambda e: (
         not (e.source in mass and e.target in mass), -(mass.get(e.source, 0) + mass.get(e.target, 0)),
         e.source, e.relation, e.target))
