@@ -64,8 +64,10 @@ __all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", 
            "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks", "too_large",
            "graph_triples"]
 
-#: The walk stops when no score moves by this much in one iteration...
-PPR_TOLERANCE = 1e-6
+#: The walk stops when no score moves by this much in one iteration... (1e-5 against 1e-6: the same
+#: top 10 for 50 of 50 questions at 61k passages in 22% fewer iterations, 37.5 against 48, and the
+#: same R@2/R@5 on MuSiQue and HotpotQA, 2026-12-02)
+PPR_TOLERANCE = 1e-5
 #: ...or after this many iterations, keeping its scores.
 PPR_MAX_ITERATIONS = 100
 
