@@ -142,6 +142,16 @@ def name_key(name: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> str:
     """
     if not isinstance(name, str):
         name = str(name)
+    return _name_key(name, articles if isinstance(articles, tuple) else tuple(articles))
+
+
+#: Surfaces whose keys are remembered: an ingest keys each mention three times (the extractor,
+#: the record, the derivation) and a corpus writes the same names again and again.
+KEYS_REMEMBERED = 1 << 16
+
+
+@functools.lru_cache(maxsize=KEYS_REMEMBERED)
+def _name_key(name: str, articles: tuple[str, ...]) -> str:
     # NFKC first: fullwidth "Ｒｅｄｉｓ", ligatures and compatibility forms key as what they show.
     words = _drop_leading_articles(unicodedata.normalize("NFKC", name).split(), articles)
     key = unicodedata.normalize("NFKC", _SEPARATORS_RE.sub("", " ".join(words).lower()))
@@ -172,6 +182,11 @@ def display_form(surface: str, articles: Iterable[str] = DEFAULT_ARTICLES) -> st
     >>> display_form("Redis)"), display_form("<b>Auth</b>")
     ('Redis', '<b>Auth</b>')
     """
+    return _display_form(surface, articles if isinstance(articles, tuple) else tuple(articles))
+
+
+@functools.lru_cache(maxsize=KEYS_REMEMBERED)
+def _display_form(surface: str, articles: tuple[str, ...]) -> str:
     words = _drop_leading_articles(surface.split(), articles)
     text = " ".join(words)
     stripped = _strip_marks(text, leading=False).strip()
