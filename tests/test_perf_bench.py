@@ -116,6 +116,9 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
     assert ingest["static_embedder_recall"]["questions"] >= 1
     first = ingest["first_ingest"]  # everything embedded by the settings' backend, in its own process
     assert first["embedder"] == "openvino-int8" and first["seconds"] > 0 and first["per_stage_s"]["embed"] > 0
+    # the model's own time is part of the ingest's, and the ratio is the two
+    assert 0 < first["model_embedding_s"] < first["seconds"]
+    assert first["times_model_embedding"] == pytest.approx(first["seconds"] / first["model_embedding_s"], abs=0.02)
     from workbench.retrieve import MODES
 
     assert set(payload["query"]) == set(MODES)
