@@ -405,6 +405,30 @@ class Store(NoteRows):
         """``chunk id -> (document id, timestamp)`` for building edges' provenance."""
         return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT id, document_id, timestamp FROM chunks")}
 
+    def document_marks(self) -> dict[str, str]:
+        """``document id -> content hash and write time``: a document written again gets a new mark."""
+        return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
+
+    def row_ids(self, table: str) -> np.ndarray:
+        """The sorted rowids of every mention (``table="mentions"``) or stated triple (``"triples"``, no candidates)."""
+        where = " WHERE origin != 'candidate'" if table == "triples" else ""
+        return np.sort(np.fromiter((r[0] for r in self.db.execute(f"SELECT rowid FROM {table}{where}")), dtype=np.int64))
+
+    def rows_by_id(self, table: str, rowids: Sequence[int] | None = None) -> list[tuple]:
+        """``(rowid, chunk id, ...)`` of the given mention rows (surface, type) or stated triple rows
+        (subject, object, relation, origin, subject type, object type, confidence), by rowid; all with None."""
+        columns = {"mentions": "chunk_id, surface, entity_type",
+                   "triples": "chunk_id, subject, object, relation, origin, subject_type, object_type, confidence"}[table]
+        if rowids is None:
+            where = " WHERE origin != 'candidate'" if table == "triples" else ""
+            return self.db.execute(f"SELECT rowid, {columns} FROM {table}{where} ORDER BY rowid").fetchall()
+        found: list[tuple] = []
+        for at in range(0, len(rowids), 500):
+            batch = [int(i) for i in rowids[at:at + 500]]
+            found += self.db.execute(f"SELECT rowid, {columns} FROM {table} WHERE rowid IN "
+                                     f"({','.join('?' * len(batch))})", batch).fetchall()
+        return sorted(found)
+
     def replace_candidates(self, triples: Sequence[Triple]) -> None:
         """Replace every ``SIMILAR_TO`` candidate between notes (the LLM's candidates belong to their
         chunks and are replaced with their document)."""
