@@ -409,10 +409,18 @@ class Store(NoteRows):
         """``document id -> content hash and write time``: a document written again gets a new mark."""
         return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
 
-    def row_ids(self, table: str) -> np.ndarray:
-        """The sorted rowids of every mention (``table="mentions"``) or stated triple (``"triples"``, no candidates)."""
+    def row_ids(self, table: str, above: int = -1) -> np.ndarray:
+        """The sorted rowids (above ``above``) of every mention (``table="mentions"``) or stated triple
+        (``"triples"``, no candidates)."""
+        where = " AND origin != 'candidate'" if table == "triples" else ""
+        rows = self.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{where}", (above,))
+        return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64))
+
+    def row_totals(self, table: str) -> tuple[int, int]:
+        """``(count, sum of rowids)`` of the rows :meth:`row_ids` lists."""
         where = " WHERE origin != 'candidate'" if table == "triples" else ""
-        return np.sort(np.fromiter((r[0] for r in self.db.execute(f"SELECT rowid FROM {table}{where}")), dtype=np.int64))
+        count, total = self.db.execute(f"SELECT COUNT(*), TOTAL(rowid) FROM {table}{where}").fetchone()
+        return count, int(total)
 
     def rows_by_id(self, table: str, rowids: Sequence[int] | None = None) -> list[tuple]:
         """``(rowid, chunk id, ...)`` of the given mention rows (surface, type) or stated triple rows
