@@ -264,6 +264,20 @@ def test_rows_of_other_settings_or_a_record_they_cannot_follow_are_read_whole(no
         fresh.close()
 
 
+def test_rows_whose_tables_outgrow_the_record_are_read_whole_to_compact(notes_workspace, monkeypatch):
+    ws, corpus, rng = notes_workspace
+    monkeypatch.setattr("workbench.context_graph.derivation_rows.TABLE_SLACK", 0)
+    statuses = []
+    for _ in range(3):  # every note written again: new chunk ids, the old ones left in the tables
+        for i in range(5):
+            write_note(corpus, rng, i, 5)
+        ws.ingest([corpus])
+        statuses.append(ws.rows_status)
+        assert_followed_exactly(ws)
+    assert statuses[0].startswith("followed: ")
+    assert "read whole: the rows' tables hold more than twice the record's chunks" in statuses
+
+
 def test_rows_copied_from_another_workspace_are_not_used(notes_workspace, make_workspace, tmp_path):
     ws, corpus, rng = notes_workspace
     other = make_workspace("other")

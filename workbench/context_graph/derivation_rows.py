@@ -47,6 +47,9 @@ FILE_NAME = "rows.npz"
 KIND = "derivation rows"
 FORMAT = 1
 
+#: Chunk ids the tables may hold past twice the record's before the rows are read whole to compact them.
+TABLE_SLACK = 1000
+
 _MENTION_COLUMNS = ("chunk", "surface", "type")
 _TRIPLE_COLUMNS = ("chunk", "subject", "object", "relation", "origin", "subject_type", "object_type")
 _SURFACE_COLUMNS = ("key", "name_key", "form", "tally_form")
@@ -215,8 +218,12 @@ class DerivationRows:
         Raises
         ------
         RowsStale
-            A row the record no longer holds whose document was not written again.
+            A row the record no longer holds whose document was not written again, or tables
+            grown past twice the record's chunks by documents written again (read whole to compact).
         """
+        if len(self.tables["chunks"].values) > 2 * len(chunk_context) + TABLE_SLACK:
+            # Chunks written again leave their old ids (and surfaces) in the tables: start afresh.
+            raise RowsStale("the rows' tables hold more than twice the record's chunks")
         self._rekey(canonicalizer, dict(aliases), sorted(splits))
         marks = store.document_marks()
         documents = self.tables["documents"]
