@@ -7,16 +7,23 @@ from __future__ import annotations
 
 import random
 import shutil
+import tempfile
+from itertools import count
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import reopened
 from tests.test_graph_snapshot import damage_bytes, rewrite_member
 from workbench.array_file import ArrayFileUnusable
 from workbench.context_graph.assemble import GraphParts, graph_parts, note_resolver
-from workbench.context_graph.canon import build_merges
-from workbench.context_graph.derivation_rows import FILE_NAME, DerivationRows, rows_key
+from workbench.context_graph.canon import Canonicalizer, build_merges
+from workbench.context_graph.derivation_rows import FILE_NAME, DerivationRows, RowsStale, rows_key
+from workbench.model import Chunk, Document, Mention, Triple
+from workbench.store import Store
 
 SERVICES = ["Auth Service", "auth-service", "AuthService", "Billing Service", "the Billing service", "Redis", "redis",
             "Postgres", "PostgreSQL", "PG", "Kafka", "Token Cache", "token-cache"]
@@ -285,3 +292,80 @@ def test_rows_copied_from_another_workspace_are_not_used(notes_workspace, make_w
     other.ingest([corpus])
     assert other.rows_status.startswith("read whole: rows.npz was made for another version")
     assert_followed_exactly(other)
+
+
+# -- the rows against the reference on a bare record, many random write sequences ------------------
+
+NAMES = ["Auth Service", "auth-service", "Redis", "redis", "PG", "Postgres", "the", "d1", "d2.md", "Kafka", "...",
+         "Note One"]
+surfaces = st.sampled_from(NAMES)
+mention_rows = st.lists(st.tuples(surfaces, st.sampled_from(["service", "concept", "title", "note", "person"])),
+                        max_size=4)
+triple_rows = st.lists(st.tuples(surfaces, st.sampled_from(["uses", "LEADS_TO"]), surfaces,
+                                 st.sampled_from(["pattern", "comention", "declared", "candidate"]),
+                                 st.sampled_from(["service", "note"]), st.sampled_from(["service", "note"]),
+                                 st.sampled_from([0.25, 0.5, 1.0])), max_size=3)
+chunk_rows = st.tuples(mention_rows, triple_rows, st.sampled_from([None, "2024-01-02", "2024-03-04"]))
+document_writes = st.tuples(st.just("write"), st.integers(0, 3), surfaces, st.lists(chunk_rows, min_size=1, max_size=2))
+writes = st.one_of(
+    document_writes, document_writes, document_writes,  # most steps write a document
+    st.tuples(st.just("delete"), st.integers(0, 3)),
+    st.tuples(st.just("alias"), surfaces, surfaces),
+    st.tuples(st.just("unalias"), surfaces),
+    st.tuples(st.just("split"), surfaces),
+    st.tuples(st.just("accept"), st.integers(0, 5)),
+)
+
+
+def apply(store: Store, write: tuple, ids: count) -> None:
+    """One write to the record, as the workspace's steps make them."""
+    kind = write[0]
+    if kind == "write":
+        _, doc, title, chunks = write
+        n = next(ids)
+        document = Document(f"d{doc}.md", f"/c/d{doc}.md", title, "note", "", f"h{n}")
+        made = [Chunk(f"d{doc}-{n}-{i}", document.id, i, f"text {n} {i}", 0, 1, ts) for i, (_, _, ts) in enumerate(chunks)]
+        mentions = [Mention(surface, chunk.id, etype) for chunk, (ms, _, _) in zip(made, chunks) for surface, etype in ms]
+        triples = [Triple(a, r, b, chunk.id, c, o, st_, ot) for chunk, (_, ts_, _) in zip(made, chunks)
+                   for a, r, b, o, st_, ot, c in ts_]
+        store.replace_documents([(document, made, mentions, triples, [f"t{n}"] * len(made))])
+    elif kind == "delete":
+        store.delete_documents([f"d{write[1]}.md"])
+    elif kind == "alias" and write[1] != write[2]:
+        store.record("alias", {}, alias=(write[1], write[2]))
+    elif kind == "unalias":
+        store.record("unalias", {}, unalias=write[1])
+    elif kind == "split":
+        store.record("split", {}, split=write[1].lower())
+    elif kind == "accept":
+        found = store.db.execute("SELECT subject, relation, object FROM triples WHERE origin='candidate'").fetchall()
+        if found:
+            store.accept_candidate(*found[write[1] % len(found)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(writes, min_size=1, max_size=12))
+# A note-typed end nobody mentions whose note's title has no key: the first empty key is a title's.
+@example([("write", 1, "...", [([], [("Auth Service", "uses", "d1", "pattern", "service", "note", 0.25)], None)])])
+def test_rows_followed_through_any_writes_give_the_parts_of_a_full_pass(sequence):
+    with tempfile.TemporaryDirectory() as folder:
+        store = Store(Path(folder) / "record.sqlite")
+        rows, ids = DerivationRows(), count()
+        try:
+            for write in sequence:
+                apply(store, write, ids)
+                canonicalizer = Canonicalizer(user_aliases=store.aliases(), splits=store.splits())
+                context = store.chunk_context()
+                try:
+                    rows.sync(store, canonicalizer, store.aliases(), store.splits(), context)
+                except RowsStale:
+                    raise AssertionError("the rows could not follow a write the workspace makes") from None
+                rows.save(Path(folder), "k")
+                rows = DerivationRows.load(Path(folder), "k")  # and back, each step
+                notes = note_resolver(store.documents())
+                parts, merges = rows.derive(context, canonicalizer, notes)
+                assert_same_parts(parts, graph_parts(store.iter_mentions(), store.iter_triples(), context,
+                                                     canonicalizer, notes))
+                assert merges == build_merges(store.iter_mentions(), canonicalizer)
+        finally:
+            store.close()

@@ -346,6 +346,9 @@ class _Aggregate:
                  canonicalizer: Canonicalizer, notes: Mapping[str, str]) -> None:
         self.rows, self.canonicalizer, self.notes = rows, canonicalizer, notes
         self.keys, self.forms = rows.tables["keys"], rows.tables["forms"]
+        # The key of a name with no letters or digits, which makes no entity: given an id now, since a
+        # note's title resolved later may be the first name to have it.
+        self.empty = self.keys.id("")
         chunks = rows.tables["chunks"].values
         context = [chunk_context.get(c, (None, None)) for c in chunks]
         times = sorted({ts for _, ts in context if ts is not None})
@@ -381,8 +384,7 @@ class _Aggregate:
             surfaces = rows.tables["surfaces"].values
             for i in np.flatnonzero(m["type"] == self.note_type):
                 key[i], form[i] = self.lookup(surfaces[m["surface"][i]], True)
-        empty = self.keys.get("")
-        valid = key != empty
+        valid = key != self.empty
         stream = {"key": key[valid], "form": form[valid], "type": m["type"][valid], "chunk": m["chunk"][valid]}
         title_rows = stream["type"] == self.title_type
         title_of = self._titles(stream["chunk"][title_rows], stream["key"][title_rows])
@@ -420,7 +422,7 @@ class _Aggregate:
         via_notes = (t["origin"] == rows.tables["origins"].get("declared")) | (t["subject_type"] == self.note_type)
         subject, subject_written = self._triple_keys(t["subject"], via_notes)
         obj, object_written = self._triple_keys(t["object"], via_notes)
-        empty = self.keys.get("")
+        empty = self.empty
         valid = np.flatnonzero((subject != empty) & (obj != empty) & (subject != obj))
         known = np.zeros(len(self.keys.values), dtype=bool)
         known[mentioned] = True
@@ -533,7 +535,7 @@ class _Aggregate:
         rows, m = self.rows, self.rows.mentions
         key = rows.surface["key"][m["surface"]]
         form = rows.surface["tally_form"][m["surface"]]
-        valid = key != self.keys.get("")
+        valid = key != self.empty
         key, form, chunk = key[valid], form[valid], m["chunk"][valid]
         width = max(len(self.forms.values), 1)
         pairs = _distinct(key * width + form)
