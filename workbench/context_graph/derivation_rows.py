@@ -227,7 +227,7 @@ class DerivationRows:
         self._rekey(canonicalizer, dict(aliases), sorted(splits))
         marks = store.document_marks()
         documents = self.tables["documents"]
-        changed = [i for i, (doc, mark) in enumerate(zip(documents.values, self.marks)) if marks.get(doc) != mark]
+        changed = [i for i, (doc, mark) in enumerate(zip(documents.values, self.marks)) if marks.get(doc, "") != mark]
         for doc, mark in marks.items():
             if documents.get(doc) < 0:
                 documents.id(doc)
@@ -285,12 +285,13 @@ class DerivationRows:
             added["confidence"] = np.fromiter((r[8] for r in fetched), dtype=np.float64, count=len(fetched))
         if len(chunks.values) > new_chunks:
             self.chunk_document = np.concatenate([self.chunk_document, np.full(len(chunks.values) - new_chunks, -1)])
+        self.chunk_document[added["chunk"]] = -1  # each chunk read is given its document as the record has it now
         order = np.argsort(np.concatenate([rows["rowid"], added["rowid"]]), kind="stable")
         for name in rows:
             rows[name] = np.concatenate([rows[name], added[name]])[order]
 
     def _note_chunk_documents(self, chunk_context: Mapping[str, tuple[str, str | None]]) -> None:
-        """Record the document of every chunk first seen by the last sync."""
+        """Record the document of every chunk the last sync read rows of."""
         unknown = np.flatnonzero(self.chunk_document < 0)
         documents, chunks = self.tables["documents"], self.tables["chunks"].values
         for i in unknown:
