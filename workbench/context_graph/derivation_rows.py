@@ -382,9 +382,11 @@ class _Aggregate:
         key = surface_key[m["surface"]]
         form = surface_form[m["surface"]]
         if self.note_type >= 0:  # note-typed surfaces go through the notes' titles, which change with them
+            noted = np.flatnonzero(m["type"] == self.note_type)
+            distinct, which = np.unique(m["surface"][noted], return_inverse=True)
             surfaces = rows.tables["surfaces"].values
-            for i in np.flatnonzero(m["type"] == self.note_type):
-                key[i], form[i] = self.lookup(surfaces[m["surface"][i]], True)
+            resolved = np.array([self.lookup(surfaces[s], True) for s in distinct.tolist()], dtype=np.int64).reshape(-1, 2)
+            key[noted], form[noted] = resolved[which, 0], resolved[which, 1]
         valid = key != self.empty
         stream = {"key": key[valid], "form": form[valid], "type": m["type"][valid], "chunk": m["chunk"][valid]}
         title_rows = stream["type"] == self.title_type
@@ -394,8 +396,9 @@ class _Aggregate:
             stream[name] = np.concatenate([stream[name], extra[name]])
         entities, forms = self._entities(stream)
         chunk_entities: dict[str, set[str]] = {}
-        pairs = _distinct(stream["chunk"] * max(len(self.keys.values), 1) + stream["key"])
-        for chunk, k in zip((pairs // max(len(self.keys.values), 1)).tolist(), (pairs % max(len(self.keys.values), 1)).tolist()):
+        width = max(len(self.keys.values), 1)
+        pairs = _distinct(stream["chunk"] * width + stream["key"])
+        for chunk, k in zip((pairs // width).tolist(), (pairs % width).tolist()):
             chunk_entities.setdefault(self.chunk_ids[chunk], set()).add(self.keys.values[k])
         return GraphParts(entities, edges, chunk_entities, forms, title_of), self._merges()
 
@@ -411,10 +414,13 @@ class _Aggregate:
         keys = rows.surface["key"][surfaces]
         written: list[str | None] = [None] * len(surfaces)
         names = rows.tables["surfaces"].values
-        for i in np.flatnonzero(via_notes):
-            surface = names[surfaces[i]]
-            written[i] = resolved = self.notes.get(name_key(surface), surface)
-            keys[i] = self.keys.id(self.canonicalizer.key(resolved))
+        via = np.flatnonzero(via_notes)
+        distinct, which = np.unique(surfaces[via], return_inverse=True)
+        titles = [self.notes.get(name_key(names[s]), names[s]) for s in distinct.tolist()]
+        title_keys = _ids(self.keys.id(self.canonicalizer.key(title)) for title in titles)
+        keys[via] = title_keys[which] if len(via) else keys[via]
+        for i, w in zip(via.tolist(), which.tolist()):
+            written[i] = titles[w]
         return keys, written
 
     def _edges(self, mentioned: np.ndarray) -> tuple[list[Edge], dict[str, np.ndarray]]:
