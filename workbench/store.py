@@ -119,6 +119,11 @@ CREATE TABLE IF NOT EXISTS summaries (
 """
 
 
+#: The columns a derivation reads of each table, and which rows: every mention, the stated triples (no candidates).
+_ROWS = {"mentions": ("chunk_id, surface, entity_type", ""), "triples": (
+    "chunk_id, subject, object, relation, origin, subject_type, object_type, confidence", " AND origin != 'candidate'")}
+
+
 @dataclass(frozen=True)
 class DocumentRecord:
     """A stored document's metadata (its text lives in its chunks)."""
@@ -410,32 +415,24 @@ class Store(NoteRows):
         return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
 
     def row_ids(self, table: str, above: int = -1) -> np.ndarray:
-        """The sorted rowids (above ``above``) of every mention (``table="mentions"``) or stated triple
-        (``"triples"``, no candidates)."""
-        where = " AND origin != 'candidate'" if table == "triples" else ""
-        rows = self.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{where}", (above,))
+        """The sorted rowids above ``above`` of the rows :meth:`rows_by_id` reads (``"mentions"``, ``"triples"``)."""
+        rows = self.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{_ROWS[table][1]}", (above,))
         return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64))
 
     def row_totals(self, table: str) -> tuple[int, int]:
         """``(count, sum of rowids)`` of the rows :meth:`row_ids` lists."""
-        where = " WHERE origin != 'candidate'" if table == "triples" else ""
-        count, total = self.db.execute(f"SELECT COUNT(*), TOTAL(rowid) FROM {table}{where}").fetchone()
-        return count, int(total)
+        count, total = self.db.execute(f"SELECT COUNT(*), SUM(rowid) FROM {table} WHERE 1{_ROWS[table][1]}").fetchone()
+        return count, total or 0
 
     def rows_by_id(self, table: str, rowids: Sequence[int] | None = None) -> list[tuple]:
         """``(rowid, chunk id, ...)`` of the given mention rows (surface, type) or stated triple rows
         (subject, object, relation, origin, subject type, object type, confidence), by rowid; all with None."""
-        columns = {"mentions": "chunk_id, surface, entity_type",
-                   "triples": "chunk_id, subject, object, relation, origin, subject_type, object_type, confidence"}[table]
+        columns, stated = _ROWS[table]
         if rowids is None:
-            where = " WHERE origin != 'candidate'" if table == "triples" else ""
-            return self.db.execute(f"SELECT rowid, {columns} FROM {table}{where} ORDER BY rowid").fetchall()
-        found: list[tuple] = []
-        for at in range(0, len(rowids), 500):
-            batch = [int(i) for i in rowids[at:at + 500]]
-            found += self.db.execute(f"SELECT rowid, {columns} FROM {table} WHERE rowid IN "
-                                     f"({','.join('?' * len(batch))})", batch).fetchall()
-        return sorted(found)
+            return self.db.execute(f"SELECT rowid, {columns} FROM {table} WHERE 1{stated} ORDER BY rowid").fetchall()
+        batches = [[int(i) for i in rowids[at:at + 500]] for at in range(0, len(rowids), 500)]
+        return sorted(row for batch in batches for row in self.db.execute(
+            f"SELECT rowid, {columns} FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", batch))
 
     def replace_candidates(self, triples: Sequence[Triple]) -> None:
         """Replace every ``SIMILAR_TO`` candidate between notes (the LLM's candidates belong to their
