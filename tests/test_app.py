@@ -92,13 +92,18 @@ def test_corpus_page_shows_the_record_while_the_graph_is_still_being_built(monke
     ws.ingest([corpus])
     expected = ws.stats()
     (ws.path / "graph.npz").unlink()  # no snapshot to load (a workspace made before them): the graph is derived
-    release, real = threading.Event(), workspace_module.assemble_graph
+    release = threading.Event()
 
-    def slow(*args, **kwargs):
-        release.wait(60)
-        return real(*args, **kwargs)
+    def slowed(real):
+        def slow(*args, **kwargs):
+            release.wait(60)
+            return real(*args, **kwargs)
+        return slow
 
-    monkeypatch.setattr(workspace_module, "assemble_graph", slow)
+    # A process that can take the write lock derives from the kept rows (graph_of_parts), one that
+    # cannot from the whole record (assemble_graph): both wait.
+    for name in ("assemble_graph", "graph_of_parts"):
+        monkeypatch.setattr(workspace_module, name, slowed(getattr(workspace_module, name)))
     monkeypatch.setattr(ui, "GRAPH_WAIT_S", 0.2)
     try:
         at = open_app(monkeypatch, ws.path)

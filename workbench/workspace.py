@@ -21,8 +21,10 @@ from typing import Callable, Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
-from .context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, note_resolver
-from .context_graph.canon import Canonicalizer, FormTally, build_merges
+from .context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, graph_of_parts, note_resolver
+from .context_graph.canon import Canonicalizer, build_merges
+from .context_graph.derivation_rows import FILE_NAME as ROWS_FILE
+from .context_graph.derivation_rows import followed_rows, rows_key
 from .context_graph.name_keys import NAME_KEY_VERSION
 from .context_graph.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
 from .context_graph.graph import ContextGraph
@@ -31,6 +33,7 @@ from .context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_
 from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from .context_graph.name_scan import load_name_scan, save_name_scan
 from .context_graph.passages import NameScan
+from .gc_paused import gc_paused
 from .embedding import Embedder, embedder_from_settings
 from .gc_paused import skip_exit_collection
 from .ingest.embedding_cache import embed_cached
@@ -50,7 +53,7 @@ DEFAULT_WORKSPACE = Path("workspace")
 #: The keyword index kept in the folder (written and read by :mod:`workbench.retrieve.cache`).
 KEYWORD_INDEX_FILE = "keywords.npz"
 #: Files derived from the record that ``repair`` removes and makes again (see README, the workspace on disk).
-DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE)
+DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE, ROWS_FILE)
 #: Meta key: the workspace version whose entities the entity-name index holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"
 
@@ -154,6 +157,8 @@ class Workspace(MergeSteps):
         self._merges_lock = threading.Lock()
         #: How the graph was last had: ``loaded`` from the snapshot, or ``rebuilt: <why>``.
         self.snapshot_status: str | None = None
+        #: How the last derivation of this process had its rows: followed from the kept ones, or read whole.
+        self.rows_status: str | None = None
         #: Whether the graph is read from and saved to the snapshot (not by a scoped view).
         self.keeps_snapshot = True
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
@@ -425,23 +430,32 @@ class Workspace(MergeSteps):
             current = self._derive_key() if writing else version
             if current != version:  # the record moved on before the lock was had
                 version, key = current, self._snapshot_key(current)
-            # Mentions and triples stream from SQLite (1.7 M rows for a 30 MB file are never held
-            # at once); the merge record counts the mentions as they pass. The names found in each
-            # passage last time are reused where they stand (workbench.context_graph.name_scan).
             canonicalizer = self.canonicalizer()  # one, so each surface is resolved once
-            tally = FormTally(canonicalizer) if writing else None
-            graph = self.assemble_from_record(
-                version[1], mentions=tally.tap(self.store.iter_mentions()) if tally is not None else None,
-                previous_scan=load_name_scan(self.path), canonicalizer=canonicalizer)
-            derived = _Derived(version, graph)
-            if tally is not None:
-                derived.merges = tally.merges()
-                try:
-                    save_snapshot(self.path, key, graph, derived.merges)
-                    if graph.passages.scan is not None:
-                        save_name_scan(self.path, graph.passages.scan)
-                except OSError:  # a full disk, a read-only folder: the next write step tries again
-                    pass
+            if not writing:
+                # Mentions and triples stream from SQLite (1.7 M rows for a 30 MB file are never
+                # held at once); the names found in each passage last time are reused where they
+                # stand (workbench.context_graph.name_scan).
+                graph = self.assemble_from_record(version[1], previous_scan=load_name_scan(self.path),
+                                                  canonicalizer=canonicalizer)
+                return _Derived(version, graph)
+            # The writer follows the record with the rows kept beside it: only rows added since
+            # the last derivation are canonicalized (workbench.context_graph.derivation_rows).
+            rows_file = rows_key(self.store.workspace_id, self.settings.canonicalization.model_dump(mode="json"))
+            rows, chunk_context, self.rows_status = followed_rows(self.path, rows_file, self.store, canonicalizer)
+            with gc_paused():
+                parts, merges = rows.derive(chunk_context, canonicalizer,
+                                            LazyMapping(lambda: note_resolver(self.store.documents())))
+                graph = graph_of_parts(parts, chunk_context, canonicalizer,
+                                       self.settings.graph.impact_relations, self.store.chunk_texts(), version[1],
+                                       self.store.rejected_suggestions(), load_name_scan(self.path))
+            derived = _Derived(version, graph, merges)
+            try:
+                save_snapshot(self.path, key, graph, merges)
+                if graph.passages.scan is not None:
+                    save_name_scan(self.path, graph.passages.scan)
+                rows.save(self.path, rows_file)
+            except OSError:  # a full disk, a read-only folder: the next write step tries again
+                pass
             return derived
         finally:
             if writing:

@@ -22,7 +22,8 @@ from .name_keys import display_form, name_key
 from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
 from .passages import NameScan, link_passages
 
-__all__ = ["LazyMapping", "PassageOptions", "assemble_graph", "note_resolver", "type_rank"]
+__all__ = ["GraphParts", "LazyMapping", "PassageOptions", "assemble_graph", "graph_of_parts", "graph_parts", "note_resolver",
+           "type_rank"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,36 @@ def assemble_graph(
     earlier derivation found in each passage, where they stand); synonym pairs the user
     ``rejected`` (sorted name-key pairs) are left out of it.
     """
+    return graph_of_parts(graph_parts(mentions, triples, chunk_context, canonicalizer, notes), chunk_context,
+                          canonicalizer, impact_relations, chunk_texts, passage_options, rejected, previous_scan)
+
+
+@dataclass
+class GraphParts:
+    """What a derivation aggregates from the rows, before the passage layer and the graph."""
+
+    entities: list[Entity]
+    """The entities: mention keys in order of first mention, then keys only triples name."""
+    edges: list[Edge]
+    """One edge per (subject, relation, object), sorted by them."""
+    chunk_entities: Mapping[str, set[str]]
+    """Chunk id -> keys of the entities mentioned in it."""
+    forms: Mapping[str, Mapping[str, int]]
+    """Key -> its display forms and their counts, in order of first use (the name lookup)."""
+    title_of: dict[str, str]
+    """Chunk id -> key of its document's title."""
+
+
+def graph_parts(
+    mentions: Iterable[Mention],
+    triples: Iterable[Triple],
+    chunk_context: Mapping[str, tuple[str, str | None]],
+    canonicalizer: Canonicalizer,
+    notes: Mapping[str, str] | None = None,
+) -> GraphParts:
+    """The entities, edges and passage inputs of stored mentions and triples, one Python pass over
+    every row: the reference the incremental derivation
+    (:mod:`workbench.context_graph.derivation_rows`) is tested against."""
     notes = {} if notes is None else notes
     key_of = canonicalizer.key
     forms: dict[str, Counter] = defaultdict(Counter)
@@ -206,17 +237,35 @@ def assemble_graph(
              confidence=g["conf"], first_seen=g["first"], last_seen=g["last"], origin=g["origin"])
         for (s, r, o), g in sorted(grouped.items())
     ]
+    return GraphParts(list(entities.values()), edges, chunk_entities, forms, title_of)
+
+
+@gc_paused()
+def graph_of_parts(
+    parts: GraphParts,
+    chunk_context: Mapping[str, tuple[str, str | None]],
+    canonicalizer: Canonicalizer,
+    impact_relations: Iterable[str] | None = None,
+    chunk_texts: Iterable[tuple[str, str]] | None = None,
+    passage_options: PassageOptions | None = None,
+    rejected: Collection[tuple[str, str]] = (),
+    previous_scan: NameScan | None = None,
+) -> ContextGraph:
+    """The :class:`ContextGraph` of the ``parts`` aggregated from the rows: what
+    :func:`assemble_graph` and the incremental derivation
+    (:mod:`workbench.context_graph.derivation_rows`) both end with."""
+    entities = parts.entities
     layer = None
     if chunk_texts is not None:
         options = passage_options or PassageOptions()
-        layer = link_passages(chunk_texts, chunk_entities, forms, title_of, options.max_entity_passages,
+        layer = link_passages(chunk_texts, parts.chunk_entities, parts.forms, parts.title_of, options.max_entity_passages,
                               options.title_link_weight, options.synonym_threshold,
-                              names={key: e.name for key, e in entities.items()},
+                              names={e.key: e.name for e in entities},
                               relation_weight=options.relation_weight, previous=previous_scan)
         if rejected:
             kept = tuple(pair for pair in layer.synonyms if pair[:2] not in rejected)
             layer = replace(layer, synonyms=kept)
-    return ContextGraph(entities.values(), edges,
+    return ContextGraph(entities, parts.edges,
                         DEFAULT_IMPACT_RELATIONS if impact_relations is None else tuple(impact_relations),
                         key_of=canonicalizer.key, passages=layer,
                         passage_documents={cid: doc for cid, (doc, _) in chunk_context.items() if doc},

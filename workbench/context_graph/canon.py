@@ -101,6 +101,12 @@ class Canonicalizer:
             current = target
         return current, tuple(reasons)
 
+    @property
+    def alias_sources(self) -> frozenset[str]:
+        """The name keys an alias maps elsewhere: only surfaces of these keys (or split forms) can
+        change key when the aliases change."""
+        return frozenset(self._alias_edges)
+
     def explain(self, surface: str) -> tuple[str, ...]:
         """Which alias tables were used to reach the key of ``surface`` (empty if none)."""
         return self._lookup(surface)[1]
