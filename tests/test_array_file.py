@@ -53,3 +53,36 @@ def test_a_compressed_or_cut_file_is_damaged_not_a_traceback(written):
     path.write_bytes(path.read_bytes()[:200])
     with pytest.raises(ArrayFileUnusable, match="is damaged"):
         read_array_file(path, "example", 1, "v1", mapped=True)
+
+
+def test_a_streamed_array_is_written_block_by_block_and_read_back_whole(tmp_path):
+    path = tmp_path / "index.npz"
+    blocks = [np.full((3, 4), i, dtype=np.float32) for i in range(3)] + [np.ones((1, 4), dtype=np.float32)]
+    made = []
+
+    def produce():
+        for block in blocks:
+            made.append(len(block))
+            yield block
+
+    write_array_file(path, "example", 1, "v1", {"keys": to_text(list("abcdefghij"))},
+                     streamed=("vectors", 10, produce()))
+    assert made == [3, 3, 3, 1]
+    for mapped in (False, True):
+        manifest, arrays = read_array_file(path, "example", 1, "v1", mapped=mapped)
+        assert np.array_equal(arrays["vectors"], np.concatenate(blocks)) and manifest["shapes"]["vectors"] == [10, 4]
+    write_array_file(path, "example", 1, "v2", {}, streamed=("vectors", 0, iter(())))
+    assert read_array_file(path, "example", 1, "v2")[1]["vectors"].shape == (0, 0)
+
+
+@pytest.mark.parametrize("streamed, problem", [
+    (("vectors", 5, [np.zeros((3, 2)), np.zeros((3, 2))]), "given 6 rows, not 5"),
+    (("vectors", 4, [np.zeros((2, 2)), np.zeros((2, 3))]), "not rows of width 2"),
+    (("aaa", 1, [np.zeros((1, 2))]), "must sort after the others"),
+])
+def test_a_stream_that_breaks_its_promise_leaves_the_old_file_and_no_temporary(written, streamed, problem):
+    path, arrays = written
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=problem):
+        write_array_file(path, "example", 1, "v2", {"names": to_text(["a"])}, streamed=streamed)
+    assert path.read_bytes() == before and sorted(p.name for p in path.parent.iterdir()) == [path.name]

@@ -24,12 +24,12 @@ workbench.array_file.ArrayFileUnusable: index.npz was made for another version o
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import struct
 import zipfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import orjson
@@ -65,32 +65,81 @@ def ragged(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     return flat, offsets
 
 
-def _checksum(arrays: dict[str, np.ndarray]) -> str:
+def _digest(arrays: dict[str, np.ndarray]):
+    """The running SHA-256 of ``arrays`` in name order: each one's name, dtype and shape, then its bytes."""
     digest = hashlib.sha256()
     for name in sorted(arrays):
         array = np.ascontiguousarray(arrays[name])
         digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
         digest.update(array.data)
-    return digest.hexdigest()
+    return digest
+
+
+def _checksum(arrays: dict[str, np.ndarray]) -> str:
+    return _digest(arrays).hexdigest()
+
+
+Streamed = tuple[str, int, Iterable[np.ndarray]]
+"""``(name, rows, blocks)``: an array written block by block (see :func:`write_array_file`)."""
 
 
 def write_array_file(path: Path, kind: str, format: int, key: str, arrays: dict[str, np.ndarray],
-                     extra: dict | None = None) -> None:
+                     extra: dict | None = None, streamed: Streamed | None = None) -> None:
     """Write ``arrays`` to ``path`` atomically, with a manifest of ``kind``, ``format`` and ``key``
-    (and the JSON-ready ``extra`` entries, readable alone by :func:`read_manifest`)."""
-    manifest = {**(extra or {}), "kind": kind, "format": format, "key": key, "checksum": _checksum(arrays),
-                "shapes": {name: list(a.shape) for name, a in arrays.items()}}
+    (and the JSON-ready ``extra`` entries, readable alone by :func:`read_manifest`).
+
+    ``streamed`` adds one more array of ``rows`` rows, written as ``blocks`` yields its row blocks
+    (2-D, one width and dtype, in order), so it is never whole in memory: the 630 MB of name
+    vectors at 412k entities. Its name must sort after the others' (the checksum reads the arrays
+    in name order). The file is what ``np.savez`` writes: every member an uncompressed ``.npy``.
+    """
+    digest = _digest(arrays)
+    shapes = {name: list(a.shape) for name, a in arrays.items()}
+    if streamed is not None and any(name > streamed[0] for name in arrays):
+        raise ValueError(f"the streamed array {streamed[0]!r} must sort after the others")
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(temporary, "wb") as out:
-            members: dict[str, Any] = {"manifest": to_text(manifest), **arrays}
-            np.savez(out, **members)
-            out.flush()
-            os.fsync(out.fileno())
+        with open(temporary, "wb") as raw:
+            with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+                for name, array in arrays.items():
+                    with archive.open(f"{name}.npy", "w", force_zip64=True) as out:
+                        np.lib.format.write_array(out, np.ascontiguousarray(array), allow_pickle=False)
+                if streamed is not None:
+                    shapes[streamed[0]] = _write_streamed(archive, streamed, digest)
+                manifest = {**(extra or {}), "kind": kind, "format": format, "key": key,
+                            "checksum": digest.hexdigest(), "shapes": shapes}
+                with archive.open("manifest.npy", "w", force_zip64=True) as out:
+                    np.lib.format.write_array(out, to_text(manifest), allow_pickle=False)
+            raw.flush()
+            os.fsync(raw.fileno())
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _write_streamed(archive: zipfile.ZipFile, streamed: Streamed, digest) -> list[int]:
+    """Write the streamed array's member, block by block, into ``archive`` and ``digest``; its shape."""
+    name, rows, blocks = streamed
+    iterator = iter(blocks)
+    first = next(iterator, None)
+    dtype = np.dtype(np.float32) if first is None else first.dtype
+    shape = (rows, 0 if first is None else first.shape[1])
+    digest.update(f"{name}:{dtype.str}:{shape}".encode())
+    written = 0
+    with archive.open(f"{name}.npy", "w", force_zip64=True) as out:
+        np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
+                                                   "fortran_order": False, "shape": shape})
+        for block in itertools.chain([] if first is None else [first], iterator):
+            block = np.ascontiguousarray(block, dtype=dtype)
+            if block.ndim != 2 or block.shape[1] != shape[1]:
+                raise ValueError(f"a block of {name!r} is {block.shape}, not rows of width {shape[1]}")
+            out.write(block.data)
+            digest.update(block.data)
+            written += len(block)
+    if written != rows:
+        raise ValueError(f"{name!r} was given {written} rows, not {rows}")
+    return list(shape)
 
 
 def read_manifest(path: Path, kind: str, format: int) -> dict:

@@ -26,7 +26,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -234,31 +234,39 @@ class EntityVectors:
         if loaded is not None:
             old = {(k, n): i for i, (k, n) in enumerate(zip(loaded.keys, loaded.names))}
         keys = sorted(names)
-        fresh = [row for row, key in enumerate(keys) if (key, names[key]) not in old]
-        gone = len(old) - (len(keys) - len(fresh))
+        is_fresh = [(key, names[key]) not in old for key in keys]
+        fresh = sum(is_fresh)
+        gone = len(old) - (len(keys) - fresh)
         if loaded is not None and not fresh and not gone and loaded.version == version:
             return 0
-        matrix: np.ndarray | None = None
-        if loaded is not None and old and len(loaded.keys):
-            matrix = np.zeros((len(keys), loaded.vectors.shape[1]), dtype=np.float32)
-            kept = [row for row, key in enumerate(keys) if (key, names[key]) in old]
-            matrix[kept] = loaded.vectors[[old[(keys[row], names[keys[row]])] for row in kept]]
-        for lo in range(0, len(fresh), SYNC_BATCH):
-            rows = fresh[lo:lo + SYNC_BATCH]
-            block = np.asarray(vectors_for([names[keys[row]] for row in rows]), dtype=np.float32)
-            if matrix is None:
-                matrix = np.zeros((len(keys), block.shape[1]), dtype=np.float32)
-            matrix[rows] = block
-        if matrix is None:
-            matrix = np.zeros((len(keys), 0), dtype=np.float32)
-        self._write(keys, [names[key] for key in keys], matrix, version, embedder_name)
-        return len(fresh) + gone
+        kept_vectors = loaded.vectors if loaded is not None and len(loaded.keys) else None
 
-    def _write(self, keys: list[str], names: list[str], matrix: np.ndarray, version: str, embedder: str) -> None:
+        def blocks() -> Iterator[np.ndarray]:
+            """The rows in key order, :data:`SYNC_BATCH` at a time: kept ones copied from the old
+            index, the others embedded; never the whole matrix in memory (630 MB at 412k names)."""
+            for lo in range(0, len(keys), SYNC_BATCH):
+                rows = range(lo, min(lo + SYNC_BATCH, len(keys)))
+                new = [row for row in rows if is_fresh[row]]
+                kept = [row for row in rows if not is_fresh[row]]
+                embedded = np.asarray(vectors_for([names[keys[row]] for row in new]), dtype=np.float32) \
+                    if new else None
+                width = kept_vectors.shape[1] if kept_vectors is not None else embedded.shape[1] \
+                    if embedded is not None else 0
+                block = np.zeros((len(rows), width), dtype=np.float32)
+                if kept and kept_vectors is not None:
+                    block[[row - lo for row in kept]] = kept_vectors[[old[(keys[row], names[keys[row]])] for row in kept]]
+                if embedded is not None:
+                    block[[row - lo for row in new]] = embedded
+                yield block
+
+        self._write(keys, [names[key] for key in keys], blocks(), version, embedder_name)
+        return fresh + gone
+
+    def _write(self, keys: list[str], names: list[str], blocks: Iterable[np.ndarray], version: str,
+               embedder: str) -> None:
         # Written beside its place and renamed over it; the partial file is removed on any failure.
-        write_array_file(self.path, KIND, FORMAT, version, {"keys": to_text(keys), "names": to_text(names),
-                                                          "vectors": matrix}, extra={"embedder": embedder})
-        stat = self.path.stat()
+        # The vectors are streamed into the file; the next read maps it (and checks it).
+        write_array_file(self.path, KIND, FORMAT, version, {"keys": to_text(keys), "names": to_text(names)},
+                         extra={"embedder": embedder}, streamed=("vectors", len(keys), blocks))
         with self._lock:
-            self._loaded = _Loaded((stat.st_mtime_ns, stat.st_size), version, embedder, keys, names, matrix)
-            self._damage = None
+            self._loaded, self._damage = None, None
