@@ -21,14 +21,14 @@ PACKAGE = ROOT / "workbench"
 #: app.py, pages/ and ui.py sit above all of these, outside the package.
 LAYERS = [
     {"array_file", "cores", "gc_paused", "model", "progress", "settings", "context_graph", "corpus", "ingest",
-     "context_graph.passage_links", "ingest.allowed_paths", "ingest.failures", "ingest.safe_text", "ingest.safe_yaml"},
+     "pinned_reads", "context_graph.passage_links", "ingest.allowed_paths", "ingest.failures", "ingest.safe_text", "ingest.safe_yaml"},
     {"embedding", "extract", "installable", "local_model", "store", "store_notes", "vectors", "context_graph.canon",
      "context_graph.entity_vectors", "context_graph.graph", "context_graph.graph_walks",
      "context_graph.merge_suggestions", "context_graph.name_keys", "context_graph.name_scan",
      "context_graph.passages", "context_graph.ppr", "corpus.communities", "corpus.episodes", "corpus.keyphrases",
      "corpus.note_neighbours", "corpus.outdated", "ingest.chunking", "ingest.corpus_limits", "ingest.file_formats",
      "ingest.file_hashes", "ingest.loaders", "ingest.sentences"},
-    {"scope", "workspace", "workspace_merges", "workspace_view", "context_graph.assemble", "context_graph.derivation_rows",
+    {"scope", "workspace", "workspace_merges", "workspace_preload", "workspace_view", "context_graph.assemble", "context_graph.derivation_rows",
      "context_graph.graph_questions", "context_graph.graph_snapshot", "corpus.summaries", "corpus.timeline",
      "ingest.embedding_cache", "ingest.note_links", "ingest.pipeline"},
     {"retrieve"},

@@ -20,8 +20,7 @@ True
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -29,6 +28,7 @@ from .context_graph.canon import Canonicalizer, build_merges
 from .context_graph.graph_snapshot import snapshot_counts
 from .context_graph.name_scan import load_name_scan
 from .model import Chunk, Triple
+from .pinned_reads import PinnedReads
 from .workspace import ChunkNotFound, Workspace
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ class ScopedEntityVectors:
                                           space=space)
 
 
-class ScopedWorkspace:
+class ScopedWorkspace(PinnedReads):
     """A read-only :class:`~workbench.workspace_view.WorkspaceView` of a workspace holding only
     some of its documents: the workspace's settings, embedder and folder, a :class:`ScopedStore`,
     :class:`ScopedVectors` and :class:`ScopedEntityVectors`, and the graph derived from the
@@ -201,25 +201,11 @@ class ScopedWorkspace:
     @property
     def version(self) -> int:
         """The record's version (in a :meth:`pinned` block, the version of the graph it reads)."""
-        pin = getattr(self._pins, "pin", None)
-        return self.store.version if pin is None else self._pinned(pin)[0][0]
+        return self._pinned_or_current()[0] if self._is_pinned() else self.store.version
 
-    @contextmanager
-    def pinned(self) -> Iterator[None]:
-        """As :meth:`Workspace.pinned <workbench.workspace.Workspace.pinned>`, for the scope's graph."""
-        if getattr(self._pins, "pin", None) is not None:
-            yield
-            return
-        self._pins.pin = []
-        try:
-            yield
-        finally:
-            self._pins.pin = None
-
-    def _pinned(self, pin: list) -> tuple[tuple, ContextGraph]:
-        if not pin:
-            pin.append(self._derive())
-        return pin[0]
+    def _derivation(self) -> tuple[int, ContextGraph]:
+        key, graph = self._derive()
+        return key[0], graph
 
     def _derive(self) -> tuple[tuple, ContextGraph]:
         """The scope's graph, derived again when the record or the graph settings change."""
@@ -236,8 +222,7 @@ class ScopedWorkspace:
 
     @property
     def graph(self) -> ContextGraph:
-        pin = getattr(self._pins, "pin", None)
-        return self._derive()[1] if pin is None else self._pinned(pin)[1]
+        return self._pinned_or_current()[1]
 
     def preload(self) -> None:
         """Nothing: a scope's graph is derived from the record when first asked, never loaded."""

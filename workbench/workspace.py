@@ -13,11 +13,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
@@ -36,6 +34,8 @@ from .context_graph.passages import NameScan
 from .gc_paused import gc_paused
 from .embedding import Embedder, embedder_from_settings
 from .gc_paused import skip_exit_collection
+from .pinned_reads import PinnedReads
+from .workspace_preload import BackgroundReads
 from .ingest.embedding_cache import embed_cached
 from .ingest.failures import StepFailed, describe_os_error
 from .ingest.note_links import refresh_candidates
@@ -123,7 +123,7 @@ def _open_store(path: Path, create: bool) -> Store:
         raise WorkspaceError(f"workspace {path}: {database_error_message(db, exc)[0]}") from None
 
 
-class Workspace(MergeSteps):
+class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     """A workspace folder, opened. With ``create=False`` (readers) it must already exist. Backends are passed in or made from settings.
 
     Example (it loads the embedding model, so it is shown rather than run)::
@@ -493,80 +493,16 @@ class Workspace(MergeSteps):
     def graph(self) -> ContextGraph:
         """The context graph, rebuilt when the workspace has changed since the last call (in a
         :meth:`pinned` block, the one graph the block first read)."""
-        return self._pinned_or_current().graph
+        return self._pinned_or_current()[1]
 
-    def _pinned_or_current(self) -> _Derived:
-        pin = getattr(self._pins, "pin", None)
-        if pin is None:
-            return self._derive()
-        if not pin:
-            pin.append(self._derive())
-        return pin[0]
-
-    @contextmanager
-    def pinned(self) -> Iterator[None]:
-        """Within the block, this thread reads one derivation of the record: the first read of
-        :attr:`graph` or :attr:`version` takes the graph derived now, and every later read returns
-        that graph and the record version it was derived from, whatever another thread or
-        process commits meanwhile. A query runs in one (:func:`workbench.retrieve.retrieve`), so
-        its graph, its record version and the retrieval indexes keyed by that version agree.
-        A block inside another keeps the outer pin."""
-        if getattr(self._pins, "pin", None) is not None:
-            yield
-            return
-        self._pins.pin = []
-        try:
-            yield
-        finally:
-            self._pins.pin = None
-
-    def graph_if_ready(self, wait: float = 0.0) -> ContextGraph | None:
-        """The context graph if it is derived for the record as it is now, or once it is within
-        ``wait`` seconds; else None, the graph being built meanwhile in a background thread
-        (a minute on 60k passages: a page can show what the record holds in the meantime)."""
-        derived = self._derived
-        if derived is not None and derived.version == self._derive_key():
-            return derived.graph
-        with self._builder_lock:
-            if self._builder is None or not self._builder.is_alive():
-                self._builder = threading.Thread(target=self._derive, name="derive-graph", daemon=True)
-                self._builder.start()
-            builder = self._builder
-        builder.join(wait)
-        return None if builder.is_alive() else self.graph
-
-    def preload(self) -> None:
-        """Start reading what a first query needs from disk, the graph (from its snapshot) and the
-        entity-name index, each in a background thread, unless the graph is current. The caller
-        loads the model meanwhile: a fresh process's first graphrag query does the three at once
-        (the name index is mostly file reading and hashing, which leave the interpreter free: at
-        61k passages 2.3 s of it overlapped the graph's 1.9 s)."""
-        derived = self._derived
-        if derived is not None and derived.version == self._derive_key():
-            return
-
-        def quietly(read: Callable[[], object]) -> Callable[[], None]:
-            def run() -> None:
-                try:
-                    read()
-                except Exception:  # noqa: BLE001 - the caller's own read does it again and reports what failed
-                    pass
-            return run
-
-        with self._builder_lock:
-            if self._builder is None or not self._builder.is_alive():
-                self._builder = threading.Thread(target=quietly(self._derive), name="preload-graph", daemon=True)
-                self._builder.start()
-                self._names_loader = threading.Thread(target=quietly(self.entity_vectors.version),
-                                                      name="preload-names", daemon=True)
-                self._names_loader.start()
+    def _derivation(self) -> tuple[int, ContextGraph]:
+        derived = self._derive()
+        return derived.version[0], derived.graph
 
     @property
     def version(self) -> int:
         """The record's version (in a :meth:`pinned` block, the version of the graph it reads)."""
-        if getattr(self._pins, "pin", None) is None:
-            return self.store.version
-        return self._pinned_or_current().version[0]
+        return self._pinned_or_current()[0] if self._is_pinned() else self.store.version
 
     def documents(self) -> list[DocumentRecord]:
         return self.store.documents()
