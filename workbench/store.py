@@ -23,6 +23,7 @@ import numpy as np
 
 from .model import Chunk, DeclaredRelation, Document, Mention, Triple
 from .store_notes import NoteRows, triple_row
+from .store_rows import DerivationRowReads
 
 __all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION", "database_error_message",
            "passes_check"]
@@ -119,11 +120,6 @@ CREATE TABLE IF NOT EXISTS summaries (
 """
 
 
-#: The columns a derivation reads of each table, and which rows: every mention, the stated triples (no candidates).
-_ROWS = {"mentions": ("chunk_id, surface, entity_type", ""), "triples": (
-    "chunk_id, subject, object, relation, origin, subject_type, object_type, confidence", " AND origin != 'candidate'")}
-
-
 @dataclass(frozen=True)
 class DocumentRecord:
     """A stored document's metadata (its text lives in its chunks)."""
@@ -139,7 +135,7 @@ class DocumentRecord:
     chunks: int = 0
 
 
-class Store(NoteRows):
+class Store(NoteRows, DerivationRowReads):
     """SQLite access for one workspace; safe to share between threads."""
 
     def __init__(self, path: Path):
@@ -409,30 +405,6 @@ class Store(NoteRows):
     def chunk_context(self) -> dict[str, tuple[str, str | None]]:
         """``chunk id -> (document id, timestamp)`` for building edges' provenance."""
         return {r[0]: (r[1], r[2]) for r in self.db.execute("SELECT id, document_id, timestamp FROM chunks")}
-
-    def document_marks(self) -> dict[str, str]:
-        """``document id -> content hash and write time``: a document written again gets a new mark."""
-        return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
-
-    def row_ids(self, table: str, above: int = -1) -> np.ndarray:
-        """The sorted rowids above ``above`` of the rows :meth:`rows_by_id` reads (``"mentions"``, ``"triples"``)."""
-        rows = self.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{_ROWS[table][1]}", (above,))
-        return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64))
-
-    def row_totals(self, table: str) -> tuple[int, int]:
-        """``(count, sum of rowids)`` of the rows :meth:`row_ids` lists."""
-        count, total = self.db.execute(f"SELECT COUNT(*), SUM(rowid) FROM {table} WHERE 1{_ROWS[table][1]}").fetchone()
-        return count, total or 0
-
-    def rows_by_id(self, table: str, rowids: Sequence[int] | None = None) -> list[tuple]:
-        """``(rowid, chunk id, ...)`` of the given mention rows (surface, type) or stated triple rows
-        (subject, object, relation, origin, subject type, object type, confidence), by rowid; all with None."""
-        columns, stated = _ROWS[table]
-        if rowids is None:
-            return self.db.execute(f"SELECT rowid, {columns} FROM {table} WHERE 1{stated} ORDER BY rowid").fetchall()
-        batches = [[int(i) for i in rowids[at:at + 500]] for at in range(0, len(rowids), 500)]
-        return sorted(row for batch in batches for row in self.db.execute(
-            f"SELECT rowid, {columns} FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", batch))
 
     def replace_candidates(self, triples: Sequence[Triple]) -> None:
         """Replace every ``SIMILAR_TO`` candidate between notes (the LLM's candidates belong to their

@@ -243,9 +243,9 @@ class DerivationRows:
                 rows[name] = rows[name][kept]
             new, count = self._new_rowids(store, table, rows["rowid"])
             if len(new):
-                fetched = store.rows_by_id(table, None if len(new) == count else new.tolist())
-                self._add(rows, table, fetched)
-                read += len(fetched)
+                for fetched in store.row_batches(table, None if len(new) == count else new.tolist()):
+                    self._add(rows, table, fetched)
+                    read += len(fetched)
             if len(rows["rowid"]) != count:  # written meanwhile: a derivation of this record cannot be made
                 raise RowsStale(f"{table}: {len(rows['rowid'])} rows kept for {count} in the record")
         self._canonicalize_new(canonicalizer)
