@@ -103,19 +103,38 @@ def write_array_file(path: Path, kind: str, format: int, key: str, arrays: dict[
         with open(temporary, "wb") as raw:
             with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
                 for name, array in arrays.items():
-                    with archive.open(f"{name}.npy", "w", force_zip64=True) as out:
+                    with _member(archive, name) as out:
                         np.lib.format.write_array(out, np.ascontiguousarray(array), allow_pickle=False)
                 if streamed is not None:
                     shapes[streamed[0]] = _write_streamed(archive, streamed, digest)
                 manifest = {**(extra or {}), "kind": kind, "format": format, "key": key,
                             "checksum": digest.hexdigest(), "shapes": shapes}
-                with archive.open("manifest.npy", "w", force_zip64=True) as out:
+                with _member(archive, "manifest") as out:
                     np.lib.format.write_array(out, to_text(manifest), allow_pickle=False)
             raw.flush()
             os.fsync(raw.fileno())
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+#: Where a member's data starts in the file: on a multiple of this, so that a mapped array is
+#: aligned (``.npy`` headers end on a multiple of 64 themselves). Unaligned, numpy copies a
+#: mapped matrix at each product: 60 ms a name search at 412k names.
+ALIGNMENT = 64
+_PADDING_FIELD = 0x7061  # an extra field no zip reader knows, so every reader skips it
+
+
+def _member(archive: zipfile.ZipFile, name: str):
+    """``archive.open`` for writing member ``name.npy``, its local header padded with an extra field
+    so that its data starts on a multiple of :data:`ALIGNMENT` in the file."""
+    info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    offset = archive.fp.tell()  # type: ignore[union-attr]
+    # local header: 30 bytes, the name, our field (4 + padding), the zip64 field (20, forced)
+    fixed = offset + 30 + len(info.filename.encode("utf-8")) + 4 + 20
+    info.extra = struct.pack("<HH", _PADDING_FIELD, -fixed % ALIGNMENT) + bytes(-fixed % ALIGNMENT)
+    return archive.open(info, "w", force_zip64=True)
 
 
 def _write_streamed(archive: zipfile.ZipFile, streamed: Streamed, digest) -> list[int]:
@@ -127,7 +146,7 @@ def _write_streamed(archive: zipfile.ZipFile, streamed: Streamed, digest) -> lis
     shape = (rows, 0 if first is None else first.shape[1])
     digest.update(f"{name}:{dtype.str}:{shape}".encode())
     written = 0
-    with archive.open(f"{name}.npy", "w", force_zip64=True) as out:
+    with _member(archive, name) as out:
         np.lib.format.write_array_header_1_0(out, {"descr": np.lib.format.dtype_to_descr(dtype),
                                                    "fortran_order": False, "shape": shape})
         for block in itertools.chain([] if first is None else [first], iterator):
@@ -188,10 +207,15 @@ def _mapped_members(path: Path) -> dict[str, np.ndarray]:
             header = raw.tell() - start
             if header + dtype.itemsize * int(np.prod(shape)) != info.file_size:
                 raise ValueError(f"member {info.filename} is not the size its header gives")
-            name = info.filename[:-len(".npy")]
-            arrays[name] = (np.memmap(path, dtype=dtype, mode="r", offset=start + header, shape=shape,
-                                      order="F" if fortran else "C")
-                            if int(np.prod(shape)) else np.zeros(shape, dtype=dtype))
+            name, count = info.filename[:-len(".npy")], int(np.prod(shape))
+            order = "F" if fortran else "C"
+            if not count:
+                arrays[name] = np.zeros(shape, dtype=dtype)
+            elif (start + header) % dtype.alignment:  # written unaligned (before ALIGNMENT): read, not mapped
+                raw.seek(start + header)
+                arrays[name] = np.fromfile(raw, dtype=dtype, count=count).reshape(shape, order=order)
+            else:
+                arrays[name] = np.memmap(path, dtype=dtype, mode="r", offset=start + header, shape=shape, order=order)
     return arrays
 
 
