@@ -30,6 +30,7 @@ import struct
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import orjson
@@ -208,7 +209,7 @@ def _mapped_members(path: Path) -> dict[str, np.ndarray]:
             if header + dtype.itemsize * int(np.prod(shape)) != info.file_size:
                 raise ValueError(f"member {info.filename} is not the size its header gives")
             name, count = info.filename[:-len(".npy")], int(np.prod(shape))
-            order = "F" if fortran else "C"
+            order: Literal["C", "F"] = "F" if fortran else "C"
             if not count:
                 arrays[name] = np.zeros(shape, dtype=dtype)
             elif (start + header) % dtype.alignment:  # written unaligned (before ALIGNMENT): read, not mapped
