@@ -22,3 +22,18 @@ def test_the_names_within_a_text_are_those_a_search_for_each_would_find(names, t
 def test_a_chinese_question_names_the_entities_written_inside_it(sample_workspace):
     assert find_entities(sample_workspace, "如果Redis宕机，哪些服务会受影响？") == ["redis"]
     assert find_entities(sample_workspace, "如果Redisson宕机") == []  # a name inside a longer Latin word is not it
+
+
+def test_a_display_name_several_entities_show_leads_to_all_of_their_keys_sorted():
+    from types import SimpleNamespace
+
+    from workbench.model import Entity
+    from workbench.retrieve.cache import RetrievalIndexes
+
+    class View:  # a workspace's graph alone (the indexes hold their workspace by a weak reference)
+        graph = SimpleNamespace(entities=lambda: entities)
+
+    entities = [Entity("redis2", "Redis"), Entity("auth", "Auth"), Entity("redis1", "REDIS"), Entity("redis2b", "redis")]
+    ws = View()
+    names = RetrievalIndexes(ws, 1).entity_names  # type: ignore[arg-type]
+    assert names == {"redis": ("redis1", "redis2", "redis2b"), "auth": ("auth",)}

@@ -180,10 +180,14 @@ class RetrievalIndexes:
         not by searching it for every name (412k names: 57 ms a query)."""
         with self._lock:
             out: dict[str, tuple[str, ...]] = {}
+            shared: dict[str, list[str]] = {}  # names several entities show
             for entity in self.ws.graph.entities():
                 name = entity.name.casefold()
-                shown = out.get(name)
-                out[name] = (entity.key,) if shown is None else tuple(sorted({*shown, entity.key}))
+                if name in out:
+                    shared.setdefault(name, list(out[name])).append(entity.key)
+                else:
+                    out[name] = (entity.key,)
+            out.update((name, tuple(sorted(set(keys)))) for name, keys in shared.items())
             return out
 
     @cached_property
