@@ -83,8 +83,9 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
         "entities": {"key": keys, "name": [e.name for e in entities], "type": [e.type for e in entities],
                      "first_seen": [e.first_seen for e in entities], "last_seen": [e.last_seen for e in entities],
                      "extra_keys": extra},
-        "edges": {"relation": [e.relation for e in edges], "chunk_ids": [list(e.chunk_ids) for e in edges],
-                  "documents": [list(e.documents) for e in edges], "first_seen": [e.first_seen for e in edges],
+        # tuples as they are: orjson writes them as lists, and a list each of 970k edges was 150 MB more at the peak
+        "edges": {"relation": [e.relation for e in edges], "chunk_ids": [e.chunk_ids for e in edges],
+                  "documents": [e.documents for e in edges], "first_seen": [e.first_seen for e in edges],
                   "last_seen": [e.last_seen for e in edges], "origin": [e.origin for e in edges]},
         "graph": {"impact_relations": list(graph.impact_relations),
                   "passages_document": graph.passages_document, "passages_time": graph.passages_time},
@@ -94,13 +95,14 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
                      "title_link_weight": layer.title_link_weight, "relation_weight": layer.relation_weight,
                      "matcher": layer.matcher.columns()},
         "merges": [{"canonical": m.canonical, "key": m.key, "reasons": m.reasons,
-                    "forms": [[f.form, f.count, list(f.chunk_ids)] for f in m.surface_forms]} for m in merges],
+                    "forms": [(f.form, f.count, f.chunk_ids) for f in m.surface_forms]} for m in merges],
     }
     arrays = {f"table_{name}": to_text(value) for name, value in tables.items()}
     arrays.update({
-        "entity_mentions": np.array([e.mentions for e in entities], dtype=np.int64),
-        "edge_ends": np.array([[at[e.source], at[e.target]] for e in edges], dtype=np.int32).reshape(-1, 2),
-        "edge_confidence": np.array([e.confidence for e in edges], dtype=np.float64),
+        "entity_mentions": np.fromiter((e.mentions for e in entities), dtype=np.int64, count=len(entities)),
+        "edge_ends": np.fromiter((at[end] for e in edges for end in (e.source, e.target)), dtype=np.int32,
+                                 count=2 * len(edges)).reshape(-1, 2),
+        "edge_confidence": np.fromiter((e.confidence for e in edges), dtype=np.float64, count=len(edges)),
         "passage_links": links, "passage_link_offsets": link_offsets,
         "ppr_data": transition.data, "ppr_indices": transition.indices, "ppr_indptr": transition.indptr,
         "ppr_order": index.order, "ppr_dangling": index._dangling,
