@@ -169,7 +169,9 @@ class PageRankIndex:
         """The row-stochastic transition matrix of a weighted adjacency matrix, kept transposed
         and in a bandwidth-reducing node order (reverse Cuthill-McKee), so that one iteration
         reads the score vector in nearly sequential runs (a fifth faster on the 60k-passage
-        graph). Personalizations and scores are permuted in and out at the edges of a run."""
+        graph). Personalizations and scores are permuted in and out at the edges of a run.
+        ``handed`` is a one-item list holding the adjacency matrix, taken out of it so that nothing
+        keeps the matrix once the transition is made."""
         adjacency = handed.pop()  # the caller keeps no reference: it is freed below
         n = adjacency.shape[0]
         out_weight = np.asarray(adjacency.sum(axis=1), dtype=np.float64).ravel()
