@@ -51,9 +51,10 @@ def gc_paused() -> Iterator[None]:
 
     What the block made and is still alive when it ends goes straight to the oldest generation
     (``gc.freeze`` then ``gc.unfreeze``, which moves objects without examining them; anything
-    frozen before, by any code, is unfrozen with them): it is what a build keeps, a graph held for long. Left in the youngest generation, the first allocation
-    after the block would walk all of it (0.19 s after a 61k-passage snapshot's load), and later
-    the middle generation's collection again."""
+    frozen before, by any code, is unfrozen with them): it is what a build keeps, a graph held
+    for long. Left in the youngest generation, the first allocation after the block would walk
+    all of it (0.19 s after a 61k-passage snapshot's load), and later the middle generation's
+    collection again."""
     enabled = gc.isenabled()
     gc.disable()
     try:

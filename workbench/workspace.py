@@ -31,11 +31,8 @@ from .context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_
 from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from .context_graph.name_scan import load_name_scan, save_name_scan
 from .context_graph.passages import NameScan
-from .gc_paused import gc_paused
 from .embedding import Embedder, embedder_from_settings
-from .gc_paused import skip_exit_collection
-from .pinned_reads import PinnedReads
-from .workspace_preload import BackgroundReads
+from .gc_paused import gc_paused, skip_exit_collection
 from .ingest.embedding_cache import embed_cached
 from .ingest.failures import StepFailed, describe_os_error
 from .ingest.note_links import refresh_candidates
@@ -45,7 +42,9 @@ from .model import Chunk, Entity, Merge, Mention
 from .settings import Settings, load_settings
 from .store import DocumentRecord, Store, StoreUnusable, database_error_message
 from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
+from .pinned_reads import PinnedReads
 from .workspace_merges import MergeSteps
+from .workspace_preload import BackgroundReads
 
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
