@@ -9,10 +9,16 @@ from workbench.retrieve import retrieve
 from workbench.retrieve.cache import indexes_for
 
 
-def test_a_pinned_reader_keeps_its_graph_while_another_writer_commits(make_workspace, tmp_path):
+def auth_corpus(tmp_path):
+    """A folder of one note, the Auth Service depending on Redis."""
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "auth.md").write_text("# Auth\n\nThe Auth Service depends on Redis.\n")
+    return corpus
+
+
+def test_a_pinned_reader_keeps_its_graph_while_another_writer_commits(make_workspace, tmp_path):
+    corpus = auth_corpus(tmp_path)
     reader = make_workspace("ws")
     reader.ingest([corpus])
     writer = make_workspace("ws")  # another handle on the same folder, as another process has
@@ -54,9 +60,7 @@ def test_a_query_reads_the_graph_once_pinned_and_the_pin_ends_with_it(sample_wor
 def test_a_pinned_scope_keeps_its_graph_while_another_writer_commits(make_workspace, tmp_path):
     from workbench.scope import scoped
 
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "auth.md").write_text("# Auth\n\nThe Auth Service depends on Redis.\n")
+    corpus = auth_corpus(tmp_path)
     ws = make_workspace("ws")
     ws.ingest([corpus])
     view = scoped(ws, [ws.documents()[0].id])

@@ -42,6 +42,14 @@ __all__ = [
 ]
 
 
+def _first_name_by_key(names: Sequence[str], articles: tuple[str, ...]) -> dict[str, str]:
+    """Name key -> the first of ``names`` with that key: what a name that reads as another is looked up in."""
+    by_key: dict[str, str] = {}
+    for name in names:
+        by_key.setdefault(name_key(name, articles), name)
+    return by_key
+
+
 def lookalike_suggestions(names: Sequence[str], articles: Iterable[str] = DEFAULT_ARTICLES) -> list[MergeSuggestion]:
     """Pairs of names that print alike but key apart: one mixes look-alike alphabets (or is
     written in one that passes for Latin) and reads as the other. Each a merge suggestion, so a
@@ -51,9 +59,7 @@ def lookalike_suggestions(names: Sequence[str], articles: Iterable[str] = DEFAUL
     [('Rеdis', 'Redis', 'look-alike: Rеdis mixes Latin+Cyrillic letters and reads as Redis')]
     """
     articles = tuple(articles)
-    by_key: dict[str, str] = {}
-    for name in names:
-        by_key.setdefault(name_key(name, articles), name)
+    by_key = _first_name_by_key(names, articles)
     found = []
     for name in names:
         key = name_key(name, articles)
@@ -319,9 +325,7 @@ def cross_language_suggestions(names: Sequence[str], neighbours: Mapping[str, Co
     [('Auth Service', '认证服务', 'translation: 认证 = auth, 服务 = service')]
     """
     articles = tuple(articles)
-    by_key: dict[str, str] = {}
-    for name in names:
-        by_key.setdefault(name_key(name, articles), name)
+    by_key = _first_name_by_key(names, articles)
     neighbours = neighbours or {}
 
     def reading(name: str) -> str:
