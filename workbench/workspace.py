@@ -163,6 +163,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = False
         self._pins = threading.local()  # each thread's pinned derivation (see pinned)
+        self._legacy_looked_at = False  # see _drop_legacy_entity_vectors
 
     # -- backends ----------------------------------------------------------------------
     @property
@@ -227,6 +228,10 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         with self._write_lock():
             self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
+            # Chroma keeps each collection it opened in memory (420 MB for a 30 MB file's 203,634
+            # vectors): let it go before the graph is derived; the next search opens it again.
+            self._drop_legacy_entity_vectors()
+            self.vectors.release()
             stage = report.stage_seconds
             for name, step in (("graph", lambda: self.graph), ("entity_vectors", self.sync_entity_vectors),
                                ("summaries", self.sync_summaries)):
@@ -296,8 +301,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                 and self.entity_vectors.space() == self.embedder.name:
             return 0
         remove_stale_temporaries(self.path)  # left by a write killed or refused (disk full) before
-        if self.entity_vectors.version() is None and self.entity_vectors.damage() is None:
-            self.vectors.drop_legacy_entities()
+        self._drop_legacy_entity_vectors()
         graph = self.graph
         wanted = {entity.key: entity.name for entity in graph.entities()}
         try:
@@ -311,6 +315,14 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                 "(the next write step finishes it too)") from exc
         self.store.set_meta(mark, version)
         return changed
+
+    def _drop_legacy_entity_vectors(self) -> None:
+        """Remove the entity-name collection an earlier version kept in Chroma, when this workspace
+        has no entity-name index yet; looked at once by this handle."""
+        if not self._legacy_looked_at and self.entity_vectors.version() is None \
+                and self.entity_vectors.damage() is None:
+            self.vectors.drop_legacy_entities()
+        self._legacy_looked_at = True
 
     def unfinished(self) -> str | None:
         """What a write step killed or failed midway left undone (None: nothing), which the next
@@ -560,4 +572,6 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         return {"chunks": self.vectors.count(CHUNKS), "entities": self.entity_vectors.count()}
 
     def close(self) -> None:
+        if self._vectors is not None:
+            self._vectors.release()
         self.store.close()
