@@ -94,6 +94,7 @@ def test_a_failure_in_a_later_window_stores_none_of_the_document_and_the_next_in
     path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.02)
     (tmp_path / "corpus" / "small.md").write_text("# Small\n\nThe auth service depends on Redis.\n", encoding="utf-8")
     monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", 8)
+    monkeypatch.setattr(ingest_module, "VECTOR_BATCH", 8)  # each window's vectors sent as it is embedded
     ws = make_workspace("failing")
     real = ingest_module.embed_cached
     calls = []
@@ -122,3 +123,33 @@ def test_a_failure_in_a_later_window_stores_none_of_the_document_and_the_next_in
     clean.ingest([path.parent])
     assert _record(ws) == _record(clean)
     assert ws.store.integrity_ok()
+
+
+def test_vectors_reach_chroma_in_upserts_of_vector_batch_each_before_its_commit(make_workspace, tmp_path, monkeypatch):
+    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.02)
+    (tmp_path / "corpus" / "small.md").write_text("# Small\n\nThe auth service depends on Redis.\n", encoding="utf-8")
+    monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", 8)
+    monkeypatch.setattr(ingest_module, "VECTOR_BATCH", 24)
+    ws = make_workspace()
+    events: list[tuple[str, int]] = []
+    upsert, commit = ws.vectors.upsert, ingest_module.DocumentWrites.commit
+
+    def counted_upsert(kind, ids, *args, **kwargs):
+        events.append(("upsert", len(ids)))
+        return upsert(kind, ids, *args, **kwargs)
+
+    def counted_commit(writes):
+        events.append(("commit", 0))
+        return commit(writes)
+
+    monkeypatch.setattr(ws.vectors, "upsert", counted_upsert)
+    monkeypatch.setattr(ingest_module.DocumentWrites, "commit", counted_commit)
+    report = ws.ingest([path.parent])
+    sizes = [n for event, n in events if event == "upsert"]
+    assert sum(sizes) == report.chunks_written == ws.store.count("chunks") > 3 * 24
+    # Each upsert holds VECTOR_BATCH vectors or more, except the one a commit sends before it.
+    for i, (event, n) in enumerate(events):
+        if event == "upsert" and n < 24:
+            assert events[i + 1] == ("commit", 0)
+    assert events[-1] == ("commit", 0) and events[-2][0] == "upsert"
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}

@@ -59,6 +59,7 @@ def snapshot(ws: Workspace) -> dict:
 
 def _run(command: dict) -> None:
     ingest_module.BATCH_CHUNKS = int(command.get("batch_chunks", ingest_module.BATCH_CHUNKS))
+    ingest_module.VECTOR_BATCH = int(command.get("batch_chunks", ingest_module.VECTOR_BATCH))  # commits as often
     ws = Workspace(command["workspace"], settings=load_settings())
     _say(f"ready {os.getpid()}")
     started = time.perf_counter()

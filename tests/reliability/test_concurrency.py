@@ -61,6 +61,7 @@ def test_readers_keep_working_while_a_writer_is_mid_ingest(tmp_path, write_corpu
     corpus = write_corpus(tmp_path / "corpus", 30)
     ws = make_workspace("ws")
     monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", 10)
+    monkeypatch.setattr(ingest_module, "VECTOR_BATCH", 10)  # a commit every 10 chunks
     first_batch_written, readers_done = threading.Event(), threading.Event()
 
     def progress(stage, done, total):
