@@ -138,3 +138,65 @@ def test_a_damaged_index_file_is_refused_by_a_search_and_the_next_sync_replaces_
         index.query(unit(1, 0, 0), 3)
     index.sync({"redis": "Redis"}, "1", "m", Recorder())
     assert index.ids() == {"redis"}
+
+
+def test_a_renamed_key_keeps_the_vector_its_name_had_and_nothing_is_embedded(index):
+    recorder = Recorder()
+    index.sync({"auth service": "Auth Service", "authsvc": "AuthSvc"}, "1", "m",
+               lambda names: np.stack([unit(0, 1, 0) if n == "Auth Service" else unit(1, 0, 1) for n in names]))
+    # an alias re-keys the entity: same name, another key
+    assert index.sync({"auth-service": "Auth Service", "redis": "Redis"}, "2", "m", recorder) == 4
+    assert recorder.asked == [["Redis"]]
+    (best,) = index.query(unit(0, 1, 0), 1)
+    assert best.id == "auth-service" and best.similarity == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_name_shared_by_two_keys_is_embedded_once(index):
+    recorder = Recorder()
+    index.sync({"redis": "Redis", "redis (db)": "Redis", "kafka": "Kafka"}, "1", "m", recorder)
+    assert recorder.asked == [["Kafka", "Redis"]]
+    assert {m.id for m in index.query(VECTORS["Redis"], 2)} == {"redis", "redis (db)"}
+
+
+def test_names_are_kept_in_their_index_only_and_read_from_it_by_a_cache_first_embedder(make_workspace):
+    from workbench.embedding import text_hash
+    from workbench.ingest.embedding_cache import CacheFirstEmbedder
+
+    ws = make_workspace()
+    doc = ws.path.parent / "notes" / "a.md"
+    doc.parent.mkdir()
+    doc.write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n")
+    ws.ingest([doc.parent])
+    names = ws.entity_vectors.names()
+    assert "Redis" in names
+    cached = ws.store.has_embeddings([text_hash(n) for n in names], ws.embedder.name)
+    chunk_texts = {text_hash(c.text) for c in ws.chunks()}
+    assert cached <= chunk_texts  # a name is cached only when it is a chunk's whole text
+
+    class Refusing:
+        name, dimension = ws.embedder.name, ws.embedder.dimension
+
+        def embed(self, texts):
+            raise AssertionError(f"asked to embed {texts}")
+
+    reader = CacheFirstEmbedder(Refusing(), ws.store, ws.entity_vectors)
+    vectors = reader.embed(["Redis", "Auth Service"])
+    assert np.allclose(vectors, ws.embedder.embed(["Redis", "Auth Service"]), atol=1e-5)
+    assert reader.missed == 0
+
+
+def test_a_served_benchmark_workspace_gets_its_name_vectors_cached_once(make_workspace):
+    from workbench.bench.common import cache_name_vectors
+    from workbench.embedding import text_hash
+
+    ws = make_workspace()
+    doc = ws.path.parent / "notes" / "a.md"
+    doc.parent.mkdir()
+    doc.write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n")
+    ws.ingest([doc.parent])
+    names = ws.entity_vectors.names()
+    added = cache_name_vectors(ws.path)
+    assert added == len({text_hash(n) for n in names} - {text_hash(c.text) for c in ws.chunks()}) > 0
+    assert cache_name_vectors(ws.path) == 0
+    found = ws.store.cached_embeddings([text_hash("Redis")], ws.embedder.name)
+    assert np.allclose(found[text_hash("Redis")], ws.embedder.embed(["Redis"])[0], atol=1e-5)

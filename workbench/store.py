@@ -479,6 +479,16 @@ class Store(NoteRows, DerivationRowReads):
             out.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in self.db.execute(q, [model, *part]))
         return out
 
+    def has_embeddings(self, hashes: Sequence[str], model: str) -> set[str]:
+        """Which of ``hashes`` the embedding cache holds for ``model`` (no vector read)."""
+        out: set[str] = set()
+        hashes = list(hashes)
+        for lo in range(0, len(hashes), 500):
+            part = hashes[lo:lo + 500]
+            q = f"SELECT hash FROM embeddings WHERE model=? AND hash IN ({','.join('?' * len(part))})"
+            out.update(h for (h,) in self.db.execute(q, [model, *part]))
+        return out
+
     def cache_embeddings(self, hashes: Sequence[str], vectors: np.ndarray, model: str) -> None:
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",

@@ -33,7 +33,6 @@ from .context_graph.name_scan import load_name_scan, save_name_scan
 from .context_graph.passages import NameScan
 from .embedding import Embedder, embedder_from_settings
 from .gc_paused import gc_paused, skip_exit_collection
-from .ingest.embedding_cache import embed_cached
 from .ingest.failures import StepFailed, describe_os_error
 from .ingest.note_links import refresh_candidates
 from .ingest.pipeline import (VECTORS_IN_FLIGHT, IngestReport, Progress, ingest_paths, reconcile_if_marked,
@@ -306,7 +305,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         wanted = {entity.key: entity.name for entity in graph.entities()}
         try:
             changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
-                                               lambda names: embed_cached(names, self.store, self.embedder)[0],
+                                               self.embedder.embed,
                                                dimension=getattr(self.embedder, "dimension", None))
         except OSError as exc:  # a full disk, an I/O error: the record is complete, this file is not
             raise StepFailed(

@@ -15,6 +15,7 @@ from .context_graph.merge_suggestions import (MergeSuggestion, SuggestionPage, c
                                               cross_language_suggestions, declared_alias_suggestions,
                                               lookalike_suggestions, page_of, rank_suggestions, suggest_merges)
 from .context_graph.name_keys import display_form, name_key
+from .context_graph.entity_vectors import EntityVectors
 from .ingest.embedding_cache import CacheFirstEmbedder
 from .model import Entity, Triple
 
@@ -37,6 +38,7 @@ class MergeSteps:
     store: Store
     settings: Settings
     embedder: Embedder
+    entity_vectors: EntityVectors
 
     if TYPE_CHECKING:  # the rest of the workspace these steps use
         @property
@@ -199,7 +201,7 @@ class MergeSteps:
         # Every pair of name embeddings is compared: past a few thousand names that matrix
         # alone takes gigabytes, so large graphs rely on spelling and the synonym edges.
         use_embeddings = use_embeddings and len(names) <= EMBEDDING_SUGGESTION_LIMIT
-        similar = suggest_merges(names, CacheFirstEmbedder(self.embedder, self.store) if use_embeddings else None,
+        similar = suggest_merges(names, CacheFirstEmbedder(self.embedder, self.store, self.entity_vectors) if use_embeddings else None,
                                  self.settings.canonicalization.suggest_threshold)
         # The synonym edges the walk follows, so accepting or rejecting one changes retrieval.
         synonyms = [MergeSuggestion(graph.name(a), graph.name(b), score,

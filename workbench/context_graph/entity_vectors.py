@@ -10,8 +10,11 @@ The index is one file, ``entity_vectors.npz`` in the workspace folder: the entit
 names (as JSON text: fixed-width string arrays would take the longest name's width for every
 row), their unit vectors, the record version and the embedder they were computed with. It is
 replaced whole by an atomic rename, so a reader (the app, the MCP server) sees the old index or
-the new one, never half of one. Vectors come from the record's embedding cache
-(:func:`~workbench.ingest.pipeline.embed_cached`), so a name is embedded once per embedder.
+the new one, never half of one. A name is embedded once per embedder: a sync copies the vector
+of every name the index holds already (under any key) and embeds only the others. The index is
+the only copy of the name vectors (the record's embedding cache keeps chunk texts: names there
+were 630 MB of a 61k-passage workspace), so a damaged file, or a change of embedder, embeds
+every name again.
 
 The file is an :mod:`~workbench.array_file` (manifest, SHA-256 of the arrays), and every load is
 validated: one row per key and name, a 2-D float matrix of finite unit vectors, the width the
@@ -95,14 +98,26 @@ def _validated(keys, names, vectors: np.ndarray) -> str | None:
 SYNC_BATCH = 16384
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Loaded:
+    """What the file held when it was last read (``stamp``: its mtime and size)."""
+
     stamp: tuple[int, int]
     version: str
     embedder: str
     keys: list[str]
     names: list[str]
     vectors: np.ndarray
+    _row_of_name: dict[str, int] | None = None
+
+    def row_of_name(self) -> dict[str, int]:
+        """Name -> the first row holding it, made on first use."""
+        if self._row_of_name is None:
+            row_of: dict[str, int] = {}
+            for row, name in enumerate(self.names):
+                row_of.setdefault(name, row)
+            self._row_of_name = row_of
+        return self._row_of_name
 
 
 class EntityVectors:
@@ -222,45 +237,59 @@ class EntityVectors:
              vectors_for: Callable[[list[str]], np.ndarray], dimension: int | None = None) -> int:
         """Make the index hold exactly ``names`` (key -> name); returns the entries changed.
 
-        Rows whose key and name are unchanged are kept; ``vectors_for`` embeds the other names
-        (unit vectors), :data:`SYNC_BATCH` at a time. A change of embedder (or of ``dimension``,
-        the embedder's width), or a damaged file, rebuilds every row.
+        A name the index holds already, under any key, keeps its vector (an alias that re-keys an
+        entity embeds nothing); ``vectors_for`` embeds the other names (unit vectors, each name
+        once), :data:`SYNC_BATCH` rows at a time. A change of embedder (or of ``dimension``, the
+        embedder's width), or a damaged file, embeds every name again.
         """
         loaded = self._current()
-        old: dict[tuple[str, str], int] = {}
         if loaded is not None and (loaded.embedder != embedder_name or (len(loaded.keys) and dimension is not None
                                                                         and loaded.vectors.shape[1] != dimension)):
             loaded = None  # another embedder's, or of a width this one does not give: every row again
-        if loaded is not None:
-            old = {(k, n): i for i, (k, n) in enumerate(zip(loaded.keys, loaded.names))}
+        held = set(zip(loaded.keys, loaded.names)) if loaded is not None else set()
         keys = sorted(names)
-        is_fresh = [(key, names[key]) not in old for key in keys]
-        fresh = sum(is_fresh)
-        gone = len(old) - (len(keys) - fresh)
-        if loaded is not None and not fresh and not gone and loaded.version == version:
+        changed = sum((key, names[key]) not in held for key in keys)
+        gone = len(held) - (len(keys) - changed)
+        if loaded is not None and not changed and not gone and loaded.version == version:
             return 0
-        kept_vectors = loaded.vectors if loaded is not None and len(loaded.keys) else None
+        row_of_name = loaded.row_of_name() if loaded is not None and len(loaded.keys) else {}
+        kept_vectors = loaded.vectors if row_of_name and loaded is not None else None
 
         def blocks() -> Iterator[np.ndarray]:
-            """The rows in key order, :data:`SYNC_BATCH` at a time: kept ones copied from the old
+            """The rows in key order, :data:`SYNC_BATCH` at a time: names held copied from the old
             index, the others embedded; never the whole matrix in memory (630 MB at 412k names)."""
             for lo in range(0, len(keys), SYNC_BATCH):
-                rows = range(lo, min(lo + SYNC_BATCH, len(keys)))
-                new = [row for row in rows if is_fresh[row]]
-                kept = [row for row in rows if not is_fresh[row]]
-                embedded = np.asarray(vectors_for([names[keys[row]] for row in new]), dtype=np.float32) \
-                    if new else None
+                block_names = [names[key] for key in keys[lo:lo + SYNC_BATCH]]
+                held_rows = [i for i, name in enumerate(block_names) if name in row_of_name]
+                new_rows = [i for i, name in enumerate(block_names) if name not in row_of_name]
+                new = list(dict.fromkeys(block_names[i] for i in new_rows))
+                embedded = np.asarray(vectors_for(new), dtype=np.float32) if new else None
                 width = kept_vectors.shape[1] if kept_vectors is not None else embedded.shape[1] \
                     if embedded is not None else 0
-                block = np.zeros((len(rows), width), dtype=np.float32)
-                if kept and kept_vectors is not None:
-                    block[[row - lo for row in kept]] = kept_vectors[[old[(keys[row], names[keys[row]])] for row in kept]]
+                block = np.zeros((len(block_names), width), dtype=np.float32)
+                if held_rows and kept_vectors is not None:
+                    block[held_rows] = kept_vectors[[row_of_name[block_names[i]] for i in held_rows]]
                 if embedded is not None:
-                    block[[row - lo for row in new]] = embedded
+                    at = {name: i for i, name in enumerate(new)}
+                    block[new_rows] = embedded[[at[block_names[i]] for i in new_rows]]
                 yield block
 
         self._write(keys, [names[key] for key in keys], blocks(), version, embedder_name)
-        return fresh + gone
+        return changed + gone
+
+    def names(self) -> list[str]:
+        """The names held, one per row (empty when there is no usable file)."""
+        loaded = self._current()
+        return list(loaded.names) if loaded is not None else []
+
+    def vectors_of(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored vector of each of ``texts`` that is a name in the index (of the embedder
+        :meth:`space` names)."""
+        loaded = self._current()
+        if loaded is None or not len(loaded.keys):
+            return {}
+        row_of_name = loaded.row_of_name()
+        return {text: np.array(loaded.vectors[row_of_name[text]]) for text in texts if text in row_of_name}
 
     def _write(self, keys: list[str], names: list[str], blocks: Iterable[np.ndarray], version: str,
                embedder: str) -> None:
