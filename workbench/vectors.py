@@ -12,6 +12,10 @@ not here: :mod:`workbench.context_graph.entity_vectors` keeps them as an exact i
 (workspaces made before kept them in a collection ``<prefix>_<workspace id>_entities``, which
 :meth:`VectorIndex.drop_legacy_entities` removes).
 
+An embedded Chroma keeps every collection it opened in memory until its client is closed;
+:meth:`VectorIndex.release` closes the client this process opened once no call is using it (an
+ingest does so before it derives the graph), and the next call opens it again.
+
 >>> space_suffix("all-MiniLM-L6-v2")
 ''
 >>> space_suffix("all-MiniLM-L6-v2+onnx-int8-avx512_vnni-e1")
