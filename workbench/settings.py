@@ -72,6 +72,7 @@ class RelationPattern(_Section):
     phrases: list[str] = Field(default_factory=list, description="Verb phrases that state it: 'X <phrase> Y, Z and W'.")
     regex: str | None = Field(None, description="Or a raw regular expression with named groups 'subject' and 'object'.")
     reverse: bool = Field(False, description="True when the phrase states the relation from object to subject.")
+    any_of: list[str] = Field(default_factory=list, description="With a regex: run it only on chunks containing one of these strings (case-insensitive), a cheap guard that keeps a slow pattern off text it cannot match.")
 
 
 class EntityPattern(_Section):
@@ -101,7 +102,8 @@ DEFAULT_RELATIONS: list[dict] = [
     {"relation": "resolved_by", "phrases": ["was resolved by", "is resolved by", "was fixed by", "is fixed by"]},
     {"relation": "leads", "phrases": ["leads", "heads", "is the lead of", "is the head of", "manages"]},
     {"relation": "leads", "phrases": ["is led by", "are led by", "is headed by", "is managed by"], "reverse": True},
-    {"relation": "leads", "regex": r"(?P<object>\b[A-Z][\w-]*(?: [\w-]+)*? [Tt]eam): (?P<subject>@[A-Za-z][\w.-]*[A-Za-z0-9]) (?:leads|heads|runs|manages) the team"},
+    {"relation": "leads", "regex": r"(?P<object>\b[A-Z][\w-]*(?: [\w-]+)*? [Tt]eam): (?P<subject>@[A-Za-z][\w.-]*[A-Za-z0-9]) (?:leads|heads|runs|manages) the team",
+     "any_of": ["team:"]},
 ]
 
 DEFAULT_ENTITY_PATTERNS: list[dict] = [

@@ -38,6 +38,7 @@ from itertools import combinations
 
 from workbench.context_graph.name_keys import DEFAULT_ARTICLES, display_form, name_key
 from workbench.extract.base import Extraction, GuardedPattern
+from workbench.extract.guard import Guard
 from workbench.model import COMENTION_RELATION, Chunk, Document, Mention, Triple
 from workbench.ingest.sentences import sentence_starts
 from workbench.settings import EntityPattern, setting_default
@@ -105,13 +106,13 @@ class EntityExtractor:
             alternation = "|".join(re.escape(t) for t in sorted(self._term_types, key=lambda t: (-len(t), t)))
             self._term_regex = re.compile(rf"(?<![\w.])(?:{alternation})(?![\w])", re.IGNORECASE)
         self._regexes: list[tuple[GuardedPattern, str]] = []
-        self._guards: list[re.Pattern | None] = []
+        self._guards: list[Guard | None] = []
         for index, pattern in enumerate(patterns):
             if pattern.regex:
                 label = f"entity_patterns[{index}] ({pattern.type})"
                 self._regexes.append((GuardedPattern(pattern.regex, label, timeout_seconds), pattern.type))
                 words = [w for w in pattern.any_of if w]
-                self._guards.append(re.compile("|".join(map(re.escape, words)), re.IGNORECASE) if words else None)
+                self._guards.append(Guard(words) if words else None)
         self._type_cache: dict[str, str] = {}
 
     def type_of(self, name: str) -> str:
@@ -139,7 +140,7 @@ class EntityExtractor:
                     continue
                 candidates.append((match.start(), match.end(), 0, self._term_types[lowered]))
         for priority, ((guarded, entity_type), guard) in enumerate(zip(self._regexes, self._guards), start=1):
-            if guard is not None and guard.search(text) is None:
+            if guard is not None and not guard.admits(text):
                 continue  # the pattern cannot match here: skip its (slower) scan
             for match in guarded.finditer(text, chunk_id, problems):
                 start, end = match.span()

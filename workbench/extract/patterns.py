@@ -26,6 +26,7 @@ from typing import Protocol
 
 from workbench.context_graph.name_keys import DEFAULT_ARTICLES
 from workbench.extract.base import Extraction, GuardedPattern
+from workbench.extract.guard import Guard
 from workbench.model import Chunk, Document, Triple
 from workbench.settings import RelationPattern, setting_default
 
@@ -125,7 +126,7 @@ class RelationPatternExtractor:
         self.type_of = type_of or (lambda name: "concept")
         self.articles = {a.lower() for a in articles}
         self._phrases: dict[str, tuple[str, bool]] = {}  # normalised phrase -> (relation, reverse)
-        self._regexes: list[tuple[GuardedPattern, str, bool]] = []
+        self._regexes: list[tuple[GuardedPattern, str, bool, Guard | None]] = []
         for index, pattern in enumerate(relations):
             if not pattern.phrases and not pattern.regex:
                 raise ValueError(f"relations[{index}] ({pattern.relation}) has neither phrases nor a regex; give one")
@@ -142,7 +143,8 @@ class RelationPatternExtractor:
                         f"regex of relation {label} '{pattern.regex}' lacks the named group(s) "
                         f"{', '.join(sorted(missing))}; write (?P<subject>...) and (?P<object>...)"
                     )
-                self._regexes.append((guarded, pattern.relation, pattern.reverse))
+                words = [w for w in pattern.any_of if w]
+                self._regexes.append((guarded, pattern.relation, pattern.reverse, Guard(words) if words else None))
         for phrase, relation, reverse in chinese_phrases:
             self._phrases.setdefault(_normalise(phrase), (relation, reverse))
         self._phrase_regex = _PhraseMatcher(self._phrases) if self._phrases else None
@@ -165,7 +167,9 @@ class RelationPatternExtractor:
 
     def _statements(self, chunk: Chunk, problems: list[str]):
         yield from self._phrase_statements(chunk.text)
-        for guarded, relation, reverse in self._regexes:
+        for guarded, relation, reverse, guard in self._regexes:
+            if guard is not None and not guard.admits(chunk.text):
+                continue  # the pattern cannot match here: skip its (slower) scan
             for match in guarded.finditer(chunk.text, chunk.id, problems):
                 subject = self._clean(match.group("subject") or "", keep_last=True)
                 obj = self._clean(match.group("object") or "", keep_last=False)
