@@ -144,6 +144,11 @@ class NameMatcher:
         found: list[str] = []
         i = 0
         while i < len(tokens):
+            if capitalised_only:
+                first = text[tokens[i][1]]
+                if not (first.isupper() or first.isdigit()):
+                    i += 1  # no match may start here: most words of prose, skipped unread
+                    continue
             best, grown = 0, ""
             # Without the prefix set every length up to the longest name is tried: the same
             # matches (every prefix of a name is in the set), at a few lookups per word.
@@ -152,9 +157,7 @@ class NameMatcher:
                 if prefixes is not None and grown not in prefixes:
                     break
                 if grown in self._key_of:
-                    first = text[tokens[i][1]]
-                    if not capitalised_only or first.isupper() or first.isdigit():
-                        best = n
+                    best = n
             if best:
                 found.append(self._key_of[" ".join(t[0] for t in tokens[i:i + best])])
                 i += best
@@ -342,10 +345,12 @@ def synonym_pairs(names: Mapping[str, str], threshold: float = setting_default("
         # trigrams than the threshold allows, no longer name can reach it.
         grams = sorted(((key, _trigrams(words)) for key, words in group), key=lambda item: (len(item[1]), item[0]))
         for i, (a, ga) in enumerate(grams):
+            size = len(ga)
             for b, gb in grams[i + 1:]:
-                if len(ga) < threshold * len(gb):
+                if size < threshold * len(gb):
                     break
-                similarity = len(ga & gb) / len(ga | gb)
+                shared = len(ga & gb)
+                similarity = shared / (size + len(gb) - shared)  # the union's size, not built
                 if similarity >= threshold:
                     pairs.append((min(a, b), max(a, b), round(similarity, 3)))
     return sorted(pairs)

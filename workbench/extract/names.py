@@ -89,10 +89,14 @@ def name_words(text: str) -> list[tuple[str, int, int]]:
     >>> [w for w, _, _ in name_words("The Wiley-Blackwell, in Chen's 2001.")]
     ['the', 'wiley-blackwell', 'in', 'chen', '2001']
     """
+    folded = text.casefold()
+    # Case folding is per character and never shortens one, so a text that keeps its length
+    # folds each word to the same slice of the folded text.
+    aligned = len(folded) == len(text)
     words = []
     for m in _WORD.finditer(text):
         start, end = m.span()
-        words.append((_unpossessive(m.group().casefold()), start, end))
+        words.append((_unpossessive(folded[start:end] if aligned else m.group().casefold()), start, end))
     return words
 
 
