@@ -101,8 +101,13 @@ def _strip_marks(text: str, leading: bool = True) -> str:
     return text
 
 
+#: One character for which ``str.isalnum`` holds (``\w`` is exactly those and "_"; checked over
+#: every code point): one regex search instead of a generator over the characters.
+_ALNUM_RE = re.compile(r"[^\W_]")
+
+
 def _has_alnum(text: str) -> bool:
-    return any(ch.isalnum() for ch in text)
+    return _ALNUM_RE.search(text) is not None
 
 
 @functools.lru_cache(maxsize=64)
