@@ -96,14 +96,20 @@ def test_the_workspace_index_follows_an_alias_and_replaces_a_legacy_collection(m
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes) != before
 
 
-def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_workspace):
-    from workbench.retrieve import retrieve
-
+def _outage_workspace(make_workspace):
+    """A workspace of one note naming three entities, ingested."""
     ws = make_workspace()
     doc = ws.path.parent / "notes" / "a.md"
     doc.parent.mkdir()
     doc.write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n")
     ws.ingest([doc.parent])
+    return ws
+
+
+def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_workspace):
+    from workbench.retrieve import retrieve
+
+    ws = _outage_workspace(make_workspace)
     ws.entity_vectors.path.unlink()  # as a workspace from before the index existed
     result = retrieve(ws, "What does the Auth Service depend on?", mode="graphrag", k=3)
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
@@ -162,11 +168,7 @@ def test_names_are_kept_in_their_index_only_and_read_from_it_by_a_cache_first_em
     from workbench.embedding import text_hash
     from workbench.ingest.embedding_cache import CacheFirstEmbedder
 
-    ws = make_workspace()
-    doc = ws.path.parent / "notes" / "a.md"
-    doc.parent.mkdir()
-    doc.write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n")
-    ws.ingest([doc.parent])
+    ws = _outage_workspace(make_workspace)
     names = ws.entity_vectors.names()
     assert "Redis" in names
     cached = ws.store.has_embeddings([text_hash(n) for n in names], ws.embedder.name)
@@ -189,11 +191,7 @@ def test_a_served_benchmark_workspace_gets_its_name_vectors_cached_once(make_wor
     from workbench.bench.common import cache_name_vectors
     from workbench.embedding import text_hash
 
-    ws = make_workspace()
-    doc = ws.path.parent / "notes" / "a.md"
-    doc.parent.mkdir()
-    doc.write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n")
-    ws.ingest([doc.parent])
+    ws = _outage_workspace(make_workspace)
     names = ws.entity_vectors.names()
     added = cache_name_vectors(ws.path)
     assert added == len({text_hash(n) for n in names} - {text_hash(c.text) for c in ws.chunks()}) > 0
