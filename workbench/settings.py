@@ -67,19 +67,23 @@ class IngestSettings(_Section):
     max_corpus_mb: float | None = Field(None, gt=0, description="Most text, in MB, a workspace may hold after an ingest; a larger one is refused before any work starts. Empty: what 80% of this machine's memory holds at the measured cost of an ingest (a fixed 500 MB and 150 bytes per byte of text; 24 GiB: about 130 MB). See workbench/ingest/corpus_limits.py.")
 
 
+_ANY_OF = ("With a regex: run it only on chunks containing one of these strings (case-insensitive), a cheap "
+           "guard that keeps a slow pattern off text it cannot match.")
+
+
 class RelationPattern(_Section):
     relation: str = Field(description="Label of the edges this pattern gives, e.g. depends_on.")
     phrases: list[str] = Field(default_factory=list, description="Verb phrases that state it: 'X <phrase> Y, Z and W'.")
     regex: str | None = Field(None, description="Or a raw regular expression with named groups 'subject' and 'object'.")
     reverse: bool = Field(False, description="True when the phrase states the relation from object to subject.")
-    any_of: list[str] = Field(default_factory=list, description="With a regex: run it only on chunks containing one of these strings (case-insensitive), a cheap guard that keeps a slow pattern off text it cannot match.")
+    any_of: list[str] = Field(default_factory=list, description=_ANY_OF)
 
 
 class EntityPattern(_Section):
     type: str = Field(description="Entity type this pattern finds: technology, person, service, concept...")
     terms: list[str] = Field(default_factory=list, description="Literal names of this type, matched case-insensitively on word boundaries.")
     regex: str | None = Field(None, description="Or a regular expression whose whole match is the name.")
-    any_of: list[str] = Field(default_factory=list, description="With a regex: run it only on chunks containing one of these strings (case-insensitive), a cheap guard that keeps a slow pattern off text it cannot match.")
+    any_of: list[str] = Field(default_factory=list, description=_ANY_OF)
 
 
 DEFAULT_RELATIONS: list[dict] = [
