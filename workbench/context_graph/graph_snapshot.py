@@ -76,7 +76,8 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     at = {key: i for i, key in enumerate(every_key)}
     edges = graph.edges_as_given()  # the assembled order, so the graph is rebuilt edge for edge as it was
     chunk_ids = sorted(layer.entities_of)
-    links, link_offsets = ragged([sorted(at[k] for k in layer.entities_of[cid]) for cid in chunk_ids])
+    position = at.__getitem__
+    links, link_offsets = ragged([sorted(map(position, layer.entities_of[cid])) for cid in chunk_ids])
     index = graph.pagerank_index()
     transition = index.transition_t
     tables = {
