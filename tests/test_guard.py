@@ -45,3 +45,16 @@ def test_relation_regex_runs_only_on_chunks_its_guard_admits():
 def test_the_default_team_lead_regex_still_finds_its_lead():
     extractor = RelationPatternExtractor(ExtractionSettings().relations, 1.0)
     assert ("@mara.chen", "leads", "Platform team") in _edges(extractor, "Platform team: @mara.chen leads the team.")
+
+
+def test_a_relation_guard_does_not_change_the_fingerprint_but_its_regex_does():
+    from workbench.ingest.pipeline import pipeline_fingerprint
+    from workbench.settings import Settings
+
+    settings = Settings()
+    unguarded = settings.model_copy(deep=True)
+    for pattern in unguarded.extraction.relations:
+        pattern.any_of = []
+    changed = settings.model_copy(deep=True)
+    changed.extraction.relations[-1].regex = r"(?P<subject>\w+) leads (?P<object>\w+)"
+    assert pipeline_fingerprint(unguarded) == pipeline_fingerprint(settings) != pipeline_fingerprint(changed)

@@ -319,8 +319,11 @@ def _nameless_lines(doc: Document, names: set[str]) -> list[str]:
 
 def pipeline_fingerprint(settings) -> str:
     """Hash of the settings (and the extractors' version) that decide what a document's chunks
-    and extractions are."""
-    parts = f"{EXTRACTION_VERSION}:" + settings.chunking.model_dump_json() + settings.extraction.model_dump_json()
+    and extractions are. A relation pattern's ``any_of`` guard is left out: it only keeps the
+    regex off chunks it cannot match (workspaces made before relations had guards keep their
+    fingerprint, and are not extracted again for it)."""
+    extraction = settings.extraction.model_dump_json(exclude={"relations": {"__all__": {"any_of"}}})
+    parts = f"{EXTRACTION_VERSION}:" + settings.chunking.model_dump_json() + extraction
     return hashlib.sha256(parts.encode("utf-8")).hexdigest()
 
 
