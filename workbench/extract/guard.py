@@ -22,7 +22,8 @@ from collections.abc import Iterable
 __all__ = ["Guard"]
 
 #: Characters ``re.IGNORECASE`` matches to an ASCII letter that ``str.lower`` does not turn into
-#: that one letter (found by trying every code point against every ASCII letter and digit).
+#: that one letter (found by trying every code point against every printable ASCII character;
+#: no other character lowers to an ASCII one that the regex would not match to it).
 _LOWER_DIFFERS = re.compile("[\u0130\u0131\u017f]")
 
 

@@ -78,7 +78,7 @@ _POSSESSIVE_ENDINGS = ("'s", "\u2019s")
 _QUOTED = re.compile(r"[\"\u201c`]{1,2}\s*([^\"\u201c\u201d`']{2,80}?)\s*(?:[\"\u201d]|'')")
 _MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
 # The lookahead (a digit or a month's capital) is implied by every branch: it rejects most
-# positions in one step where the branches were tried one by one (four times faster).
+# positions in one step where the branches were tried one by one (three to four times faster over 2Wiki).
 _DATE = re.compile(rf"(?=[\dJFMASOND])(?:(?<![\w-])\d{{4,}}(?![\w-])|\b\d{{1,2}} (?:{_MONTHS}) \d{{4}}\b"
                    rf"|\b(?:{_MONTHS}) \d{{1,2}}, \d{{4}}\b)")
 
