@@ -7,6 +7,7 @@ import numpy as np
 from chromadb.api.shared_system_client import SharedSystemClient
 from chromadb.config import Settings as ChromaSettings
 
+from tests.conftest import make_corpus
 from workbench.retrieve import retrieve
 from workbench.vectors import CHUNKS, VectorIndex
 
@@ -26,13 +27,10 @@ def _unit(rows: int = 3, dim: int = 8) -> np.ndarray:
 
 
 def test_an_ingest_closes_chroma_before_deriving_and_a_search_opens_it_again(make_workspace, tmp_path):
-    corpus = tmp_path / "c"
-    corpus.mkdir()
-    (corpus / "a.md").write_text("The search service depends on Elasticsearch.\n")
     ws = make_workspace()
-    ws.ingest([corpus])
+    ws.ingest([make_corpus(tmp_path / "c", 1)])
     assert not _chroma_running(ws.path / "chroma")
-    result = retrieve(ws, "What does the search service depend on?", mode="vector", k=1)
+    result = retrieve(ws, "What does service number 0 depend on?", mode="vector", k=1)
     assert [h.chunk_id for h in result.hits] == [c.id for c in ws.chunks()]
     assert _chroma_running(ws.path / "chroma")
     ws.close()
