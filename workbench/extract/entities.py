@@ -111,8 +111,7 @@ class EntityExtractor:
             if pattern.regex:
                 label = f"entity_patterns[{index}] ({pattern.type})"
                 self._regexes.append((GuardedPattern(pattern.regex, label, timeout_seconds), pattern.type))
-                words = [w for w in pattern.any_of if w]
-                self._guards.append(Guard(words) if words else None)
+                self._guards.append(Guard.of(pattern.any_of))
         self._type_cache: dict[str, str] = {}
 
     def type_of(self, name: str) -> str:

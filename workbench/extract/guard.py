@@ -35,6 +35,16 @@ class Guard:
         self._regex = re.compile("|".join(map(re.escape, self.words)), re.IGNORECASE)
         self._lowered = tuple(w.lower() for w in self.words) if all(w.isascii() for w in self.words) else None
 
+    @classmethod
+    def of(cls, words: Iterable[str]) -> Guard | None:
+        """The guard of a pattern's ``any_of`` words; None when there is none (the pattern runs everywhere).
+
+        >>> Guard.of(["", ""]) is None, Guard.of(["team:"]).words
+        (True, ['team:'])
+        """
+        guard = cls(words)
+        return guard if guard.words else None
+
     def admits(self, text: str) -> bool:
         """Whether ``text`` holds one of the words, exactly as the case-insensitive regex finds."""
         if self._lowered is not None and _LOWER_DIFFERS.search(text) is None:

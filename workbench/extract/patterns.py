@@ -143,8 +143,7 @@ class RelationPatternExtractor:
                         f"regex of relation {label} '{pattern.regex}' lacks the named group(s) "
                         f"{', '.join(sorted(missing))}; write (?P<subject>...) and (?P<object>...)"
                     )
-                words = [w for w in pattern.any_of if w]
-                self._regexes.append((guarded, pattern.relation, pattern.reverse, Guard(words) if words else None))
+                self._regexes.append((guarded, pattern.relation, pattern.reverse, Guard.of(pattern.any_of)))
         for phrase, relation, reverse in chinese_phrases:
             self._phrases.setdefault(_normalise(phrase), (relation, reverse))
         self._phrase_regex = _PhraseMatcher(self._phrases) if self._phrases else None
