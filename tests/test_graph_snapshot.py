@@ -49,6 +49,7 @@ def test_a_fresh_process_loads_the_snapshot_identical_to_a_derivation(sample_cop
             b.matcher.find("Redis backs the token cache of the Auth Service")
         assert a.matcher.key_of == b.matcher.key_of and a.stats() == b.stats()
         index = loaded.pagerank_index()
+        assert index.reversible and derived.graph.pagerank_index().reversible  # an undirected walk: Chebyshev
         assert dict(index.index) == {node: i for i, node in enumerate(index.nodelist)}
         assert ("p", "no such chunk") not in index.index and ("q", index.nodelist[-1][1]) not in index.index
         assert loaded.passages_document == derived.graph.passages_document

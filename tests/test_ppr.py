@@ -187,12 +187,13 @@ def test_scores_are_a_distribution_matching_the_reference(seed, directed, alpha,
     assert_scores_close(scores, pagerank_reference(graph, p, alpha=alpha, max_iter=2000), tol=1e-9)
 
 
-def test_an_index_split_into_row_blocks_walks_as_the_whole_matrix_does():
+@pytest.mark.parametrize("directed", [True, False])  # the power iteration, the Chebyshev one
+def test_an_index_split_into_row_blocks_walks_as_the_whole_matrix_does(directed):
     # Large graphs split the matrix into row blocks, one per core; here the split is forced
     # (any machine, any size) and the walk and the l1 run must not change.
     from workbench.context_graph.ppr import _row_blocks
 
-    graph = random_graph(7, directed=True, n=300, m=1200)
+    graph = random_graph(7, directed=directed, n=300, m=1200)
     whole, split = PageRankIndex(graph), PageRankIndex(graph)
     assert whole.transition_t.indices.dtype == np.int32  # 32-bit column indices where they fit
     split._blocks = _row_blocks(split.transition_t, 3)
@@ -234,3 +235,62 @@ def test_a_forked_child_walks_on_row_blocks_with_a_pool_of_its_own():
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     raise AssertionError("the forked child's walk hung on the parent's pool")
+
+
+def exact_walk(index: PageRankIndex, p: np.ndarray) -> np.ndarray:
+    """The fixed point, by the power iteration run to rounding error."""
+    p = p / p.sum()
+    scores, _, converged = index._power(p, 0.85, p.copy(), 5000, "max", 1e-15)
+    assert converged
+    return scores
+
+
+def test_only_an_undirected_graph_gives_a_reversible_walk():
+    undirected, directed = random_graph(3, directed=False), random_graph(3, directed=True)
+    assert PageRankIndex(undirected).reversible and not PageRankIndex(directed).reversible
+    assert PageRankIndex(random_graph(3, directed=False, multi=True)).reversible
+    rows, cols = np.array([0, 1]), np.array([1, 2])
+    assert PageRankIndex.from_edges("abc", rows, cols).reversible
+    assert not PageRankIndex.from_edges("abc", rows, cols, directed=True).reversible
+    built = PageRankIndex(undirected)
+    kept = PageRankIndex.from_transition(built.nodelist, built.transition_t, built.order, built._dangling)
+    assert not kept.reversible  # unless told: a directed walk must never take the Chebyshev iteration
+    assert PageRankIndex.from_transition(built.nodelist, built.transition_t, built.order, built._dangling,
+                                         reversible=True).reversible
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_reversible_walk_reaches_the_fixed_point_in_fewer_iterations_than_the_power_iteration(seed):
+    graph = random_graph(seed, directed=False, n=3000, m=9000)
+    graph.add_edge(7, 7, weight=2)  # a self-loop counts once
+    chebyshev = PageRankIndex(graph)
+    power = PageRankIndex.from_transition(chebyshev.nodelist, chebyshev.transition_t, chebyshev.order,
+                                          chebyshev._dangling)
+    for p in personalizations(graph, seed):
+        vector = chebyshev.vector(p)
+        exact = exact_walk(power, vector)
+        for tol in (1e-5, 1e-8):
+            fast, fast_steps, fast_done = chebyshev.walk(vector, 0.85, tol)
+            slow, slow_steps, slow_done = power.walk(vector, 0.85, tol)
+            assert fast_done and slow_done
+            assert fast.sum() == pytest.approx(1.0, abs=1e-12) and fast.min() >= 0
+            assert np.abs(fast - exact).max() < 10 * tol and np.abs(slow - exact).max() < 10 * tol
+            if vector[-1] == 0:  # not an isolated node alone, which both settle at once
+                assert fast_steps < slow_steps
+    reference = pagerank_reference(graph, {3: 1.0, 10: 2.0}, tol=1e-12, max_iter=1000)
+    scores, _, _ = chebyshev.walk(chebyshev.vector({3: 1.0, 10: 2.0}), 0.85, 1e-10, 1000)
+    assert_scores_close(dict(zip(chebyshev.nodelist, scores.tolist())), reference, tol=1e-8)
+
+
+def test_a_reversible_walk_of_an_isolated_seed_stays_on_it():
+    graph = random_graph(4, directed=False)
+    index = PageRankIndex(graph)
+    scores, _, converged = index.walk(index.vector({len(graph) - 1: 1.0}))  # an isolated node
+    assert converged and scores[-1] == pytest.approx(1.0) and np.count_nonzero(scores) == 1
+
+
+def test_a_reversible_walk_that_runs_out_of_iterations_keeps_a_distribution():
+    index = PageRankIndex(random_graph(5, directed=False, n=500, m=1500))
+    scores, iterations, converged = index.walk(index.vector({0: 1.0}), 0.85, 1e-14, 3)
+    assert (iterations, converged) == (3, False)
+    assert scores.sum() == pytest.approx(1.0) and scores.min() >= 0

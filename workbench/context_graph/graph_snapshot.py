@@ -51,8 +51,8 @@ __all__ = ["FILE_NAME", "FORMAT", "GraphSnapshot", "SnapshotUnusable", "load_sna
 FILE_NAME = "graph.npz"
 KIND = "graph snapshot"
 #: Raised whenever what the file holds, or how, changes: a file of another format is rebuilt.
-#: 2: the name table as two columns.
-FORMAT = 2
+#: 2: the name table as two columns. 3: whether the PageRank walk is reversible.
+FORMAT = 3
 
 
 class SnapshotUnusable(Exception):
@@ -106,7 +106,7 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
         "edge_confidence": np.fromiter((e.confidence for e in edges), dtype=np.float64, count=len(edges)),
         "passage_links": links, "passage_link_offsets": link_offsets,
         "ppr_data": transition.data, "ppr_indices": transition.indices, "ppr_indptr": transition.indptr,
-        "ppr_order": index.order, "ppr_dangling": index._dangling,
+        "ppr_order": index.order, "ppr_dangling": index._dangling, "ppr_reversible": np.array([index.reversible]),
     })
     return arrays
 
@@ -233,8 +233,10 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
     nodelist = keys + [("p", cid) for cid in chunk_ids]
     n = len(nodelist)
     transition = sp.csr_array((arrays["ppr_data"], arrays["ppr_indices"], arrays["ppr_indptr"]), shape=(n, n))
+    reversible, = arrays["ppr_reversible"].tolist()  # one flag, or the file is damaged
     index = PageRankIndex.from_transition(nodelist, transition, arrays["ppr_order"], arrays["ppr_dangling"],
-                                          positions=_NodePositions(key_at, len(keys), chunk_at))
+                                          positions=_NodePositions(key_at, len(keys), chunk_at),
+                                          reversible=bool(reversible))
     graph = ContextGraph(entities, edges, meta["impact_relations"], key_of=key_of, passages=layer,
                          passage_documents=meta["passages_document"], passage_times=meta["passages_time"],
                          pagerank_index=index)
