@@ -22,10 +22,7 @@ True
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Hashable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any
 
@@ -34,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..cores import usable_cores
+from ..cores import thread_map, usable_cores
 from ..settings import setting_default
 
 __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_BLOCK_ENTRIES"]
@@ -43,29 +40,6 @@ __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_B
 #: of its own (scipy's product releases the GIL). A thread's hand-off costs tens of microseconds
 #: an iteration, so small graphs keep one block; 1.58 M entries (the 61k-passage run) get two here.
 MIN_BLOCK_ENTRIES = 250_000
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def _forget_pool() -> None:
-    """In a forked child: the pool object came along, its threads did not (nor a held lock)."""
-    global _POOL, _POOL_LOCK
-    _POOL, _POOL_LOCK = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
-def _map(function, items: list) -> list:
-    """``[function(item) for item in items]``, on a shared thread pool when there are several."""
-    global _POOL
-    if len(items) < 2:
-        return [function(item) for item in items]
-    with _POOL_LOCK:
-        if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=usable_cores(), thread_name_prefix="pagerank")
-    return list(_POOL.map(function, items))
 
 
 def _row_blocks(matrix: sp.csr_array, parts: int) -> list[tuple[int, int, sp.csr_array]]:
@@ -432,7 +406,7 @@ class PageRankIndex:
 
         omega = 1.0
         for iteration in range(1, max_iter + 1):
-            parts = _map(partial(step, x=x, x_last=x_last, omega=omega), blocks)
+            parts = thread_map(partial(step, x=x, x_last=x_last, omega=omega), blocks)
             total = sum(part[2] for part in parts)
             change = max(max(part[0] for part in parts), abs(sum(part[1] for part in parts)))
             if change < tol * total:
@@ -467,7 +441,7 @@ class PageRankIndex:
 
         for iteration in range(1, max_iter + 1):
             restart = alpha * x[self._dangling].sum() + 1.0 - alpha
-            changes = _map(partial(step, x_last=x, x_next=y, restart=restart), blocks)
+            changes = thread_map(partial(step, x_last=x, x_next=y, restart=restart), blocks)
             x, y = y, x
             if (sum(changes) if rule == "l1" else max(changes)) < threshold:
                 return x[self._position], iteration, True
