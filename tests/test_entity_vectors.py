@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.context_graph.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
+from workbench.context_graph.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged, similarities
 
 
 def unit(*values: float) -> np.ndarray:
@@ -198,3 +198,18 @@ def test_a_served_benchmark_workspace_gets_its_name_vectors_cached_once(make_wor
     assert cache_name_vectors(ws.path) == 0
     found = ws.store.cached_embeddings([text_hash("Redis")], ws.embedder.name)
     assert np.allclose(found[text_hash("Redis")], ws.embedder.embed(["Redis"])[0], atol=1e-5)
+
+
+@pytest.mark.parametrize("block_rows", [50_000, 7])  # one block; blocks on the shared pool
+def test_similarities_are_the_product_in_row_order_however_the_rows_are_split(monkeypatch, block_rows):
+    import workbench.context_graph.entity_vectors as module
+
+    monkeypatch.setattr(module, "_BLOCK_ROWS", block_rows)
+    monkeypatch.setattr(module, "usable_cores", lambda: 3)
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((100, 16)).astype(np.float32)
+    query = rng.standard_normal(16).astype(np.float32)
+    scores = similarities(vectors, query)
+    assert scores.shape == (100,) and scores.dtype == np.float32
+    assert np.allclose(scores, vectors.astype(np.float64) @ query.astype(np.float64), atol=1e-5)
+    assert similarities(vectors[:0], query).shape == (0,)
