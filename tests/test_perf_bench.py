@@ -255,3 +255,20 @@ def test_perf_without_its_data_names_the_file_not_a_traceback(tmp_path):
     assert done.returncode == 2
     assert str(tmp_path / "absent" / "corpus.jsonl") in done.stderr and "--ingest-data" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_walk_bench_compares_both_iterations_on_the_sample_graph(sample_workspace):
+    from workbench.bench.walks import bench_walks
+    from workbench.cli.benchmarks import _render_scale
+
+    questions = ["What breaks if Redis goes down?", "Who owns the Auth Service?", "what about nothing at all"]
+    walk = bench_walks(sample_workspace.graph, questions, 0.85)
+    assert walk["restarts"] == 2  # the third question names no entity
+    power, chebyshev = walk["power"], walk["chebyshev"]
+    assert chebyshev["iterations_max"] < power["iterations_max"]
+    assert power["largest_error"] < 1e-4 and chebyshev["largest_error"] < 1e-4
+    assert walk["power_over_chebyshev_p50"] == pytest.approx(power["p50_ms"] / chebyshev["p50_ms"], rel=0.05, abs=0.02)
+    line = _render_scale({"passages": 1, "copies": 0, "embedder": "x", "walk": walk})
+    assert "power p50" in line and "chebyshev p50" in line
+    directed = type("Graph", (), {"pagerank_index": lambda self: PageRankIndex(nx.path_graph(3, nx.DiGraph))})()
+    assert bench_walks(directed, questions, 0.85) == {"not measured": "the walk's graph is not reversible"}

@@ -36,6 +36,7 @@ from ..workspace import Workspace
 from .common import PerfError, fresh_ingest, passages_file
 from .app_perf import bench_app, bench_fresh_process
 from .perf import bench_queries, title_questions
+from .walks import bench_walks
 
 __all__ = ["SUFFIXES", "perturb", "scale_corpus", "bench_scale"]
 
@@ -152,6 +153,7 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
         out["fresh_ingest"] = {**_figures(fresh, n), "note": "chunk vectors served from the cache: the model's cost excluded"}
         out["entities"], out["graph_edges"] = len(ws.graph), ws.graph.number_of_edges()
         out["query"] = bench_queries(ws, title_questions(passages, queries), modes=("graphrag", "hybrid"))
+        out["walk"] = bench_walks(ws.graph, title_questions(passages, queries), settings.graphrag.ppr_damping)
     finally:
         ws.close()
     out["fresh"] = bench_fresh_process(ws_folder, title_questions(passages, 1)[0], embedder)

@@ -299,6 +299,14 @@ def _render_scale(payload: dict) -> str:
             rows.append({"store": where, "mode": mode, "p50 ms": r["p50_ms"], "p95 ms": r["p95_ms"],
                          "queries": r["queries"], "used": ",".join(f"{k}:{v}" for k, v in r["mode_used"].items())})
     lines.append(table(rows, ["store", "mode", "p50 ms", "p95 ms", "queries", "used"]))
+    walk = payload.get("walk")
+    if walk and "power" in walk:
+        lines.append(f"the PageRank walk alone, {walk['restarts']} restarts: "
+                     + "; ".join(f"{name} p50 {walk[name]['p50_ms']} ms, {walk[name]['iterations_p50']} iterations, "
+                                 f"largest error {walk[name]['largest_error']}" for name in ("power", "chebyshev"))
+                     + f"; power / chebyshev {walk['power_over_chebyshev_p50']}x")
+    elif walk:
+        lines.append(f"the PageRank walk: {walk}")
     app = payload.get("app", {})
     graph = app.get("graph") if isinstance(app, dict) else None
     lines.append(f"Graph page: first render {graph['first_render_s']} s, again {graph['rerender_s']} s"
