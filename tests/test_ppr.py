@@ -294,3 +294,11 @@ def test_a_reversible_walk_that_runs_out_of_iterations_keeps_a_distribution():
     scores, iterations, converged = index.walk(index.vector({0: 1.0}), 0.85, 1e-14, 3)
     assert (iterations, converged) == (3, False)
     assert scores.sum() == pytest.approx(1.0) and scores.min() >= 0
+
+
+def test_an_undamped_walk_is_the_power_iteration_even_when_reversible():
+    index = PageRankIndex(random_graph(6, directed=False, n=200, m=600))
+    p = index.vector({0: 1.0})
+    walked, power = index.walk(p, 1.0, 1e-6, 50), index.with_power_iteration().walk(p, 1.0, 1e-6, 50)
+    assert np.array_equal(walked[0], power[0]) and walked[1:] == power[1:]
+    assert not np.array_equal(index.walk(p, 0.85)[0], index.with_power_iteration().walk(p, 0.85)[0])

@@ -377,7 +377,7 @@ class PageRankIndex:
         """
         _check_parameters(alpha, tol, max_iter)
         p = self._normalised(p)
-        if self.reversible:
+        if self.reversible and alpha < 1:  # undamped, the recurrence need not converge
             return self._chebyshev(p, alpha, max_iter, tol)
         return self._power(p, alpha, p.copy(), max_iter, "max", tol)
 
