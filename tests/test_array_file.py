@@ -108,3 +108,39 @@ def test_mapped_arrays_are_aligned_and_an_unaligned_file_is_read_instead(tmp_pat
         if not isinstance(read["vectors"], np.memmap):
             read_not_mapped.append(length)
     assert read_not_mapped  # some of those files start the vectors off a multiple of 4: they are read
+
+
+@pytest.mark.parametrize("array", [np.arange(12, dtype=np.float32).reshape(3, 4), np.zeros((5,), dtype=np.uint8),
+                                   np.arange(7, dtype=np.int64)[::-1], np.asfortranarray(np.ones((2, 3))),
+                                   np.array([True, False]), np.array(["ab", "c"]), np.zeros((0, 384), np.float32)])
+def test_npy_headers_are_read_as_numpy_reads_them_without_building_a_syntax_tree(monkeypatch, tmp_path, array):
+    # numpy parses the header with ast.literal_eval; CPython 3.11.7 can fail ("AST constructor
+    # recursion depth mismatch") when another thread builds a syntax tree at the same moment.
+    import ast
+    import io
+
+    from workbench.array_file import _npy_header
+
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    buffer.seek(0)
+    np.lib.format.read_magic(buffer)
+    expected = np.lib.format.read_array_header_1_0(buffer)
+    path = tmp_path / "one.npz"
+    write_array_file(path, "example", 1, "v1", {"a": array})
+    trees, parse = [], ast.parse
+
+    def watched(source, *args, **kwargs):
+        if isinstance(source, str) and "'descr'" in source:  # a .npy header
+            trees.append(source)
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", watched)
+    buffer.seek(0)
+    header = _npy_header(buffer)
+    reads = [read_array_file(path, "example", 1, "v1", mapped=mapped)[1]["a"] for mapped in (False, True)]
+    monkeypatch.undo()
+    assert trees == []
+    assert header == expected
+    for read in reads:
+        assert read.dtype == array.dtype and read.shape == array.shape and np.array_equal(read, array)

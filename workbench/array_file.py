@@ -34,6 +34,7 @@ from typing import Literal
 
 import numpy as np
 import orjson
+import regex
 
 __all__ = ["ArrayFileUnusable", "from_text", "ragged", "read_array_file", "read_manifest", "to_text", "write_array_file"]
 
@@ -172,8 +173,7 @@ def read_manifest(path: Path, kind: str, format: int) -> dict:
     """
     path = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as data:
-            manifest = from_text(data["manifest"])
+        manifest = from_text(_members(path, mapped=False, only="manifest")["manifest"])
     except FileNotFoundError:
         raise ArrayFileUnusable(f"no {path.name} yet") from None
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError, orjson.JSONDecodeError) as exc:
@@ -183,40 +183,90 @@ def read_manifest(path: Path, kind: str, format: int) -> dict:
     return manifest
 
 
-def _mapped_members(path: Path) -> dict[str, np.ndarray]:
-    """Every member of an ``.npz`` written by :func:`write_array_file` as a read-only memory map
-    of the file: ``np.savez`` stores members uncompressed, so each one's data is one run of bytes
-    after its zip and ``.npy`` headers. Nothing is copied; pages are read as they are touched.
-    ``ValueError`` when a member is compressed, holds objects or is not the size its header says."""
+#: The header numpy writes for a plain array, read without ``ast``: numpy parses it with
+#: ``ast.literal_eval``, and CPython 3.11 (before 3.11.8, gh-106905) can raise "AST constructor
+#: recursion depth mismatch" when two threads build syntax trees at once, as the app's warm-up
+#: thread reading these files did beside Streamlit compiling a page.
+_NPY_HEADER = regex.compile(r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (True|False), "
+                            r"'shape': \(((?:\d+, )*\d*,?)\), \}\s*")
+
+
+def _npy_header(raw) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """``(shape, fortran order, dtype)`` of the ``.npy`` whose header starts at ``raw``'s position,
+    which is left where the data starts. Headers of any other shape go to numpy's reader."""
+    start = raw.tell()
+    version = np.lib.format.read_magic(raw)
+    size_format = "<H" if version == (1, 0) else "<I"
+    length_bytes = raw.read(struct.calcsize(size_format))
+    if len(length_bytes) != struct.calcsize(size_format):
+        raise ValueError("the .npy header is cut short")
+    (length,) = struct.unpack(size_format, length_bytes)
+    text = raw.read(length).decode("utf-8" if version >= (3, 0) else "latin1")
+    match = _NPY_HEADER.fullmatch(text)
+    if match is None:
+        raw.seek(start)
+        np.lib.format.read_magic(raw)
+        return (np.lib.format.read_array_header_1_0(raw) if version == (1, 0)
+                else np.lib.format.read_array_header_2_0(raw))
+    shape = tuple(int(n) for n in match.group(3).replace(",", " ").split())
+    return shape, match.group(2) == "True", np.dtype(match.group(1))
+
+
+def _compressed_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
+    """A compressed member, decompressed and read whole."""
+    with archive.open(info) as member:
+        shape, fortran, dtype = _npy_header(member)
+        if dtype.hasobject:
+            raise ValueError(f"member {info.filename} holds Python objects")
+        data = bytearray(member.read())
+    count = int(np.prod(shape))
+    if len(data) != dtype.itemsize * count:
+        raise ValueError(f"member {info.filename} is not the size its header gives")
+    return np.frombuffer(data, dtype=dtype, count=count).reshape(shape, order="F" if fortran else "C")
+
+
+def _members(path: Path, mapped: bool, only: str | None = None) -> dict[str, np.ndarray]:
+    """Every member of an ``.npz`` written by :func:`write_array_file` (or only the one named
+    ``only``), as read-only memory maps of the file when ``mapped``, else read. ``np.savez`` stores
+    members uncompressed, so each one's data is one run of bytes after its zip and ``.npy``
+    headers; mapped, nothing is copied and pages are read as they are touched. ``ValueError`` when
+    a member is compressed, holds objects or is not the size its header says."""
     arrays = {}
     with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
         for info in archive.infolist():
-            if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy"):
+            if (mapped and info.compress_type != zipfile.ZIP_STORED) or not info.filename.endswith(".npy"):
                 raise ValueError(f"member {info.filename} is not a stored .npy")
+            name = info.filename[:-len(".npy")]
+            if only is not None and name != only:
+                continue
+            if info.compress_type != zipfile.ZIP_STORED:  # not as written here, but a plain read copes
+                arrays[name] = _compressed_member(archive, info)
+                continue
             raw.seek(info.header_offset)
             local = raw.read(30)
             if len(local) != 30 or local[:4] != b"PK\x03\x04":
                 raise ValueError(f"member {info.filename} has no local header")
             name_length, extra_length = struct.unpack("<HH", local[26:30])
+            if raw.read(name_length) != info.filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437"):
+                raise ValueError(f"member {info.filename} has another name in its local header")
             start = info.header_offset + 30 + name_length + extra_length
             raw.seek(start)
-            version = np.lib.format.read_magic(raw)
-            shape, fortran, dtype = (np.lib.format.read_array_header_1_0(raw) if version == (1, 0)
-                                     else np.lib.format.read_array_header_2_0(raw))
+            shape, fortran, dtype = _npy_header(raw)
             if dtype.hasobject:
                 raise ValueError(f"member {info.filename} holds Python objects")
             header = raw.tell() - start
-            if header + dtype.itemsize * int(np.prod(shape)) != info.file_size:
+            count = int(np.prod(shape))
+            if header + dtype.itemsize * count != info.file_size:
                 raise ValueError(f"member {info.filename} is not the size its header gives")
-            name, count = info.filename[:-len(".npy")], int(np.prod(shape))
             order: Literal["C", "F"] = "F" if fortran else "C"
             if not count:
                 arrays[name] = np.zeros(shape, dtype=dtype)
-            elif (start + header) % dtype.alignment:  # written unaligned (before ALIGNMENT): read, not mapped
-                raw.seek(start + header)
+            elif not mapped or (start + header) % dtype.alignment:  # unaligned (before ALIGNMENT): read
                 arrays[name] = np.fromfile(raw, dtype=dtype, count=count).reshape(shape, order=order)
             else:
                 arrays[name] = np.memmap(path, dtype=dtype, mode="r", offset=start + header, shape=shape, order=order)
+    if only is not None and only not in arrays:
+        raise KeyError(f"{only} is not a member of {Path(path).name}")
     return arrays
 
 
@@ -238,11 +288,7 @@ def read_array_file(path: Path, kind: str, format: int, key: str, mapped: bool =
     if manifest.get("key") != key:
         raise ArrayFileUnusable(f"{path.name} was made for another version of what it indexes")
     try:
-        if mapped and os.name == "posix":
-            arrays = {name: a for name, a in _mapped_members(path).items() if name != "manifest"}
-        else:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in data.files if name != "manifest"}
+        arrays = {name: a for name, a in _members(path, mapped and os.name == "posix").items() if name != "manifest"}
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         raise ArrayFileUnusable(f"{path} is damaged ({exc})") from None
     if {name: list(a.shape) for name, a in arrays.items()} != manifest.get("shapes"):
