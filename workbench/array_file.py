@@ -184,9 +184,9 @@ def read_manifest(path: Path, kind: str, format: int) -> dict:
 
 
 #: The header numpy writes for a plain array, read without ``ast``: numpy parses it with
-#: ``ast.literal_eval``, and CPython 3.11 (before 3.11.8, gh-106905) can raise "AST constructor
-#: recursion depth mismatch" when two threads build syntax trees at once, as the app's warm-up
-#: thread reading these files did beside Streamlit compiling a page.
+#: ``ast.literal_eval``, and CPython 3.11.7 (ours) raised "AST constructor recursion depth
+#: mismatch" when two threads built syntax trees at once (the depth it checks is kept per
+#: interpreter), as the app's warm-up thread reading these files did beside Streamlit compiling a page.
 _NPY_HEADER = regex.compile(r"\{'descr': '([<>|=]?[a-zA-Z]\d*)', 'fortran_order': (True|False), "
                             r"'shape': \(((?:\d+, )*\d*,?)\), \}\s*")
 
@@ -230,7 +230,8 @@ def _members(path: Path, mapped: bool, only: str | None = None) -> dict[str, np.
     ``only``), as read-only memory maps of the file when ``mapped``, else read. ``np.savez`` stores
     members uncompressed, so each one's data is one run of bytes after its zip and ``.npy``
     headers; mapped, nothing is copied and pages are read as they are touched. ``ValueError`` when
-    a member is compressed, holds objects or is not the size its header says."""
+    a member is not a ``.npy`` (or, mapped, is compressed), holds objects, is not the size its
+    header says or has another name in its local header."""
     arrays = {}
     with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
         for info in archive.infolist():
