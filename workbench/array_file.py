@@ -1,7 +1,8 @@
 """A derived index kept on disk: one ``.npz`` of arrays with a manifest, checked before use.
 
-Text is JSON held in a byte array and every member is read with ``allow_pickle=False``, so a
-file in a shared workspace folder cannot run code. The manifest names the file's kind and
+Text is JSON held in a byte array and every member is read as plain numbers (a member holding
+Python objects is refused, as ``allow_pickle=False`` would), so a file in a shared workspace
+folder cannot run code. The manifest names the file's kind and
 format, the key it was made for (what it was derived from), a SHA-256 of the arrays and their
 shapes. :func:`read_array_file` raises :class:`ArrayFileUnusable` with the reason whenever any
 of these does not match, so a stale or damaged file is rebuilt, never used. Writes are atomic:
