@@ -382,6 +382,17 @@ class PageRankIndex:
             return self._chebyshev(p, alpha, max_iter, tol)
         return self._power(p, alpha, p.copy(), max_iter, "max", tol)
 
+    def _seeded_blocks(self, restart: np.ndarray) -> list[tuple]:
+        """Each row block with the internal positions (within the block) and weights of the
+        nonzeros of ``restart``, a vector in :attr:`nodelist` order: a walk adds them each step."""
+        seeds = np.flatnonzero(restart)
+        seed_at, seed_weight = self._position[seeds], restart[seeds]
+        blocks = []
+        for lo, hi, matrix in self._blocks:
+            inside = (seed_at >= lo) & (seed_at < hi)
+            blocks.append((lo, hi, matrix, seed_at[inside] - lo, seed_weight[inside]))
+        return blocks
+
     def _chebyshev(self, p: np.ndarray, alpha: float, max_iter: int, tol: float) -> tuple[np.ndarray, int, bool]:
         """Personalized PageRank of a reversible walk by Chebyshev semi-iteration.
 
@@ -395,14 +406,9 @@ class PageRankIndex:
         step moves no score nor the total by ``tol`` or more (relative to the total), the rule
         :meth:`walk` states. Checking the total matters: the max rule alone let a spread-out change
         of mass through, and a seed's score was 2e-4 off at tolerance 1e-5 on the 61k-passage graph."""
-        seeds = np.flatnonzero(p)
-        seed_at, seed_restart = self._position[seeds], (1.0 - alpha) * p[seeds]
         x = p[self.order]  # the start, as the power iteration's
         x_last, y, scratch = np.zeros_like(x), np.empty_like(x), np.empty_like(x)  # x_last: finite, times 0 at first
-        blocks = []
-        for lo, hi, matrix in self._blocks:
-            inside = (seed_at >= lo) & (seed_at < hi)
-            blocks.append((lo, hi, matrix, seed_at[inside] - lo, seed_restart[inside]))
+        blocks = self._seeded_blocks((1.0 - alpha) * p)
 
         def step(block, x: np.ndarray, x_last: np.ndarray, omega: float) -> tuple[float, float, float]:
             """The plain step into ``y``, and ``x_last`` overwritten by the next iterate."""
@@ -436,14 +442,9 @@ class PageRankIndex:
         ``threshold``; in and out of the internal order. ``p`` restarts on a few seeds, so it is
         added over its nonzeros only. Each row block computes its share of one iteration (the
         product, the damping, the restart, its part of the change) on a core of its own."""
-        seeds = np.flatnonzero(p)
-        seed_at, seed_mass = self._position[seeds], p[seeds]
         x = start[self.order]
         y = np.empty_like(x)
-        blocks = []
-        for lo, hi, matrix in self._blocks:
-            inside = (seed_at >= lo) & (seed_at < hi)
-            blocks.append((lo, hi, matrix, seed_at[inside] - lo, seed_mass[inside]))
+        blocks = self._seeded_blocks(p)
         measure = np.sum if rule == "l1" else np.max
 
         def step(block, x_last: np.ndarray, x_next: np.ndarray, restart: float) -> float:
