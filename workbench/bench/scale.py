@@ -152,8 +152,9 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
                               embedder=embedder, resident_model=static)
         out["fresh_ingest"] = {**_figures(fresh, n), "note": "chunk vectors served from the cache: the model's cost excluded"}
         out["entities"], out["graph_edges"] = len(ws.graph), ws.graph.number_of_edges()
-        out["query"] = bench_queries(ws, title_questions(passages, queries), modes=("graphrag", "hybrid"))
-        out["walk"] = bench_walks(ws.graph, title_questions(passages, queries), settings.graphrag.ppr_damping)
+        questions = title_questions(passages, queries)
+        out["query"] = bench_queries(ws, questions, modes=("graphrag", "hybrid"))
+        out["walk"] = bench_walks(ws.graph, questions, settings.graphrag.ppr_damping)
     finally:
         ws.close()
     out["fresh"] = bench_fresh_process(ws_folder, title_questions(passages, 1)[0], embedder)
