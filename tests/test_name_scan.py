@@ -77,7 +77,9 @@ def test_a_workspace_keeps_the_scan_and_a_write_derives_what_a_full_scan_derives
     graph = ws.assemble_from_record()  # no scan: every passage read
     a, b = ws.graph.passages, graph.passages
     assert a.entities_of == b.entities_of and a.chunks_of == b.chunks_of and a.title_links == b.title_links
+    assert a.synonyms == b.synonyms and a.scan.synonyms.pairs == b.synonyms
     assert load_name_scan(ws.path).found == b.scan.found
+    assert load_name_scan(ws.path).synonyms == b.scan.synonyms
     assert sum("kubernetes" in keys for keys in b.scan.found.values()) > 1  # older passages name it too
 
 

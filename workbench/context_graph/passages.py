@@ -13,16 +13,14 @@ without them). A passage is linked to:
 Names in more than ``max_entity_passages`` passages ("United States" in a large corpus, a year)
 are too common to link anything and stay out of the walk. Near-identical names
 ("Wiley-Blackwell" / "Wiley Blackwell Publishing") get *synonym* edges by character-trigram
-similarity; the same pairs are offered as merge suggestions, so accepting or rejecting one
-changes what retrieval walks.
+similarity (:mod:`workbench.context_graph.synonyms`); the same pairs are offered as merge
+suggestions, so accepting or rejecting one changes what retrieval walks.
 
 Examples
 --------
 >>> matcher = NameMatcher({"annlee": ["Ann Lee"], "oslo": ["Oslo"]})
 >>> matcher.find("Where was Ann Lee born? In Oslo.")
 ['annlee', 'oslo']
->>> synonym_pairs({"wileyblackwell": "Wiley Blackwell", "wileyblackwel": "Wiley Blackwel"})
-[('wileyblackwel', 'wileyblackwell', 0.824)]
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ from functools import cached_property
 from ..extract.names import STOP_NAMES, name_words
 from ..settings import setting_default
 from .passage_links import EntitiesOf
+from .synonyms import SynonymScan, synonym_scan
 
 _ARTICLES = ("the ", "a ", "an ")
 #: Texts of at most this many words (a question) are read without the matcher's prefix set.
@@ -42,7 +41,7 @@ _SHORT_TEXT_TOKENS = 64
 #: Past this many changed names, every passage's text is read again (cheaper than the tests).
 _MOST_CHANGED_NAMES = 512
 
-__all__ = ["NameMatcher", "NameScan", "PassageLayer", "link_passages", "synonym_pairs", "words_of"]
+__all__ = ["NameMatcher", "NameScan", "PassageLayer", "link_passages", "words_of"]
 
 
 def words_of(name: str) -> str:
@@ -176,6 +175,8 @@ class NameScan:
     """The matcher's name words -> entity key (:meth:`NameMatcher.table`)."""
     found: dict[str, tuple[str, ...]]
     """Chunk id -> keys of the names found in its text, in order of first appearance."""
+    synonyms: SynonymScan | None = None
+    """The names compared for synonym edges and the pairs found (None: not compared)."""
 
     def reusable(self, matcher: NameMatcher) -> Callable[[str, str], tuple[str, ...] | None]:
         """``reuse(chunk id, text)``: the names found before, when they stand under ``matcher``'s
@@ -271,8 +272,9 @@ def link_passages(
         (1.0 or more: none)
     names : entity key -> display name, compared for synonyms (defaults to the first form)
     previous : the scan of an earlier derivation; a passage whose text names nothing that
-        changed keeps the names found then instead of being read again (the same result:
-        tested against a full scan)
+        changed keeps the names found then instead of being read again, and only the name
+        groups that changed are compared for synonyms again (the same result: tested against
+        a full scan)
     """
     matcher = NameMatcher(forms)
     reuse = previous.reusable(matcher) if previous is not None else None
@@ -305,52 +307,17 @@ def link_passages(
     for key, key_forms in forms.items():
         display.setdefault(key, next(iter(key_forms), key))
     walked = sorted(key for key in chunks_of if key not in common)
-    synonyms = synonym_pairs({key: display.get(key, key) for key in walked}, synonym_threshold) \
-        if synonym_threshold < 1.0 else []
+    compared = synonym_scan({key: display.get(key, key) for key in walked}, synonym_threshold,
+                            previous.synonyms if previous is not None else None) if synonym_threshold < 1.0 else None
     return PassageLayer(
         entities_of=entities_of,
         chunks_of={key: tuple(ids) for key, ids in chunks_of.items()},
         title_of=dict(title_of),
         common=common,
         title_links=tuple(sorted(set(links))),
-        synonyms=tuple(synonyms),
+        synonyms=compared.pairs if compared is not None else (),
         matcher=matcher,
         title_link_weight=title_link_weight,
         relation_weight=relation_weight,
-        scan=NameScan(dict(matcher.key_of), found_of),
+        scan=NameScan(dict(matcher.key_of), found_of, compared),
     )
-
-
-def _trigrams(words: str) -> set[str]:
-    padded = f"  {words} "
-    return {padded[i:i + 3] for i in range(len(padded) - 2)}
-
-
-def synonym_pairs(names: Mapping[str, str], threshold: float = setting_default("graph.synonym_threshold")) -> list[tuple[str, str, float]]:
-    """Pairs of entity keys whose names are near-identical, compared within a shared first word.
-
-    >>> synonym_pairs({"wileyblackwell": "Wiley-Blackwell", "wileyblackwel": "Wiley Blackwel", "oslo": "Oslo"})
-    [('wileyblackwel', 'wileyblackwell', 0.824)]
-    """
-    by_first: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for key, name in names.items():
-        words = " ".join(w for w, _, _ in name_words(name.replace("-", " ")))
-        if words:
-            by_first[words.split(" ")[0]].append((key, words))
-    pairs = []
-    for group in by_first.values():
-        if len(group) < 2 or len(group) > 300:  # a huge group is a common word, not a name
-            continue
-        # By size: Jaccard is at most |smaller| / |larger|, so once a name has that many more
-        # trigrams than the threshold allows, no longer name can reach it.
-        grams = sorted(((key, _trigrams(words)) for key, words in group), key=lambda item: (len(item[1]), item[0]))
-        for i, (a, ga) in enumerate(grams):
-            size = len(ga)
-            for b, gb in grams[i + 1:]:
-                if size < threshold * len(gb):
-                    break
-                shared = len(ga & gb)
-                similarity = shared / (size + len(gb) - shared)  # the union's size, not built
-                if similarity >= threshold:
-                    pairs.append((min(a, b), max(a, b), round(similarity, 3)))
-    return sorted(pairs)
