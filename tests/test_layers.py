@@ -25,7 +25,7 @@ LAYERS = [
     {"embedding", "extract", "installable", "local_model", "store", "store_notes", "store_rows", "vectors", "context_graph.canon",
      "context_graph.entity_vectors", "context_graph.graph", "context_graph.graph_walks",
      "context_graph.merge_suggestions", "context_graph.name_keys", "context_graph.name_scan",
-     "context_graph.passages", "context_graph.ppr", "corpus.communities", "corpus.episodes", "corpus.keyphrases",
+     "context_graph.passages", "context_graph.ppr", "context_graph.synonyms", "corpus.communities", "corpus.episodes", "corpus.keyphrases",
      "corpus.note_neighbours", "corpus.outdated", "ingest.chunking", "ingest.corpus_limits", "ingest.file_formats",
      "ingest.file_hashes", "ingest.loaders", "ingest.sentences"},
     {"scope", "workspace", "workspace_merges", "workspace_preload", "workspace_view", "context_graph.assemble", "context_graph.derivation_rows",
