@@ -99,3 +99,11 @@ def test_repair_removes_the_scan_and_makes_it_again(sample_copy):
     (ws.path / FILE_NAME).write_bytes(b"junk")
     ws.repair()
     assert load_name_scan(ws.path) is not None
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(list("AbZz09 -'\u2019.&_\tßİéЖ") + ["Ann", "Lee's", "Oslo"]), max_size=12).map("".join))
+def test_a_name_lowercased_without_a_split_has_the_words_a_split_gives(text):
+    from workbench.extract.names import joined_words, name_words
+
+    assert joined_words(text) == " ".join(word for word, _, _ in name_words(text))

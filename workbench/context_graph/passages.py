@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ..extract.names import STOP_NAMES, name_words
+from ..extract.names import STOP_NAMES, joined_words, name_words
 from ..settings import setting_default
 from .passage_links import EntitiesOf
 from .synonyms import SynonymScan, synonym_scan
@@ -50,7 +50,7 @@ def words_of(name: str) -> str:
     >>> words_of("The  Wiley-Blackwell")
     'the wiley-blackwell'
     """
-    return " ".join(word for word, _, _ in name_words(name))
+    return joined_words(name)
 
 
 class NameMatcher:

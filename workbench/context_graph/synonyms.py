@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..extract.names import name_words
+from ..extract.names import joined_words
 from ..settings import setting_default
 
 __all__ = ["GROUP_LIMIT", "SynonymScan", "synonym_pairs", "synonym_scan"]
@@ -48,7 +48,7 @@ class SynonymScan:
 
 
 def _words(name: str) -> str:
-    return " ".join(word for word, _, _ in name_words(name.replace("-", " ")))
+    return joined_words(name.replace("-", " "))
 
 
 def _trigrams(words: str) -> set[str]:

@@ -26,8 +26,8 @@ from pathlib import PurePosixPath
 from workbench.extract.base import Extraction
 from workbench.model import Chunk, Document, Mention
 
-__all__ = ["NameExtractor", "GENERIC_TYPES", "STOP_NAMES", "capitalised_inside", "extract_names", "name_words", "names_at",
-           "title_surface"]
+__all__ = ["NameExtractor", "GENERIC_TYPES", "STOP_NAMES", "capitalised_inside", "extract_names", "joined_words", "name_words",
+           "names_at", "title_surface"]
 
 #: Types given by this extractor, weakest last: an entity that a typed pattern also finds
 #: (``technology``, ``service``, ``person``...) keeps that pattern's type.
@@ -98,6 +98,23 @@ def name_words(text: str) -> list[tuple[str, int, int]]:
         start, end = m.span()
         words.append((_unpossessive(folded[start:end] if aligned else m.group().casefold()), start, end))
     return words
+
+
+#: ASCII letters and digits in words joined by single spaces: most names. Their words are the name
+#: lowercased (ASCII's lower() is its casefold(); no word holds an apostrophe to drop).
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9]+(?: [A-Za-z0-9]+)*")
+
+
+def joined_words(text: str) -> str:
+    """The casefolded words of ``text`` (:func:`name_words`) joined by one space; a plain ASCII
+    name is lowercased without being split (a fifth of the time, on 375k names).
+
+    >>> joined_words("The  Wiley-Blackwell, Chen's"), joined_words("Ann Lee 2")
+    ('the wiley-blackwell chen', 'ann lee 2')
+    """
+    if _PLAIN_NAME.fullmatch(text):
+        return text.lower()
+    return " ".join(word for word, _, _ in name_words(text))
 
 
 def _unpossessive(folded: str) -> str:
