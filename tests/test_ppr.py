@@ -282,6 +282,32 @@ def test_a_reversible_walk_reaches_the_fixed_point_in_fewer_iterations_than_the_
     assert_scores_close(dict(zip(chebyshev.nodelist, scores.tolist())), reference, tol=1e-8)
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_walk_to_a_coarse_tolerance_runs_in_single_precision_and_agrees_with_double(seed):
+    from workbench.context_graph.ppr import SINGLE_PRECISION_TOLERANCE, _row_blocks
+
+    graph = random_graph(seed, directed=False, n=3000, m=9000)
+    index = PageRankIndex(graph)
+    double = index.with_double_precision()
+    exact = exact_walk(index.with_power_iteration(), index.vector({3: 1.0}))
+    index.walk(index.vector({3: 1.0}), 0.85, SINGLE_PRECISION_TOLERANCE / 10)
+    assert index._single_blocks is None  # a finer tolerance walks in float64
+    for p in personalizations(graph, seed):
+        vector = index.vector(p)
+        for tol in (SINGLE_PRECISION_TOLERANCE, 1e-5, 1e-4):
+            single, steps, done = index.walk(vector, 0.85, tol)
+            precise, precise_steps, precise_done = double.walk(vector, 0.85, tol)
+            assert done and precise_done and abs(steps - precise_steps) <= 1
+            assert single.dtype == np.float64 and single.sum() == pytest.approx(1.0, abs=1e-12)
+            assert np.abs(single - precise).max() < tol  # float32's rounding is far below the tolerance
+    assert all(m.dtype == np.float32 for _, _, m in index._blocks_of(np.float32))
+    assert double._single_blocks is None
+    single, _, _ = index.walk(index.vector({3: 1.0}), 0.85, 1e-5)
+    assert np.abs(single - exact).max() < 1e-4
+    index._blocks = _row_blocks(index.transition_t, 3)  # new blocks: the float32 copy follows them
+    assert len(index._blocks_of(np.float32)) == 3
+
+
 def test_a_reversible_walk_of_an_isolated_seed_stays_on_it():
     graph = random_graph(4, directed=False)
     index = PageRankIndex(graph)

@@ -303,8 +303,11 @@ def _render_scale(payload: dict) -> str:
     if walk and "power" in walk:
         lines.append(f"the PageRank walk alone, {walk['restarts']} restarts: "
                      + "; ".join(f"{name} p50 {walk[name]['p50_ms']} ms, {walk[name]['iterations_p50']} iterations, "
-                                 f"largest error {walk[name]['largest_error']}" for name in ("power", "chebyshev"))
-                     + f"; power / chebyshev {walk['power_over_chebyshev_p50']}x")
+                                 f"largest error {walk[name]['largest_error']}"
+                                 for name in ("power", "chebyshev_double", "chebyshev") if name in walk)
+                     + f"; power / chebyshev in float64 {walk['power_over_chebyshev_p50']}x"
+                     + (f"; float64 / float32 {walk['double_over_single_p50']}x" if "double_over_single_p50" in walk
+                        else ""))
     elif walk:
         lines.append(f"the PageRank walk: {walk}")
     app = payload.get("app", {})

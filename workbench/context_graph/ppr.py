@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Iterable, Mapping
 from functools import partial
 from typing import Any
@@ -34,18 +35,33 @@ from scipy.sparse.csgraph import reverse_cuthill_mckee
 from ..cores import thread_map, usable_cores
 from ..settings import setting_default
 
-__all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_BLOCK_ENTRIES"]
+__all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_BLOCK_ENTRIES",
+           "SINGLE_PRECISION_TOLERANCE"]
 
 #: Fewest stored entries of the transition matrix per row block, each block's product on a core
 #: of its own (scipy's product releases the GIL). A thread's hand-off costs tens of microseconds
 #: an iteration, so small graphs keep one block; 1.58 M entries (the 61k-passage run) get two here.
 MIN_BLOCK_ENTRIES = 250_000
 
+#: The finest tolerance a Chebyshev walk reaches in single precision. The product reads the
+#: matrix's values and the scores, so float32 halves what an iteration moves through memory (the
+#: walk on the 61k-passage graph 155 -> 107 ms at p50, AVX2-only machine, README run U); its
+#: rounding, about 6e-8 of a score, is 16 times below this. A finer tolerance walks in float64.
+SINGLE_PRECISION_TOLERANCE = 1e-6
+
+
+#: What a row costs a product beside its stored entries, counted in entries (its pointer, its
+#: output): on the 61k-passage graph a block of 377k rows took 2.35 ms and one of 106k rows 1.36 ms
+#: for the same 769k entries, about 3.7 ns a row against 1.3 ns an entry.
+ROW_COST_IN_ENTRIES = 3
+
 
 def _row_blocks(matrix: sp.csr_array, parts: int) -> list[tuple[int, int, sp.csr_array]]:
-    """``(first row, end row, rows)`` blocks of a CSR matrix holding about equal shares of its entries."""
+    """``(first row, end row, rows)`` blocks of a CSR matrix of about equal product cost (its
+    entries and, :data:`ROW_COST_IN_ENTRIES` each, its rows)."""
     n = matrix.shape[0]
-    cuts = np.searchsorted(matrix.indptr, np.linspace(0, matrix.nnz, parts + 1)[1:-1])
+    cost = matrix.indptr + ROW_COST_IN_ENTRIES * np.arange(n + 1, dtype=np.int64)
+    cuts = np.searchsorted(cost, np.linspace(0, cost[-1], parts + 1)[1:-1])
     bounds = sorted({0, n, *(int(c) for c in cuts)})
     return [(lo, hi, matrix[lo:hi]) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
 
@@ -129,6 +145,9 @@ class PageRankIndex:
     """
 
     index: Mapping[Hashable, int]
+    #: The finest tolerance :meth:`walk` reaches in float32 (:data:`SINGLE_PRECISION_TOLERANCE`;
+    #: infinite in :meth:`with_double_precision`).
+    single_precision_tolerance: float = SINGLE_PRECISION_TOLERANCE
 
     def __init__(
         self,
@@ -147,6 +166,7 @@ class PageRankIndex:
             self._dangling = np.zeros(0, dtype=np.int64)
             self.order = self._position = np.zeros(0, dtype=np.int64)
             self._blocks: list[tuple[int, int, sp.csr_array]] = []
+            self._single_blocks: tuple[list, list[tuple[int, int, sp.csr_array]]] | None = None
             return
         self._set_transition([nx.to_scipy_sparse_array(
             graph, nodelist=self.nodelist, weight=weight, dtype=np.float64, format="csr"
@@ -184,6 +204,7 @@ class PageRankIndex:
         self.transition_t = sp.csr_array((ordered.data, ordered.indices.astype(index_type),
                                           ordered.indptr.astype(index_type)), shape=ordered.shape)
         self._blocks = _row_blocks(self.transition_t, max(1, min(usable_cores(), self.transition_t.nnz // MIN_BLOCK_ENTRIES)))
+        self._single_blocks = None
         # The mass on dangling nodes is summed over their positions: a float-mask dot product
         # goes through BLAS threads, which on a loaded machine cost milliseconds per iteration.
         self._dangling = self._position[np.flatnonzero(out_weight == 0)]
@@ -252,6 +273,7 @@ class PageRankIndex:
         self._dangling = np.asarray(dangling, dtype=np.int64)
         self._blocks = _row_blocks(transition_t, max(1, min(usable_cores(), transition_t.nnz // MIN_BLOCK_ENTRIES))) \
             if n else []
+        self._single_blocks = None
         return self
 
     def with_power_iteration(self) -> PageRankIndex:
@@ -266,6 +288,22 @@ class PageRankIndex:
         """
         return PageRankIndex.from_transition(self.nodelist, self.transition_t, self.order, self._dangling,
                                              positions=self.index, reversible=False)
+
+    def with_double_precision(self) -> PageRankIndex:
+        """This index's matrix and nodes, walked in float64 at every tolerance (to measure what
+        single precision gains on one graph).
+
+        >>> import networkx as nx
+        >>> index = PageRankIndex(nx.path_graph(4))
+        >>> p = np.array([1.0, 0, 0, 0])
+        >>> single, double = index.walk(p, 0.85, 1e-5)[0], index.with_double_precision().walk(p, 0.85, 1e-5)[0]
+        >>> bool(np.abs(single - double).max() < 1e-6), single.dtype
+        (True, dtype('float64'))
+        """
+        double = PageRankIndex.from_transition(self.nodelist, self.transition_t, self.order, self._dangling,
+                                               positions=self.index, reversible=self.reversible)
+        double.single_precision_tolerance = math.inf
+        return double
 
     def __len__(self) -> int:
         return len(self.nodelist)
@@ -382,16 +420,28 @@ class PageRankIndex:
             return self._chebyshev(p, alpha, max_iter, tol)
         return self._power(p, alpha, p.copy(), max_iter, "max", tol)
 
-    def _seeded_blocks(self, restart: np.ndarray) -> list[tuple]:
-        """Each row block with the internal positions (within the block) and weights of the
-        nonzeros of ``restart``, a vector in :attr:`nodelist` order: a walk adds them each step."""
-        seeds = np.flatnonzero(restart)
-        seed_at, seed_weight = self._position[seeds], restart[seeds]
+    def _seeded_blocks(self, seeds: np.ndarray, weights: np.ndarray, dtype: type = np.float64) -> list[tuple]:
+        """Each row block, its values in ``dtype``, with the internal positions (within the block)
+        and ``weights`` of the restart's nonzeros, at positions ``seeds`` of :attr:`nodelist`: a
+        walk adds them each step."""
+        seed_at = self._position[seeds]
+        seed_weight: np.ndarray = np.asarray(weights, dtype=dtype)
         blocks = []
-        for lo, hi, matrix in self._blocks:
+        for lo, hi, matrix in self._blocks_of(dtype):
             inside = (seed_at >= lo) & (seed_at < hi)
             blocks.append((lo, hi, matrix, seed_at[inside] - lo, seed_weight[inside]))
         return blocks
+
+    def _blocks_of(self, dtype: type) -> list[tuple[int, int, sp.csr_array]]:
+        """The row blocks with their values in ``dtype``; a float32 copy is made at the first
+        single-precision walk (6 MB more at 1.5 M entries) and kept while the blocks stand."""
+        if dtype == np.float64:
+            return self._blocks
+        made = self._single_blocks
+        if made is None or made[0] is not self._blocks:
+            made = (self._blocks, [(lo, hi, matrix.astype(dtype)) for lo, hi, matrix in self._blocks])
+            self._single_blocks = made
+        return made[1]
 
     def _chebyshev(self, p: np.ndarray, alpha: float, max_iter: int, tol: float) -> tuple[np.ndarray, int, bool]:
         """Personalized PageRank of a reversible walk by Chebyshev semi-iteration.
@@ -405,24 +455,30 @@ class PageRankIndex:
         (1 - alpha) p`` from the iterate ``x``; it stops, returning ``y`` as a distribution, when that
         step moves no score nor the total by ``tol`` or more (relative to the total), the rule
         :meth:`walk` states. Checking the total matters: the max rule alone let a spread-out change
-        of mass through, and a seed's score was 2e-4 off at tolerance 1e-5 on the 61k-passage graph."""
-        x = p[self.order]  # the start, as the power iteration's
+        of mass through, and a seed's score was 2e-4 off at tolerance 1e-5 on the 61k-passage graph.
+        At a tolerance of :attr:`single_precision_tolerance` or coarser the iterates and the matrix
+        are float32 (the sums stay float64); the scores come back in float64."""
+        dtype = np.float32 if tol >= self.single_precision_tolerance else np.float64
+        seeds = np.flatnonzero(p)
+        x = np.zeros(len(p), dtype=dtype)  # the start, as the power iteration's: p, in the internal order
+        x[self._position[seeds]] = p[seeds]
         x_last, y, scratch = np.zeros_like(x), np.empty_like(x), np.empty_like(x)  # x_last: finite, times 0 at first
-        blocks = self._seeded_blocks((1.0 - alpha) * p)
+        blocks = self._seeded_blocks(seeds, (1.0 - alpha) * p[seeds], dtype)
+        damping = dtype(alpha)
 
         def step(block, x: np.ndarray, x_last: np.ndarray, omega: float) -> tuple[float, float, float]:
             """The plain step into ``y``, and ``x_last`` overwritten by the next iterate."""
             lo, hi, matrix, at, restart = block
             out, change, before = y[lo:hi], scratch[lo:hi], x_last[lo:hi]
-            np.multiply(matrix @ x, alpha, out=out)
+            np.multiply(matrix @ x, damping, out=out)
             out[at] += restart
             np.subtract(out, x[lo:hi], out=change)
-            moved = float(change.sum())
+            moved = float(change.sum(dtype=np.float64))
             np.abs(change, out=change)
             before -= out  # before <- omega * out + (1 - omega) * before, with no temporary
-            before *= 1.0 - omega
+            before *= dtype(1.0 - omega)
             before += out
-            return float(np.max(change, initial=0.0)), moved, float(out.sum())
+            return float(np.max(change, initial=0.0)), moved, float(out.sum(dtype=np.float64))
 
         omega = 1.0
         for iteration in range(1, max_iter + 1):
@@ -430,10 +486,10 @@ class PageRankIndex:
             total = sum(part[2] for part in parts)
             change = max(max(part[0] for part in parts), abs(sum(part[1] for part in parts)))
             if change < tol * total:
-                return _distribution(y[self._position]), iteration, True
+                return _distribution(y[self._position].astype(np.float64, copy=False)), iteration, True
             x, x_last = x_last, x
             omega = 2.0 / (2.0 - alpha * alpha) if iteration == 1 else 1.0 / (1.0 - alpha * alpha * omega / 4.0)
-        return _distribution(y[self._position]), max_iter, False
+        return _distribution(y[self._position].astype(np.float64, copy=False)), max_iter, False
 
     def _power(self, p: np.ndarray, alpha: float, start: np.ndarray, max_iter: int, rule: str,
                threshold: float) -> tuple[np.ndarray, int, bool]:
@@ -444,7 +500,8 @@ class PageRankIndex:
         product, the damping, the restart, its part of the change) on a core of its own."""
         x = start[self.order]
         y = np.empty_like(x)
-        blocks = self._seeded_blocks(p)
+        seeds = np.flatnonzero(p)
+        blocks = self._seeded_blocks(seeds, p[seeds])
         measure = np.sum if rule == "l1" else np.max
 
         def step(block, x_last: np.ndarray, x_next: np.ndarray, restart: float) -> float:
