@@ -1,6 +1,9 @@
-"""The Context Graph Workbench in the browser: navigation only (run ``streamlit run app.py``)."""
+"""The Context Graph Workbench in the browser: the navigation, and the warm-up once a page has run
+(run ``streamlit run app.py``)."""
 
 import streamlit as st
+
+import ui
 
 st.set_page_config(page_title="Context Graph Workbench", layout="wide")
 
@@ -15,3 +18,4 @@ PAGES = [
 ]
 
 st.navigation(PAGES).run()
+ui.warm_after_page()  # not before: the warm-up would hold the interpreter while the page runs
