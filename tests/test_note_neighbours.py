@@ -95,6 +95,24 @@ def test_adding_one_note_compares_only_that_note_with_the_others(tmp_path):
     store.close()
 
 
+def test_a_write_rewrites_only_the_candidates_that_changed(tmp_path):
+    # Deleting and inserting all 28,000 candidates took 0.9 s of adding one note to 20,000.
+    store, embedder = vault(tmp_path, 300)
+    query = ("SELECT rowid, chunk_id, subject, object, confidence FROM triples "
+             "WHERE relation='SIMILAR_TO' AND origin='candidate'")
+    _refresh(store, embedder, 0.5, 4)
+    before = {row[1:]: row[0] for row in store.db.execute(query)}
+    _write(store, 300, 1)
+    done = _refresh(store, embedder, 0.5, 4)
+    after = {row[1:]: row[0] for row in store.db.execute(query)}
+    assert done.candidates and any("Note 300" in (t.subject, t.object) for t in done.candidates)
+    assert len(store.db.execute(query).fetchall()) == len(after) == len(done.candidates)  # no row twice
+    kept = before.keys() & after.keys()
+    assert len(kept) > len(after) // 2 and all(before[row] == after[row] for row in kept)  # left where they were
+    assert max(before.values()) < min(after[row] for row in after.keys() - before.keys())  # only the new inserted
+    store.close()
+
+
 def test_a_removed_note_refills_only_the_full_lists_it_was_in(tmp_path):
     store, embedder = vault(tmp_path, 200)
     _refresh(store, embedder, 0.0, 3)

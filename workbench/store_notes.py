@@ -8,6 +8,7 @@ call these from).
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
@@ -60,11 +61,13 @@ class NoteRows:
         return ids, (np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)), firsts
 
     def note_neighbour_lists(self) -> dict[str, list[tuple[str, float]]]:
-        """``note -> [(neighbour, similarity)]``, most similar first, ties by neighbour id."""
+        """``note -> [(neighbour, similarity)]``, most similar first, ties by neighbour id (each
+        short list sorted here: SQLite's sort of 315k rows for 20,000 notes took 0.4 s more)."""
         lists: dict[str, list[tuple[str, float]]] = {}
-        for note, neighbour, similarity in self.db.execute(
-                "SELECT note, neighbour, similarity FROM note_neighbours ORDER BY note, similarity DESC, neighbour"):
+        for note, neighbour, similarity in self.db.execute("SELECT note, neighbour, similarity FROM note_neighbours"):
             lists.setdefault(note, []).append((neighbour, similarity))
+        for entries in lists.values():
+            entries.sort(key=_most_similar_first)
         return lists
 
     def chunks_of_documents(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -113,6 +116,28 @@ class NoteRows:
                             for note, digest, first, v in vectors])
             db.executemany("INSERT INTO note_neighbours VALUES (?,?,?)",
                            [(note, other, s) for note, entries in lists.items() for other, s in entries])
-            db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
-            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [triple_row(t) for t in candidates])
+            _set_note_candidates(db, [triple_row(t) for t in candidates])
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (NOTE_NEIGHBOURS_KEY, key))
+
+
+def _most_similar_first(entry: tuple[str, float]) -> tuple[float, str]:
+    return -entry[1], entry[0]
+
+
+def _set_note_candidates(db: sqlite3.Connection, rows: Sequence[tuple]) -> None:
+    """Make the ``SIMILAR_TO`` candidate rows of ``triples`` exactly ``rows`` (as :func:`triple_row`
+    makes them), deleting and inserting only those that differ: a write of one note among 20,000
+    changes a few of their 28,000 candidates, and deleting and inserting them all took 0.9 s."""
+    wanted = Counter(rows)
+    stale = []
+    for rowid, *row in db.execute(
+            "SELECT rowid, chunk_id, subject, relation, object, confidence, origin, subject_type, object_type "
+            "FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'"):
+        held = tuple(row)
+        if wanted[held] > 0:
+            wanted[held] -= 1
+        else:
+            stale.append((rowid,))
+    db.executemany("DELETE FROM triples WHERE rowid=?", stale)
+    db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)",
+                   [row for row, missing in wanted.items() for _ in range(missing)])
