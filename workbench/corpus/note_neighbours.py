@@ -215,10 +215,10 @@ def candidate_triples(lists: Mapping[str, Sequence[tuple[str, float]]], position
     n = len(position)
     firsts_of: list[int] = []
     seconds_of: list[int] = []
-    for a, entries in lists.items():
-        if (at := position.get(a)) is not None:
-            for b, _ in entries:
-                if (other := position.get(b)) is not None:
+    for note, entries in lists.items():
+        if (at := position.get(note)) is not None:
+            for neighbour, _ in entries:
+                if (other := position.get(neighbour)) is not None:
                     firsts_of.append(at)
                     seconds_of.append(other)
     if not firsts_of:
