@@ -60,6 +60,16 @@ def twins_workspace(make_workspace, tmp_path):
     return ws
 
 
+def one_sentence_workspace(make_workspace, tmp_path, name: str):
+    """A workspace holding one document of one sentence (a relation between two services)."""
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The login flow depends on the auth service.\n", encoding="utf-8")
+    ws = make_workspace(name)
+    ws.ingest([corpus])
+    return ws
+
+
 def submit(at, label):
     next(b for b in at.button if b.label == label).click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -85,11 +95,7 @@ def test_corpus_page_shows_the_record_while_the_graph_is_still_being_built(monke
     import ui
     import workbench.workspace as workspace_module
 
-    corpus = tmp_path / "c"
-    corpus.mkdir()
-    (corpus / "a.md").write_text("The login flow depends on the auth service.\n", encoding="utf-8")
-    ws = make_workspace("slow-graph")
-    ws.ingest([corpus])
+    ws = one_sentence_workspace(make_workspace, tmp_path, "slow-graph")
     expected = ws.stats()
     (ws.path / "graph.npz").unlink()  # no snapshot to load (a workspace made before them): the graph is derived
     release = threading.Event()
@@ -126,11 +132,7 @@ def test_the_warm_up_starts_once_the_first_page_has_run(monkeypatch, make_worksp
     import ui
     import workbench.retrieve.cache as cache
 
-    corpus = tmp_path / "c"
-    corpus.mkdir()
-    (corpus / "a.md").write_text("The login flow depends on the auth service.\n", encoding="utf-8")
-    ws = make_workspace("warm-after")
-    ws.ingest([corpus])
+    ws = one_sentence_workspace(make_workspace, tmp_path, "warm-after")
     drawn, calls = threading.Event(), []
     real_metrics = ui.workspace_metrics
 
