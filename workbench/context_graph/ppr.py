@@ -434,7 +434,8 @@ class PageRankIndex:
 
     def _blocks_of(self, dtype: type) -> list[tuple[int, int, sp.csr_array]]:
         """The row blocks with their values in ``dtype``; a float32 copy is made at the first
-        single-precision walk (6 MB more at 1.5 M entries) and kept while the blocks stand."""
+        single-precision walk (12 MB more at 1.5 M entries: values and indices) and kept while
+        the blocks stand."""
         if dtype == np.float64:
             return self._blocks
         made = self._single_blocks
