@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ..extract.names import joined_words
 from ..settings import setting_default
 
-__all__ = ["GROUP_LIMIT", "SynonymScan", "synonym_pairs", "synonym_scan"]
+__all__ = ["GROUP_LIMIT", "SynonymScan", "synonym_scan"]
 
 #: A group of more names than this shares a common word ("The ..."), not a name: not compared.
 GROUP_LIMIT = 300
@@ -116,12 +116,3 @@ def synonym_scan(names: Mapping[str, str], threshold: float = setting_default("g
             pairs.extend(_group_pairs(group, threshold))
     return SynonymScan(threshold, dict(names), words, tuple(sorted(pairs)))
 
-
-def synonym_pairs(names: Mapping[str, str], threshold: float = setting_default("graph.synonym_threshold")
-                  ) -> list[tuple[str, str, float]]:
-    """Pairs of entity keys whose names are near-identical, compared within a shared first word.
-
-    >>> synonym_pairs({"wileyblackwell": "Wiley-Blackwell", "wileyblackwel": "Wiley Blackwel", "oslo": "Oslo"})
-    [('wileyblackwel', 'wileyblackwell', 0.824)]
-    """
-    return list(synonym_scan(names, threshold).pairs)
