@@ -148,6 +148,9 @@ class PageRankIndex:
     #: The finest tolerance :meth:`walk` reaches in float32 (:data:`SINGLE_PRECISION_TOLERANCE`;
     #: infinite in :meth:`with_double_precision`).
     single_precision_tolerance: float = SINGLE_PRECISION_TOLERANCE
+    #: ``(the row blocks, their float32 copy)``, made by :meth:`_blocks_of` at the first
+    #: single-precision walk; made again when the blocks are not those it was made from.
+    _single_blocks: tuple[list, list[tuple[int, int, sp.csr_array]]] | None = None
 
     def __init__(
         self,
@@ -166,7 +169,6 @@ class PageRankIndex:
             self._dangling = np.zeros(0, dtype=np.int64)
             self.order = self._position = np.zeros(0, dtype=np.int64)
             self._blocks: list[tuple[int, int, sp.csr_array]] = []
-            self._single_blocks: tuple[list, list[tuple[int, int, sp.csr_array]]] | None = None
             return
         self._set_transition([nx.to_scipy_sparse_array(
             graph, nodelist=self.nodelist, weight=weight, dtype=np.float64, format="csr"
@@ -204,7 +206,6 @@ class PageRankIndex:
         self.transition_t = sp.csr_array((ordered.data, ordered.indices.astype(index_type),
                                           ordered.indptr.astype(index_type)), shape=ordered.shape)
         self._blocks = _row_blocks(self.transition_t, max(1, min(usable_cores(), self.transition_t.nnz // MIN_BLOCK_ENTRIES)))
-        self._single_blocks = None
         # The mass on dangling nodes is summed over their positions: a float-mask dot product
         # goes through BLAS threads, which on a loaded machine cost milliseconds per iteration.
         self._dangling = self._position[np.flatnonzero(out_weight == 0)]
@@ -273,7 +274,6 @@ class PageRankIndex:
         self._dangling = np.asarray(dangling, dtype=np.int64)
         self._blocks = _row_blocks(transition_t, max(1, min(usable_cores(), transition_t.nnz // MIN_BLOCK_ENTRIES))) \
             if n else []
-        self._single_blocks = None
         return self
 
     def with_power_iteration(self) -> PageRankIndex:
