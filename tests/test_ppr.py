@@ -300,7 +300,8 @@ def test_a_walk_to_a_coarse_tolerance_runs_in_single_precision_and_agrees_with_d
             assert done and precise_done and abs(steps - precise_steps) <= 1
             assert single.dtype == np.float64 and single.sum() == pytest.approx(1.0, abs=1e-12)
             assert np.abs(single - precise).max() < tol  # float32's rounding is far below the tolerance
-    assert all(m.dtype == np.float32 for _, _, m in index._blocks_of(np.float32))
+    made = index._single_blocks  # the coarse walks made the float32 blocks
+    assert made is not None and made[0] is index._blocks and all(m.dtype == np.float32 for _, _, m in made[1])
     assert double._single_blocks is None
     single, _, _ = index.walk(index.vector({3: 1.0}), 0.85, 1e-5)
     assert np.abs(single - exact).max() < 1e-4
