@@ -37,6 +37,7 @@ import numpy as np
 
 from ..model import COMENTION_RELATION, Edge, Entity, Hop
 from ..settings import setting_default
+from .entity_table import EntityTable
 from .graph_walks import GraphWalks, _name_order
 from .passages import NameMatcher, PassageLayer
 
@@ -104,8 +105,8 @@ class ContextGraph(GraphWalks):
 
     Parameters
     ----------
-    entities : iterable of Entity
-        The nodes; keys must be unique.
+    entities : iterable of Entity, or EntityTable
+        The nodes; keys must be unique. A snapshot's :class:`EntityTable` is kept as it is.
     edges : iterable of Edge
         The relations; both ends must be entity keys, one edge per (source, relation, target).
     impact_relations : collection of str
@@ -138,7 +139,7 @@ class ContextGraph(GraphWalks):
 
     def __init__(
         self,
-        entities: Iterable[Entity],
+        entities: Iterable[Entity] | EntityTable,
         edges: Iterable[Edge],
         impact_relations: Collection[str] = DEFAULT_IMPACT_RELATIONS,
         *,
@@ -150,12 +151,17 @@ class ContextGraph(GraphWalks):
     ) -> None:
         self.impact_relations = tuple(impact_relations)
         self._key_of = key_of
-        entities, edges = list(entities), list(edges)
-        self._entity: dict[str, Entity] = {entity.key: entity for entity in entities}
-        if len(self._entity) != len(entities):
-            counts = Counter(entity.key for entity in entities)
-            twice = next(entity for entity in reversed(entities) if counts[entity.key] > 1)
-            raise ValueError(f"entity key {twice.key!r} given twice ({twice.name!r})")
+        edges = list(edges)
+        self._entity: Mapping[str, Entity]
+        if isinstance(entities, EntityTable):  # a snapshot's: its keys are unique, its entities made on read
+            self._entity = entities
+        else:
+            entities = list(entities)
+            self._entity = {entity.key: entity for entity in entities}
+            if len(self._entity) != len(entities):
+                counts = Counter(entity.key for entity in entities)
+                twice = next(entity for entity in reversed(entities) if counts[entity.key] > 1)
+                raise ValueError(f"entity key {twice.key!r} given twice ({twice.name!r})")
         stated: set[tuple[str, str, str]] = set()
         for edge in edges:
             for end in (edge.source, edge.target):
@@ -190,8 +196,8 @@ class ContextGraph(GraphWalks):
         self.passages_time: dict[str, str] = dict(passage_times or {})
         self._projections: dict[tuple, nx.Graph] = {}
         if pagerank_index is not None:
-            chunk_ids = sorted(self.passages.entities_of)
-            if pagerank_index.nodelist != list(self._entity) + [("p", cid) for cid in chunk_ids]:
+            nodes, n = pagerank_index.nodelist, len(self._entity)
+            if nodes[:n] != list(self._entity) or nodes[n:] != [("p", cid) for cid in sorted(self.passages.entities_of)]:
                 raise ValueError("the PageRank index's nodes are not this graph's entities and passages")
             self._pagerank = pagerank_index
 

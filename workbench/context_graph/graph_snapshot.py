@@ -40,7 +40,8 @@ import numpy as np
 from .. import array_file
 from ..array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
 from ..gc_paused import gc_paused
-from ..model import Edge, Entity, Merge, SurfaceForm
+from ..model import Edge, Merge, SurfaceForm
+from .entity_table import EntityTable, entity_columns
 from .graph import ContextGraph
 from .passage_links import PassageLinks
 from .passages import NameMatcher, PassageLayer
@@ -51,8 +52,9 @@ __all__ = ["FILE_NAME", "FORMAT", "GraphSnapshot", "SnapshotUnusable", "load_sna
 FILE_NAME = "graph.npz"
 KIND = "graph snapshot"
 #: Raised whenever what the file holds, or how, changes: a file of another format is rebuilt.
-#: 2: the name table as two columns. 3: whether the PageRank walk is reversible.
-FORMAT = 3
+#: 2: the name table as two columns. 3: whether the PageRank walk is reversible. 4: the entities as
+#: columns read on demand (:mod:`~workbench.context_graph.entity_table`), the name table's keys as positions.
+FORMAT = 4
 
 
 class SnapshotUnusable(Exception):
@@ -71,7 +73,9 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     entities = graph.entities()
     keys = [e.key for e in entities]
     layer = graph.passages
-    extra = sorted({k for ks in layer.entities_of.values() for k in ks} - set(keys))  # none, in practice
+    matcher = layer.matcher.columns()
+    # keys that link passages or name a form but are no entity: none, in practice
+    extra = sorted(({k for ks in layer.entities_of.values() for k in ks} | set(matcher["keys"])) - set(keys))
     every_key = keys + extra
     at = {key: i for i, key in enumerate(every_key)}
     edges = graph.edges_as_given()  # the assembled order, so the graph is rebuilt edge for edge as it was
@@ -81,9 +85,7 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     index = graph.pagerank_index()
     transition = index.transition_t
     tables = {
-        "entities": {"key": keys, "name": [e.name for e in entities], "type": [e.type for e in entities],
-                     "first_seen": [e.first_seen for e in entities], "last_seen": [e.last_seen for e in entities],
-                     "extra_keys": extra},
+        "entities": {"key": keys, "extra_keys": extra},
         # tuples as they are: orjson writes them as lists, and a list each of 970k edges was 150 MB more at the peak
         "edges": {"relation": [e.relation for e in edges], "chunk_ids": [e.chunk_ids for e in edges],
                   "documents": [e.documents for e in edges], "first_seen": [e.first_seen for e in edges],
@@ -94,17 +96,19 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
                      "title_links": [list(p) for p in layer.title_links],
                      "synonyms": [list(s) for s in layer.synonyms],
                      "title_link_weight": layer.title_link_weight, "relation_weight": layer.relation_weight,
-                     "matcher": layer.matcher.columns()},
+                     "matcher": {"words": matcher["words"], "max_words": matcher["max_words"]}},
         "merges": [{"canonical": m.canonical, "key": m.key, "reasons": m.reasons,
                     "forms": [(f.form, f.count, f.chunk_ids) for f in m.surface_forms]} for m in merges],
     }
     arrays = {f"table_{name}": to_text(value) for name, value in tables.items()}
+    arrays.update({f"entity_{name}": column for name, column in entity_columns(entities).items()})
     arrays.update({
-        "entity_mentions": np.fromiter((e.mentions for e in entities), dtype=np.int64, count=len(entities)),
         "edge_ends": np.fromiter((at[end] for e in edges for end in (e.source, e.target)), dtype=np.int32,
                                  count=2 * len(edges)).reshape(-1, 2),
         "edge_confidence": np.fromiter((e.confidence for e in edges), dtype=np.float64, count=len(edges)),
         "passage_links": links, "passage_link_offsets": link_offsets,
+        # positions of the keys, not the keys again: 414k strings parsed a second time at load
+        "matcher_keys": np.fromiter(map(position, matcher["keys"]), dtype=np.int32, count=len(matcher["keys"])),
         "ppr_data": transition.data, "ppr_indices": transition.indices, "ppr_indptr": transition.indptr,
         "ppr_order": index.order, "ppr_dangling": index._dangling, "ppr_reversible": np.array([index.reversible]),
     })
@@ -198,16 +202,22 @@ class _NodePositions(Mapping):
         return self._entities + len(self._chunk_at)
 
 
+def _keys_at(keys: list[str], positions: np.ndarray) -> list[str]:
+    if positions.size and positions.min() < 0:
+        raise ValueError("a key position is negative")
+    return [keys[i] for i in positions.tolist()]  # past the end: IndexError, a damaged file
+
+
 def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None) -> GraphSnapshot:
     ents, eds = from_text(arrays["table_entities"]), from_text(arrays["table_edges"])
     meta, pas = from_text(arrays["table_graph"]), from_text(arrays["table_passages"])
     keys = ents["key"]
     every_key = keys + ents["extra_keys"]
-    columns = (keys, ents["name"], ents["type"], arrays["entity_mentions"].tolist(), ents["first_seen"],
-               ents["last_seen"])
-    if len({len(column) for column in columns}) != 1:
-        raise ValueError("the entity columns differ in length")
-    entities = list(map(Entity, *columns))  # positional: 1.3 M entities in 1.9 s, by keyword 3.7 s
+    key_at = dict(zip(every_key, range(len(every_key))))
+    if len(key_at) != len(every_key):
+        raise ValueError("an entity key is given twice")
+    entities = EntityTable.from_arrays(keys, key_at, {name.removeprefix("entity_"): array
+                                                      for name, array in arrays.items() if name.startswith("entity_")})
     ends = arrays["edge_ends"].tolist()
     edges = [Edge(source=every_key[s], relation=r, target=every_key[t], chunk_ids=tuple(c), documents=tuple(d),
                   confidence=conf, first_seen=f, last_seen=last, origin=o)
@@ -215,7 +225,6 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
                  ends, eds["relation"], eds["chunk_ids"], eds["documents"], arrays["edge_confidence"].tolist(),
                  eds["first_seen"], eds["last_seen"], eds["origin"], strict=True)]
     chunk_ids = pas["chunk_ids"]
-    key_at = dict(zip(every_key, range(len(every_key))))
     chunk_at = dict(zip(chunk_ids, range(len(chunk_ids))))
     links = PassageLinks(chunk_ids, every_key, arrays["passage_links"], arrays["passage_link_offsets"],
                          key_at=key_at, chunk_at=chunk_at)
@@ -224,7 +233,7 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
         title_of=pas["title_of"], common=frozenset(pas["common"]),
         title_links=tuple(tuple(p) for p in pas["title_links"]),
         synonyms=tuple((a, b, s) for a, b, s in pas["synonyms"]),
-        matcher=NameMatcher.from_columns(pas["matcher"]),
+        matcher=NameMatcher.from_columns({**pas["matcher"], "keys": _keys_at(every_key, arrays["matcher_keys"])}),
         title_link_weight=pas["title_link_weight"], relation_weight=pas["relation_weight"])
     import scipy.sparse as sp  # here: `stats` reads the manifest alone
 

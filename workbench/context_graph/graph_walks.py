@@ -44,7 +44,7 @@ class GraphWalks:
     passages: PassageLayer
     passages_document: dict[str, str]
     passages_time: dict[str, str]
-    _entity: dict[str, Entity]
+    _entity: Mapping[str, Entity]
     _edge_list: list[Edge]
     _projections: dict[tuple, networkx.Graph]
     _comention: list[Edge] | None
