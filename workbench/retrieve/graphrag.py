@@ -279,9 +279,9 @@ class GraphRAGRetriever:
         return len(graph) + len(graph.passages.entities_of), "entities and passages"
 
     def _opening(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult | tuple[StageTimer, np.ndarray]:
-        """What every graphrag variant does first: the empty query, the query's embedding (keyword
-        only without one) and the walk-size guard (vector only past it). A result when one of
-        them decides the answer, else the timer and the query vector."""
+        """What every graphrag variant does first: the empty query and the query's embedding
+        (keyword only without one). A result when one of them decides the answer, else the timer
+        and the query vector."""
         if is_empty_query(query):
             return empty_result(query, self.name)
         timer = StageTimer()
@@ -291,11 +291,15 @@ class GraphRAGRetriever:
                 vector = embed_query(ws, query)
         except EmbeddingUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
+        return timer, vector
+
+    def _refused_walk(self, ws: WorkspaceView, query: str, vector: np.ndarray, k: int,
+                      timer: StageTimer) -> RetrievalResult | None:
+        """The walk-size guard: vector only when the walk would run over more than
+        ``graphrag.max_graph_nodes`` nodes, else None."""
         nodes, what = self.walk_size(ws.graph)
         limit = ws.settings.graphrag.max_graph_nodes
-        if nodes > limit:
-            return self._vector_only(ws, query, vector, k, timer, too_large(nodes, what, limit))
-        return timer, vector
+        return self._vector_only(ws, query, vector, k, timer, too_large(nodes, what, limit)) if nodes > limit else None
 
     def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         opened = self._opening(ws, query, k)
@@ -303,15 +307,21 @@ class GraphRAGRetriever:
             return opened
         timer, vector = opened
         settings = ws.settings.graphrag
-        graph = ws.graph
-        nodes = len(graph)
         try:
-            with timer("seeds"):
-                named = name_seeds(graph, query)
-                similar, best_similarity, best_key = find_seeds(ws, vector)
+            # The graph's no part: a fresh process runs them while the graph's snapshot loads.
             with timer("dense"):
                 dense = {cid: sim for cid, sim, _ in vector_ranking(ws, vector, settings.dense_candidates,
                                                                     min_score=-1.0, dedupe=False)}
+            with timer("hybrid"):
+                hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
+            refused = self._refused_walk(ws, query, vector, k, timer)
+            if refused is not None:
+                return refused
+            graph = ws.graph
+            nodes = len(graph)
+            with timer("seeds"):
+                named = name_seeds(graph, query)
+                similar, best_similarity, best_key = find_seeds(ws, vector)
         except VectorStoreUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
         dense_seeds = sorted(dense.items(), key=lambda item: (-item[1], item[0]))[:settings.dense_seeds]
@@ -351,8 +361,6 @@ class GraphRAGRetriever:
             indexes = indexes_for(ws)
             provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
                                          indexes.relation_edges)[: k * OVERFETCH]
-        with timer("hybrid"):
-            hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
         with timer("fuse"):
             walked = walk_ranking(walk, dense, settings.graph_weight)[: k * OVERFETCH]
             ranks = {name: {cid: r for r, cid in enumerate(ids, 1)} for name, ids in (

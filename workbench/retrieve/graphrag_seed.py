@@ -69,6 +69,9 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
         if isinstance(opened, RetrievalResult):
             return opened
         timer, vector = opened
+        refused = self._refused_walk(ws, query, vector, k, timer)
+        if refused is not None:
+            return refused
         settings = ws.settings.graphrag
         graph = ws.graph
         nodes = len(graph)
