@@ -29,7 +29,7 @@ import itertools
 import os
 import struct
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -37,7 +37,7 @@ import numpy as np
 import orjson
 import regex
 
-__all__ = ["ArrayFileUnusable", "from_text", "ragged", "read_array_file", "read_manifest", "to_text", "write_array_file"]
+__all__ = ["ArrayFileUnusable", "TextColumn", "from_text", "ragged", "read_array_file", "read_manifest", "to_text", "write_array_file"]
 
 
 class ArrayFileUnusable(Exception):
@@ -53,6 +53,43 @@ def from_text(array: np.ndarray):
     """The value :func:`to_text` wrote (orjson: the snapshot of 420k entities parses in a third of
     the standard library's time)."""
     return orjson.loads(array.tobytes())
+
+
+class TextColumn(Sequence[str]):
+    """Strings as one UTF-8 buffer and the offsets of each; a string is decoded when read.
+
+    >>> column = TextColumn(*TextColumn.arrays(["Zürich", "", "Redis"]))
+    >>> column[0], column[1], list(column)
+    ('Zürich', '', ['Zürich', '', 'Redis'])
+    """
+
+    def __init__(self, data: np.ndarray, offsets: np.ndarray) -> None:
+        if offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(data) \
+                or np.any(np.diff(offsets) < 0):
+            raise ValueError("the text column's offsets do not divide its buffer")
+        self._data, self._offsets = data.tobytes(), offsets.tolist()
+
+    @staticmethod
+    def arrays(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """``values`` as the buffer (uint8) and offsets (int64) a column is made from."""
+        encoded = [v.encode() for v in values]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(e) for e in encoded])
+        return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+    def __getitem__(self, i):  # type: ignore[override]  # an int position; slices are not needed
+        return self._data[self._offsets[i]:self._offsets[i + 1]].decode()
+
+    def encoded(self, i: int) -> bytes:
+        """The string at ``i`` as its UTF-8 bytes, not decoded (which sort as the strings do)."""
+        return self._data[self._offsets[i]:self._offsets[i + 1]]
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __iter__(self) -> Iterator[str]:
+        data, offsets = self._data, self._offsets
+        return (data[a:b].decode() for a, b in zip(offsets, offsets[1:]))
 
 
 def ragged(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,7 @@ on 61k passages 412k entities, a quarter of the graph's load, where a question r
 of them. :class:`EntityTable` is the key -> Entity mapping a loaded
 :class:`~workbench.context_graph.graph.ContextGraph` keeps instead, over the key positions the
 passage links already hold; the display names are one UTF-8 buffer with offsets
-(:class:`TextColumn`), the types and time stamps codes into their distinct values
+(:class:`~workbench.array_file.TextColumn`), the types and time stamps codes into their distinct values
 (:class:`CodedColumn`), so none of them is parsed at load.
 
 Examples
@@ -25,43 +25,10 @@ from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
 
 import numpy as np
 
-from ..array_file import from_text, to_text
+from ..array_file import TextColumn, from_text, to_text
 from ..model import Entity
 
-__all__ = ["CodedColumn", "EntityTable", "TextColumn", "entity_columns"]
-
-
-class TextColumn(Sequence[str]):
-    """Strings as one UTF-8 buffer and the offsets of each; a string is decoded when read.
-
-    >>> column = TextColumn(*TextColumn.arrays(["Zürich", "", "Redis"]))
-    >>> column[0], column[1], list(column)
-    ('Zürich', '', ['Zürich', '', 'Redis'])
-    """
-
-    def __init__(self, data: np.ndarray, offsets: np.ndarray) -> None:
-        if offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(data) \
-                or np.any(np.diff(offsets) < 0):
-            raise ValueError("the text column's offsets do not divide its buffer")
-        self._data, self._offsets = data.tobytes(), offsets.tolist()
-
-    @staticmethod
-    def arrays(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """``values`` as the buffer (uint8) and offsets (int64) a column is made from."""
-        encoded = [v.encode() for v in values]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(e) for e in encoded])
-        return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
-
-    def __getitem__(self, i):  # type: ignore[override]  # an int position; slices are not needed
-        return self._data[self._offsets[i]:self._offsets[i + 1]].decode()
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    def __iter__(self) -> Iterator[str]:
-        data, offsets = self._data, self._offsets
-        return (data[a:b].decode() for a, b in zip(offsets, offsets[1:]))
+__all__ = ["CodedColumn", "EntityTable", "entity_columns"]
 
 
 class CodedColumn(Sequence):

@@ -38,13 +38,14 @@ from pathlib import Path
 import numpy as np
 
 from .. import array_file
-from ..array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
+from ..array_file import (ArrayFileUnusable, TextColumn, from_text, ragged, read_array_file, to_text,
+                          write_array_file)
 from ..gc_paused import gc_paused
 from ..model import Edge, Merge, SurfaceForm
 from .entity_table import EntityTable, entity_columns
 from .graph import ContextGraph
 from .passage_links import PassageLinks
-from .passages import NameMatcher, PassageLayer
+from .passages import NameMatcher, NameTable, PassageLayer
 
 __all__ = ["FILE_NAME", "FORMAT", "GraphSnapshot", "SnapshotUnusable", "load_snapshot", "read_manifest", "save_snapshot",
            "snapshot_counts"]
@@ -53,7 +54,8 @@ FILE_NAME = "graph.npz"
 KIND = "graph snapshot"
 #: Raised whenever what the file holds, or how, changes: a file of another format is rebuilt.
 #: 2: the name table as two columns. 3: whether the PageRank walk is reversible. 4: the entities as
-#: columns read on demand (:mod:`~workbench.context_graph.entity_table`), the name table's keys as positions.
+#: columns read on demand (:mod:`~workbench.context_graph.entity_table`), the name table as
+#: sorted words in one buffer and key positions, found by binary search.
 FORMAT = 4
 
 
@@ -73,9 +75,9 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     entities = graph.entities()
     keys = [e.key for e in entities]
     layer = graph.passages
-    matcher = layer.matcher.columns()
+    name_words, name_keys = layer.matcher.sorted_names()
     # keys that link passages or name a form but are no entity: none, in practice
-    extra = sorted(({k for ks in layer.entities_of.values() for k in ks} | set(matcher["keys"])) - set(keys))
+    extra = sorted(({k for ks in layer.entities_of.values() for k in ks} | set(name_keys)) - set(keys))
     every_key = keys + extra
     at = {key: i for i, key in enumerate(every_key)}
     edges = graph.edges_as_given()  # the assembled order, so the graph is rebuilt edge for edge as it was
@@ -96,19 +98,20 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
                      "title_links": [list(p) for p in layer.title_links],
                      "synonyms": [list(s) for s in layer.synonyms],
                      "title_link_weight": layer.title_link_weight, "relation_weight": layer.relation_weight,
-                     "matcher": {"words": matcher["words"], "max_words": matcher["max_words"]}},
+                     "matcher": {"max_words": layer.matcher.max_words}},
         "merges": [{"canonical": m.canonical, "key": m.key, "reasons": m.reasons,
                     "forms": [(f.form, f.count, f.chunk_ids) for f in m.surface_forms]} for m in merges],
     }
     arrays = {f"table_{name}": to_text(value) for name, value in tables.items()}
     arrays.update({f"entity_{name}": column for name, column in entity_columns(entities).items()})
+    arrays["matcher_words"], arrays["matcher_word_offsets"] = TextColumn.arrays(name_words)
     arrays.update({
         "edge_ends": np.fromiter((at[end] for e in edges for end in (e.source, e.target)), dtype=np.int32,
                                  count=2 * len(edges)).reshape(-1, 2),
         "edge_confidence": np.fromiter((e.confidence for e in edges), dtype=np.float64, count=len(edges)),
         "passage_links": links, "passage_link_offsets": link_offsets,
-        # positions of the keys, not the keys again: 414k strings parsed a second time at load
-        "matcher_keys": np.fromiter(map(position, matcher["keys"]), dtype=np.int32, count=len(matcher["keys"])),
+        # the name table: its sorted words as one buffer, each key as its position among the keys
+        "matcher_keys": np.fromiter(map(position, name_keys), dtype=np.int32, count=len(name_keys)),
         "ppr_data": transition.data, "ppr_indices": transition.indices, "ppr_indptr": transition.indptr,
         "ppr_order": index.order, "ppr_dangling": index._dangling, "ppr_reversible": np.array([index.reversible]),
     })
@@ -202,12 +205,6 @@ class _NodePositions(Mapping):
         return self._entities + len(self._chunk_at)
 
 
-def _keys_at(keys: list[str], positions: np.ndarray) -> list[str]:
-    if positions.size and positions.min() < 0:
-        raise ValueError("a key position is negative")
-    return [keys[i] for i in positions.tolist()]  # past the end: IndexError, a damaged file
-
-
 def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None) -> GraphSnapshot:
     ents, eds = from_text(arrays["table_entities"]), from_text(arrays["table_edges"])
     meta, pas = from_text(arrays["table_graph"]), from_text(arrays["table_passages"])
@@ -233,7 +230,8 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
         title_of=pas["title_of"], common=frozenset(pas["common"]),
         title_links=tuple(tuple(p) for p in pas["title_links"]),
         synonyms=tuple((a, b, s) for a, b, s in pas["synonyms"]),
-        matcher=NameMatcher.from_columns({**pas["matcher"], "keys": _keys_at(every_key, arrays["matcher_keys"])}),
+        matcher=NameMatcher.over_table(NameTable(TextColumn(arrays["matcher_words"], arrays["matcher_word_offsets"]),
+                                                 every_key, arrays["matcher_keys"]), pas["matcher"]["max_words"]),
         title_link_weight=pas["title_link_weight"], relation_weight=pas["relation_weight"])
     import scipy.sparse as sp  # here: `stats` reads the manifest alone
 
