@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from workbench.context_graph.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged, similarities
+from workbench.array_file import read_manifest, to_text, write_array_file
+from workbench.context_graph.entity_vectors import (FILE_NAME, FORMAT, KIND, EntityVectors, EntityVectorsDamaged,
+                                                     similarities)
 
 
 def unit(*values: float) -> np.ndarray:
@@ -213,3 +215,33 @@ def test_similarities_are_the_product_in_row_order_however_the_rows_are_split(mo
     assert scores.shape == (100,) and scores.dtype == np.float32
     assert np.allclose(scores, vectors.astype(np.float64) @ query.astype(np.float64), atol=1e-5)
     assert similarities(vectors[:0], query).shape == (0,)
+
+
+def test_an_index_of_the_first_format_is_still_read_and_the_next_sync_writes_the_current_one(index):
+    """Keys and names as JSON text (format 1): read as they are, nothing embedded again."""
+    names = {"redis": "Redis", "auth service": "Auth Service", "token cache": "token cache", "kafka": "Kafka"}
+    index.sync(names, "1", "m", Recorder())
+    query = unit(1, 0.2, 0)
+    before = index.query(query, 3)
+    loaded = index._current()
+    write_array_file(index.path, KIND, 1, "1", {"keys": to_text(list(loaded.keys)), "names": to_text(list(loaded.names)),
+                                                "vectors": np.array(loaded.vectors)}, extra={"embedder": "m"})
+    earlier = EntityVectors(index.path.parent)
+    assert read_manifest(index.path, KIND, 1)["format"] == 1
+    assert earlier.query(query, 3) == before and earlier.ids() == set(names) and earlier.damage() is None
+    recorder = Recorder()
+    earlier.sync(names, "2", "m", recorder)
+    assert recorder.asked == [] and read_manifest(index.path, KIND, FORMAT)["format"] == FORMAT == 2
+    assert EntityVectors(index.path.parent).query(query, 3) == before
+
+
+def test_text_columns_that_do_not_divide_their_buffer_make_the_index_damaged(index):
+    index.sync({"redis": "Redis", "kafka": "Kafka"}, "1", "m", Recorder())
+    with np.load(index.path, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files if name != "manifest"}
+    arrays["name_offsets"] = arrays["name_offsets"] + 1
+    write_array_file(index.path, KIND, FORMAT, "1", arrays, extra={"embedder": "m"})  # a valid checksum
+    fresh = EntityVectors(index.path.parent)
+    assert "is damaged" in fresh.damage()
+    with pytest.raises(EntityVectorsDamaged, match="repair"):
+        fresh.query(unit(1, 0, 0), 1)

@@ -201,8 +201,8 @@ def _write_streamed(archive: zipfile.ZipFile, streamed: Streamed, digest) -> lis
     return list(shape)
 
 
-def read_manifest(path: Path, kind: str, format: int) -> dict:
-    """The manifest alone, without reading the arrays.
+def read_manifest(path: Path, kind: str, format: int | tuple[int, ...]) -> dict:
+    """The manifest alone, without reading the arrays; ``format`` may list every format a reader reads.
 
     Raises
     ------
@@ -216,7 +216,8 @@ def read_manifest(path: Path, kind: str, format: int) -> dict:
         raise ArrayFileUnusable(f"no {path.name} yet") from None
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, UnicodeDecodeError, orjson.JSONDecodeError) as exc:
         raise ArrayFileUnusable(f"{path} is damaged ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("kind") != kind or manifest.get("format") != format:
+    formats = (format,) if isinstance(format, int) else format
+    if not isinstance(manifest, dict) or manifest.get("kind") != kind or manifest.get("format") not in formats:
         raise ArrayFileUnusable(f"{path.name} is of another format")
     return manifest
 
@@ -309,7 +310,7 @@ def _members(path: Path, mapped: bool, only: str | None = None) -> dict[str, np.
     return arrays
 
 
-def read_array_file(path: Path, kind: str, format: int, key: str, mapped: bool = False
+def read_array_file(path: Path, kind: str, format: int | tuple[int, ...], key: str, mapped: bool = False
                     ) -> tuple[dict, dict[str, np.ndarray]]:
     """The manifest and arrays of the file made for ``key``, checked.
 

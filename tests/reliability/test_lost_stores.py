@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import pytest
 
-from workbench.array_file import to_text, write_array_file
+from workbench.array_file import TextColumn, to_text, write_array_file
 from workbench.context_graph.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
 from workbench.ingest.failures import StepFailed
 from workbench.retrieve import retrieve
@@ -97,12 +97,13 @@ def _rewrite(path, *, keys=None, names=None, vectors=None, version=None, embedde
     only the validation of the contents can find the damage), or in the old format without one."""
     loaded = EntityVectors(path.parent)._current()
     assert loaded is not None and len(loaded.keys) > 3
-    keys = loaded.keys if keys is None else keys
-    names = loaded.names if names is None else names
+    keys = list(loaded.keys) if keys is None else keys
+    names = list(loaded.names) if names is None else names
     vectors = loaded.vectors if vectors is None else vectors
     if manifest:
-        write_array_file(path, "entity_vectors", 1, version or loaded.version,
-                         {"keys": to_text(keys), "names": to_text(names), "vectors": vectors},
+        columns = dict(zip(("keys", "key_offsets"), TextColumn.arrays(keys)))
+        columns.update(zip(("names", "name_offsets"), TextColumn.arrays(names)))
+        write_array_file(path, "entity_vectors", 2, version or loaded.version, {**columns, "vectors": vectors},
                          extra={"embedder": embedder or loaded.embedder})
     else:
         np.savez(path, keys=to_text(keys), names=to_text(names), vectors=vectors,

@@ -7,8 +7,9 @@ collection for the 47,814 names of the 2Wiki corpus took Chroma 28 s, a matrix p
 them takes about 2 ms, and nothing is approximate.
 
 The index is one file, ``entity_vectors.npz`` in the workspace folder: the entity keys and
-names (as JSON text: fixed-width string arrays would take the longest name's width for every
-row), their unit vectors, the record version and the embedder they were computed with. It is
+names (each column one UTF-8 buffer with offsets, a string decoded when read: fixed-width string
+arrays would take the longest name's width for every row, and the JSON text of format 1, still
+read, took 0.3 s of a fresh process's first query at 412k names to parse), their unit vectors, the record version and the embedder they were computed with. It is
 replaced whole by an atomic rename, so a reader (the app, the MCP server) sees the old index or
 the new one, never half of one. A name is embedded once per embedder: a sync copies the vector
 of every name the index holds already (under any key) and embeds only the others. The index is
@@ -29,11 +30,11 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..array_file import ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text, write_array_file
+from ..array_file import ArrayFileUnusable, TextColumn, from_text, read_array_file, read_manifest, write_array_file
 from ..cores import thread_map, usable_cores
 from ..vectors import NeedsRepair, VectorMatch
 
@@ -58,7 +59,9 @@ def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 FILE_NAME = "entity_vectors.npz"
 #: The array file's kind and format (see :mod:`workbench.array_file`).
-KIND, FORMAT = "entity_vectors", 1
+#: 2: keys and names as text columns (format 1: JSON text, still read).
+KIND, FORMAT = "entity_vectors", 2
+READABLE_FORMATS = (1, 2)
 #: How far a stored row's length may be from 1 (float32 rounding is ~1e-7).
 UNIT_TOLERANCE = 1e-3
 
@@ -92,13 +95,19 @@ def remove_stale_temporaries(folder: Path) -> list[Path]:
     return removed
 
 
-def _validated(keys, names, vectors: np.ndarray) -> str | None:
-    """What is wrong with the arrays of an index (None: nothing)."""
+def _text_problem(keys, names) -> str | None:
+    """What is wrong with the keys and names of a format-1 index, JSON lists (None: nothing)."""
     if not isinstance(keys, list) or not isinstance(names, list) or not all(isinstance(k, str) for k in keys) \
             or not all(isinstance(n, str) for n in names):
         return "its keys or names are not lists of text"
     if len(set(keys)) != len(keys):
         return "a key appears twice"
+    return None
+
+
+def _validated(keys: Sequence[str], names: Sequence[str], vectors: np.ndarray) -> str | None:
+    """What is wrong with the arrays of an index (None: nothing). The keys of a format-2 file are
+    not compared for repeats: its writer writes a mapping's keys, sorted, and its checksum holds."""
     if vectors.ndim != 2 or not np.issubdtype(vectors.dtype, np.floating):
         return f"its vectors are a {vectors.ndim}-D {vectors.dtype} array, not a 2-D float matrix"
     if not (len(keys) == len(names) == vectors.shape[0]):
@@ -123,8 +132,8 @@ class _Loaded:
     stamp: tuple[int, int]
     version: str
     embedder: str
-    keys: list[str]
-    names: list[str]
+    keys: Sequence[str]
+    names: Sequence[str]
     vectors: np.ndarray
     _row_of_name: dict[str, int] | None = None
 
@@ -171,16 +180,21 @@ class EntityVectors:
 
     def _load(self, stamp: tuple[int, int]) -> _Loaded:
         try:
-            manifest = read_manifest(self.path, KIND, FORMAT)
+            manifest = read_manifest(self.path, KIND, READABLE_FORMATS)
             # Mapped, not read: at 412k names the vectors are 630 MB, read through the zip in 1.9 s.
-            _, arrays = read_array_file(self.path, KIND, FORMAT, str(manifest.get("key")), mapped=True)
-            keys, names = from_text(arrays["keys"]), from_text(arrays["names"])
+            _, arrays = read_array_file(self.path, KIND, READABLE_FORMATS, str(manifest.get("key")), mapped=True)
+            if manifest["format"] == 1:
+                keys, names = from_text(arrays["keys"]), from_text(arrays["names"])
+                problem = _text_problem(keys, names)
+            else:
+                keys = TextColumn(arrays["keys"], arrays["key_offsets"])
+                names, problem = TextColumn(arrays["names"], arrays["name_offsets"]), None
         except ArrayFileUnusable:
             raise
         except (KeyError, ValueError, UnicodeDecodeError) as exc:
             raise ArrayFileUnusable(f"{self.path} is damaged ({exc})") from None
         vectors = arrays.get("vectors", np.zeros((0, 0)))
-        problem = _validated(keys, names, vectors)
+        problem = problem or _validated(keys, names, vectors)
         if problem:
             raise ArrayFileUnusable(f"{self.path} is damaged: {problem}")
         return _Loaded(stamp, str(manifest.get("key")), str(manifest.get("embedder")), keys, names,
@@ -313,7 +327,9 @@ class EntityVectors:
                embedder: str) -> None:
         # Written beside its place and renamed over it; the partial file is removed on any failure.
         # The vectors are streamed into the file; the next read maps it (and checks it).
-        write_array_file(self.path, KIND, FORMAT, version, {"keys": to_text(keys), "names": to_text(names)},
-                         extra={"embedder": embedder}, streamed=("vectors", len(keys), blocks))
+        columns = dict(zip(("keys", "key_offsets"), TextColumn.arrays(keys)))
+        columns.update(zip(("names", "name_offsets"), TextColumn.arrays(names)))
+        write_array_file(self.path, KIND, FORMAT, version, columns, extra={"embedder": embedder},
+                         streamed=("vectors", len(keys), blocks))
         with self._lock:
             self._loaded, self._damage = None, None
