@@ -125,6 +125,14 @@ class EntityTable(Mapping[str, Entity]):
     def __len__(self) -> int:
         return self._n
 
+    def names(self) -> list[str]:
+        """Every display name in key order, read from the name column (no entity made)."""
+        return list(self._names)
+
+    def types(self) -> list[str]:
+        """Every entity type in key order, read from the type column (no entity made)."""
+        return list(self._types)  # type: ignore[arg-type]  # an entity's type is never None
+
     def all(self) -> list[Entity]:
         """Every entity in key order, made column by column (a third of the time of one by one)."""
         return list(map(Entity, self._keys, self._names, self._types, self._mentions, self._first, self._last))

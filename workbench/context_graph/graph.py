@@ -248,6 +248,19 @@ class ContextGraph(GraphWalks):
         """Every entity, in graph order."""
         return list(self._entity.values())
 
+    def names(self) -> dict[str, str]:
+        """Entity key -> display name, in graph order. A loaded graph reads its name column
+        instead of making every entity (412k of them at 61k passages)."""
+        if isinstance(self._entity, EntityTable):
+            return dict(zip(self._entity, self._entity.names()))
+        return {key: entity.name for key, entity in self._entity.items()}
+
+    def types(self) -> dict[str, str]:
+        """Entity key -> type, in graph order, read as :meth:`names` reads the names."""
+        if isinstance(self._entity, EntityTable):
+            return dict(zip(self._entity, self._entity.types()))
+        return {key: entity.type for key, entity in self._entity.items()}
+
     def _edges_in_order(self) -> list[Edge]:
         """Every edge in graph order: by source, then by target as first connected, then as given
         (the order networkx walks them in)."""
@@ -323,8 +336,8 @@ class ContextGraph(GraphWalks):
                 return key
         if self._by_display is None:
             by_display: dict[str, str] = {}
-            for key, entity in self._entity.items():
-                by_display.setdefault(entity.name.casefold(), key)
+            for key, shown in self.names().items():
+                by_display.setdefault(shown.casefold(), key)
             self._by_display = by_display
         displayed = self._by_display.get(name.casefold())
         if displayed is not None:

@@ -168,7 +168,7 @@ def _in_time(edge: Edge, time_range: tuple[str, str] | None) -> bool:
 def graph_dates(graph: ContextGraph) -> list[str]:
     """Distinct ISO dates on which edges were seen, sorted (for a time-range slider)."""
     days: set[str] = set()
-    for _, _, edge in graph.nx.edges(data="edge"):
+    for edge in graph.edges_as_given():  # every edge, co-mention included; no networkx graph built
         days.update(d for d in (_day(edge.first_seen), _day(edge.last_seen)) if d)
     return sorted(days)
 
@@ -243,11 +243,11 @@ def graph_facts(graph: ContextGraph) -> GraphFacts:
     >>> facts.keys_by_name, facts.relations
     (('a', 'b'), ('uses',))
     """
-    names = {entity.key: entity.name for entity in graph.entities()}
-    keys = tuple(sorted(names, key=lambda key: (names[key].casefold(), key)))
-    return GraphFacts(names, keys, tuple(sorted({entity.type for entity in graph.entities()})),
+    names = graph.names()  # read from a loaded graph's columns: no entity made (412k at 61k passages)
+    by_name = sorted((name.casefold(), key) for key, name in names.items())
+    return GraphFacts(names, tuple(key for _, key in by_name), tuple(sorted(set(graph.types().values()))),
                       tuple(sorted({edge.relation for edge in graph.edges()})), tuple(graph_dates(graph)),
-                      tuple(names[key].casefold() for key in keys))
+                      tuple(folded for folded, _ in by_name))
 
 
 #: Most entities the Graph page's search box lists. A larger graph is narrowed by typed text
@@ -321,10 +321,12 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
     if f.size_by not in RANKINGS:
         raise ValueError(f"size_by must be one of {', '.join(RANKINGS)}, got {f.size_by!r}")
     types = set(f.types) if f.types is not None else None
-    keep_type = {key for key, e in graph.nx.nodes(data="entity") if types is None or e.type in types}
+    # None: every entity passes (no set of all 412k keys made at 61k passages)
+    keep_type = None if types is None else {key for key, t in graph.types().items() if t in types}
+    kept = len(graph) if keep_type is None else len(keep_type)
     edges = [
         edge for edge in _view_edges(graph, view)
-        if edge.source in keep_type and edge.target in keep_type and edge.weight >= f.min_weight
+        if (keep_type is None or (edge.source in keep_type and edge.target in keep_type)) and edge.weight >= f.min_weight
         and _in_time(edge, f.time_range)
         and (view == COMENTION or f.relations is None or edge.relation in f.relations)
     ]
@@ -350,7 +352,7 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
         folded = {key for key, d in distance.items() if d == f.hops + 1}
     elif focus is not None:  # the picked entity and its neighbours stay in view
         shown |= {focus} | {e.target if e.source == focus else e.source for e in edges if focus in (e.source, e.target)}
-    hidden = {"type": len(graph.nx) - len(keep_type), "no edge": len(keep_type) - len(degree),
+    hidden = {"type": len(graph) - kept, "no edge": kept - len(degree),
               "far": len(ranked) - len(shown) if focus is not None and f.hops > 0 else 0,
               "top n": len(ranked) - len(shown) if focus is None or f.hops <= 0 else 0}
     hidden = {reason: count for reason, count in hidden.items() if count > 0}
