@@ -93,7 +93,7 @@ def warm_after_page() -> None:
     """Build the graph and the retrieval indexes in the background while the person looks at the
     page just drawn (``app.py`` calls it once the page has run). Started with the page, the
     warm-up held the interpreter while the page ran: at 61k passages on an AVX2-only machine the
-    first page took 4.8-5.9 s with it beside and 3.0-3.7 s after it (README, run U)."""
+    first page took 4.8-5.9 s with it beside and 3.0-3.7 s after it (docs/scale-runs.md, run U)."""
     try:
         _warming(str(workspace_path()), os.environ.get("WORKBENCH_SETTINGS") or None)
     except SettingsError:
