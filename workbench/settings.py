@@ -208,7 +208,7 @@ class GraphRAGSettings(_Section):
     max_triples: int = Field(200, gt=0, description="Most triples given as graph context.")
     max_seeds: int = Field(3, gt=0, description="Seed entities wanted.")
     ppr_top_k: int = Field(20, gt=0, description="Entities with the most PageRank mass that give the context and the provenance chunks.")
-    max_graph_nodes: int = Field(1_000_000, gt=0, description="A guard on the walk's size: when the graph the walk runs over has more nodes than this (graphrag: entities and passages; graphrag-seed: entities), the mode falls back to hybrid retrieval (vector_only) and says the count. The seed's 50,000 was set when a walk cost seconds; the walk over 490,966 nodes takes about 170 ms here (README, the scale run).")
+    max_graph_nodes: int = Field(1_000_000, gt=0, description="A guard on the walk's size: when the graph the walk runs over has more nodes than this (graphrag: entities and passages; graphrag-seed: entities), the mode falls back to hybrid retrieval (vector_only) and says the count. The seed's 50,000 was set when a walk cost seconds; the walk over 483,325 nodes takes 50-80 ms on 2 cores (README, the scale run).")
     dense_seeds: int = Field(5, ge=0, description="Passages most similar to the query that seed the walk beside the entities (0: none).")
     dense_candidates: int = Field(100, gt=0, description="Passages scored by dense similarity for the walk ranking.")
     similar_seed_weight: float = Field(0.1, ge=0, description="Restart weight of an entity the query only evokes (name-embedding seed) against one it names: specificity x similarity x this.")
