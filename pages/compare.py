@@ -6,8 +6,8 @@ import streamlit as st
 
 import ui
 from workbench.context import build_context
-from workbench.corpus.outdated import outdated_documents
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
+from workbench.retrieve.cache import indexes_for
 from workbench.ingest.safe_text import printable
 from workbench.vectors import NeedsRepair
 from workbench.views.chunks import human_date
@@ -75,8 +75,8 @@ if answer is not None:
         st.caption("Read off the graph from the question alone, the same for every strategy below.")
 
 shared = shared_hits(results)
-dates = {d.id: d.date for d in ws.documents()}
-superseded = superseded_by(outdated_documents(ws.store.documents()), dates, shown_as_of)
+dates = {doc: d.date for doc, d in indexes_for(ws).documents.items()}  # read once per workspace version
+superseded = superseded_by(indexes_for(ws).outdated, dates, shown_as_of)
 missed = missed_documents(results)
 st.caption(f"★ marks a chunk returned by two or more strategies ({len(shared)} such chunks).")
 

@@ -120,3 +120,17 @@ def test_a_question_with_no_structural_reading_says_so(sample_workspace):
     assert context.data["answer_path"]["reading"] is None and context.data["answer_path"]["paths"] == []
     assert [c["id"] for c in context.data["chunks"]] == [h.chunk_id for h in result.hits]
     assert "## Hops that answer the question\n\nNone known: no structural reading" in context.markdown
+
+
+def test_the_context_marks_an_outdated_note_reading_the_documents_once_per_version(sample_copy, monkeypatch):
+    ws, _ = sample_copy
+    old, new = "sample_corpus/decisions/2023-11-session-store.md", "sample_corpus/decisions/2024-06-session-store-redis.md"
+    result = retrieve(ws, "What did we decide about the session store?", mode="hybrid", k=10)
+    assert old in {h.document for h in result.hits}
+    read = []
+    documents = ws.store.documents
+    monkeypatch.setattr(ws.store, "documents", lambda: read.append(1) or documents())
+    first, again = build_context(ws, result), build_context(ws, result)
+    assert first.outdated == again.outdated == {old: [new]}
+    # 61k documents took about a second a read, twice an answer: now once per workspace version
+    assert len(read) == 1

@@ -39,11 +39,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from .corpus.outdated import outdated_documents
 from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
 from .model import (AnswerContext, AnswerPath, GraphPath, Hypothesis, RetrievalResult, SourceChunk,
                     Subgraph)
 from .model.jsonable import to_json
+from .retrieve.cache import indexes_for
 from .retrieve.questions import read_question
 
 if TYPE_CHECKING:
@@ -141,7 +141,8 @@ def _hypotheses(ws: WorkspaceView, subgraph: Subgraph, chunks: list[SourceChunk]
     names = {n.lower() for n in subgraph.nodes}
     chunk_ids = {c.id for c in chunks}
     documents = {c.document for c in chunks}
-    titles = {d.title.lower() for d in ws.store.documents() if d.id in documents and d.title}
+    known = indexes_for(ws).documents
+    titles = {known[d].title.lower() for d in documents if d in known and known[d].title}
     found = []
     for t in ws.candidates():
         if t.chunk_id in chunk_ids or {t.subject.lower(), t.object.lower()} & (names | titles):
@@ -178,7 +179,7 @@ def build_context(ws: WorkspaceView, result: RetrievalResult, max_chunks: int | 
     cited = list(dict.fromkeys(cited))[: max(0, max_chunks - len(chunks))]
     chunks += [SourceChunk(c.id, c.document_id, c.text) for c in ws.store.chunks(cited)]
     in_context = {c.document for c in chunks}
-    outdated = {doc: list(newer) for doc, newer in outdated_documents(ws.store.documents()).items() if doc in in_context}
+    outdated = {doc: list(newer) for doc, newer in indexes_for(ws).outdated.items() if doc in in_context}
     context = AnswerContext(question=result.query, mode=result.mode_used, answer_path=AnswerPath(reading, summary, paths),
                             subgraph=subgraph, chunks=chunks, hypotheses=_hypotheses(ws, subgraph, chunks),
                             outdated=outdated)

@@ -42,6 +42,8 @@ def outdated_documents(documents: Sequence[Any]) -> dict[str, tuple[str, ...]]:
     earlier of the two notes (by front-matter date) is the outdated one; without dates the
     declaring note counts as the later one. Targets are matched by id, file name, stem or title.
     """
+    if not any(rel.relation.upper() in OUTDATING_RELATIONS for doc in documents for rel in doc.relations):
+        return {}  # no note outdates another: the name table of every document is not needed
     names: dict[str, str] = {}
     for doc in documents:
         path = PurePosixPath(doc.id.split("#", 1)[0])

@@ -27,11 +27,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..array_file import ArrayFileUnusable
+from ..corpus.outdated import outdated_documents
 from ..model import Edge
 from ..workspace import KEYWORD_INDEX_FILE
 from .keyword_index import KeywordIndex
 
 if TYPE_CHECKING:
+    from ..store import DocumentRecord
     from ..workspace_view import WorkspaceView
 
 
@@ -168,6 +170,20 @@ class RetrievalIndexes:
             return {document: tuple(edges[k] for k in sorted(edges)) for document, edges in out.items()}
 
     @cached_property
+    def documents(self) -> dict[str, DocumentRecord]:
+        """Document id -> its record, read once per version (61k documents take about a second
+        to read, which every answer's context paid twice)."""
+        with self._lock:
+            return {document.id: document for document in self.ws.store.documents()}
+
+    @cached_property
+    def outdated(self) -> dict[str, tuple[str, ...]]:
+        """Document id -> the notes that make it outdated
+        (:func:`~workbench.corpus.outdated.outdated_documents`)."""
+        with self._lock:
+            return outdated_documents(list(self.documents.values()))
+
+    @cached_property
     def key_of(self):
         """The canonicalizer's name -> key function (aliases and splits applied)."""
         with self._lock:
@@ -181,12 +197,12 @@ class RetrievalIndexes:
         with self._lock:
             out: dict[str, tuple[str, ...]] = {}
             shared: dict[str, list[str]] = {}  # names several entities show
-            for entity in self.ws.graph.entities():
-                name = entity.name.casefold()
+            for key, shown in self.ws.graph.names().items():  # a loaded graph's name column: no entity made
+                name = shown.casefold()
                 if name in out:
-                    shared.setdefault(name, list(out[name])).append(entity.key)
+                    shared.setdefault(name, list(out[name])).append(key)
                 else:
-                    out[name] = (entity.key,)
+                    out[name] = (key,)
             out.update((name, tuple(sorted(set(keys)))) for name, keys in shared.items())
             return out
 
