@@ -194,3 +194,23 @@ def test_past_sync_max_passages_a_write_stores_no_reports_and_a_reader_builds_th
     reports = ws.communities()  # built when first asked for
     assert reports and all(r.points for r in reports)
     assert ws.store.meta(SUMMARIES_VERSION) is None  # and a reader still writes nothing
+
+
+def test_past_sync_max_passages_the_episodes_are_split_without_detecting_communities(make_workspace, settings,
+                                                                                      tmp_path, monkeypatch):
+    import workbench.corpus.summaries as summaries
+
+    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
+    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(update={"sync_max_passages": 10})})
+    ws = make_workspace(settings=bounded)
+    ws.ingest([corpus])
+
+    def detecting(*args, **kwargs):
+        raise AssertionError("the Timeline page waited for the communities (minutes at 61k passages)")
+
+    monkeypatch.setattr(summaries, "build_reports", detecting)
+    episodes = ws.episodes()
+    assert len(episodes) == 2 and all(e.decisions for e in episodes)
+    monkeypatch.undo()
+    assert episodes == ws.summaries().episodes  # the same as the episodes built with the communities
+    assert ws.episodes() == episodes  # now read from the summaries built in this process

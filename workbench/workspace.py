@@ -393,8 +393,11 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         return self.summaries().reports
 
     def episodes(self):
-        """Episodes (sessions of the conversation logs), by start time."""
-        return self.summaries().episodes
+        """Episodes (sessions of the conversation logs), by start time; no community is detected
+        for them (:func:`~workbench.corpus.summaries.current_episodes`)."""
+        from .corpus.summaries import current_episodes
+
+        return current_episodes(self)
 
     def canonicalizer(self) -> Canonicalizer:
         c = self.settings.canonicalization

@@ -36,7 +36,7 @@ from .episodes import episodes_of
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_summaries", "sync_summaries",
+__all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_episodes", "current_summaries", "sync_summaries",
            "rank_by_similarity", "version_mark"]
 
 COMMUNITY = "community"
@@ -191,6 +191,22 @@ def current_summaries(ws: WorkspaceView) -> Summaries:
     with _memo_lock:
         _memo[ws] = found
     return found
+
+
+def current_episodes(ws: WorkspaceView) -> list[Episode]:
+    """The episodes of the current version: the stored or already built summaries' when there
+    are, else split from the conversation logs alone. Past ``communities.sync_max_passages`` no
+    summaries are stored, and building them detects communities over the whole graph (minutes at
+    61k passages), which the episodes never read."""
+    version = ws.store.version
+    with _memo_lock:
+        memo = _memo.get(ws)
+    if memo is not None and memo.version == version:
+        return memo.episodes
+    if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
+        return current_summaries(ws).episodes
+    e = ws.settings.episodes
+    return episodes_of(_conversations(ws), ws.graph, e.session_gap_minutes, e.max_entities)
 
 
 def rank_by_similarity(vectors: np.ndarray | None, query: np.ndarray) -> list[tuple[int, float]]:
