@@ -6,6 +6,7 @@ import ui
 from workbench.context_graph.graph import EntityNotFound
 from workbench.ingest.safe_text import printable
 from workbench.corpus.timeline import timeline
+from workbench.views import graph as graph_views
 from workbench.views.chunks import human_date
 from workbench.views.tables import timeline_frame
 
@@ -37,10 +38,16 @@ ui.citation_picker(ws, [d.chunk_id for e in episodes for d in e.decisions], key=
                    label="Open a decision's chunk", documents={d.chunk_id: e.document for e in episodes for d in e.decisions})
 
 st.subheader("An entity over time")
-names = {e.key: e.name for e in ws.entities()}
-center = st.selectbox("Entity", sorted(names, key=lambda k: names[k].casefold()), index=None,
-                      format_func=lambda key: printable(names[key]),
-                      placeholder="Type a name", key=ui.ENTITY)
+facts = ui.graph_facts_of(ws)  # names read once per version, from a loaded graph's columns
+names, choices = facts.names, facts.keys_by_name
+if len(choices) > graph_views.MAX_LISTED_NAMES:  # too many names to send: narrow them first
+    typed = st.text_input(f"Search the {len(choices):,} entities: type part of a name", key="timeline.find")
+    choices = graph_views.entity_choices(facts, typed)
+    picked = st.session_state.get(ui.ENTITY)
+    if picked in names and picked not in choices:
+        choices = (picked, *choices)  # the entity shown stays listed while another is looked for
+center = st.selectbox("Entity", choices, index=None, format_func=lambda key: printable(names[key]),
+                      placeholder="Type a name" if choices else "Type part of a name above first", key=ui.ENTITY)
 if center is not None:
     try:
         name, entries = timeline(ws, names[center])
