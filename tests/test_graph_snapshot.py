@@ -238,6 +238,21 @@ def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_grap
         fresh.close()
 
 
+def test_merges_asked_first_in_a_fresh_process_come_from_the_snapshot(sample_copy, monkeypatch):
+    ws, _ = sample_copy
+    expected = build_merges(ws.store.mentions(), ws.canonicalizer())
+    fresh = reopened(ws)
+    try:
+        def reading(*args, **kwargs):
+            raise AssertionError("every mention read and canonicalized again (16-24 s at 61k passages)")
+
+        monkeypatch.setattr(fresh.store, "iter_mentions", reading)
+        assert fresh.merges() == expected and expected
+        assert fresh.snapshot_status == "loaded"
+    finally:
+        fresh.close()
+
+
 def test_the_graph_pages_facts_and_views_from_the_snapshot_equal_the_derived_ones_without_networkx(sample_copy):
     from workbench.views.graph import COMENTION, RELATIONS, GraphFilters, graph_facts, select_view
 
