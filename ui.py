@@ -26,6 +26,7 @@ from workbench.ingest.loaders import LoadError
 from workbench.store import database_error_message
 from workbench.ingest.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
+from workbench.views import graph as graph_views
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
                                    max_edge_weight, select_view, type_legend)
 from workbench.workspace import Workspace, WorkspaceBusy
@@ -175,6 +176,21 @@ def graph_facts_of(ws: Workspace) -> GraphFacts:
 @st.cache_data(max_entries=8)
 def _top_weight(path: str, settings_path: str | None, version: int, view: str) -> int:
     return max_edge_weight(_open_workspace(path, settings_path).graph, view)
+
+
+def entity_choices_of(facts: GraphFacts, find_key: str) -> tuple[str, ...]:
+    """The keys an entity box lists: every entity of a small graph; past
+    ``MAX_LISTED_NAMES`` (every option is sent to the browser at each rerun) those matching the
+    text typed into a search box drawn here, the entity shown (``ENTITY``) kept listed while
+    another is looked for."""
+    choices = facts.keys_by_name
+    if len(choices) > graph_views.MAX_LISTED_NAMES:
+        typed = st.text_input(f"Search the {len(choices):,} entities: type part of a name", key=find_key)
+        choices = graph_views.entity_choices(facts, typed)
+        picked = st.session_state.get(ENTITY)
+        if picked in facts.names and picked not in choices:
+            choices = (picked, *choices)
+    return choices
 
 
 def top_weight_of(ws: Workspace, view: str) -> int:

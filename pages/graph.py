@@ -43,13 +43,7 @@ with st.sidebar:
     top_n = st.number_input("Most entities shown", 10, 5000, step=10, key=ui.kept("graph", "top_n", 150))
     show_chunks = st.toggle("Show passages (chunks) mentioning them", key=ui.kept("graph", "chunks", False))
 
-choices = facts.keys_by_name
-if len(choices) > graph_views.MAX_LISTED_NAMES:  # too many names to send: narrow them first
-    typed = st.text_input(f"Search the {len(choices):,} entities: type part of a name", key="graph.find")
-    choices = graph_views.entity_choices(facts, typed)
-    picked = st.session_state.get(ui.ENTITY)
-    if picked in names and picked not in choices:
-        choices = (picked, *choices)  # the entity shown stays listed while another is looked for
+choices = ui.entity_choices_of(facts, "graph.find")  # past 2,000 names: those matching typed text
 center = st.selectbox("Find an entity: it is highlighted, centred and its neighbours listed",
                       choices, index=None,
                       format_func=lambda key: printable(names[key]),

@@ -6,7 +6,6 @@ import ui
 from workbench.context_graph.graph import EntityNotFound
 from workbench.ingest.safe_text import printable
 from workbench.corpus.timeline import timeline
-from workbench.views import graph as graph_views
 from workbench.views.chunks import human_date
 from workbench.views.tables import timeline_frame
 
@@ -39,13 +38,7 @@ ui.citation_picker(ws, [d.chunk_id for e in episodes for d in e.decisions], key=
 
 st.subheader("An entity over time")
 facts = ui.graph_facts_of(ws)  # names read once per version, from a loaded graph's columns
-names, choices = facts.names, facts.keys_by_name
-if len(choices) > graph_views.MAX_LISTED_NAMES:  # too many names to send: narrow them first
-    typed = st.text_input(f"Search the {len(choices):,} entities: type part of a name", key="timeline.find")
-    choices = graph_views.entity_choices(facts, typed)
-    picked = st.session_state.get(ui.ENTITY)
-    if picked in names and picked not in choices:
-        choices = (picked, *choices)  # the entity shown stays listed while another is looked for
+names, choices = facts.names, ui.entity_choices_of(facts, "timeline.find")  # past 2,000 names: those matching typed text
 center = st.selectbox("Entity", choices, index=None, format_func=lambda key: printable(names[key]),
                       placeholder="Type a name" if choices else "Type part of a name above first", key=ui.ENTITY)
 if center is not None:
