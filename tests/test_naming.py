@@ -25,15 +25,15 @@ def test_a_chinese_question_names_the_entities_written_inside_it(sample_workspac
 
 
 def test_a_display_name_several_entities_show_leads_to_all_of_their_keys_sorted():
-    from types import SimpleNamespace
-
+    from workbench.context_graph.graph import ContextGraph
     from workbench.model import Entity
     from workbench.retrieve.cache import RetrievalIndexes
 
-    class View:  # a workspace's graph alone (the indexes hold their workspace by a weak reference)
-        graph = SimpleNamespace(entities=lambda: entities)
-
     entities = [Entity("redis2", "Redis"), Entity("auth", "Auth"), Entity("redis1", "REDIS"), Entity("redis2b", "redis")]
+
+    class View:  # a workspace's graph alone (the indexes hold their workspace by a weak reference)
+        graph = ContextGraph(entities, [])
+
     ws = View()
     names = RetrievalIndexes(ws, 1).entity_names  # type: ignore[arg-type]
     assert names == {"redis": ("redis1", "redis2", "redis2b"), "auth": ("auth",)}
