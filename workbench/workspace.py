@@ -543,7 +543,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         with self._merges_lock:
             if self._merges is None or self._merges[0] != version:
                 derived = self._derived
-                if (derived is None or derived.version != self._derive_key()) and self.stats_from_snapshot() is not None:
+                if (derived is None or derived.version != self._derive_key()) and self._current_manifest() is not None:
                     derived = self._derive()  # the current snapshot keeps the merges: about a second to load at
                     # 61k passages, where reading and canonicalizing every mention again took 16-24 s
                 kept = derived.merges if derived is not None and derived.version == self._derive_key() else None
@@ -572,15 +572,22 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     def stats_from_snapshot(self) -> dict | None:
         """:meth:`stats` as the current graph snapshot's manifest keeps them, loading no graph;
         None when there is no current snapshot."""
+        manifest = self._current_manifest()
+        try:
+            return None if manifest is None else {**self.record_stats(), **manifest["counts"]}
+        except (KeyError, TypeError):
+            return None
+
+    def _current_manifest(self) -> dict | None:
+        """The graph snapshot's manifest when the snapshot is made for the record and settings as
+        they are now (read alone, no graph loaded); else None."""
         if not self.keeps_snapshot:
             return None
         try:
             manifest = read_manifest(self.path)
-            if manifest.get("key") == self._snapshot_key(self._derive_key()):
-                return {**self.record_stats(), **manifest["counts"]}
-        except (SnapshotUnusable, KeyError, TypeError):
-            pass
-        return None
+            return manifest if manifest.get("key") == self._snapshot_key(self._derive_key()) else None
+        except SnapshotUnusable:
+            return None
 
     def vector_counts(self) -> dict[str, int]:
         return {"chunks": self.vectors.count(CHUNKS), "entities": self.entity_vectors.count()}
