@@ -529,16 +529,24 @@ def test_evaluate_page_shows_the_answer_stage_apart_from_retrieval(monkeypatch, 
     assert "recall" in retrieval.columns and "coverage" not in retrieval.columns  # the two stages apart
 
 
-def test_a_graph_too_large_to_list_is_searched_by_typed_text(monkeypatch, sample_workspace):
-    # Past MAX_LISTED_NAMES the search box lists only the names matching the typed text.
+def searched_entity_box(monkeypatch, workspace, page_name: str, typed: str):
+    """``page_name`` opened with a listing limit of 20 names, then ``typed`` into its search box:
+    the page and the names its entity box lists (none before anything is typed)."""
     from workbench.views import graph as graph_views
 
     monkeypatch.setattr(graph_views, "MAX_LISTED_NAMES", 20)
-    at = page(open_app(monkeypatch, sample_workspace.path), "graph")
-    assert len(sample_workspace.graph) > 20 and at.selectbox(key="keep.entity").options == []
-    at.text_input(key="graph.find").input("REDI").run()
+    at = page(open_app(monkeypatch, workspace.path), page_name)
+    assert len(workspace.graph) > 20 and at.selectbox(key="keep.entity").options == []
+    at.text_input(key=f"{page_name}.find").input(typed).run()
     listed = at.selectbox(key="keep.entity").options
-    assert listed and listed[0] == "Redis" and all("redi" in name.casefold() for name in listed)
+    assert listed and all(typed.casefold() in name.casefold() for name in listed)
+    return at, listed
+
+
+def test_a_graph_too_large_to_list_is_searched_by_typed_text(monkeypatch, sample_workspace):
+    # Past MAX_LISTED_NAMES the search box lists only the names matching the typed text.
+    at, listed = searched_entity_box(monkeypatch, sample_workspace, "graph", "REDI")
+    assert listed[0] == "Redis"
     at.selectbox(key="keep.entity").select("redis").run()
     neighbours, _ = dataframes(at)
     assert "token cache" in set(neighbours["entity"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.test_app import open_app, page, texts
+from tests.test_app import open_app, page, searched_entity_box, texts
 
 
 def test_communities_page_lists_reports_and_draws_one(monkeypatch, sample_workspace):
@@ -42,14 +42,7 @@ def test_timeline_page_shows_episodes_with_participants_and_decisions(monkeypatc
 
 def test_timeline_page_of_a_graph_too_large_to_list_is_searched_by_typed_text(monkeypatch, sample_workspace):
     # 412k names at 61k passages were all sent to the browser, and each made an entity: narrowed first now.
-    from workbench.views import graph as graph_views
-
-    monkeypatch.setattr(graph_views, "MAX_LISTED_NAMES", 20)
-    at = page(open_app(monkeypatch, sample_workspace.path), "timeline")
-    assert len(sample_workspace.graph) > 20 and at.selectbox(key="keep.entity").options == []
-    at.text_input(key="timeline.find").input("token c").run()
-    listed = at.selectbox(key="keep.entity").options
-    assert listed and all("token c" in name.casefold() for name in listed)
+    at, _ = searched_entity_box(monkeypatch, sample_workspace, "timeline", "token c")
     at.selectbox(key="keep.entity").set_value("tokencache").run()
     assert not at.exception
     assert any("decision" in set(f["kind"]) for f in (d.value for d in at.dataframe))
