@@ -7,12 +7,13 @@ where the passage states a relation of the entity) and title links (the layer's
 ``title_link_weight``). Dates and names too common to link passages are left out: they would
 join every theme into one. A community is its entities and the passages that fall with them.
 
-Louvain (:func:`networkx.community.louvain_communities`, seeded) runs on each connected
-component. The nodes are renumbered 0..n-1 in sorted order (entity keys, then chunk ids)
-and every edge weight is summed in sorted order, so neither ``PYTHONHASHSEED`` (networkx
-iterates sets of nodes: sets of strings change order with it, sets of small integers do not)
-nor the order of files and edges can change the result. Each theme with enough entities is
-split again the same way into sub-themes (``levels``), as GraphRAG's hierarchical Leiden does.
+Louvain (scikit-network's, compiled, BSD-licensed; seeded) runs on each connected component.
+The nodes are numbered 0..n-1 in sorted order (entity keys, then chunk ids, then words) and
+each pair's weights are summed in sorted order, so neither ``PYTHONHASHSEED`` nor the order of
+files and edges can change the result. Each theme with enough entities is split again the same
+way into sub-themes (``levels``), as GraphRAG's hierarchical Leiden does. networkx's Louvain,
+used before, did not finish in 25 minutes on the 583k nodes of a 61k-passage corpus, where this
+one takes seconds (README, "Bounds at scale").
 
 Each community gets an extractive :class:`~workbench.model.CommunityReport`: titled by its
 distinctive key phrases (c-TF-IDF among the communities of its level, see
@@ -45,6 +46,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..context_graph.graph import COMENTION_RELATION, ContextGraph
 from ..ingest.sentences import sentence_naming, split_sentences
 from ..model import Chunk, CommunityReport, ReportPoint
@@ -52,7 +55,7 @@ from ..settings import CommunitySettings, setting_default
 from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, sentence_information, top_terms
 
 if TYPE_CHECKING:  # imported where used: the CLI reaches this module for every command
-    import networkx as nx
+    from scipy import sparse
 
 __all__ = ["GENERIC_TYPES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities",
            "louvain", "community_signature", "build_reports", "report_id", "report_order"]
@@ -109,6 +112,12 @@ class Community:
     """0 for a theme, 1 for a sub-theme of one, and so on."""
     parent: frozenset[str] | None = None
     """The members of the community it splits, for a sub-theme."""
+    parent_id: str | None = None
+    """``report_id(parent)``, hashed once for all the sub-themes of a theme (30k members at 61k passages)."""
+
+    def __post_init__(self) -> None:
+        if self.parent is not None and self.parent_id is None:
+            object.__setattr__(self, "parent_id", report_id(self.parent))
 
 
 @dataclass
@@ -151,14 +160,16 @@ def passage_words(texts: Mapping[str, str], per_passage: int = 20, max_share: fl
 def community_graph(graph: ContextGraph, relation_weight: float = setting_default("communities.relation_weight"),
                     texts: Mapping[str, str] | None = None,
                     words_per_passage: int = setting_default("communities.words_per_passage"),
-                    word_share: float = 0.25) -> tuple[nx.Graph, list]:
-    """The undirected weighted graph communities are detected on, and its node names.
+                    word_share: float = 0.25) -> tuple[sparse.csr_matrix, list]:
+    """The undirected weighted graph communities are detected on, as a symmetric adjacency
+    matrix, and its node names.
 
     Node ``i`` is ``names[i]``: an entity key, ``("p", chunk id)`` for a passage or ``("w", word)``
     for a word that ``texts`` (chunk id -> text) gives its passages (:func:`passage_words`).
     A passage's link to an entity or a word weighs ``1 / sqrt(passages it links)``, so a name or
     word written everywhere (a team lead's name) ties themes together less than a specific one.
-    Nodes are numbered in sorted order and weights summed in sorted order (see the module docstring).
+    Nodes are numbered in sorted order and the weights of a pair summed in sorted order (see the
+    module docstring).
     """
     layer = graph.passages
     common = layer.common
@@ -168,76 +179,84 @@ def community_graph(graph: ContextGraph, relation_weight: float = setting_defaul
         if texts and words_per_passage > 0 else {}
     vocabulary = sorted({w for ws in words.values() for w in ws})
     names: list = [*keys, *(("p", cid) for cid in chunk_ids), *(("w", w) for w in vocabulary)]
-    at = {name: i for i, name in enumerate(names)}
-    weights: dict[tuple[int, int], list[float]] = {}
+    key_at = {key: i for i, key in enumerate(keys)}
+    passage_at = {cid: len(keys) + i for i, cid in enumerate(chunk_ids)}
+    word_at = {w: len(keys) + len(chunk_ids) + i for i, w in enumerate(vocabulary)}
+    rows: list[int] = []
+    cols: list[int] = []
+    weights: list[float] = []
 
-    def add(u, v, w: float) -> None:
-        a, b = at.get(u), at.get(v)
+    def add(a: int | None, b: int | None, w: float) -> None:
         if a is not None and b is not None and a != b and w > 0:
-            weights.setdefault((min(a, b), max(a, b)), []).append(w)
+            rows.append(a)
+            cols.append(b)
+            weights.append(w)
 
     stated: set[tuple[str, str]] = set()
-    for edge in sorted(graph.edges(include_comention=True), key=lambda e: (e.source, e.relation, e.target)):
+    for edge in graph.edges(include_comention=True):
         scale = 1.0
         if edge.relation != COMENTION_RELATION:
             scale = relation_weight
             stated.update((cid, end) for cid in edge.chunk_ids for end in (edge.source, edge.target))
-        add(edge.source, edge.target, scale * edge.weight)
+        add(key_at.get(edge.source), key_at.get(edge.target), scale * edge.weight)
     for a, b, _ in layer.synonyms:
-        add(a, b, 1.0)
+        add(key_at.get(a), key_at.get(b), 1.0)
+    chunks_of = layer.chunks_of
     for cid in chunk_ids:
-        for key in sorted(layer.entities_of[cid]):
-            spread = len(layer.chunks_of.get(key, ())) or 1
-            add(("p", cid), key, (relation_weight if (cid, key) in stated else 1.0) / math.sqrt(spread))
+        at = passage_at[cid]
+        for key in layer.entities_of[cid]:
+            spread = len(chunks_of.get(key, ())) or 1
+            add(at, key_at.get(key), (relation_weight if (cid, key) in stated else 1.0) / math.sqrt(spread))
     for cid, target in layer.title_links:
-        add(("p", cid), ("p", target), layer.title_link_weight)
+        add(passage_at.get(cid), passage_at.get(target), layer.title_link_weight)
     spread_of = Counter(w for ws in words.values() for w in ws)
-    for cid in sorted(words):
-        for w in words[cid]:
-            add(("p", cid), ("w", w), 1.0 / math.sqrt(spread_of[w]))
-    import networkx as nx
-
-    g = nx.Graph()
-    g.add_nodes_from(range(len(names)))
-    g.add_weighted_edges_from((a, b, sum(sorted(ws))) for (a, b), ws in sorted(weights.items()))
-    return g, names
+    for cid, found in words.items():
+        for w in found:
+            add(passage_at[cid], word_at[w], 1.0 / math.sqrt(spread_of[w]))
+    return _symmetric(len(names), np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
+                      np.array(weights, dtype=np.float64)), names
 
 
-def louvain(g: nx.Graph, nodes: Iterable[int], resolution: float, seed: int) -> list[list[int]]:
-    """Louvain on the subgraph of integer ``nodes``, rebuilt in sorted order; parts sorted.
+def _symmetric(n: int, rows: np.ndarray, cols: np.ndarray, weights: np.ndarray) -> sparse.csr_matrix:
+    """The n x n symmetric matrix of the undirected weighted pairs, each pair's weights summed
+    in sorted order, so the order the pairs came in cannot change a bit of the result."""
+    from scipy import sparse
 
-    A node with a single neighbour in the subgraph (most names of a large corpus: one passage
-    names them) is left out of the run and joins its neighbour's part afterwards, where
-    modularity always puts it; the run then costs what the rest of the graph costs.
+    low, high = np.minimum(rows, cols), np.maximum(rows, cols)
+    order = np.lexsort((weights, high, low))
+    low, high, weights = low[order], high[order], weights[order]
+    if len(low):
+        starts = np.flatnonzero(np.r_[True, (np.diff(low) != 0) | (np.diff(high) != 0)])
+        low, high, weights = low[starts], high[starts], np.add.reduceat(weights, starts)
+    upper = sparse.csr_matrix((weights, (low, high)), shape=(n, n))
+    return (upper + upper.T).tocsr()
+
+
+def louvain(adjacency: sparse.csr_matrix, nodes: Iterable[int], resolution: float, seed: int) -> list[list[int]]:
+    """Louvain (scikit-network's, compiled) on the subgraph of integer ``nodes``; parts sorted.
+
+    The nodes are taken in sorted order and visited in the order ``seed`` shuffles them, so
+    the same subgraph and seed always give the same parts.
 
     Examples
     --------
-    >>> import networkx as nx
-    >>> g = nx.barbell_graph(4, 0)
-    >>> g.add_edge(7, 8)  # a leaf joins its neighbour's part
-    >>> louvain(g, g.nodes, 1.0, seed=7)
-    [[0, 1, 2, 3], [4, 5, 6, 7, 8]]
+    >>> from scipy import sparse
+    >>> ring = [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (3, 5), (5, 6)]
+    >>> a = _symmetric(7, *map(np.array, zip(*ring)), np.ones(len(ring)))
+    >>> louvain(a, range(7), 1.0, seed=7)
+    [[0, 1, 2], [3, 4, 5, 6]]
     """
-    nodes = sorted(nodes)
-    inside = set(nodes)
-    neighbours = {u: sorted(v for v in g[u] if v in inside and v != u) for u in nodes}
-    leaf_of = {u: nbrs[0] for u, nbrs in neighbours.items() if len(nbrs) == 1 and len(neighbours[nbrs[0]]) > 1}
-    core = [u for u in nodes if u not in leaf_of]
-    import networkx as nx
+    inside = np.array(sorted(nodes), dtype=np.int64)
+    sub = adjacency[inside][:, inside]
+    if sub.nnz == 0:
+        return [[int(n)] for n in inside]
+    from sknetwork.clustering import Louvain
 
-    sub = nx.Graph()
-    sub.add_nodes_from(core)
-    sub.add_weighted_edges_from((u, v, g[u][v].get("weight", 1.0)) for u in core for v in neighbours[u]
-                                if u < v and v not in leaf_of)
-    if sub.number_of_edges() == 0:
-        parts = [{n} for n in core]
-    else:
-        parts = nx.community.louvain_communities(sub, weight="weight", resolution=resolution, seed=seed)
-    part_of = {u: i for i, p in enumerate(parts) for u in p}
-    grown = [sorted(p) for p in parts]
-    for leaf, at in sorted(leaf_of.items()):
-        grown[part_of[at]].append(leaf)
-    return sorted(sorted(p) for p in grown)
+    labels = Louvain(resolution=resolution, modularity="newman", shuffle_nodes=True, random_state=seed,
+                     return_probs=False, return_aggregate=False).fit_predict(sub)
+    order = np.lexsort((inside, labels))
+    bounds = np.flatnonzero(np.r_[True, np.diff(labels[order]) != 0, True])
+    return sorted(inside[order[a:b]].tolist() for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def detect_communities(graph: ContextGraph, *, resolution: float = setting_default("communities.resolution"),
@@ -272,24 +291,29 @@ def detect_communities(graph: ContextGraph, *, resolution: float = setting_defau
     list of Community
         Level by level; in a level, the largest first (then by first member).
     """
-    g, names = community_graph(graph, relation_weight, texts, words_per_passage)
+    adjacency, names = community_graph(graph, relation_weight, texts, words_per_passage)
     is_entity = [not isinstance(n, tuple) for n in names]
 
     def entities(part: Iterable[int]) -> int:
         return sum(1 for i in part if is_entity[i])
 
-    def community(part: list[int], level: int, parent: frozenset[str] | None) -> Community:
+    def community(part: list[int], level: int, parent: frozenset[str] | None, parent_id: str | None = None) -> Community:
         return Community(frozenset(names[i] for i in part if is_entity[i]),
-                         frozenset(names[i][1] for i in part if not is_entity[i] and names[i][0] == "p"), level, parent)
+                         frozenset(names[i][1] for i in part if not is_entity[i] and names[i][0] == "p"), level, parent,
+                         parent_id)
 
-    import networkx as nx
+    from scipy.sparse.csgraph import connected_components
 
+    _, component_of = connected_components(adjacency, directed=False)
+    by_component = np.argsort(component_of, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, np.diff(component_of[by_component]) != 0, True])
+    components = sorted(by_component[a:b].tolist() for a, b in zip(bounds[:-1], bounds[1:]))
     found: list[Community] = []
     current: list[list[int]] = []
-    for component in sorted(sorted(c) for c in nx.connected_components(g)):
+    for component in components:
         if entities(component) < min_size:
             continue
-        current.extend(p for p in louvain(g, component, resolution, seed) if entities(p) >= min_size)
+        current.extend(p for p in louvain(adjacency, component, resolution, seed) if entities(p) >= min_size)
     found.extend(community(p, 0, None) for p in current)
     for level in range(1, max(levels, 1)):
         below: list[list[int]] = []
@@ -298,11 +322,12 @@ def detect_communities(graph: ContextGraph, *, resolution: float = setting_defau
                 continue
             # A sub-theme holds passages of its own when its theme has any (two, or all of them).
             needed = min(2, sum(1 for i in part if not is_entity[i] and names[i][0] == "p"))
-            split = [p for p in louvain(g, part, resolution, seed)
+            split = [p for p in louvain(adjacency, part, resolution, seed)
                      if entities(p) >= min_size and sum(1 for i in p if not is_entity[i] and names[i][0] == "p") >= needed]
             if len(split) >= 2:
                 parent = community(part, level - 1, None).members
-                found.extend(community(p, level, parent) for p in split)
+                parent_id = report_id(parent)
+                found.extend(community(p, level, parent, parent_id) for p in split)
                 below.extend(split)
         current = below
     return sorted(found, key=lambda c: (c.level, -len(c.members), min(c.members)))
@@ -322,8 +347,7 @@ def community_signature(graph: ContextGraph, community: Community, options: Repo
         for edge in graph.out_edges(key):
             if edge.target in inside:
                 chunks.update(edge.chunk_ids)
-    parent = report_id(community.parent) if community.parent else None
-    body = json.dumps([members, sorted(chunks), community.level, parent, options.digest()])
+    body = json.dumps([members, sorted(chunks), community.level, community.parent_id, options.digest()])
     return hashlib.sha1(body.encode()).hexdigest()
 
 
@@ -437,7 +461,7 @@ def _report(graph: ContextGraph, community: Community, chunks: Mapping[str, Chun
         key_entities=key_entities, relations=relations, points=points,
         first_seen=times[0] if times else None, last_seen=times[-1] if times else None, signature=signature,
         documents=tuple(sorted(documents - {""})), level=community.level,
-        parent=report_id(community.parent) if community.parent else None, chunks=tuple(sorted(community.chunks)),
+        parent=community.parent_id, chunks=tuple(sorted(community.chunks)),
         terms=terms)
 
 
