@@ -6,6 +6,7 @@ import json
 import shutil
 from datetime import date
 
+import numpy as np
 import pytest
 
 from tests.conftest import SAMPLE
@@ -184,16 +185,33 @@ def test_cli_communities_timeline_and_global_query(sample_workspace, capsys):
     assert main([*ws, "query", "x", "--since", "June"]) == 2
 
 
-def test_past_sync_max_passages_a_write_stores_no_reports_and_a_reader_builds_them(make_workspace, settings, tmp_path):
+def test_past_sync_max_passages_a_write_stores_no_reports_and_the_first_reader_stores_its_build(
+        make_workspace, settings, tmp_path):
+    from filelock import FileLock
+
     corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
     bounded = settings.model_copy(update={"communities": settings.communities.model_copy(update={"sync_max_passages": 10})})
     ws = make_workspace(settings=bounded)
     ws.ingest([corpus])
     assert ws.store.count("chunks") > 10
     assert ws.store.meta(SUMMARIES_VERSION) is None  # the write step built nothing
-    reports = ws.communities()  # built when first asked for
-    assert reports and all(r.points for r in reports)
-    assert ws.store.meta(SUMMARIES_VERSION) is None  # and a reader still writes nothing
+    busy = FileLock(str(ws.path / "workspace.lock"))  # another process writing
+    busy.acquire()
+    try:
+        built = ws.summaries()  # built when first asked for
+        assert built.reports and all(r.points for r in built.reports) and built.built == len(built.reports)
+        assert not built.stored and ws.store.meta(SUMMARIES_VERSION) is None  # kept in this process only
+    finally:
+        busy.release()
+    assert ws.summaries().stored and ws.store.meta(SUMMARIES_VERSION)  # the lock is free: stored
+    fresh = type(ws)(ws.path, settings=bounded, embedder=ws.embedder)
+    try:
+        read = fresh.summaries()
+        assert read.stored and read.built == 0  # the next process reads them, nothing built
+        assert [r.to_json() for r in read.reports] == [r.to_json() for r in built.reports]
+        assert np.allclose(read.report_vectors, built.report_vectors)
+    finally:
+        fresh.close()
 
 
 def test_past_sync_max_passages_the_episodes_are_split_without_detecting_communities(make_workspace, settings,

@@ -383,10 +383,21 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
     # -- reading -------------------------------------------------------------------------
     def summaries(self):
-        """Community reports and episodes of the current version, stored or built in memory."""
-        from .corpus.summaries import current_summaries
+        """Community reports and episodes of the current version, stored or built in memory. Built
+        ones are stored when the write lock is free and the record has not moved meanwhile (past
+        ``communities.sync_max_passages`` no write step stores them), so the next process reads them."""
+        from .corpus.summaries import current_summaries, store_summaries
 
-        return current_summaries(self)
+        found = current_summaries(self)
+        if not found.stored and self._try_write_lock():
+            try:
+                if self.store.version == found.version:
+                    store_summaries(self, found)
+            except (OSError, sqlite3.Error):  # a full disk: they are kept in this process, as before
+                pass
+            finally:
+                self._lock.release()
+        return found
 
     def communities(self):
         """Community reports, largest community first."""

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .embedding import Embedder
     from .context_graph.entity_vectors import EntityVectors
     from .context_graph.graph import ContextGraph
+    from .corpus.summaries import Summaries
     from .model import Chunk, Triple
     from .settings import Settings
     from .store import DocumentRecord, Store
@@ -74,6 +75,10 @@ class WorkspaceView(Protocol):
 
     def documents(self) -> list[DocumentRecord]:
         """The documents of the record."""
+        ...
+
+    def summaries(self) -> Summaries:
+        """Community reports and episodes of the current version."""
         ...
 
     def canonicalizer(self) -> Canonicalizer:

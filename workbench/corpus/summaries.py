@@ -11,7 +11,10 @@ describes. A crash before that commit leaves the previous summaries and an older
 
 Readers call :func:`current_summaries`: the stored summaries when they describe the current
 version, else the same build done in memory (stored reports reused by signature), so a
-read-only surface never writes.
+read-only surface never writes. Past ``communities.sync_max_passages`` passages a write step
+stores none (a build takes about a minute at 61k passages); the first reader to build them
+stores them when the write lock is free (:meth:`Workspace.summaries
+<workbench.workspace.Workspace.summaries>`), so later processes read them.
 
 The vectors are the workspace embedder's: the version mark names the embedder (all but the
 bundled MiniLM on torch, whose marks stay bare version numbers), so summaries stored with
@@ -36,7 +39,7 @@ from .episodes import episodes_of
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_episodes", "current_summaries", "sync_summaries",
+__all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_episodes", "current_summaries", "store_summaries", "sync_summaries",
            "rank_by_similarity", "version_mark"]
 
 COMMUNITY = "community"
@@ -148,15 +151,21 @@ def sync_summaries(ws: WorkspaceView) -> Summaries | None:
     if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
         return current_summaries(ws)
     built = _build(ws, version, cache=True)
+    store_summaries(ws, built)
+    return built
+
+
+def store_summaries(ws: WorkspaceView, built: Summaries) -> None:
+    """Store ``built`` as the summaries of the version it describes, in one transaction (call
+    under the write lock, with the record still at that version)."""
     rv, ev = built.report_vectors, built.episode_vectors
     ws.store.replace_summaries({
         COMMUNITY: [(r.id, r.signature, r.to_json(terms=True), None if rv is None else rv[i]) for i, r in enumerate(built.reports)],
         EPISODE: [(ep.id, ep.id, ep.to_json(), None if ev is None else ev[i]) for i, ep in enumerate(built.episodes)],
-    }, SUMMARIES_VERSION, version_mark(ws, version))
+    }, SUMMARIES_VERSION, version_mark(ws, built.version))
     built.stored = True
     with _memo_lock:
         _memo[ws] = built
-    return built
 
 
 def current_summaries(ws: WorkspaceView) -> Summaries:
