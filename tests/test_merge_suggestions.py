@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from workbench.context_graph.merge_suggestions import (EVIDENCE_RANKS, MergeSuggestion, evidence_rank,
+from workbench.context_graph.merge_suggestions import (_AKA_RE, _PAREN_RE, EVIDENCE_RANKS, _declarations, MergeSuggestion, evidence_rank,
                                                        is_number_or_date, page_of, rank_suggestions)
 from workbench.cli import main
 
@@ -62,3 +64,23 @@ def test_cli_suggestions_pages_with_total(sample_workspace, capsys):
     code = main(["--workspace", str(sample_workspace.path), "suggestions", "--page", "99"])
     err = capsys.readouterr().err
     assert code == 2 and "page 99 does not exist" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# Letters, both kinds of parenthesis, spaces, line breaks, separators and the alias words: the
+# texts where reading a parenthesis's left side back from it could part from the full pattern.
+_DECLARATION_TEXT = st.lists(st.sampled_from(["a", "Bc", "认证", " ", "  ", "\n", "\t", "(", ")", "（", "）", ",", "，",
+                                              ".", ";", "。", "x" * 70, " also called ", " aka ", "又称", "Auth Service"]),
+                             max_size=40).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_DECLARATION_TEXT)
+@example(" (a)")  # spaces alone before a parenthesis: the pattern takes the first
+@example("x\n \t(a)")
+@example("a\t(b)")  # the spaces between a name and its parenthesis are not the name's
+@example("x" * 85 + "(b)")  # at most 80 characters
+@example("A (B) (C) D, also called E")
+def test_declarations_are_the_full_patterns_matches(text):
+    expected = [(m.group(1), m.group(2), m.group(0)) for m in _PAREN_RE.finditer(text)]
+    expected += [(m.group(1) or m.group(3), m.group(2) or m.group(4), m.group(0)) for m in _AKA_RE.finditer(text)]
+    assert _declarations(text) == expected

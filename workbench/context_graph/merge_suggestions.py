@@ -357,6 +357,36 @@ _PAREN_RE = re.compile(r"([^()（）\n]{1,80}?)\s*[（(]\s*([^()（）\n]{1,60}?
 
 _AKA_RE = re.compile(r"([^,;.\n]{1,80}?)[,，]?\s+(?:also (?:called|known as)|aka|a\.k\.a\.)\s+([^,;.\n)]{1,60})"
                      r"|([^，。；\n]{1,40}?)(?:又称|也叫|简称)([^，。；\n]{1,40})", re.IGNORECASE)
+#: What every match of ``_AKA_RE`` holds: texts without it are not searched.
+_AKA_MARK_RE = re.compile(r"\s(?:also (?:called|known as)|aka|a\.k\.a\.)\s|又称|也叫|简称", re.IGNORECASE)
+#: The right side of ``_PAREN_RE``: a parenthesis, found before its left side is read.
+_PAREN_TAIL_RE = re.compile(r"[（(]\s*([^()（）\n]{1,60}?)\s*[)）]")
+
+
+def _declarations(text: str) -> list[tuple[str, str, str]]:
+    """``(left, right, quote)`` of every ``A (B)`` and ``A, also called B`` in ``text``: the
+    matches of ``_PAREN_RE``, then of ``_AKA_RE``. Searched as they are, both patterns try 80
+    lengths of a left side at every character (126 s over 61k passages); here each parenthesis
+    is found first and its left side read back from it (the same matches, tested), and only a
+    text holding an alias word is searched for the other kind.
+    """
+    found = []
+    for m in _PAREN_TAIL_RE.finditer(text):
+        paren = end = m.start()
+        while end and text[end - 1].isspace():  # spaces (line breaks too) may stand before a parenthesis
+            end -= 1
+        run = max(text.rfind(stop, 0, end) for stop in "()（）\n") + 1  # the left side holds none of these
+        if end > run:
+            start = max(run, end - 80)
+        else:  # spaces alone: the pattern takes the first that is not a line break as the left side
+            start = next((i for i in range(end, paren) if text[i] != "\n"), paren)
+            if start == paren:
+                continue
+            end = start + 1
+        found.append((text[start:end], m.group(1), text[start:m.end()]))
+    if _AKA_MARK_RE.search(text):
+        found += [(m.group(1) or m.group(3), m.group(2) or m.group(4), m.group(0)) for m in _AKA_RE.finditer(text)]
+    return found
 
 
 def _known_suffix(text: str, known: Mapping[str, str], articles: tuple[str, ...]) -> str | None:
@@ -391,9 +421,7 @@ def declared_alias_suggestions(names: Sequence[str], texts: Iterable[tuple[str, 
             known.setdefault(key, name)
     found: dict[tuple[str, str], tuple[MergeSuggestion, int]] = {}
     for where, text in texts:
-        pairs = [(m.group(1), m.group(2), m.group(0)) for m in _PAREN_RE.finditer(text)]
-        pairs += [(m.group(1) or m.group(3), m.group(2) or m.group(4), m.group(0)) for m in _AKA_RE.finditer(text)]
-        for left, right, quote in pairs:
+        for left, right, quote in _declarations(text):
             b = known.get(name_key(right, articles))
             a = _known_suffix(left, known, articles)
             if not a or not b or name_key(a, articles) == name_key(b, articles):
