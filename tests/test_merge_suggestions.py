@@ -84,3 +84,18 @@ def test_declarations_are_the_full_patterns_matches(text):
     expected = [(m.group(1), m.group(2), m.group(0)) for m in _PAREN_RE.finditer(text)]
     expected += [(m.group(1) or m.group(3), m.group(2) or m.group(4), m.group(0)) for m in _AKA_RE.finditer(text)]
     assert _declarations(text) == expected
+
+
+def test_past_the_spelling_limit_only_the_most_mentioned_names_are_compared(sample_workspace, monkeypatch):
+    import workbench.workspace_merges as merges
+
+    def compared(found):  # the pairs whose only evidence is comparing the names themselves
+        return {(s.a, s.b) for s in found if set(s.reason.split(" + ")) <= {"name similarity", "embedding similarity"}}
+
+    everything = compared(sample_workspace.suggestions())
+    at = {e.name: i for i, e in enumerate(sample_workspace.entities())}  # most mentioned first
+    assert len(everything) >= 2
+    limit = max(max(at[a], at[b]) for a, b in everything)  # leaves out the pair of the least mentioned name
+    monkeypatch.setattr(merges, "SPELLING_SUGGESTION_LIMIT", limit)
+    bounded = compared(sample_workspace.suggestions())
+    assert bounded == {(a, b) for a, b in everything if at[a] < limit and at[b] < limit} != everything
