@@ -229,7 +229,7 @@ class CommunitySettings(_Section):
     max_relations: int = Field(5, ge=0, description="Strongest cited relations listed in a community report.")
     sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen greedily for the distinctive words (c-TF-IDF) they add, from other documents first; sentences of fewer than three topic words (acknowledgements) are never chosen.")
     candidate_chunks: int = Field(40, gt=0, description="Passages of a community, those linked to most of its entities first, that its key phrases are weighed from and its representative sentences chosen from.")
-    sync_max_passages: int = Field(5000, ge=0, description="Write steps (ingest, remove, repair, merges) store the community reports only while the record has at most this many passages; past it they are built when first asked for (the Communities page, `communities`, global mode) and kept in that process. Detecting communities over the whole walk graph takes tens of seconds at 20,000 notes, which every write would otherwise pay.")
+    sync_max_passages: int = Field(5000, ge=0, description="Write steps (ingest, remove, repair, merges) store the community reports only while the record has at most this many passages; past it they are built when first asked for (the Communities page, `communities`, global mode) and stored by that reader when the write lock is free, for the next process. Detecting communities and reporting on them takes about a minute and a half at 61k passages, which every write would otherwise pay.")
 
 
 class EpisodeSettings(_Section):
