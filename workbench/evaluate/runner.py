@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from ..corpus.outdated import outdated_documents
 from ..model.jsonable import to_json
 from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciprocal_rank
 from .tasks import EvalTask
@@ -273,7 +272,9 @@ def run_evaluation(
     k = k or ws.settings.retrieval.k
     order = [direct] + [s for s in dict.fromkeys(strategies) if s != direct]
     depth = scoring_depth(order, k)
-    outdated = outdated_documents(ws.store.documents())
+    from ..retrieve.cache import indexes_for
+
+    outdated = indexes_for(ws).outdated  # read once per workspace version, as every answer's context reads it
     cases: list[CaseResult] = []
     total, done = len(tasks) * len(order), 0
     run_started = time.perf_counter()
