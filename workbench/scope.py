@@ -252,6 +252,10 @@ class ScopedWorkspace(PinnedReads):
         if self._workspace.read_only:
             self._workspace.ensure_entity_vectors()
 
+    def save_derived(self, version: int, save: Callable[[], object]) -> bool:
+        """Never: a view of some documents stores nothing it derives."""
+        return False
+
     def summaries(self) -> Summaries:
         """Community reports and episodes, as :func:`~workbench.corpus.summaries.current_summaries` gives them for this view."""
         from .corpus.summaries import current_summaries

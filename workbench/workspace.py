@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
@@ -383,21 +383,11 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
     # -- reading -------------------------------------------------------------------------
     def summaries(self):
-        """Community reports and episodes of the current version, stored or built in memory. Built
-        ones are stored when the write lock is free and the record has not moved meanwhile (past
-        ``communities.sync_max_passages`` no write step stores them), so the next process reads them."""
-        from .corpus.summaries import current_summaries, store_summaries
+        """Community reports and episodes of the current version, stored or built (and then stored
+        when the write lock is free, see :mod:`workbench.corpus.summaries`)."""
+        from .corpus.summaries import current_summaries
 
-        found = current_summaries(self)
-        if not found.stored and self._try_write_lock():
-            try:
-                if self.store.version == found.version:
-                    store_summaries(self, found)
-            except (OSError, sqlite3.Error):  # a full disk: they are kept in this process, as before
-                pass
-            finally:
-                self._lock.release()
-        return found
+        return current_summaries(self)
 
     def communities(self):
         """Community reports, largest community first."""
@@ -501,6 +491,22 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             rejected=self.store.rejected_suggestions(),
             previous_scan=previous_scan,
         )
+
+    def save_derived(self, version: int, save: Callable[[], object]) -> bool:
+        """Run ``save`` under the write lock when it is free now and the record is still at
+        ``version`` (see :class:`~workbench.workspace_view.WorkspaceView`); a full disk makes it
+        False, the file is then derived again by the next process."""
+        if not (self.keeps_snapshot and self._try_write_lock()):
+            return False
+        try:
+            if self.store.version != version:
+                return False
+            save()
+            return True
+        except (OSError, sqlite3.Error):
+            return False
+        finally:
+            self._lock.release()
 
     def _try_write_lock(self) -> bool:
         """Take the write lock if it is free now, or already this thread's (never waits); never for

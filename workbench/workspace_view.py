@@ -7,7 +7,7 @@ documents that :func:`workbench.scope.scoped` makes. Functions that only read ta
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from .embedding import Embedder
     from .context_graph.entity_vectors import EntityVectors
     from .context_graph.graph import ContextGraph
-    from .corpus.summaries import Summaries
     from .model import Chunk, Triple
     from .settings import Settings
     from .store import DocumentRecord, Store
@@ -77,8 +76,10 @@ class WorkspaceView(Protocol):
         """The documents of the record."""
         ...
 
-    def summaries(self) -> Summaries:
-        """Community reports and episodes of the current version."""
+    def save_derived(self, version: int, save: Callable[[], object]) -> bool:
+        """Run ``save`` (a reader storing something it derived) under the write lock, when the lock
+        is free now and the record is still at ``version``; whether it ran. Never for a scoped view
+        or a read-only workspace, whose reads are all they do."""
         ...
 
     def canonicalizer(self) -> Canonicalizer:

@@ -13,8 +13,7 @@ Readers call :func:`current_summaries`: the stored summaries when they describe 
 version, else the same build done in memory (stored reports reused by signature), so a
 read-only surface never writes. Past ``communities.sync_max_passages`` passages a write step
 stores none (a build takes about a minute at 61k passages); the first reader to build them
-stores them when the write lock is free (:meth:`Workspace.summaries
-<workbench.workspace.Workspace.summaries>`), so later processes read them.
+stores them when the write lock is free, so later processes read them.
 
 The vectors are the workspace embedder's: the version mark names the embedder (all but the
 bundled MiniLM on torch, whose marks stay bare version numbers), so summaries stored with
@@ -174,6 +173,8 @@ def current_summaries(ws: WorkspaceView) -> Summaries:
     with _memo_lock:
         memo = _memo.get(ws)
     if memo is not None and memo.version == version and memo.space == ws.embedder.name:
+        if not memo.stored:  # built while the write lock was busy: stored once it is free
+            ws.save_derived(version, lambda: store_summaries(ws, memo))
         return memo
     if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
         rows = _stored(ws, COMMUNITY)
@@ -197,6 +198,8 @@ def current_summaries(ws: WorkspaceView) -> Summaries:
         found = Summaries(version, reports, rv, episodes, ev, 0, len(reports), True, space=ws.embedder.name)
     else:
         found = _build(ws, version, cache=False)
+        # Past sync_max_passages no write step stores them: the first reader does, for the next process.
+        ws.save_derived(version, lambda: store_summaries(ws, found))
     with _memo_lock:
         _memo[ws] = found
     return found

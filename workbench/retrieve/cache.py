@@ -72,16 +72,8 @@ class RetrievalIndexes:
                     pass
             chunks = ws.store.chunks()
             index = KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
-            from ..workspace import Workspace
-
-            if kept and isinstance(ws, Workspace) and ws._try_write_lock():
-                try:
-                    if ws.version == self.version:  # no write came between: the chunks read are this version's
-                        index.save(path, key)
-                except OSError:  # a full disk or a read-only folder: built again next time
-                    pass
-                finally:
-                    ws._lock.release()
+            if kept:  # when no write came between: the chunks read are this version's
+                ws.save_derived(self.version, lambda: index.save(path, key))
             return index
 
     @cached_property

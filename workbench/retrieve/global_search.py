@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..corpus.keyphrases import content_words, phrase_counts
-from ..corpus.summaries import rank_by_similarity
+from ..corpus.summaries import current_summaries, rank_by_similarity
 from ..embedding import EmbeddingUnavailable
 from ..ingest.sentences import split_sentences
 from ..model import CommunityReport, CommunityUse, GraphContext, Hit, RetrievalResult, RetrievalStats, Why
@@ -113,7 +113,7 @@ class GlobalRetriever:
         timer = StageTimer()
         settings = ws.settings.global_search
         with timer("reports"):
-            summaries = ws.summaries()
+            summaries = current_summaries(ws)
         reports = summaries.reports
         if not reports:
             result = empty_result(query, self.name, reason="no community reports: the graph has no community of "
