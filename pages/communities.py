@@ -17,7 +17,9 @@ st.caption("Themes and sub-themes of the corpus: groups of entities and passages
 ws = ui.workspace()
 if not ui.require_documents(ws):
     st.stop()
-reports = ws.communities()
+with st.spinner("Finding the communities and writing their reports: the first time on a large corpus takes a "
+                "minute or two (96 s at 61k passages), then they are stored for every later visit."):
+    reports = ws.communities()
 if not reports:
     st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
     st.stop()
