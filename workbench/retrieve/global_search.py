@@ -38,7 +38,7 @@ from .vector import embed_query
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["GlobalRetriever", "named_theme"]
+__all__ = ["ABOUT_THE_CORPUS", "GlobalRetriever", "named_theme"]
 
 #: Weight of a theme's size (log of its passages, the largest theme 1) added to its similarity when
 #: ordering themes: a corpus-wide question is about as unlike every theme, and its main themes are
@@ -46,6 +46,11 @@ __all__ = ["GlobalRetriever", "named_theme"]
 SIZE_WEIGHT = 0.3
 #: A theme is named when its key phrases in the question weigh this many times the next theme's.
 NAMED_MARGIN = 1.5
+#: Words a corpus-wide question uses about the corpus itself: a phrase made of them alone names no
+#: theme ("What are the main themes?" asked of a corpus with a theme about literary themes).
+ABOUT_THE_CORPUS = frozenset({"theme", "themes", "topic", "topics", "subject", "subjects", "main", "major", "key",
+                              "overall", "corpus", "document", "documents", "notes", "summary", "summarize",
+                              "summarise", "across"})
 
 
 def named_theme(query: str, themes: Sequence[CommunityReport]) -> tuple[CommunityReport, str] | None:
@@ -60,8 +65,11 @@ def named_theme(query: str, themes: Sequence[CommunityReport]) -> tuple[Communit
     'partner export'
     >>> named_theme("What are the main themes across all documents?", [a, b]) is None
     True
+    >>> c = CommunityReport("c-c", "themes, novel", 3, ("z",), [], [], [], key_phrases=(("themes", 0.3),))
+    >>> named_theme("What are the main themes?", [a, b, c]) is None
+    True
     """
-    asked = set(phrase_counts(query))
+    asked = {p for p in phrase_counts(query) if not set(p.split(" ")) <= ABOUT_THE_CORPUS}
     scored = []
     for theme in themes:
         found = [(w, p) for p, w in theme.key_phrases if p in asked]
