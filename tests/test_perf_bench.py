@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import networkx as nx
 import numpy as np
@@ -12,7 +13,7 @@ from workbench.bench.perf import PerfError, bench_ppr, parse_sizes, percentile, 
 from workbench.cli import main
 from workbench.context_graph.ppr import PageRankIndex
 
-from tests.conftest import BENCH, run_cli
+from tests.conftest import BENCH, SAMPLE, run_cli
 
 def test_random_digraph_has_exactly_the_requested_simple_edges():
     graph = random_digraph(300, 1200, seed=3)
@@ -275,3 +276,21 @@ def test_the_walk_bench_compares_both_iterations_on_the_sample_graph(sample_work
     assert "float64 / float32" in line
     directed = type("Graph", (), {"pagerank_index": lambda self: PageRankIndex(nx.path_graph(3, nx.DiGraph))})()
     assert bench_walks(directed, questions, 0.85) == {"not measured": "the walk's graph is not reversible"}
+
+
+def test_the_scale_run_times_the_first_build_of_the_communities_and_their_reading(make_workspace, tmp_path):
+    from workbench.bench.app_perf import bench_stored_communities
+    from workbench.cli.benchmarks import _render_scale
+    from workbench.corpus.summaries import SUMMARIES_VERSION
+
+    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    assert ws.store.meta(SUMMARIES_VERSION)  # stored by the write step: the bench drops them first
+    ws.close()
+    found = bench_stored_communities(ws.path)
+    assert found["built"] > 0 and found["stored"] and found["themes"] >= 2  # built, then stored by that process
+    assert found["next_process_built"] == 0 and found["next_process_stored"]  # read by the next one
+    line = _render_scale({"passages": 1, "copies": 0, "embedder": "x", "communities": found,
+                          "app": {"communities": {"first_render_s": 1.5, "rerender_s": 0.2}}})
+    assert f"first build {found['first_build_s']} s" in line and "Communities page 1.5 s" in line

@@ -23,7 +23,7 @@ import numpy as np
 
 from .common import ROOT, PerfError, graph_seconds
 
-__all__ = ["bench_fresh_process", "bench_app", "bench_app_sample"]
+__all__ = ["bench_fresh_process", "bench_stored_communities", "bench_app", "bench_app_sample", "timed"]
 
 
 _APP_SCRIPT = r"""
@@ -74,6 +74,41 @@ print(json.dumps({"in_process_s": seconds, "mode_used": result.mode_used, "hits"
 """
 
 
+def timed(argv: list[str]) -> tuple[float, str]:
+    """Run ``argv`` in a child process from the project folder: its wall time and its output."""
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if done.returncode:
+        raise PerfError(f"{' '.join(argv[:4])}... failed: {done.stderr.strip()[-400:]}")
+    return time.perf_counter() - started, done.stdout
+
+
+def bench_stored_communities(workspace_path: Path) -> dict:
+    """The community reports as a user past ``communities.sync_max_passages`` meets them, where no
+    write step stores them: the stored ones dropped, ``communities --json`` in a fresh process
+    (it detects the communities, reports on them, embeds the reports and stores them), then in
+    another (it reads them)."""
+    from ..corpus.summaries import COMMUNITY, EPISODE, SUMMARIES_VERSION
+    from ..settings import load_settings
+    from ..workspace import Workspace
+
+    ws = Workspace(workspace_path, settings=load_settings(), create=False)
+    try:
+        with ws._write_lock():
+            ws.store.replace_summaries({COMMUNITY: [], EPISODE: []}, SUMMARIES_VERSION, "")
+    finally:
+        ws.close()
+    argv = [sys.executable, "-m", "workbench", "--workspace", str(workspace_path), "communities", "--json"]
+    first_s, first = timed(argv)
+    again_s, again = timed(argv)
+    built, read = json.loads(first), json.loads(again)
+    return {"first_build_s": round(first_s, 2), "built": built["built"], "stored": built["stored"],
+            "themes": sum(1 for c in built["communities"] if c["level"] == 0),
+            "sub_themes": sum(1 for c in built["communities"] if c["level"] > 0),
+            "next_process_s": round(again_s, 2), "next_process_built": read["built"], "next_process_stored": read["stored"]}
+
+
 def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "model", runs: int = 3) -> dict:
     """What a fresh process pays before its first answer, as a user meets it: ``stats`` on the
     command line, and a first graphrag query (interpreter start, imports, the model, the graph
@@ -83,14 +118,6 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
     from ..context_graph.graph_snapshot import load_snapshot
     from ..settings import load_settings
     from ..workspace import Workspace
-
-    def timed(argv: list[str]) -> tuple[float, str]:
-        started = time.perf_counter()
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)})
-        if done.returncode:
-            raise PerfError(f"{' '.join(argv[:4])}... failed: {done.stderr.strip()[-400:]}")
-        return time.perf_counter() - started, done.stdout
 
     stats = [timed([sys.executable, "-m", "workbench", "--workspace", str(workspace_path), "stats", "--json"])[0]
              for _ in range(runs)]

@@ -8,7 +8,8 @@ chunk deduplicates and every copy brings names of its own, as a corpus ten times
 The first run ingests that corpus with the configured embedder into a cached workspace (timed:
 the first ingest, embedding included). Every run then measures, each in a fresh child process:
 a fresh ingest whose chunk vectors are served from that cache (graph build and peak RSS without
-the model's cost), graphrag and hybrid latency, the Graph page render, and, with ``--server``,
+the model's cost), graphrag and hybrid latency, the community reports' first build and their
+reading by the next process, the Graph and Communities pages' renders, and, with ``--server``,
 the same ingest and queries against a real ``chroma run`` server.
 
 >>> perturb("Teutberga married Lothair II in Lotharingia.", 1)
@@ -34,7 +35,7 @@ import regex
 from ..embedding.static import StaticEmbedder
 from ..workspace import Workspace
 from .common import PerfError, fresh_ingest, passages_file
-from .app_perf import bench_app, bench_fresh_process
+from .app_perf import bench_app, bench_fresh_process, bench_stored_communities
 from .perf import bench_queries, title_questions
 from .walks import bench_walks
 
@@ -158,7 +159,9 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
     finally:
         ws.close()
     out["fresh"] = bench_fresh_process(ws_folder, title_questions(passages, 1)[0], embedder)
-    out["app"] = bench_app(ws_folder, pages=("pages/graph.py",))  # the Graph page embeds nothing
+    out["communities"] = bench_stored_communities(ws_folder)
+    # the Graph page embeds nothing; the Communities page reads the reports stored just now
+    out["app"] = bench_app(ws_folder, pages=("pages/graph.py", "pages/communities.py"))
     if server:
         out["server"] = _bench_server(records, root, ws_folder, settings, passages, queries, embedder)
     return out

@@ -314,6 +314,14 @@ def _render_scale(payload: dict) -> str:
     graph = app.get("graph") if isinstance(app, dict) else None
     lines.append(f"Graph page: first render {graph['first_render_s']} s, again {graph['rerender_s']} s"
                  if graph else f"Graph page: {app}")
+    communities = payload.get("communities")
+    if communities:
+        page = app.get("communities") if isinstance(app, dict) else None
+        lines.append(f"communities: first build {communities['first_build_s']} s in a fresh process "
+                     f"({communities['themes']} themes, {communities['sub_themes']} sub-themes; stored: "
+                     f"{communities['stored']}), the next process {communities['next_process_s']} s (built "
+                     f"{communities['next_process_built']}); Communities page "
+                     + (f"{page['first_render_s']} s, again {page['rerender_s']} s" if page else "not measured"))
     fresh = payload.get("fresh")
     if fresh:
         lines.append("a fresh process: " + _fresh_line(fresh))
