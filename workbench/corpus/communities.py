@@ -254,9 +254,18 @@ def louvain(adjacency: sparse.csr_matrix, nodes: Iterable[int], resolution: floa
 
     labels = Louvain(resolution=resolution, modularity="newman", shuffle_nodes=True, random_state=seed,
                      return_probs=False, return_aggregate=False).fit_predict(sub)
-    order = np.lexsort((inside, labels))
+    return _groups(labels, inside)
+
+
+def _groups(labels: np.ndarray, nodes: np.ndarray) -> list[list[int]]:
+    """``nodes`` grouped by their ``labels``: each group in node order, the groups sorted.
+
+    >>> _groups(np.array([1, 0, 1, 2]), np.array([10, 11, 12, 13]))
+    [[10, 12], [11], [13]]
+    """
+    order = np.lexsort((nodes, labels))
     bounds = np.flatnonzero(np.r_[True, np.diff(labels[order]) != 0, True])
-    return sorted(inside[order[a:b]].tolist() for a, b in zip(bounds[:-1], bounds[1:]))
+    return sorted(nodes[order[a:b]].tolist() for a, b in zip(bounds[:-1], bounds[1:]))
 
 
 def detect_communities(graph: ContextGraph, *, resolution: float = setting_default("communities.resolution"),
@@ -305,9 +314,7 @@ def detect_communities(graph: ContextGraph, *, resolution: float = setting_defau
     from scipy.sparse.csgraph import connected_components
 
     _, component_of = connected_components(adjacency, directed=False)
-    by_component = np.argsort(component_of, kind="stable")
-    bounds = np.flatnonzero(np.r_[True, np.diff(component_of[by_component]) != 0, True])
-    components = sorted(by_component[a:b].tolist() for a, b in zip(bounds[:-1], bounds[1:]))
+    components = _groups(component_of, np.arange(len(component_of)))
     found: list[Community] = []
     current: list[list[int]] = []
     for component in components:
