@@ -210,8 +210,30 @@ def test_past_sync_max_passages_a_write_stores_no_reports_and_the_first_reader_s
         assert read.stored and read.built == 0  # the next process reads them, nothing built
         assert [r.to_json() for r in read.reports] == [r.to_json() for r in built.reports]
         assert np.allclose(read.report_vectors, built.report_vectors)
+        fresh.drop_summaries()  # what `bench scale` does before it times the first build
     finally:
         fresh.close()
+    another = type(ws)(ws.path, settings=bounded, embedder=ws.embedder)
+    try:
+        again = another.summaries()
+        assert again.built == len(built.reports) and [r.to_json() for r in again.reports] == \
+            [r.to_json() for r in built.reports]
+    finally:
+        another.close()
+
+
+def test_stored_summary_bodies_read_back_equal_even_where_orjson_refuses_them(tmp_path):
+    import math
+
+    from workbench.store import Store
+
+    store = Store(tmp_path / "workspace.sqlite")
+    plain = {"title": "Zürich and the token cache", "points": [{"chunk": "c1", "score": 0.25}], "size": 7}
+    odd = {"score": float("nan"), "count": 2**70}  # the standard library writes both; orjson reads neither
+    store.replace_summaries({"community": [("c-1", "s1", plain, None), ("c-2", "s2", odd, np.ones(3))]}, "mark", 1)
+    (_, sig, body, vector), (_, _, odd_body, odd_vector) = store.summaries("community")
+    assert (sig, body, vector) == ("s1", plain, None)
+    assert math.isnan(odd_body["score"]) and odd_body["count"] == 2**70 and odd_vector.tolist() == [1.0] * 3
 
 
 def test_past_sync_max_passages_the_episodes_are_split_without_detecting_communities(make_workspace, settings,

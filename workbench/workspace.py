@@ -381,6 +381,14 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
         return sync_summaries(self)
 
+    def drop_summaries(self) -> None:
+        """Forget the stored community reports and episodes; the next reader builds them again
+        (what a workspace past ``communities.sync_max_passages`` meets after a write)."""
+        from .corpus.summaries import COMMUNITY, EPISODE, SUMMARIES_VERSION
+
+        with self._write_lock():
+            self.store.replace_summaries({COMMUNITY: [], EPISODE: []}, SUMMARIES_VERSION, "")
+
     # -- reading -------------------------------------------------------------------------
     def summaries(self):
         """Community reports and episodes of the current version, stored or built (and then stored
