@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -245,3 +247,150 @@ def test_text_columns_that_do_not_divide_their_buffer_make_the_index_damaged(ind
     assert "is damaged" in fresh.damage()
     with pytest.raises(EntityVectorsDamaged, match="repair"):
         fresh.query(unit(1, 0, 0), 1)
+
+
+# -- the delta over a large base ------------------------------------------------------------
+
+def random_names(rng: np.random.Generator, count: int, start: int = 0) -> dict[str, str]:
+    return {f"e{i}": f"Name {int(rng.integers(0, 10 * count))}" for i in range(start, start + count)}
+
+
+class Hashing:
+    """Embeds any name deterministically (a unit vector seeded by the name), counting names asked."""
+
+    def __init__(self, width: int = 8):
+        self.width, self.asked = width, 0
+
+    def __call__(self, names: list[str]) -> np.ndarray:
+        self.asked += len(names)
+        rows = [np.random.default_rng(zlib.crc32(n.encode())).standard_normal(self.width) for n in names]
+        rows = np.asarray(rows, dtype=np.float32).reshape(len(names), self.width)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_small_change_to_a_large_index_writes_a_delta_and_leaves_the_base_as_it_was(tmp_path):
+    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+
+    index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
+    names = {f"e{i}": f"Name {i}" for i in range(200)}
+    index.sync(names, "1", "m", embed)
+    base_bytes = index.path.read_bytes()
+    names.pop("e3")
+    names["e5"] = "Name 5 renamed"
+    names["new"] = "Newcomer"
+    asked = embed.asked
+    assert index.sync(names, "2", "m", embed) == 4  # one gone, one renamed (a row in, a row out), one added
+    assert embed.asked - asked == 2  # only the renamed and the new name
+    assert index.path.read_bytes() == base_bytes and (tmp_path / DELTA_FILE_NAME).exists()
+    reader = EntityVectors(tmp_path)
+    assert reader.version() == "2" and reader.ids() == set(names) and reader.count() == len(names)
+    assert sorted(reader.names()) == sorted(names.values())
+    (best,) = reader.query(embed(["Newcomer"])[0], 1)
+    assert (best.id, best.metadata) == ("new", {"name": "Newcomer"})
+    assert [m.id for m in reader.query(embed(["Name 5"])[0], len(names) + 5) if m.id in ("e3", "e5")] == ["e5"]
+
+
+def test_a_delta_past_a_tenth_of_the_base_is_folded_into_a_base_written_whole(tmp_path):
+    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+
+    index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
+    names = {f"e{i}": f"Name {i}" for i in range(200)}
+    index.sync(names, "1", "m", embed)
+    names.update({f"n{i}": f"New {i}" for i in range(15)})
+    index.sync(names, "2", "m", embed)
+    assert (tmp_path / DELTA_FILE_NAME).exists()
+    names.update({f"n{i}": f"New {i}" for i in range(15, 25)})  # 25 rows: past 20, a tenth of 200
+    index.sync(names, "3", "m", embed)
+    assert not (tmp_path / DELTA_FILE_NAME).exists()
+    assert read_manifest(index.path, KIND, FORMAT)["key"] == "3" and EntityVectors(tmp_path).ids() == set(names)
+
+
+def test_after_random_syncs_the_index_with_its_delta_answers_as_one_written_whole(tmp_path):
+    """Every query, count and version equal to those of an index of the same names written whole."""
+    rng = np.random.default_rng(11)
+    embed = Hashing()
+    for folder in ["delta", *(f"whole{step}" for step in range(1, 25))]:
+        (tmp_path / folder).mkdir()
+    index = EntityVectors(tmp_path / "delta", delta_from_rows=50)
+    names = random_names(rng, 300)
+    index.sync(names, "0", "m", embed)
+    for step in range(1, 25):
+        for key in rng.choice(sorted(names), size=int(rng.integers(0, 6)), replace=False):
+            if rng.random() < 0.5:
+                del names[key]
+            else:
+                names[key] = f"Name {int(rng.integers(0, 3000))}"  # renamed, often to a name held
+        names.update(random_names(rng, int(rng.integers(0, 5)), start=1000 + 10 * step))
+        index.sync(names, str(step), "m", embed)
+        whole = EntityVectors(tmp_path / f"whole{step}")
+        whole.sync(names, str(step), "m", embed)
+        reader = EntityVectors(tmp_path / "delta")
+        assert reader.ids() == whole.ids() and reader.count() == whole.count() == len(names)
+        assert reader.version() == str(step) and sorted(reader.names()) == sorted(whole.names())
+        for probe in rng.choice(sorted(set(names.values())), size=3):
+            query = embed([str(probe)])[0]
+            assert reader.query(query, 7) == whole.query(query, 7)
+            assert reader.query(query, 4, keep=lambda key: key.endswith("3")) == \
+                whole.query(query, 4, keep=lambda key: key.endswith("3"))
+        assert reader.vectors_of(names.values()).keys() == whole.vectors_of(names.values()).keys()
+
+
+def test_a_delta_written_over_another_base_is_never_applied(tmp_path):
+    """A sync that wrote the base whole and died before removing the delta left a stale one."""
+    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+
+    index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
+    names = {f"e{i}": f"Name {i}" for i in range(200)}
+    index.sync(names, "1", "m", embed)
+    index.sync({**names, "new": "Newcomer"}, "2", "m", embed)
+    stale = (tmp_path / DELTA_FILE_NAME).read_bytes()
+    index.sync(names, "3", "m", embed, whole=True)
+    (tmp_path / DELTA_FILE_NAME).write_bytes(stale)
+    reader = EntityVectors(tmp_path)
+    assert reader.version() == "3" and "new" not in reader.ids() and reader.damage() is None
+
+
+def test_a_damaged_delta_makes_the_index_damaged_and_a_whole_sync_replaces_both(tmp_path):
+    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+
+    index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
+    names = {f"e{i}": f"Name {i}" for i in range(200)}
+    index.sync(names, "1", "m", embed)
+    index.sync({**names, "new": "Newcomer"}, "2", "m", embed)
+    delta = tmp_path / DELTA_FILE_NAME
+    data = bytearray(delta.read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    delta.write_bytes(bytes(data))
+    reader = EntityVectors(tmp_path)
+    assert DELTA_FILE_NAME in (reader.damage() or "") and reader.version() is None
+    with pytest.raises(EntityVectorsDamaged, match="repair"):
+        reader.query(unit(*([1.0] * 8)), 3)
+    reader.sync(names, "3", "m", embed)  # damaged: every name embedded again, written whole
+    assert not delta.exists() and reader.damage() is None and reader.ids() == set(names)
+
+
+def test_a_delta_that_supersedes_rows_the_base_does_not_have_is_damage(tmp_path):
+    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME, DELTA_FORMAT, DELTA_KIND
+
+    index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
+    index.sync({f"e{i}": f"Name {i}" for i in range(200)}, "1", "m", embed)
+    index.sync({f"e{i}": f"Name {i}" for i in range(1, 200)}, "2", "m", embed)
+    delta = tmp_path / DELTA_FILE_NAME
+    manifest = read_manifest(delta, DELTA_KIND, DELTA_FORMAT)
+    with np.load(delta, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files if name != "manifest"}
+    arrays["superseded"] = np.array([0, 500], dtype=np.int64)
+    write_array_file(delta, DELTA_KIND, DELTA_FORMAT, "2", arrays,
+                     extra={"embedder": "m", "base": manifest["base"]})  # a valid checksum
+    assert "are not distinct rows of the base" in EntityVectors(tmp_path).damage()
+
+
+def test_a_reader_keeps_the_base_it_mapped_when_only_the_delta_changes(tmp_path):
+    index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
+    names = {f"e{i}": f"Name {i}" for i in range(200)}
+    index.sync(names, "1", "m", embed)
+    reader = EntityVectors(tmp_path)
+    base = reader._current().vectors
+    index.sync({**names, "new": "Newcomer"}, "2", "m", embed)
+    assert reader.version() == "2" and "new" in reader.ids()
+    assert reader._current().vectors is base  # the base was not read (nor checked) again

@@ -292,7 +292,8 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     def sync_entity_vectors(self, force: bool = False) -> int:
         """Keep the entity-name index equal to the graph's entities. Returns the entries changed.
 
-        Skipped when nothing changed since the last complete sync (unless ``force``).
+        Skipped when nothing changed since the last complete sync (unless ``force``, which also
+        writes the index whole, folding in its delta: ``repair``).
         """
         version = str(self.store.version)
         mark = entity_vectors_key(self.embedder.name)  # each vector space is synced on its own
@@ -306,7 +307,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         try:
             changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
                                                self.embedder.embed,
-                                               dimension=getattr(self.embedder, "dimension", None))
+                                               dimension=getattr(self.embedder, "dimension", None), whole=force)
         except OSError as exc:  # a full disk, an I/O error: the record is complete, this file is not
             raise StepFailed(
                 f"writing {self.entity_vectors.path} failed ({describe_os_error(exc)}); every change is kept in "

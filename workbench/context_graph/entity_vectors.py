@@ -9,9 +9,14 @@ them takes about 2 ms, and nothing is approximate.
 The index is one file, ``entity_vectors.npz`` in the workspace folder: the entity keys and
 names (each column one UTF-8 buffer with offsets, a string decoded when read: fixed-width string
 arrays would take the longest name's width for every row, and the JSON text of format 1, still
-read, took 0.3 s of a fresh process's first query at 412k names to parse), their unit vectors, the record version and the embedder they were computed with. It is
-replaced whole by an atomic rename, so a reader (the app, the MCP server) sees the old index or
-the new one, never half of one. A name is embedded once per embedder: a sync copies the vector
+read, took 0.3 s of a fresh process's first query at 412k names to parse), their unit vectors, the
+record version and the embedder they were computed with. A write that changes few rows of a large
+index writes only those, to ``entity_vectors.delta.npz``: the rows added or renamed and the
+positions of the base rows they supersede, tied to the base by its checksum and version (one note
+added to 61k passages rewrote 630 MB of vectors for a few dozen new names). Past a tenth of the
+base, the base is written whole and the delta removed. Each file is replaced by an atomic rename,
+so a reader (the app, the MCP server) sees an old index or the new one, never half of one: a
+delta left beside a base it was not written over is never applied. A name is embedded once per embedder: a sync copies the vector
 of every name the index holds already (under any key) and embeds only the others. The index is
 the only copy of the name vectors (the record's embedding cache keeps chunk texts: names there
 were 630 MB of a 61k-passage workspace), so a damaged file, or a change of embedder, embeds
@@ -28,7 +33,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -38,7 +43,7 @@ from ..array_file import ArrayFileUnusable, TextColumn, from_text, read_array_fi
 from ..cores import thread_map, usable_cores
 from ..vectors import NeedsRepair, VectorMatch
 
-__all__ = ["EntityVectors", "EntityVectorsDamaged", "FILE_NAME", "remove_stale_temporaries", "similarities"]
+__all__ = ["DELTA_FILE_NAME", "EntityVectors", "EntityVectorsDamaged", "FILE_NAME", "remove_stale_temporaries", "similarities"]
 
 #: Fewest rows a block of :func:`similarities` takes to a thread of its own.
 _BLOCK_ROWS = 50_000
@@ -123,11 +128,35 @@ def _validated(keys: Sequence[str], names: Sequence[str], vectors: np.ndarray) -
     return None
 #: Names embedded per call of a sync's ``vectors_for``, so a large graph is embedded in slices.
 SYNC_BATCH = 16384
+#: The file a sync writes when few rows changed: the rows added or renamed and the positions of the
+#: base file's rows they supersede, tied to that base by its checksum (see :meth:`EntityVectors.sync`).
+DELTA_FILE_NAME = "entity_vectors.delta.npz"
+DELTA_KIND, DELTA_FORMAT = "entity_vectors_delta", 1
+#: A base of fewer rows is written whole at every sync (a few MB: cheaper than keeping two files).
+DELTA_FROM_ROWS = 20_000
+#: The delta's rows (added plus superseded) may reach this share of the base's before a sync
+#: writes the base whole again and drops the delta: a write rewrites at most a tenth of the
+#: index, and a search reads at most a tenth more rows.
+DELTA_SHARE = 0.1
+
+
+@dataclass(eq=False)
+class _Delta:
+    """The delta file's rows: ``keys``, ``names`` and ``vectors`` added, ``superseded`` base rows."""
+
+    stamp: tuple[int, int]
+    version: str
+    keys: Sequence[str]
+    names: Sequence[str]
+    vectors: np.ndarray
+    superseded: np.ndarray
 
 
 @dataclass(eq=False)
 class _Loaded:
-    """What the file held when it was last read (``stamp``: its mtime and size)."""
+    """What the files held when last read: the base's rows (``keys``, ``names``, ``vectors``;
+    ``stamp``: its mtime and size), its ``checksum``, and the delta over it, if any. Positions past
+    the base's last row are the delta's rows."""
 
     stamp: tuple[int, int]
     version: str
@@ -135,47 +164,133 @@ class _Loaded:
     keys: Sequence[str]
     names: Sequence[str]
     vectors: np.ndarray
+    checksum: str = ""
+    delta: _Delta | None = None
     _row_of_name: dict[str, int] | None = None
+    _live: np.ndarray | None = None
+
+    @property
+    def current_version(self) -> str:
+        """The record version the rows are for: the delta's when there is one."""
+        return self.delta.version if self.delta is not None else self.version
+
+    @property
+    def width(self) -> int:
+        return self.vectors.shape[1] if len(self.keys) or self.delta is None else self.delta.vectors.shape[1]
+
+    def live(self) -> np.ndarray:
+        """Whether each base row is still in the index (the delta supersedes the others)."""
+        if self._live is None:
+            live = np.ones(len(self.keys), dtype=bool)
+            if self.delta is not None:
+                live[self.delta.superseded] = False
+            self._live = live
+        return self._live
+
+    def rows(self) -> Iterator[tuple[str, str]]:
+        """``(key, name)`` of every row in the index: the base's not superseded, then the delta's."""
+        if self.delta is None:
+            yield from zip(self.keys, self.names)
+            return
+        live = self.live()
+        yield from ((key, name) for key, name, kept in zip(self.keys, self.names, live.tolist()) if kept)
+        yield from zip(self.delta.keys, self.delta.names)
+
+    def count(self) -> int:
+        return int(self.live().sum()) + len(self.delta.keys) if self.delta is not None else len(self.keys)
+
+    def key_at(self, position: int) -> str:
+        base = len(self.keys)
+        return self.keys[position] if position < base else self.delta.keys[position - base]  # type: ignore[union-attr]
+
+    def name_at(self, position: int) -> str:
+        base = len(self.keys)
+        return self.names[position] if position < base else self.delta.names[position - base]  # type: ignore[union-attr]
+
+    def vectors_at(self, positions: Sequence[int]) -> np.ndarray:
+        """The vectors at ``positions`` (of the base or of the delta), as one matrix."""
+        positions = np.asarray(positions, dtype=np.int64)
+        if self.delta is None:
+            return np.asarray(self.vectors[positions])
+        base = len(self.keys)
+        out = np.empty((len(positions), self.width), dtype=np.float32)
+        in_base = positions < base
+        out[in_base] = self.vectors[positions[in_base]]
+        out[~in_base] = self.delta.vectors[positions[~in_base] - base]
+        return out
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of every position with the unit ``query``; -inf where a base row is superseded."""
+        scores = similarities(self.vectors, query) if len(self.keys) else np.zeros(0, dtype=np.float32)
+        if self.delta is None:
+            return scores
+        scores[~self.live()] = -np.inf
+        if not len(self.delta.keys):
+            return scores
+        return np.concatenate([scores, similarities(self.delta.vectors, query)])
 
     def row_of_name(self) -> dict[str, int]:
-        """Name -> the first row holding it, made on first use."""
+        """Name -> the first position holding it (superseded rows too: a name's vector is the
+        name's, whichever key held it), made on first use."""
         if self._row_of_name is None:
             row_of: dict[str, int] = {}
             for row, name in enumerate(self.names):
                 row_of.setdefault(name, row)
+            if self.delta is not None:
+                for row, name in enumerate(self.delta.names, start=len(self.keys)):
+                    row_of.setdefault(name, row)
             self._row_of_name = row_of
         return self._row_of_name
 
 
-class EntityVectors:
-    """The entity-name index of one workspace folder; safe to share between threads."""
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """A file's mtime and size (None: no file), to tell when another writer replaced it."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
-    def __init__(self, folder: Path):
+
+class EntityVectors:
+    """The entity-name index of one workspace folder; safe to share between threads.
+
+    Two files: the base, :data:`FILE_NAME`, and the delta over it, :data:`DELTA_FILE_NAME`, which a
+    sync writes instead of the whole base when few rows changed (see :meth:`sync`);
+    ``delta_from_rows`` is the fewest base rows a delta is written over.
+    """
+
+    def __init__(self, folder: Path, delta_from_rows: int = DELTA_FROM_ROWS):
         self.path = Path(folder) / FILE_NAME
+        self.delta_path = Path(folder) / DELTA_FILE_NAME
+        self.delta_from_rows = delta_from_rows
         self._loaded: _Loaded | None = None
-        self._damage: tuple[tuple[int, int], str] | None = None
+        self._loaded_for: tuple | None = None  # the two files' stamps when _loaded was read
+        self._damage: tuple[tuple, str] | None = None
         self._lock = threading.Lock()
 
     # -- reading -----------------------------------------------------------------------
     def _current(self) -> _Loaded | None:
-        """The file's contents, reloaded and validated when another writer replaced it; None when
-        there is no file or it is damaged (:meth:`damage` says why)."""
-        try:
-            stat = self.path.stat()
-        except FileNotFoundError:
+        """The files' contents, read again when another writer replaced either (the base only
+        when it was the base); None when there is no base or a file is damaged (:meth:`damage`)."""
+        stamp = _stamp(self.path)
+        if stamp is None:
             return None
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        stamps = (stamp, _stamp(self.delta_path))
         with self._lock:
-            if self._damage is not None and self._damage[0] == stamp:
+            if self._damage is not None and self._damage[0] == stamps:
                 return None
-            if self._loaded is None or self._loaded.stamp != stamp:
-                self._loaded, self._damage = None, None
+            if self._loaded_for != stamps:
+                base = self._loaded if self._loaded is not None and self._loaded.stamp == stamp else None
+                self._loaded, self._loaded_for, self._damage = None, None, None
                 try:
-                    loaded = self._load(stamp)
+                    base = base if base is not None else self._load(stamp)
+                    delta = self._load_delta(base) if stamps[1] is not None else None
                 except ArrayFileUnusable as exc:
-                    self._damage = (stamp, str(exc))
+                    self._damage = (stamps, str(exc))
                     return None
-                self._loaded = loaded
+                self._loaded = replace(base, delta=delta, _row_of_name=None, _live=None)
+                self._loaded_for = stamps
             return self._loaded
 
     def _load(self, stamp: tuple[int, int]) -> _Loaded:
@@ -198,26 +313,60 @@ class EntityVectors:
         if problem:
             raise ArrayFileUnusable(f"{self.path} is damaged: {problem}")
         return _Loaded(stamp, str(manifest.get("key")), str(manifest.get("embedder")), keys, names,
-                       np.ascontiguousarray(vectors, dtype=np.float32))
+                       np.ascontiguousarray(vectors, dtype=np.float32), checksum=_base_identity(manifest))
+
+    def _load_delta(self, base: _Loaded) -> _Delta | None:
+        """The delta over ``base``; None when there is none, or it was written over another base
+        (a sync that wrote the base whole died before removing it): such a delta is never applied."""
+        stamp = _stamp(self.delta_path)
+        if stamp is None:
+            return None
+        try:
+            manifest = read_manifest(self.delta_path, DELTA_KIND, DELTA_FORMAT)
+            if manifest.get("base") != base.checksum or manifest.get("embedder") != base.embedder:
+                return None
+            _, arrays = read_array_file(self.delta_path, DELTA_KIND, DELTA_FORMAT, str(manifest.get("key")))
+            keys = TextColumn(arrays["keys"], arrays["key_offsets"])
+            names = TextColumn(arrays["names"], arrays["name_offsets"])
+            vectors, superseded = arrays["vectors"], arrays["superseded"]
+        except ArrayFileUnusable as exc:
+            if _stamp(self.delta_path) is None:  # removed by a writer since: there is no delta
+                return None
+            raise ArrayFileUnusable(f"{self.delta_path} is damaged ({exc})") from None
+        except (KeyError, ValueError, UnicodeDecodeError) as exc:
+            raise ArrayFileUnusable(f"{self.delta_path} is damaged ({exc})") from None
+        problem = _validated(keys, names, vectors)
+        if not problem and len(keys) and len(base.keys) and vectors.shape[1] != base.vectors.shape[1]:
+            problem = f"its vectors have {vectors.shape[1]} dimensions, the base's {base.vectors.shape[1]}"
+        if not problem and (superseded.ndim != 1 or not np.issubdtype(superseded.dtype, np.integer)
+                            or (len(superseded) and (superseded.min() < 0 or superseded.max() >= len(base.keys)))
+                            or len(np.unique(superseded)) != len(superseded)):
+            problem = "the base rows it supersedes are not distinct rows of the base"
+        if problem:
+            raise ArrayFileUnusable(f"{self.delta_path} is damaged: {problem}")
+        if not len(keys):  # written with no rows: of no width
+            vectors = np.zeros((0, base.vectors.shape[1]), dtype=np.float32)
+        return _Delta(stamp, str(manifest.get("key")), keys, names, np.asarray(vectors, dtype=np.float32),
+                      np.asarray(superseded, dtype=np.int64))
 
     def damage(self, space: str | None = None, dimension: int | None = None) -> str | None:
-        """Why the file cannot be used (None: it can, or there is none); with the embedder's
+        """Why the files cannot be used (None: they can, or there is none); with the embedder's
         name and width (``space``, ``dimension``), also an index of that embedder whose vectors
         have another width."""
         loaded = self._current()
         with self._lock:
             if self._damage is not None:
                 return self._damage[1]
-        if loaded is not None and loaded.keys and space == loaded.embedder and dimension is not None \
-                and loaded.vectors.shape[1] != dimension:
-            return (f"{self.path} is damaged: its vectors have {loaded.vectors.shape[1]} dimensions, the embedder "
+        if loaded is not None and loaded.count() and space == loaded.embedder and dimension is not None \
+                and loaded.width != dimension:
+            return (f"{self.path} is damaged: its vectors have {loaded.width} dimensions, the embedder "
                     f"{space} gives {dimension}")
         return None
 
     def version(self) -> str | None:
         """The record version the index was built for (None before the first build)."""
         loaded = self._current()
-        return loaded.version if loaded else None
+        return loaded.current_version if loaded else None
 
     def space(self) -> str | None:
         """The name of the embedder the vectors were computed with (None before the first build)."""
@@ -226,11 +375,11 @@ class EntityVectors:
 
     def ids(self) -> set[str]:
         loaded = self._current()
-        return set(loaded.keys) if loaded else set()
+        return {key for key, _ in loaded.rows()} if loaded else set()
 
     def count(self) -> int:
         loaded = self._current()
-        return len(loaded.keys) if loaded else 0
+        return loaded.count() if loaded else 0
 
     def query(self, vector: np.ndarray, k: int, keep: Callable[[str], bool] | None = None,
               space: str | None = None) -> list[VectorMatch]:
@@ -243,93 +392,141 @@ class EntityVectors:
                 raise EntityVectorsDamaged(f"{damage}: run `python -m workbench --workspace {self.path.parent} "
                                            "repair` to build it again from the record")
             return []
-        if k <= 0 or not loaded.keys or (space is not None and space != loaded.embedder):
+        if k <= 0 or not loaded.count() or (space is not None and space != loaded.embedder):
             return []
         query = np.asarray(vector, dtype=np.float32).ravel()
-        if query.shape[0] != loaded.vectors.shape[1]:
+        if query.shape[0] != loaded.width:
             raise EntityVectorsDamaged(
-                f"{self.path} is damaged: its vectors have {loaded.vectors.shape[1]} dimensions, the embedder "
+                f"{self.path} is damaged: its vectors have {loaded.width} dimensions, the embedder "
                 f"{loaded.embedder} gives {query.shape[0]}: run `python -m workbench --workspace {self.path.parent} "
                 "repair` to build it again from the record")
         norm = float(np.linalg.norm(query))
-        scores = similarities(loaded.vectors, query / norm if norm else query)
-        keys = loaded.keys
+        scores = loaded.scores(query / norm if norm else query)
+        key_at, total = loaded.key_at, len(scores)
         wanted = k
         while True:  # the best few first; more only when ``keep`` turned too many away
-            rows = np.argpartition(-scores, wanted)[:wanted] if wanted < len(keys) else range(len(keys))
-            order = sorted(rows, key=lambda i: (-float(scores[i]), keys[i]))
-            out = [VectorMatch(keys[i], float(scores[i]), {"name": loaded.names[i]})
-                   for i in order if keep is None or keep(keys[i])]
-            if len(out) >= k or wanted >= len(keys):
+            rows = np.argpartition(-scores, wanted)[:wanted] if wanted < total else range(total)
+            order = sorted((i for i in rows if scores[i] > -np.inf), key=lambda i: (-float(scores[i]), key_at(i)))
+            out = [VectorMatch(key_at(i), float(scores[i]), {"name": loaded.name_at(i)})
+                   for i in order if keep is None or keep(key_at(i))]
+            if len(out) >= k or wanted >= total:
                 return out[:k]
             wanted *= 8
 
     # -- writing -----------------------------------------------------------------------
     def sync(self, names: Mapping[str, str], version: str, embedder_name: str,
-             vectors_for: Callable[[list[str]], np.ndarray], dimension: int | None = None) -> int:
+             vectors_for: Callable[[list[str]], np.ndarray], dimension: int | None = None,
+             whole: bool = False) -> int:
         """Make the index hold exactly ``names`` (key -> name); returns the entries changed.
 
         A name the index holds already, under any key, keeps its vector (an alias that re-keys an
         entity embeds nothing); ``vectors_for`` embeds the other names (unit vectors, each name
         once), :data:`SYNC_BATCH` rows at a time. A change of embedder (or of ``dimension``, the
         embedder's width), or a damaged file, embeds every name again.
+
+        Over a base of at least ``delta_from_rows`` rows, the rows added or renamed since the base
+        and the base rows they supersede are written as the delta, while they are at most
+        :data:`DELTA_SHARE` of the base; past that, or when ``whole``, the base is written whole
+        and the delta removed. One note added to 412,705 names rewrote their 630 MB each time.
         """
         loaded = self._current()
-        if loaded is not None and (loaded.embedder != embedder_name or (len(loaded.keys) and dimension is not None
-                                                                        and loaded.vectors.shape[1] != dimension)):
+        if loaded is not None and (loaded.embedder != embedder_name or (loaded.count() and dimension is not None
+                                                                        and loaded.width != dimension)):
             loaded = None  # another embedder's, or of a width this one does not give: every row again
-        held = set(zip(loaded.keys, loaded.names)) if loaded is not None else set()
+        held = set(loaded.rows()) if loaded is not None else set()
         keys = sorted(names)
         changed = sum((key, names[key]) not in held for key in keys)
         gone = len(held) - (len(keys) - changed)
-        if loaded is not None and not changed and not gone and loaded.version == version:
+        if loaded is not None and not changed and not gone and loaded.current_version == version \
+                and not (whole and loaded.delta is not None):
             return 0
-        row_of_name = loaded.row_of_name() if loaded is not None and len(loaded.keys) else {}
-        kept_vectors = loaded.vectors if row_of_name and loaded is not None else None
-
-        def blocks() -> Iterator[np.ndarray]:
-            """The rows in key order, :data:`SYNC_BATCH` at a time: names held copied from the old
-            index, the others embedded; never the whole matrix in memory (630 MB at 412k names)."""
-            for lo in range(0, len(keys), SYNC_BATCH):
-                block_names = [names[key] for key in keys[lo:lo + SYNC_BATCH]]
-                held_rows = [i for i, name in enumerate(block_names) if name in row_of_name]
-                new_rows = [i for i, name in enumerate(block_names) if name not in row_of_name]
-                new = list(dict.fromkeys(block_names[i] for i in new_rows))
-                embedded = np.asarray(vectors_for(new), dtype=np.float32) if new else None
-                width = kept_vectors.shape[1] if kept_vectors is not None else embedded.shape[1] \
-                    if embedded is not None else 0
-                block = np.zeros((len(block_names), width), dtype=np.float32)
-                if held_rows and kept_vectors is not None:
-                    block[held_rows] = kept_vectors[[row_of_name[block_names[i]] for i in held_rows]]
-                if embedded is not None:
-                    at = {name: i for i, name in enumerate(new)}
-                    block[new_rows] = embedded[[at[block_names[i]] for i in new_rows]]
-                yield block
-
-        self._write(keys, [names[key] for key in keys], blocks(), version, embedder_name)
+        if loaded is not None and not whole and len(loaded.keys) >= self.delta_from_rows:
+            added, superseded = _changes_from(loaded, names, keys)
+            if len(added) + len(superseded) <= DELTA_SHARE * len(loaded.keys):
+                added_names = [names[key] for key in added]
+                self._write_delta(loaded, added, added_names, _row_blocks(added_names, loaded, vectors_for),
+                                  superseded, version)
+                return changed + gone
+        self._write(keys, [names[key] for key in keys], _row_blocks([names[key] for key in keys], loaded, vectors_for),
+                    version, embedder_name)
         return changed + gone
 
     def names(self) -> list[str]:
         """The names held, one per row (empty when there is no usable file)."""
         loaded = self._current()
-        return list(loaded.names) if loaded is not None else []
+        return [name for _, name in loaded.rows()] if loaded is not None else []
 
     def vectors_of(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
         """The stored vector of each of ``texts`` that is a name in the index (of the embedder
         :meth:`space` names)."""
         loaded = self._current()
-        if loaded is None or not len(loaded.keys):
+        if loaded is None or not loaded.count():
             return {}
         row_of_name = loaded.row_of_name()
-        return {text: np.array(loaded.vectors[row_of_name[text]]) for text in texts if text in row_of_name}
+        return {text: loaded.vectors_at([row_of_name[text]])[0] for text in texts if text in row_of_name}
 
     def _write(self, keys: list[str], names: list[str], blocks: Iterable[np.ndarray], version: str,
                embedder: str) -> None:
         # Written beside its place and renamed over it; the partial file is removed on any failure.
-        # The vectors are streamed into the file; the next read maps it (and checks it).
+        # The vectors are streamed into the file; the next read maps it (and checks it). A delta
+        # left by a failure between the rename and its removal names the old base: never applied.
         columns = dict(zip(("keys", "key_offsets"), TextColumn.arrays(keys)))
         columns.update(zip(("names", "name_offsets"), TextColumn.arrays(names)))
         write_array_file(self.path, KIND, FORMAT, version, columns, extra={"embedder": embedder},
                          streamed=("vectors", len(keys), blocks))
+        self.delta_path.unlink(missing_ok=True)
         with self._lock:
-            self._loaded, self._damage = None, None
+            self._loaded, self._loaded_for, self._damage = None, None, None
+
+    def _write_delta(self, loaded: _Loaded, keys: list[str], names: list[str], blocks: Iterable[np.ndarray],
+                     superseded: list[int], version: str) -> None:
+        columns = dict(zip(("keys", "key_offsets"), TextColumn.arrays(keys)))
+        columns.update(zip(("names", "name_offsets"), TextColumn.arrays(names)))
+        columns["superseded"] = np.asarray(superseded, dtype=np.int64)
+        write_array_file(self.delta_path, DELTA_KIND, DELTA_FORMAT, version, columns,
+                         extra={"embedder": loaded.embedder, "base": loaded.checksum},
+                         streamed=("vectors", len(keys), blocks))
+        with self._lock:
+            self._loaded_for = None  # the delta is read again, the base kept
+
+
+def _base_identity(manifest: dict) -> str:
+    """What ties a delta to its base: the base's checksum and record version (a base written
+    again for another version with the same rows has the same checksum)."""
+    return f"{manifest.get('checksum')}@{manifest.get('key')}"
+
+
+def _changes_from(base: _Loaded, names: Mapping[str, str], keys: list[str]) -> tuple[list[str], list[int]]:
+    """The keys of ``names`` (in ``keys``' order) the base does not hold with that name, and the
+    base rows whose key is gone or renamed: the delta that makes the base hold ``names``."""
+    kept: set[str] = set()
+    superseded = []
+    for row, (key, name) in enumerate(zip(base.keys, base.names)):
+        if names.get(key) == name:
+            kept.add(key)
+        else:
+            superseded.append(row)
+    return [key for key in keys if key not in kept], superseded
+
+
+def _row_blocks(row_names: list[str], loaded: _Loaded | None,
+                vectors_for: Callable[[list[str]], np.ndarray]) -> Iterator[np.ndarray]:
+    """The vectors of ``row_names``, :data:`SYNC_BATCH` rows at a time: names ``loaded`` holds (base
+    or delta, superseded rows too) copied, the others embedded; never the whole matrix in memory
+    (630 MB at 412k names)."""
+    row_of_name = loaded.row_of_name() if loaded is not None else {}
+    for lo in range(0, len(row_names), SYNC_BATCH):
+        block_names = row_names[lo:lo + SYNC_BATCH]
+        held_rows = [i for i, name in enumerate(block_names) if name in row_of_name]
+        new_rows = [i for i, name in enumerate(block_names) if name not in row_of_name]
+        new = list(dict.fromkeys(block_names[i] for i in new_rows))
+        embedded = np.asarray(vectors_for(new), dtype=np.float32) if new else None
+        width = loaded.width if row_of_name and loaded is not None else embedded.shape[1] \
+            if embedded is not None else 0
+        block = np.zeros((len(block_names), width), dtype=np.float32)
+        if held_rows and loaded is not None:
+            block[held_rows] = loaded.vectors_at([row_of_name[block_names[i]] for i in held_rows])
+        if embedded is not None:
+            at = {name: i for i, name in enumerate(new)}
+            block[new_rows] = embedded[[at[block_names[i]] for i in new_rows]]
+        yield block
