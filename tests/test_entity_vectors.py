@@ -288,6 +288,10 @@ def test_a_small_change_to_a_large_index_writes_a_delta_and_leaves_the_base_as_i
     (best,) = reader.query(embed(["Newcomer"])[0], 1)
     assert (best.id, best.metadata) == ("new", {"name": "Newcomer"})
     assert [m.id for m in reader.query(embed(["Name 5"])[0], len(names) + 5) if m.id in ("e3", "e5")] == ["e5"]
+    names["e5"] = "Name 5"  # back to the base's row, which the delta supersedes
+    asked = embed.asked
+    assert index.sync(names, "3", "m", embed) == 2 and embed.asked == asked  # its vector is the base's
+    assert {m.id: m.metadata["name"] for m in EntityVectors(tmp_path).query(embed(["Name 5"])[0], 1)} == {"e5": "Name 5"}
 
 
 def test_a_delta_past_a_tenth_of_the_base_is_folded_into_a_base_written_whole(tmp_path):
@@ -314,6 +318,7 @@ def test_after_random_syncs_the_index_with_its_delta_answers_as_one_written_whol
     index = EntityVectors(tmp_path / "delta", delta_from_rows=50)
     names = random_names(rng, 300)
     index.sync(names, "0", "m", embed)
+    previous = dict(names)
     for step in range(1, 25):
         for key in rng.choice(sorted(names), size=int(rng.integers(0, 6)), replace=False):
             if rng.random() < 0.5:
@@ -321,7 +326,8 @@ def test_after_random_syncs_the_index_with_its_delta_answers_as_one_written_whol
             else:
                 names[key] = f"Name {int(rng.integers(0, 3000))}"  # renamed, often to a name held
         names.update(random_names(rng, int(rng.integers(0, 5)), start=1000 + 10 * step))
-        index.sync(names, str(step), "m", embed)
+        assert index.sync(names, str(step), "m", embed) == len(set(names.items()) ^ set(previous.items()))
+        previous = dict(names)
         whole = EntityVectors(tmp_path / f"whole{step}")
         whole.sync(names, str(step), "m", embed)
         reader = EntityVectors(tmp_path / "delta")
@@ -394,3 +400,30 @@ def test_a_reader_keeps_the_base_it_mapped_when_only_the_delta_changes(tmp_path)
     index.sync({**names, "new": "Newcomer"}, "2", "m", embed)
     assert reader.version() == "2" and "new" in reader.ids()
     assert reader._current().vectors is base  # the base was not read (nor checked) again
+
+
+def test_a_workspace_write_and_an_alias_go_to_the_delta_and_repair_folds_it(make_workspace):
+    """The workspace's own writes over a base past ``delta_from_rows`` (one row here): the base
+    stays as it was, the index follows the graph, and ``repair`` writes it whole again."""
+    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+
+    ws = make_workspace()
+    notes = ws.path.parent / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n"
+                                "The Billing Service depends on the Auth Service and Postgres.\n")
+    ws.ingest([notes])
+    ws.entity_vectors.delta_from_rows = 1
+    base = ws.entity_vectors.path.read_bytes()
+    (notes / "b.md").write_text("# Search\n\nThe Search Service depends on Elasticsearch.\n")
+    ws.ingest([notes])
+    assert (ws.path / DELTA_FILE_NAME).exists() and ws.entity_vectors.path.read_bytes() == base
+    assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
+    assert ws.entity_vectors.version() == str(ws.store.version) and ws.unfinished() is None
+    (best,) = ws.entity_vectors.query(ws.embedder.embed(["Elasticsearch"])[0], 1)
+    assert best.metadata == {"name": "Elasticsearch"}
+    before = ws.entity_vectors.ids()
+    ws.add_alias("Billing Service", "Auth Service")  # two entities become one
+    assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes) != before
+    ws.repair()
+    assert not (ws.path / DELTA_FILE_NAME).exists() and ws.entity_vectors.ids() == set(ws.graph.nx.nodes)

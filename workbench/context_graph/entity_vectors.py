@@ -433,15 +433,20 @@ class EntityVectors:
         if loaded is not None and (loaded.embedder != embedder_name or (loaded.count() and dimension is not None
                                                                         and loaded.width != dimension)):
             loaded = None  # another embedder's, or of a width this one does not give: every row again
-        held = set(loaded.rows()) if loaded is not None else set()
         keys = sorted(names)
-        changed = sum((key, names[key]) not in held for key in keys)
-        gone = len(held) - (len(keys) - changed)
-        if loaded is not None and not changed and not gone and loaded.current_version == version \
-                and not (whole and loaded.delta is not None):
-            return 0
+        added: list[str] = keys
+        superseded: list[int] = []
+        changed, gone = len(keys), 0
+        if loaded is not None:
+            added, superseded, kept_superseded = _changes_from(loaded, names, keys)
+            # Held now: a kept base row the current delta does not supersede, or a row of that delta.
+            in_delta = set(zip(loaded.delta.keys, loaded.delta.names)) if loaded.delta is not None else set()
+            changed = sum((key, names[key]) not in in_delta for key in (*added, *kept_superseded))
+            gone = loaded.count() - (len(keys) - changed)
+            if not changed and not gone and loaded.current_version == version \
+                    and not (whole and loaded.delta is not None):
+                return 0
         if loaded is not None and not whole and len(loaded.keys) >= self.delta_from_rows:
-            added, superseded = _changes_from(loaded, names, keys)
             if len(added) + len(superseded) <= DELTA_SHARE * len(loaded.keys):
                 added_names = [names[key] for key in added]
                 self._write_delta(loaded, added, added_names, _row_blocks(added_names, loaded, vectors_for),
@@ -496,17 +501,22 @@ def _base_identity(manifest: dict) -> str:
     return f"{manifest.get('checksum')}@{manifest.get('key')}"
 
 
-def _changes_from(base: _Loaded, names: Mapping[str, str], keys: list[str]) -> tuple[list[str], list[int]]:
-    """The keys of ``names`` (in ``keys``' order) the base does not hold with that name, and the
-    base rows whose key is gone or renamed: the delta that makes the base hold ``names``."""
+def _changes_from(loaded: _Loaded, names: Mapping[str, str], keys: list[str]
+                  ) -> tuple[list[str], list[int], list[str]]:
+    """What makes the base of ``loaded`` hold ``names``: the keys (in ``keys``' order) it does not
+    hold with that name and its rows whose key is gone or renamed (the delta to write); and the
+    keys it holds with that name in a row its current delta supersedes (not held now)."""
     kept: set[str] = set()
-    superseded = []
-    for row, (key, name) in enumerate(zip(base.keys, base.names)):
+    superseded, kept_superseded = [], []
+    live = loaded.live().tolist()
+    for row, (key, name) in enumerate(zip(loaded.keys, loaded.names)):
         if names.get(key) == name:
             kept.add(key)
+            if not live[row]:
+                kept_superseded.append(key)
         else:
             superseded.append(row)
-    return [key for key in keys if key not in kept], superseded
+    return [key for key in keys if key not in kept], superseded, kept_superseded
 
 
 def _row_blocks(row_names: list[str], loaded: _Loaded | None,
