@@ -209,14 +209,14 @@ class _Loaded:
 
     def vectors_at(self, positions: Sequence[int]) -> np.ndarray:
         """The vectors at ``positions`` (of the base or of the delta), as one matrix."""
-        positions = np.asarray(positions, dtype=np.int64)
+        at = np.asarray(positions, dtype=np.int64)
         if self.delta is None:
-            return np.asarray(self.vectors[positions])
+            return np.asarray(self.vectors[at])
         base = len(self.keys)
-        out = np.empty((len(positions), self.width), dtype=np.float32)
-        in_base = positions < base
-        out[in_base] = self.vectors[positions[in_base]]
-        out[~in_base] = self.delta.vectors[positions[~in_base] - base]
+        out = np.empty((len(at), self.width), dtype=np.float32)
+        in_base = at < base
+        out[in_base] = self.vectors[at[in_base]]
+        out[~in_base] = self.delta.vectors[at[~in_base] - base]
         return out
 
     def scores(self, query: np.ndarray) -> np.ndarray:
