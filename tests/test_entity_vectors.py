@@ -410,9 +410,11 @@ def test_a_workspace_write_and_an_alias_go_to_the_delta_and_repair_folds_it(make
     ws = make_workspace()
     notes = ws.path.parent / "notes"
     notes.mkdir()
+    many = "".join(f"The Ledger {i} Service depends on the Archive {i} Store.\n" for i in range(40))
     (notes / "a.md").write_text("# Outage\n\nThe Auth Service depends on the token cache, backed by Redis.\n"
-                                "The Billing Service depends on the Auth Service and Postgres.\n")
+                                f"The Billing Service depends on the Auth Service and Postgres.\n{many}")
     ws.ingest([notes])
+    assert ws.entity_vectors.count() > 50  # so that a note of two names is under a tenth of it
     ws.entity_vectors.delta_from_rows = 1
     base = ws.entity_vectors.path.read_bytes()
     (notes / "b.md").write_text("# Search\n\nThe Search Service depends on Elasticsearch.\n")
