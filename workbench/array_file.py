@@ -61,6 +61,8 @@ class TextColumn(Sequence[str]):
     >>> column = TextColumn(*TextColumn.arrays(["Zürich", "", "Redis"]))
     >>> column[0], column[1], list(column)
     ('Zürich', '', ['Zürich', '', 'Redis'])
+    >>> column.tolist(), TextColumn(*TextColumn.arrays(["Redis", "", "Kafka"])).tolist()
+    (['Zürich', '', 'Redis'], ['Redis', '', 'Kafka'])
     """
 
     def __init__(self, data: np.ndarray, offsets: np.ndarray) -> None:
@@ -90,6 +92,15 @@ class TextColumn(Sequence[str]):
     def __iter__(self) -> Iterator[str]:
         data, offsets = self._data, self._offsets
         return (data[a:b].decode() for a, b in zip(offsets, offsets[1:]))
+
+    def tolist(self) -> list[str]:
+        """Every string, as a list: an ASCII buffer is decoded whole and sliced (its byte offsets
+        are character offsets) instead of decoding a string at a time."""
+        data, offsets = self._data, self._offsets
+        if data.isascii():
+            text = data.decode("ascii")
+            return [text[a:b] for a, b in zip(offsets, offsets[1:])]
+        return [data[a:b].decode() for a, b in zip(offsets, offsets[1:])]
 
 
 def ragged(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -41,6 +41,7 @@ import numpy as np
 
 from ..array_file import ArrayFileUnusable, TextColumn, from_text, read_array_file, read_manifest, write_array_file
 from ..cores import thread_map, usable_cores
+from ..gc_paused import gc_paused
 from ..vectors import NeedsRepair, VectorMatch
 
 __all__ = ["DELTA_FILE_NAME", "EntityVectors", "EntityVectorsDamaged", "FILE_NAME", "remove_stale_temporaries", "similarities"]
@@ -438,7 +439,8 @@ class EntityVectors:
         superseded: list[int] = []
         changed, gone = len(keys), 0
         if loaded is not None:
-            added, superseded, kept_superseded = _changes_from(loaded, names, keys)
+            with gc_paused():  # some million strings and pairs, none cyclic: the collector halved its speed
+                added, superseded, kept_superseded = _changes_from(loaded, names, keys)
             # Held now: a kept base row the current delta does not supersede, or a row of that delta.
             in_delta = set(zip(loaded.delta.keys, loaded.delta.names)) if loaded.delta is not None else set()
             changed = sum((key, names[key]) not in in_delta for key in (*added, *kept_superseded))
@@ -505,18 +507,29 @@ def _changes_from(loaded: _Loaded, names: Mapping[str, str], keys: list[str]
                   ) -> tuple[list[str], list[int], list[str]]:
     """What makes the base of ``loaded`` hold ``names``: the keys (in ``keys``' order) it does not
     hold with that name and its rows whose key is gone or renamed (the delta to write); and the
-    keys it holds with that name in a row its current delta supersedes (not held now)."""
-    kept: set[str] = set()
-    superseded, kept_superseded = [], []
-    live = loaded.live().tolist()
-    for row, (key, name) in enumerate(zip(loaded.keys, loaded.names)):
-        if names.get(key) == name:
-            kept.add(key)
-            if not live[row]:
-                kept_superseded.append(key)
-        else:
-            superseded.append(row)
+    keys it holds with that name in a row its current delta supersedes (not held now).
+
+    Set operations on the decoded columns, one membership test per row."""
+    base_keys, base_names = _strings(loaded.keys), _strings(loaded.names)
+    if loaded._row_of_name is None:  # the names are decoded here: the first row of each, made beside
+        row_of = dict(zip(reversed(base_names), range(len(base_names) - 1, -1, -1)))
+        if loaded.delta is not None:
+            for row, name in enumerate(loaded.delta.names, start=len(base_keys)):
+                row_of.setdefault(name, row)
+        loaded._row_of_name = row_of
+    wanted = set(names.items())
+    base_pairs = list(zip(base_keys, base_names))
+    superseded = [row for row, pair in enumerate(base_pairs) if pair not in wanted]
+    gone = {base_keys[row] for row in superseded}
+    kept = set(base_keys).difference(gone)
+    kept_superseded = [] if loaded.delta is None else \
+        [base_keys[row] for row in loaded.delta.superseded.tolist() if base_keys[row] in kept]
     return [key for key in keys if key not in kept], superseded, kept_superseded
+
+
+def _strings(column: Sequence[str]) -> list[str]:
+    """A column's strings as a list, decoded at once where it is a text column."""
+    return column.tolist() if isinstance(column, TextColumn) else list(column)
 
 
 def _row_blocks(row_names: list[str], loaded: _Loaded | None,
