@@ -429,3 +429,12 @@ def test_a_workspace_write_and_an_alias_go_to_the_delta_and_repair_folds_it(make
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes) != before
     ws.repair()
     assert not (ws.path / DELTA_FILE_NAME).exists() and ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
+
+
+def test_the_name_index_benchmark_times_both_ways_of_writing_each_round():
+    from workbench.bench.name_index import bench_name_index_sync
+
+    first, *rounds = bench_name_index_sync(names=500, added=5, rounds=2)
+    assert first["first_write_s"] >= 0 and first["file_mib"] >= 0
+    assert [(r["round"], r["written"]) for r in rounds] == [(0, "whole"), (0, "delta"), (1, "whole"), (1, "delta")]
+    assert all(r["sync_s"] >= 0 and r["first_search_s"] >= 0 for r in rounds)
