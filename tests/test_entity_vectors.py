@@ -356,7 +356,7 @@ def test_a_delta_written_over_another_base_is_never_applied(tmp_path):
     assert reader.version() == "3" and "new" not in reader.ids() and reader.damage() is None
 
 
-def test_a_damaged_delta_makes_the_index_damaged_and_a_whole_sync_replaces_both(tmp_path):
+def test_a_damaged_delta_makes_the_index_damaged_and_a_sync_writes_the_base_whole_embedding_nothing(tmp_path):
     from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
 
     index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
@@ -371,8 +371,10 @@ def test_a_damaged_delta_makes_the_index_damaged_and_a_whole_sync_replaces_both(
     assert DELTA_FILE_NAME in (reader.damage() or "") and reader.version() is None
     with pytest.raises(EntityVectorsDamaged, match="repair"):
         reader.query(unit(*([1.0] * 8)), 3)
-    reader.sync(names, "3", "m", embed)  # damaged: every name embedded again, written whole
+    asked = embed.asked
+    reader.sync(names, "3", "m", embed)  # written whole, the intact base's vectors copied
     assert not delta.exists() and reader.damage() is None and reader.ids() == set(names)
+    assert embed.asked == asked
 
 
 def test_a_delta_that_supersedes_rows_the_base_does_not_have_is_damage(tmp_path):

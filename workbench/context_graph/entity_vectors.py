@@ -127,6 +127,8 @@ def _validated(keys: Sequence[str], names: Sequence[str], vectors: np.ndarray) -
     if len(squared) and float(np.abs(squared - 1.0).max()) > 2 * UNIT_TOLERANCE:
         return "some vectors are not unit vectors"
     return None
+
+
 #: Names embedded per call of a sync's ``vectors_for``, so a large graph is embedded in slices.
 SYNC_BATCH = 16384
 #: The file a sync writes when few rows changed: the rows added or renamed and the positions of the
@@ -268,6 +270,7 @@ class EntityVectors:
         self._loaded: _Loaded | None = None
         self._loaded_for: tuple | None = None  # the two files' stamps when _loaded was read
         self._damage: tuple[tuple, str] | None = None
+        self._base_alone: _Loaded | None = None  # an intact base under a damaged delta: its vectors reused
         self._lock = threading.Lock()
 
     # -- reading -----------------------------------------------------------------------
@@ -283,12 +286,16 @@ class EntityVectors:
                 return None
             if self._loaded_for != stamps:
                 base = self._loaded if self._loaded is not None and self._loaded.stamp == stamp else None
-                self._loaded, self._loaded_for, self._damage = None, None, None
+                self._loaded, self._loaded_for, self._damage, self._base_alone = None, None, None, None
                 try:
                     base = base if base is not None else self._load(stamp)
-                    delta = self._load_delta(base) if stamps[1] is not None else None
                 except ArrayFileUnusable as exc:
                     self._damage = (stamps, str(exc))
+                    return None
+                try:
+                    delta = self._load_delta(base) if stamps[1] is not None else None
+                except ArrayFileUnusable as exc:
+                    self._damage, self._base_alone = (stamps, str(exc)), base
                     return None
                 self._loaded = replace(base, delta=delta, _row_of_name=None, _live=None)
                 self._loaded_for = stamps
@@ -434,6 +441,8 @@ class EntityVectors:
         if loaded is not None and (loaded.embedder != embedder_name or (loaded.count() and dimension is not None
                                                                         and loaded.width != dimension)):
             loaded = None  # another embedder's, or of a width this one does not give: every row again
+        # Under a damaged delta the base's vectors are still the names' own: copied, not embedded again.
+        reuse = loaded if loaded is not None else self._intact_base(embedder_name, dimension)
         keys = sorted(names)
         added: list[str] = keys
         superseded: list[int] = []
@@ -454,9 +463,18 @@ class EntityVectors:
                 self._write_delta(loaded, added, added_names, _row_blocks(added_names, loaded, vectors_for),
                                   superseded, version)
                 return changed + gone
-        self._write(keys, [names[key] for key in keys], _row_blocks([names[key] for key in keys], loaded, vectors_for),
+        self._write(keys, [names[key] for key in keys], _row_blocks([names[key] for key in keys], reuse, vectors_for),
                     version, embedder_name)
         return changed + gone
+
+    def _intact_base(self, embedder_name: str, dimension: int | None) -> _Loaded | None:
+        """The base, when it is intact and of this embedder but its delta is damaged."""
+        with self._lock:
+            base = self._base_alone
+        if base is None or base.embedder != embedder_name or (dimension is not None and len(base.keys)
+                                                               and base.vectors.shape[1] != dimension):
+            return None
+        return replace(base, delta=None, _row_of_name=None, _live=None)
 
     def names(self) -> list[str]:
         """The names held, one per row (empty when there is no usable file)."""
