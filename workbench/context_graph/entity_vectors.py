@@ -232,13 +232,13 @@ class _Loaded:
             return scores
         return np.concatenate([scores, similarities(self.delta.vectors, query)])
 
-    def row_of_name(self) -> dict[str, int]:
+    def row_of_name(self, base_names: list[str] | None = None) -> dict[str, int]:
         """Name -> the first position holding it (superseded rows too: a name's vector is the
-        name's, whichever key held it), made on first use."""
+        name's, whichever key held it), made on first use; ``base_names``: the base's names
+        already decoded by the caller."""
         if self._row_of_name is None:
-            row_of: dict[str, int] = {}
-            for row, name in enumerate(self.names):
-                row_of.setdefault(name, row)
+            names = base_names if base_names is not None else _strings(self.names)
+            row_of = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
             if self.delta is not None:
                 for row, name in enumerate(self.delta.names, start=len(self.keys)):
                     row_of.setdefault(name, row)
@@ -495,8 +495,7 @@ class EntityVectors:
         # Written beside its place and renamed over it; the partial file is removed on any failure.
         # The vectors are streamed into the file; the next read maps it (and checks it). A delta
         # left by a failure between the rename and its removal names the old base: never applied.
-        columns = dict(zip(("keys", "key_offsets"), TextColumn.arrays(keys)))
-        columns.update(zip(("names", "name_offsets"), TextColumn.arrays(names)))
+        columns = _text_columns(keys, names)
         write_array_file(self.path, KIND, FORMAT, version, columns, extra={"embedder": embedder},
                          streamed=("vectors", len(keys), blocks))
         self.delta_path.unlink(missing_ok=True)
@@ -505,14 +504,20 @@ class EntityVectors:
 
     def _write_delta(self, loaded: _Loaded, keys: list[str], names: list[str], blocks: Iterable[np.ndarray],
                      superseded: list[int], version: str) -> None:
-        columns = dict(zip(("keys", "key_offsets"), TextColumn.arrays(keys)))
-        columns.update(zip(("names", "name_offsets"), TextColumn.arrays(names)))
+        columns = _text_columns(keys, names)
         columns["superseded"] = np.asarray(superseded, dtype=np.int64)
         write_array_file(self.delta_path, DELTA_KIND, DELTA_FORMAT, version, columns,
                          extra={"embedder": loaded.embedder, "base": loaded.checksum},
                          streamed=("vectors", len(keys), blocks))
         with self._lock:
             self._loaded_for = None  # the delta is read again, the base kept
+
+
+def _text_columns(keys: list[str], names: list[str]) -> dict[str, np.ndarray]:
+    """The key and name columns of a base or delta file."""
+    columns = dict(zip(("keys", "key_offsets"), TextColumn.arrays(keys)))
+    columns.update(zip(("names", "name_offsets"), TextColumn.arrays(names)))
+    return columns
 
 
 def _base_identity(manifest: dict) -> str:
@@ -529,12 +534,7 @@ def _changes_from(loaded: _Loaded, names: Mapping[str, str], keys: list[str]
 
     Set operations on the decoded columns, one membership test per row."""
     base_keys, base_names = _strings(loaded.keys), _strings(loaded.names)
-    if loaded._row_of_name is None:  # the names are decoded here: the first row of each, made beside
-        row_of = dict(zip(reversed(base_names), range(len(base_names) - 1, -1, -1)))
-        if loaded.delta is not None:
-            for row, name in enumerate(loaded.delta.names, start=len(base_keys)):
-                row_of.setdefault(name, row)
-        loaded._row_of_name = row_of
+    loaded.row_of_name(base_names)  # made from the names decoded here, for the vectors copied next
     wanted = set(names.items())
     base_pairs = list(zip(base_keys, base_names))
     superseded = [row for row, pair in enumerate(base_pairs) if pair not in wanted]
