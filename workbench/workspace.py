@@ -245,7 +245,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         ids = self.store.documents_under(str(p.resolve())) if p.exists() or p.is_absolute() else []
         if not ids:
             key = str(path).rstrip("/")
-            known = {d.id for d in self.store.documents()}
+            known = self.store.document_sources()
             ids = sorted(i for i in known if i == key or i.startswith(key + "/") or i.startswith(key + "#"))
         return ids
 

@@ -28,7 +28,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -164,13 +164,13 @@ def remove_documents(ids: Sequence[str], store: Store, vectors: VectorIndex) -> 
     return len(ids)
 
 
-def _removed_sources(paths: Sequence[Path], store: Store) -> list[str]:
-    """Stored documents under the given paths whose file no longer exists."""
+def _removed_sources(paths: Sequence[Path], store: Store, source_of: Mapping[str, str]) -> list[str]:
+    """Stored documents under the given paths whose file no longer exists (``source_of``: each
+    stored document's file)."""
     gone = []
     for p in paths:
         for doc_id in store.documents_under(str(p.resolve())):
             gone.append(doc_id)
-    source_of = store.document_sources()
     missing = {source for source in {source_of[d] for d in gone} if not Path(source).exists()}
     return sorted(d for d in set(gone) if source_of[d] in missing)
 
@@ -221,14 +221,14 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     loaded = load_paths([Path(p) for p in paths], skip=already_stored)
     report.problems.extend(loaded.problems)
     stage["load"] += time.perf_counter() - t
-    source_of = {d.id: d.source_path for d in store.documents()}
+    source_of = store.document_sources()
     refuse_id_collisions(loaded.documents, source_of)
 
-    removed = _removed_sources([Path(p) for p in paths], store)
+    removed = _removed_sources([Path(p) for p in paths], store, source_of)
     known = store.document_hashes()
     if loaded.skipped_files:
         skipped = {resolved_path(f) for f in loaded.skipped_files}
-        unchanged = sum(1 for source in store.document_sources().values() if source in skipped)
+        unchanged = sum(1 for source in source_of.values() if source in skipped)
         report.documents_seen += unchanged
         report.documents_unchanged += unchanged
     todo: list[Document] = []
