@@ -56,17 +56,41 @@ def make_workspace(tmp_path, embedder, settings):
         ws.close()
 
 
-@pytest.fixture(scope="session")
-def sample_workspace(tmp_path_factory, embedder, settings):
-    """A workspace holding the ingested sample corpus, shared read-only by many tests."""
+def _ingested_sample(tmp_path_factory, embedder, settings):
+    """A new workspace holding a copy of the sample corpus, ingested; open."""
     from workbench.workspace import Workspace
 
     corpus = tmp_path_factory.mktemp("corpus") / "sample_corpus"
     shutil.copytree(SAMPLE, corpus)
     ws = Workspace(tmp_path_factory.mktemp("sample") / "ws", settings=settings, embedder=embedder)
     ws.ingest([corpus])
+    return ws
+
+
+@pytest.fixture(scope="session")
+def sample_workspace(tmp_path_factory, embedder, settings):
+    """A workspace holding the ingested sample corpus, shared read-only by many tests."""
+    ws = _ingested_sample(tmp_path_factory, embedder, settings)
     yield ws
     ws.close()
+
+
+@pytest.fixture(scope="session")
+def sample_template(tmp_path_factory, embedder, settings):
+    """The folder of a workspace holding the ingested sample corpus, closed: copied by
+    :func:`sample_private`, never opened by a test."""
+    ws = _ingested_sample(tmp_path_factory, embedder, settings)
+    ws.close()
+    return ws.path
+
+
+@pytest.fixture
+def sample_private(sample_template, make_workspace, tmp_path):
+    """A workspace of its own holding the ingested sample corpus, for a test that may write to it
+    but not to the corpus files: a copy of the folder of one ingest per run (as a user copies a
+    workspace folder), where :func:`sample_copy` ingests again (about 9 s a test)."""
+    shutil.copytree(sample_template, tmp_path / "ws")
+    return make_workspace("ws")
 
 
 @pytest.fixture

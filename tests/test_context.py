@@ -122,8 +122,8 @@ def test_a_question_with_no_structural_reading_says_so(sample_workspace):
     assert "## Hops that answer the question\n\nNone known: no structural reading" in context.markdown
 
 
-def test_the_context_marks_an_outdated_note_reading_the_documents_once_per_version(sample_copy, monkeypatch):
-    ws, _ = sample_copy
+def test_the_context_marks_an_outdated_note_reading_the_documents_once_per_version(sample_private, monkeypatch):
+    ws = sample_private
     old, new = "sample_corpus/decisions/2023-11-session-store.md", "sample_corpus/decisions/2024-06-session-store-redis.md"
     result = retrieve(ws, "What did we decide about the session store?", mode="hybrid", k=10)
     assert old in {h.document for h in result.hits}

@@ -25,15 +25,15 @@ def derived_fresh(ws):
     return SimpleNamespace(graph=ws.assemble_from_record())
 
 
-def test_ingest_leaves_a_snapshot_for_the_record_as_it_is(sample_copy):
-    ws, _ = sample_copy
+def test_ingest_leaves_a_snapshot_for_the_record_as_it_is(sample_private):
+    ws = sample_private
     manifest = read_manifest(ws.path)
     assert manifest["key"] == ws._snapshot_key(ws._derive_key())
     assert manifest["counts"]["entities"] == len(ws.graph) > 100
 
 
-def test_a_fresh_process_loads_the_snapshot_identical_to_a_derivation(sample_copy):
-    ws, _ = sample_copy
+def test_a_fresh_process_loads_the_snapshot_identical_to_a_derivation(sample_private):
+    ws = sample_private
     fresh = reopened(ws)
     try:
         loaded = fresh.graph
@@ -65,8 +65,8 @@ def test_a_fresh_process_loads_the_snapshot_identical_to_a_derivation(sample_cop
         fresh.close()
 
 
-def test_graphrag_answers_the_same_from_the_snapshot(sample_copy):
-    ws, _ = sample_copy
+def test_graphrag_answers_the_same_from_the_snapshot(sample_private):
+    ws = sample_private
     before = retrieve(ws, REDIS_QUESTION, mode="graphrag", k=5)
     fresh = reopened(ws)
     try:
@@ -78,8 +78,8 @@ def test_graphrag_answers_the_same_from_the_snapshot(sample_copy):
         fresh.close()
 
 
-def test_stats_of_a_fresh_process_come_from_the_manifest_without_loading_the_graph(sample_copy):
-    ws, _ = sample_copy
+def test_stats_of_a_fresh_process_come_from_the_manifest_without_loading_the_graph(sample_private):
+    ws = sample_private
     expected = ws.stats()
     fresh = reopened(ws)
     try:
@@ -112,8 +112,8 @@ def test_an_ingest_alias_or_removal_replaces_the_snapshot(sample_copy, tmp_path)
         fresh.close()
 
 
-def test_a_changed_graph_setting_rebuilds_the_snapshot(sample_copy):
-    ws, _ = sample_copy
+def test_a_changed_graph_setting_rebuilds_the_snapshot(sample_private):
+    ws = sample_private
     changed = reopened(ws, graph__max_entity_passages=3)
     try:
         graph = changed.graph
@@ -142,8 +142,8 @@ def rewrite_member(path, name, array):
 
 
 @pytest.mark.parametrize("damage", ["bytes", "truncated", "checksum", "shape", "format", "pickle"])
-def test_a_damaged_snapshot_is_detected_and_rebuilt_never_used(sample_copy, damage):
-    ws, _ = sample_copy
+def test_a_damaged_snapshot_is_detected_and_rebuilt_never_used(sample_private, damage):
+    ws = sample_private
     path = ws.path / FILE_NAME
     key = ws._snapshot_key(ws._derive_key())
     if damage == "bytes":
@@ -182,8 +182,8 @@ def test_a_damaged_snapshot_is_detected_and_rebuilt_never_used(sample_copy, dama
         fresh.close()
 
 
-def test_a_snapshot_copied_from_another_workspace_is_not_used(sample_copy, make_workspace, tmp_path):
-    ws, _ = sample_copy
+def test_a_snapshot_copied_from_another_workspace_is_not_used(sample_private, make_workspace, tmp_path):
+    ws = sample_private
     other = make_workspace("other")
     other.ingest([make_corpus(tmp_path / "small", 4)])
     shutil.copy(ws.path / FILE_NAME, other.path / FILE_NAME)
@@ -195,8 +195,9 @@ def test_a_snapshot_copied_from_another_workspace_is_not_used(sample_copy, make_
         fresh.close()
 
 
-def test_a_reader_that_cannot_take_the_lock_derives_without_writing(sample_copy):
-    ws, _ = sample_copy
+def test_a_reader_that_cannot_take_the_lock_derives_without_writing(sample_private):
+    ws = sample_private
+    assert len(ws.graph)  # the writer holds its graph, as after its ingest
     (ws.path / FILE_NAME).unlink()
     fresh = reopened(ws)
     try:
@@ -208,8 +209,8 @@ def test_a_reader_that_cannot_take_the_lock_derives_without_writing(sample_copy)
         fresh.close()
 
 
-def test_a_scoped_view_neither_reads_nor_writes_the_snapshot(sample_copy):
-    ws, _ = sample_copy
+def test_a_scoped_view_neither_reads_nor_writes_the_snapshot(sample_private):
+    ws = sample_private
     stamp = (ws.path / FILE_NAME).stat().st_mtime_ns
     view = scoped(ws, ["sample_corpus/incidents"])
     assert len(view.graph) < len(ws.graph)
@@ -217,8 +218,8 @@ def test_a_scoped_view_neither_reads_nor_writes_the_snapshot(sample_copy):
     assert view.stats()["entities"] == len(view.graph)
 
 
-def test_snapshot_file_is_a_plain_zip_of_arrays_with_no_pickled_member(sample_copy):
-    ws, _ = sample_copy
+def test_snapshot_file_is_a_plain_zip_of_arrays_with_no_pickled_member(sample_private):
+    ws = sample_private
     with zipfile.ZipFile(ws.path / FILE_NAME) as archive:
         names = archive.namelist()
     assert "manifest.npy" in names and "ppr_data.npy" in names
@@ -226,8 +227,8 @@ def test_snapshot_file_is_a_plain_zip_of_arrays_with_no_pickled_member(sample_co
         assert all(data[name].dtype != object for name in data.files)
 
 
-def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_graph(sample_copy):
-    ws, _ = sample_copy
+def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_graph(sample_private):
+    ws = sample_private
     fresh = reopened(ws)
     try:
         result = retrieve(fresh, REDIS_QUESTION, mode="graphrag", k=5)
@@ -238,8 +239,8 @@ def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_grap
         fresh.close()
 
 
-def test_merges_asked_first_in_a_fresh_process_come_from_the_snapshot(sample_copy, monkeypatch):
-    ws, _ = sample_copy
+def test_merges_asked_first_in_a_fresh_process_come_from_the_snapshot(sample_private, monkeypatch):
+    ws = sample_private
     expected = build_merges(ws.store.mentions(), ws.canonicalizer())
     fresh = reopened(ws)
     try:
@@ -253,10 +254,10 @@ def test_merges_asked_first_in_a_fresh_process_come_from_the_snapshot(sample_cop
         fresh.close()
 
 
-def test_the_graph_pages_facts_and_views_from_the_snapshot_equal_the_derived_ones_without_networkx(sample_copy):
+def test_the_graph_pages_facts_and_views_from_the_snapshot_equal_the_derived_ones_without_networkx(sample_private):
     from workbench.views.graph import COMENTION, RELATIONS, GraphFilters, graph_facts, select_view
 
-    ws, _ = sample_copy
+    ws = sample_private
     fresh = reopened(ws)
     try:
         loaded, derived = fresh.graph, derived_fresh(fresh).graph
@@ -295,8 +296,8 @@ def test_a_loaded_name_matcher_finds_what_the_built_one_finds_in_short_and_long_
     assert loaded.find(text, capitalised_only=False) == built.find(text, capitalised_only=False)
 
 
-def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_copy):
-    ws, _ = sample_copy
+def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_private):
+    ws = sample_private
     retrieve(ws, "redis", mode="keyword", k=3)  # the first search keeps the keyword index
     assert (ws.path / "keywords.npz").exists()
     damage_bytes(ws.path / FILE_NAME)
@@ -307,8 +308,8 @@ def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_copy):
     assert retrieve(ws, "redis", mode="keyword", k=3).hits
 
 
-def test_preload_reads_the_snapshot_and_the_name_index_in_a_thread(sample_copy):
-    ws, _ = sample_copy
+def test_preload_reads_the_snapshot_and_the_name_index_in_a_thread(sample_private):
+    ws = sample_private
     fresh = reopened(ws)
     try:
         assert fresh._derived is None and fresh.entity_vectors._loaded is None
@@ -324,8 +325,8 @@ def test_preload_reads_the_snapshot_and_the_name_index_in_a_thread(sample_copy):
         fresh.close()
 
 
-def test_preload_of_an_unreadable_snapshot_leaves_the_error_to_the_caller(sample_copy, capfd):
-    ws, _ = sample_copy
+def test_preload_of_an_unreadable_snapshot_leaves_the_error_to_the_caller(sample_private, capfd):
+    ws = sample_private
     fresh = reopened(ws)
     try:
         fresh._derive = lambda: (_ for _ in ()).throw(RuntimeError("disk gone"))  # the thread's read fails

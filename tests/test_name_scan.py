@@ -94,8 +94,8 @@ def test_a_damaged_scan_is_ignored_and_replaced(sample_copy):
     assert load_name_scan(ws.path) is not None
 
 
-def test_repair_removes_the_scan_and_makes_it_again(sample_copy):
-    ws, _ = sample_copy
+def test_repair_removes_the_scan_and_makes_it_again(sample_private):
+    ws = sample_private
     (ws.path / FILE_NAME).write_bytes(b"junk")
     ws.repair()
     assert load_name_scan(ws.path) is not None
