@@ -107,3 +107,20 @@ def test_a_name_lowercased_without_a_split_has_the_words_a_split_gives(text):
     from workbench.extract.names import joined_words, name_words
 
     assert joined_words(text) == " ".join(word for word, _, _ in name_words(text))
+
+
+def test_a_built_matcher_makes_its_prefix_set_only_once_many_long_texts_are_read_and_finds_the_same():
+    """A write reads again only its own passages: the set of name prefixes (about 1 s at 61k
+    passages) is made once many long texts are read, and matching is the same before and after."""
+    from workbench.context_graph import passages
+
+    forms = {"oslo": ["Oslo"], "annlee": ["Ann Lee"], "bon": ["Bank of Norway"], "rc": ["Redis Cache"]}
+    long = [" ".join(["Ann Lee went to the Bank of Norway in Oslo", f"day {i}", *["and Redis Cache"] * 20]) for i in
+            range(passages._PREFIXES_AFTER_TEXTS + 3)]
+    matcher = NameMatcher(forms)
+    found = []
+    for i, text in enumerate(long):
+        found.append(matcher.find(text))
+        assert (matcher._prefixes is None) == (i < passages._PREFIXES_AFTER_TEXTS)
+    assert matcher.find("Ann Lee in Oslo") and matcher._prefixes is not None
+    assert found == [["annlee", "bon", "oslo", "rc"]] * len(long)

@@ -43,6 +43,9 @@ from .synonyms import SynonymScan, synonym_scan
 _ARTICLES = ("the ", "a ", "an ")
 #: Texts of at most this many words (a question) are read without the matcher's prefix set.
 _SHORT_TEXT_TOKENS = 64
+#: Long texts a built matcher reads before it makes its prefix set: a write that reads a few
+#: passages again (its own) does not pay for the set (about 1 s at 61k passages), a full scan does.
+_PREFIXES_AFTER_TEXTS = 64
 #: Past this many changed names, every passage's text is read again (cheaper than the tests).
 _MOST_CHANGED_NAMES = 512
 
@@ -130,7 +133,8 @@ class NameMatcher:
                     if words.startswith(article) and len(words) > len(article):
                         self._add(words[len(article):], key)
                 self._add(words, key)
-        self._prefixes: set[str] | None = self._prefixes_of(self._key_of)
+        self._prefixes: set[str] | None = None  # made once many long texts are read (find)
+        self._long_texts_left = _PREFIXES_AFTER_TEXTS
         self._max_words = max((words.count(" ") + 1 for words in self._key_of), default=0)
 
     @property
@@ -164,7 +168,10 @@ class NameMatcher:
         self = cls.__new__(cls)
         self._key_of = table
         self._max_words = max_words
-        self._prefixes = None  # made when a long text is first read (a question needs none)
+        # The prefix set is made when a long text is first read (a question needs none): a table's
+        # lookups are binary searches, too slow for many texts without the set.
+        self._prefixes = None
+        self._long_texts_left = 0
         return self
 
     @staticmethod
@@ -187,7 +194,9 @@ class NameMatcher:
         tokens = name_words(text)
         prefixes = self._prefixes
         if prefixes is None and len(tokens) > _SHORT_TEXT_TOKENS:
-            prefixes = self._prefixes = self._prefixes_of(self._key_of)
+            if self._long_texts_left <= 0:
+                prefixes = self._prefixes = self._prefixes_of(self._key_of)
+            self._long_texts_left -= 1
         found: list[str] = []
         i = 0
         while i < len(tokens):
