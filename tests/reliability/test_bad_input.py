@@ -181,3 +181,16 @@ def test_a_path_that_does_not_exist_stops_with_one_line_naming_it(tmp_path, run_
     assert result.returncode == 1
     assert "nowhere" in result.stderr and "no such file" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_folder_with_nothing_readable_says_so_and_names_the_kinds_it_reads(tmp_path, run_cli):
+    empty, odd = tmp_path / "empty", tmp_path / "odd"
+    empty.mkdir()
+    odd.mkdir()
+    (odd / "notes.yaml").write_text("a: 1\n", encoding="utf-8")
+    result = run_cli("--workspace", tmp_path / "ws", "ingest", empty)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    assert f"nothing to ingest under {empty}: no file of a kind it reads (.txt .md" in result.stdout
+    assert "ingested 0 documents" in result.stdout and "workspace: 0 documents, 0 chunks" in result.stdout
+    odd_run = run_cli("--workspace", tmp_path / "ws", "ingest", odd)
+    assert "notes.yaml: skipped" in odd_run.stdout and "nothing to ingest" not in odd_run.stdout

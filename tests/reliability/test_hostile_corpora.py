@@ -75,7 +75,7 @@ def test_ingest_through_the_cli_stores_nothing_from_etc(linked, tmp_path, run_cl
     done = run_cli("--workspace", tmp_path / "ws", "ingest", linked)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert "d/leak.txt: symbolic link to /etc/passwd" in done.stdout
-    assert "workspace: 1 documents" in done.stdout
+    assert "workspace: 1 document," in done.stdout
     with sqlite3.connect(tmp_path / "ws" / "workspace.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM chunks WHERE text LIKE '%root:%'").fetchone()[0] == 0
         assert [r[0] for r in db.execute("SELECT id FROM documents")] == ["d/sub/real.txt"]

@@ -40,7 +40,8 @@ def open_workspace(args, create: bool = False):
 
 
 def cmd_ingest(args):
-    from ..ingest.loaders import check_paths
+    from ..ingest.loaders import SUPPORTED_EXTENSIONS, check_paths
+    from ..views.wording import counted
 
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
     ws = open_workspace(args, create=True)
@@ -52,14 +53,18 @@ def cmd_ingest(args):
 
     def render(p):
         lines = [
-            f"ingested {p['documents_seen']} documents in {p['seconds']:.2f} s: {p['documents_added']} added, "
+            f"ingested {counted(p['documents_seen'], 'document')} in {p['seconds']:.2f} s: {p['documents_added']} added, "
             f"{p['documents_updated']} updated, {p['documents_unchanged']} unchanged, {p['documents_removed']} removed",
-            f"{p['chunks_written']} chunks written, {p['chunks_embedded']} embedded"
+            f"{counted(p['chunks_written'], 'chunk')} written, {p['chunks_embedded']} embedded"
             + (f", {p['vectors_repaired']} vectors repaired" if p["vectors_repaired"] else ""),
         ]
         lines += [f"  {problem}" for problem in p["problems"] + p["extraction_problems"]]
+        if not p["documents_seen"] and not p["documents_removed"] and not p["problems"]:
+            lines.append(f"  nothing to ingest under {', '.join(map(str, args.paths))}: no file of a kind it reads "
+                         f"({' '.join(SUPPORTED_EXTENSIONS)})")
         s = p["stats"]
-        lines.append(f"workspace: {s['documents']} documents, {s['chunks']} chunks, {s['entities']} entities, {s['edges']} edges")
+        lines.append(f"workspace: {counted(s['documents'], 'document')}, {counted(s['chunks'], 'chunk')}, "
+                     f"{counted(s['entities'], 'entity', 'entities')}, {counted(s['edges'], 'edge')}")
         return "\n".join(lines)
 
     emit(args, payload, render)

@@ -42,6 +42,7 @@ from typing import Any
 from ..context_graph.graph import COMENTION_RELATION, ContextGraph
 from ..ingest.safe_text import printable
 from ..model import Edge, Entity
+from .wording import counted
 
 __all__ = [
     "COMENTION",
@@ -282,14 +283,10 @@ def entity_choices(facts: GraphFacts, text: str, limit: int | None = None) -> tu
     return tuple((starting + containing)[:limit])
 
 
-def _plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count} {word if count == 1 else (many or word + 's')}"
-
-
 def _hidden_note(hidden: Mapping[str, int], f: GraphFilters, shown: int) -> str:
     parts = []
     if hidden.get("type"):
-        parts.append(f"{_plural(hidden['type'], 'entity', 'entities')} of other types")
+        parts.append(f"{counted(hidden['type'], 'entity', 'entities')} of other types")
     if hidden.get("no edge"):
         why = [] if f.min_weight <= 1 else [f"weight ≥ {f.min_weight}"]
         why += ["the time range"] if f.time_range else []
@@ -461,7 +458,7 @@ def edge_tooltip(edge: Edge, names: Mapping[str, str]) -> str:
     more = len(edge.chunk_ids) - len(chunks)
     return "\n".join([
         head,
-        f"weight {edge.weight}: stated by {_plural(edge.weight, 'chunk')} in {_plural(len(edge.documents), 'document')}",
+        f"weight {edge.weight}: stated by {counted(edge.weight, 'chunk')} in {counted(len(edge.documents), 'document')}",
         _seen(edge.first_seen, edge.last_seen),
         "chunks: " + (", ".join(chunks) or "none") + (f" (+{more} more)" if more > 0 else ""),
         "documents: " + (", ".join(documents) or "none"),
