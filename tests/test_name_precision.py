@@ -70,3 +70,13 @@ def test_a_role_before_a_name_and_a_wrapped_line_do_not_change_the_name():
             "Agency about the harbour wall.\n# Harbour Museum\nVisitors came.")
     names = [n for n, kind in extract_names(text) if kind == "name"]
     assert names == ["Aoife Brennan", "Environment Agency", "Harbour Museum"]
+
+
+@pytest.mark.parametrize("text, names", [
+    ("The server room was at 25°C on Monday, said Mara Chen.", ["Mara Chen"]),
+    ("Water boils at 100 °C and 212°F; the probe read 25 C.", []),
+    ("It ran at 3.5 GHz Intel Xeon with 16 GB of RAM.", ["Intel Xeon", "RAM"]),
+    ("Grade A students and Plan B met Vitamin C.", ["Grade A", "Plan B", "Vitamin C"]),
+])
+def test_a_unit_written_after_a_number_is_a_measure_not_a_name(text, names):
+    assert [n for n, kind in extract_names(text) if kind == "name"] == names

@@ -71,6 +71,13 @@ _ROLES = frozenset("""
 mayor chair chairman chairwoman chairperson coach captain conductor curator director president senator governor
 minister councillor reverend father sister brother bishop judge officer inspector detective sergeant
 """.split())
+#: Unit symbols, as written after a number ("25 C", "3.5 GHz", "16 GB"): a measure, not a name. After a
+#: degree sign ("25°C", "100 °F") any single letter is one.
+_UNITS = frozenset("""
+C F K Hz kHz MHz GHz THz KB kB MB GB TB PB KiB MiB GiB TiB Kbps Mbps Gbps W kW MW GW kWh MWh V mV kV mA Pa kPa MPa
+hPa J kJ MJ N L mL
+""".split())
+_NUMBER_THEN_DEGREE = re.compile(r"\d[ \u00a0]*(\u00b0)?[ \u00a0]*\Z")
 #: Capitalised words that start sentences without naming anything: function words,
 #: interjections, month and weekday words, and the titles written before a name.
 STOP_NAMES = _FUNCTION_WORDS | _INTERJECTIONS | _CALENDAR | _TITLES
@@ -135,6 +142,15 @@ def _marked(word: str) -> bool:
     """Whether a word's shape marks it as a name wherever it stands: capitals after its first
     letter ("ARIEL", "PostgreSQL") or a digit ("S3")."""
     return any(ch.isupper() for ch in word[1:]) or any(ch.isdigit() for ch in word)
+
+
+def _is_unit(text: str, word) -> bool:
+    """Whether ``word`` is a unit written after a number: "C" in "25°C" and "25 C", "GHz" in "3.5 GHz"."""
+    written = word.group()
+    if len(written) > 4:
+        return False
+    after_number = _NUMBER_THEN_DEGREE.search(text, max(0, word.start() - 6), word.start())
+    return after_number is not None and (written in _UNITS or (after_number.group(1) is not None and len(written) == 1))
 
 
 def _opens_sentence(text: str, words: list, i: int) -> bool:
@@ -217,6 +233,8 @@ def _proper_nouns(text: str, evidence: set[str] | None = None) -> list[tuple[int
             break
         first, last = i, j
         initial = _opens_sentence(text, words, i)
+        if _is_unit(text, words[first]):
+            first += 1  # "25°C on Monday": a measure, then what follows it
         while first < last and _stop_form(words[first].group()) in STOP_NAMES:
             first += 1
         if last - first >= 3 and words[first].group().casefold() in _ROLES:
