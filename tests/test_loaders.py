@@ -354,3 +354,20 @@ def test_load_file_never_raises_for_a_folder_given_as_file(tmp_path):
     (tmp_path / "odd.txt").mkdir()
     docs, problems = load_file(tmp_path / "odd.txt", tmp_path / "odd.txt")
     assert docs == [] and problems and isinstance(problems[0], LoadProblem)
+
+
+def test_a_workspace_inside_the_folder_read_is_left_out_in_one_line(tmp_path, make_workspace):
+    """``./workspace`` (the default) inside the notes being ingested: its record, vector store and
+    saved runs are the workbench's own files, never documents, and are named once."""
+    notes = tmp_path / "notes"
+    write(notes / "a.md", "# A\n\nAnn Lee met Bob Stone in Oslo.\n")
+    ws = make_workspace("notes/workspace")
+    report = ws.ingest([notes])
+    write(ws.path / "eval_runs" / "run.json", json.dumps([{"id": "r1", "title": "A run", "text": "not a note"}]))
+    again = load_paths([notes])
+    assert [d.id for d in again.documents] == ["notes/a.md"]
+    assert [str(p) for p in again.problems] == [
+        "notes/workspace: a workbench workspace (its record, vector store and index files): not read, skipped"]
+    assert report.documents_added == 1 and ws.stats()["documents"] == 1
+    named = load_paths([ws.path])  # the workspace itself, named directly
+    assert not named.documents and len(named.problems) == 1 and "not read, skipped" in str(named.problems[0])

@@ -31,6 +31,8 @@ __all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 1
+#: The record's file in a workspace folder: what marks a folder as a workspace.
+RECORD_FILE = "workspace.sqlite"
 #: Meta key: the embedder, threshold and k the stored note-neighbour lists were made for.
 
 

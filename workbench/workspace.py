@@ -39,7 +39,7 @@ from .ingest.pipeline import (VECTORS_IN_FLIGHT, IngestReport, Progress, ingest_
                               reconcile_vectors, remove_documents, stale_space, vector_writes)
 from .model import Chunk, Entity, Merge, Mention
 from .settings import Settings, load_settings
-from .store import DocumentRecord, Store, StoreUnusable, database_error_message
+from .store import RECORD_FILE, DocumentRecord, Store, StoreUnusable, database_error_message
 from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
 from .pinned_reads import PinnedReads
 from .workspace_merges import MergeSteps
@@ -97,7 +97,7 @@ def _open_store(path: Path, create: bool) -> Store:
         If ``path`` is a file, its database is damaged, foreign or newer, or (``WorkspaceMissing``)
         ``create`` is False and no workspace is there.
     """
-    db = path / "workspace.sqlite"
+    db = path / RECORD_FILE
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"workspace {path} is a file, not a folder: give --workspace a folder "
                              "(an existing workspace, or a new folder for ingest to create)")

@@ -38,6 +38,7 @@ from typing import Callable, Iterator, Sequence
 from workbench.ingest.file_formats import (LOADERS, MAX_FRONT_MATTER_BYTES, SUPPORTED_EXTENSIONS, LoadProblem,
                                     normalise_newlines, content_hash, normalize_timestamp, resolved_path)
 from workbench.model import Document
+from workbench.store import RECORD_FILE
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -119,13 +120,23 @@ def check_paths(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
     return roots
 
 
+_WORKSPACE_SKIPPED = "a workbench workspace (its record, vector store and index files): not read, skipped"
+
+
+def _is_workspace(folder: str) -> bool:
+    """Whether ``folder`` holds a workspace's record (``./workspace`` inside the notes an
+    ingest reads, by default): its files are the workbench's own, never a user's documents."""
+    return os.path.isfile(os.path.join(folder, RECORD_FILE))
+
+
 def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterator[tuple[Path, Path]]:
     """Yield ``(file, root)`` under ``paths``; every path left out gets one problem line.
 
     Only what lies under the given paths is read: a symbolic link is never followed out of
     them; one to a file inside them yields that file by its real place (read once); one to a
     folder is not entered (its target is walked where it lies). ``/proc``, ``/sys`` and
-    ``/dev`` are refused by name. Hidden names (starting with ``.``) are left out silently.
+    ``/dev`` are refused by name. Hidden names (starting with ``.``) are left out silently; a
+    workspace folder (the ingest's own, inside the folder it reads, or any other) in one line.
     """
     roots = check_paths(paths)
 
@@ -139,6 +150,9 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterat
     for path, real in roots:
         if not os.path.isdir(real):
             yield path, path  # a file given directly is read even through a link: it was named
+            continue
+        if _is_workspace(real):
+            skip(path, path, _WORKSPACE_SKIPPED)
             continue
         seen: set[str] = {real}
         stack = [path]
@@ -173,6 +187,8 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterat
                         special = _special_folder(real_sub)
                         if special:
                             skip(item, path, f"lies in {special}, a special filesystem: not read, skipped")
+                        elif _is_workspace(real_sub):
+                            skip(item, path, _WORKSPACE_SKIPPED)
                         elif real_sub not in seen:
                             seen.add(real_sub)
                             subfolders.append(item)
