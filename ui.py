@@ -27,6 +27,7 @@ from workbench.store import database_error_message
 from workbench.ingest.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views import graph as graph_views
+from workbench.views.wording import stage_text
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
                                    max_edge_weight, select_view, type_legend)
 from workbench.workspace import Workspace, WorkspaceBusy
@@ -335,7 +336,7 @@ def ingest(ws: Workspace, paths: list[Path]) -> None:
     bar = st.progress(0.0, text="Starting...")
 
     def progress(stage: str, done: int, total: int) -> None:
-        bar.progress(min(done / total, 1.0) if total else 0.0, text=f"{stage}: {done} of {total}")
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_text(stage, done, total))
 
     try:
         report = ws.ingest(paths, progress=progress)

@@ -200,3 +200,40 @@ def test_a_removed_record_comes_back_when_its_file_is_ingested_again(make_worksp
     report = ws.ingest([records])
     assert (report.documents_added, report.documents_unchanged) == (1, 1)
     assert ws.stats()["documents"] == 2
+
+
+def test_ingest_reports_each_stage_after_the_documents_so_a_long_one_is_not_taken_for_a_hang(make_workspace, tmp_path):
+    ws = make_workspace()
+    calls: list[tuple[str, int, int]] = []
+    ws.ingest([make_corpus(tmp_path / "c", 5)], progress=lambda stage, done, total: calls.append((stage, done, total)))
+    stages = list(dict.fromkeys(stage for stage, _, _ in calls))
+    assert stages == ["ingest", "context graph", "entity names", "summaries"]
+    for stage in stages:
+        mine = [(done, total) for s, done, total in calls if s == stage]
+        assert mine[-1][0] == mine[-1][1] > 0, (stage, mine)  # each one ends done
+    names = [(done, total) for s, done, total in calls if s == "entity names"]
+    assert names[-1][1] == len(ws.graph.entities()) > 5  # the entity names count rows, not one step
+    calls.clear()
+    ws.ingest([make_corpus(tmp_path / "c", 5)], progress=lambda stage, done, total: calls.append((stage, done, total)))
+    assert "entity names" in {s for s, _, _ in calls}  # said, though nothing changed to embed
+
+
+def test_the_terminal_bar_starts_again_for_each_stage(monkeypatch):
+    import io
+
+    from workbench.progress import tqdm_progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    progress = tqdm_progress()
+    for stage, done, total in [("ingest", 0, 3), ("ingest", 3, 3), ("context graph", 0, 1), ("context graph", 1, 1),
+                               ("entity names", 4096, 9000), ("entity names", 9000, 9000)]:
+        progress(stage, done, total)
+    drawn = screen.getvalue()
+    assert "ingest: 100%" in drawn and "3/3 [" in drawn
+    assert "context graph: 100%" in drawn and "step/s" not in drawn
+    assert "entity names:  46%" in drawn and "9000/9000 [" in drawn

@@ -6,24 +6,40 @@ import sys
 
 __all__ = ["tqdm_progress"]
 
+#: What each stage counts; a stage not named here is one step.
+_UNITS = {"ingest": "doc", "entity names": "name"}
+
 
 def tqdm_progress(desc: str | None = None):
-    """A ``progress(stage, done, total)`` callback that draws a tqdm bar with an ETA.
+    """A ``progress(stage, done, total)`` callback that draws a tqdm bar with an ETA, one bar per
+    stage (documents, then the context graph, the entity names and the summaries an ingest
+    derives after them), each labelled ``desc: stage`` (``stage`` without ``desc``).
 
     >>> progress = tqdm_progress("ingest")
-    >>> progress("ingest", 0, 2); progress("ingest", 2, 2)
+    >>> progress("ingest", 0, 2); progress("ingest", 2, 2); progress("context graph", 0, 1)
     """
     from tqdm import tqdm
 
     bar = None
+    current = None
 
     def progress(stage: str, done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = tqdm(total=total, unit="doc", desc=desc or stage, file=sys.stderr, disable=None)
+        nonlocal bar, current
+        if stage == current and bar is None:
+            return  # this stage's bar is finished already
+        if bar is None or stage != current:
+            if bar is not None:
+                bar.close()
+            current = stage
+            label = stage if desc is None or desc == stage else f"{desc}: {stage}"
+            counted = stage in _UNITS  # a stage of one step shows its time alone, no rate
+            bar = tqdm(total=total, unit=_UNITS.get(stage, "step"), desc=label, file=sys.stderr, disable=None,
+                       bar_format=None if counted else "{l_bar}{bar}| {elapsed}")
+        bar.total = total
         bar.n = done
         bar.refresh()
         if done >= total:
             bar.close()
+            bar = None
 
     return progress

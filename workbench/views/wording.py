@@ -1,14 +1,26 @@
-"""Counts as people read them: "1 document", "3 documents", "0 entities".
+"""Counts as people read them: "1 document", "3 documents", "0 entities"; an ingest's stages.
 
 >>> counted(1, "document"), counted(3, "chunk"), counted(0, "entity", "entities")
 ('1 document', '3 chunks', '0 entities')
+>>> stage_text("ingest", 1200, 61190), stage_text("context graph", 0, 1), stage_text("context graph", 1, 1)
+('ingest: 1,200 of 61,190 documents', 'context graph...', 'context graph: done')
 """
 
 from __future__ import annotations
 
-__all__ = ["counted"]
+__all__ = ["counted", "stage_text"]
+
+#: What the stages of an ingest's progress count; the others are one step each.
+_COUNTS = {"ingest": "documents", "entity names": "names"}
 
 
 def counted(count: int, word: str, many: str | None = None) -> str:
     """``count`` and ``word``, in ``many`` (default: ``word`` + "s") unless the count is one."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def stage_text(stage: str, done: int, total: int) -> str:
+    """One line of an ingest's progress (``progress(stage, done, total)``) for people."""
+    if stage not in _COUNTS:
+        return f"{stage}: done" if done >= total else f"{stage}..."
+    return f"{stage}: {done:,} of {total:,} {_COUNTS[stage]}"
