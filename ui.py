@@ -23,7 +23,7 @@ import streamlit as st
 
 from workbench.ingest.failures import StepFailed
 from workbench.ingest.loaders import LoadError
-from workbench.store import database_error_message
+from workbench.store import RECORD_FILE, database_error_message
 from workbench.ingest.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views import graph as graph_views
@@ -312,7 +312,7 @@ def run_write(ws: Workspace, action, *args) -> bool:
     except (WorkspaceBusy, StepFailed) as exc:
         st.error(md_text(exc))
     except sqlite3.OperationalError as exc:  # a full disk: named, with nothing to discard
-        st.error(md_text(database_error_message(ws.path / "workspace.sqlite", exc)[0]))
+        st.error(md_text(database_error_message(ws.path / RECORD_FILE, exc)[0]))
     except (ValueError, KeyError) as exc:
         st.error(md_text(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc))
     return False
@@ -344,7 +344,7 @@ def ingest(ws: Workspace, paths: list[Path]) -> None:
         st.session_state["corpus.last_report"] = {"error": str(exc)}
         return
     except sqlite3.OperationalError as exc:
-        st.session_state["corpus.last_report"] = {"error": database_error_message(ws.path / "workspace.sqlite", exc)[0]}
+        st.session_state["corpus.last_report"] = {"error": database_error_message(ws.path / RECORD_FILE, exc)[0]}
         return
     bar.progress(1.0, text="Done")
     st.session_state["corpus.last_report"] = report.to_json()

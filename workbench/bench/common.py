@@ -118,13 +118,13 @@ def cache_name_vectors(folder: Path) -> int:
     child reading that index would count its 630 MB at 61k in its RSS). Returns the rows added."""
     from ..context_graph.entity_vectors import EntityVectors
     from ..embedding import text_hash
-    from ..store import Store
+    from ..store import RECORD_FILE, Store
 
     index = EntityVectors(folder)
     space = index.space()
     if space is None:
         return 0
-    store = Store(Path(folder) / "workspace.sqlite")
+    store = Store(Path(folder) / RECORD_FILE)
     try:
         hashes = {text_hash(name): name for name in index.names()}
         held = store.has_embeddings(sorted(hashes), space)
@@ -166,7 +166,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
     from ..embedding import embedder_from_settings
     from ..ingest.embedding_cache import CacheFirstEmbedder
     from ..embedding.static import StaticEmbedder
-    from ..store import Store
+    from ..store import RECORD_FILE, Store
 
     from ..workspace import Workspace
 
@@ -179,7 +179,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
     model = ModelClock(StaticEmbedder() if embedder_kind == "static" else resident)
     embedder = model
     if served_from is not None:
-        cache = Store(served_from / "workspace.sqlite")
+        cache = Store(served_from / RECORD_FILE)
         embedder = CacheFirstEmbedder(embedder, cache)
     shutil.rmtree(folder, ignore_errors=True)
     ws = Workspace(folder, settings=settings, embedder=embedder)

@@ -33,6 +33,7 @@ from typing import Any
 import regex
 
 from ..embedding.static import StaticEmbedder
+from ..store import RECORD_FILE
 from ..workspace import Workspace
 from .common import PerfError, fresh_ingest, passages_file
 from .app_perf import bench_app, bench_fresh_process, bench_stored_communities
@@ -140,7 +141,7 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
     static = embedder == "static"
     records, passages = passages_file(corpus, root / "records")
     ws_folder = root / "ws"
-    if not (ws_folder / "workspace.sqlite").exists():
+    if not (ws_folder / RECORD_FILE).exists():
         first = fresh_ingest(records, ws_folder, settings, None, "first ingest (embedding)", embedder=embedder,
                               keep=True, resident_model=static)
         out["first_ingest"] = {**_figures(first, first["documents"]), "note": "embedding included, the configured embedder"}

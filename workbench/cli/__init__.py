@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..ingest.loaders import LoadError
     from ..settings import SettingsError
     from ..extract.llm import LLMError
-    from ..store import database_error_message
+    from ..store import RECORD_FILE, database_error_message
     from ..vectors import NeedsRepair, VectorStoreUnavailable
     from ..workspace import ChunkNotFound, WorkspaceBusy, WorkspaceError
 
@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say_error(exc)
         return 2
     except sqlite3.DatabaseError as exc:  # a full disk, or damage found after the workspace opened
-        message, damaged = database_error_message(Path(args.workspace) / "workspace.sqlite", exc)
+        message, damaged = database_error_message(Path(args.workspace) / RECORD_FILE, exc)
         if damaged:
             message += "; it fails its integrity check: restore it from a backup or ingest again into a new --workspace"
         _say_error(f"workspace {args.workspace}: {message}")
