@@ -79,6 +79,36 @@ def test_tiny_heading_joins_the_next_paragraph():
     assert len(chunks) == 1 and chunks[0].text == text
 
 
+def test_a_heading_of_any_length_joins_the_paragraph_after_it():
+    title = "# Postmortem 12: the deploy pipeline on the Upload Worker"  # longer than a tiny paragraph
+    body = "@hana moved the Upload Worker from Nginx to Python after a long review."
+    chunks = chunk_document(make_doc(f"{title}\n\n{body}\n\nAnother paragraph that stands on its own feet."))
+    assert [c.text for c in chunks] == [f"{title}\n\n{body}", "Another paragraph that stands on its own feet."]
+
+
+def test_nested_and_underlined_headings_join_too():
+    text = "# Runbooks for the platform team\n\n## Restarting the token cache safely\n\nDrain it first."
+    assert [c.text for c in chunk_document(make_doc(text))] == [text]
+    underlined = "Restarting the token cache safely\n=================================\n\nDrain it first."
+    assert [c.text for c in chunk_document(make_doc(underlined))] == [underlined]
+
+
+def test_a_heading_before_a_long_paragraph_takes_its_first_sentences():
+    title = "## Why the auth service pins its Redis client"
+    body = " ".join(f"Reason number {i} is written down here." for i in range(6))
+    chunks = chunk_document(make_doc(f"{title}\n\n{body}"), max_chars=100)
+    assert chunks[0].text == f"{title}\n\nReason number 0 is written down here."
+    assert " ".join(c.text for c in chunks[1:]) == body.removeprefix("Reason number 0 is written down here. ")
+
+
+def test_a_hashtag_or_a_last_heading_is_not_joined_to_anything():
+    text = "#release notes are kept in the wiki for everyone to read\n\nShort one."
+    assert [c.text for c in chunk_document(make_doc(text))][0] == "#release notes are kept in the wiki for everyone to read"
+    last = "The service runs on Kubernetes in every region.\n\n# Appendix: the full list of regions"
+    assert [c.text for c in chunk_document(make_doc(last))] == [
+        "The service runs on Kubernetes in every region.", "# Appendix: the full list of regions"]
+
+
 def test_tiny_paragraph_that_does_not_fit_stays_alone():
     text = "# Auth\n\n" + "word " * 30
     chunks = chunk_document(make_doc(text), max_chars=100)

@@ -50,7 +50,7 @@ def test_declared_relations_are_cited_once_from_the_first_chunk_whatever_the_win
 
 
 def test_extraction_over_windows_equals_extraction_of_a_generated_large_file(tmp_path, settings):
-    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.15)
+    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.25)
     (doc,) = load_paths([path.parent]).documents
     # the co-mention cap is hit, so its one problem line is counted over every window
     extraction = settings.extraction.model_copy(update={"max_comention_pairs": 2})
@@ -78,7 +78,7 @@ def _record(ws) -> dict:
 
 
 def test_a_document_written_in_small_windows_equals_one_written_whole(make_workspace, tmp_path, monkeypatch):
-    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.02)
+    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.03)
     whole = make_workspace("whole")
     whole.ingest([path.parent])
     monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", 7)
@@ -91,7 +91,7 @@ def test_a_document_written_in_small_windows_equals_one_written_whole(make_works
 
 def test_a_failure_in_a_later_window_stores_none_of_the_document_and_the_next_ingest_mends_it(
         make_workspace, tmp_path, monkeypatch):
-    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.02)
+    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.03)
     (tmp_path / "corpus" / "small.md").write_text("# Small\n\nThe auth service depends on Redis.\n", encoding="utf-8")
     monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", 8)
     monkeypatch.setattr(ingest_module, "VECTOR_BATCH", 8)  # each window's vectors sent as it is embedded
@@ -126,7 +126,7 @@ def test_a_failure_in_a_later_window_stores_none_of_the_document_and_the_next_in
 
 
 def test_vectors_reach_chroma_in_upserts_of_vector_batch_each_before_its_commit(make_workspace, tmp_path, monkeypatch):
-    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.02)
+    path = write_big_markdown(tmp_path / "corpus" / "big.md", 0.03)
     (tmp_path / "corpus" / "small.md").write_text("# Small\n\nThe auth service depends on Redis.\n", encoding="utf-8")
     monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", 8)
     monkeypatch.setattr(ingest_module, "VECTOR_BATCH", 24)

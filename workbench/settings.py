@@ -60,7 +60,7 @@ class _Section(BaseModel):
 
 
 class ChunkingSettings(_Section):
-    max_chars: int = Field(1000, gt=50, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries.")
+    max_chars: int = Field(1000, gt=50, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries, a heading joined to the paragraph after it.")
 
 
 class IngestSettings(_Section):

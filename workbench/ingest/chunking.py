@@ -2,8 +2,11 @@
 
 Chunks are the unit of provenance, so they stay small and close to the author's structure:
 
-- every paragraph (text between blank lines) is its own chunk, except a tiny one (shorter
-  than ``min_chars``, a lone heading say), which joins the paragraph after it when the two fit;
+- every paragraph (text between blank lines) is its own chunk, except a heading (a paragraph of
+  Markdown heading lines, ``# ...`` or underlined with ``===``/``---``) or a tiny paragraph
+  (shorter than ``min_chars``), which joins what follows it: the paragraph after it when the
+  two fit, else that paragraph's first sentences that fit with it. A title alone says nothing
+  a reader can use, and a vault of titled notes would hold as many title chunks as notes;
 - a paragraph longer than ``max_chars`` is split on sentence ends (``. ! ?`` followed by
   whitespace, and ``。！？``), packing whole sentences up to ``max_chars``;
 - a sentence longer than ``max_chars`` is cut at the last whitespace before ``max_chars``
@@ -35,10 +38,12 @@ from workbench.settings import setting_default
 
 __all__ = ["TINY_PARAGRAPH_CHARS", "chunk_document", "chunk_id", "iter_sentences"]
 
-#: Paragraphs shorter than this join the paragraph that follows them (headings, labels).
+#: Paragraphs shorter than this join the paragraph that follows them (labels, short headings).
 TINY_PARAGRAPH_CHARS = 40
 
 _NON_SPACE = re.compile(r"\S")
+# A paragraph of ATX heading lines ("# Title", "## Part"), or one line underlined (setext).
+_HEADING = re.compile(r"(?:#{1,6}(?:[ \t][^\n]*)?(?:\n|\Z))+\Z|[^\n]+\n(?:=+|-+)[ \t]*\Z")
 _PARAGRAPH_BREAK = re.compile(r"\n(?:[^\S\n]*\n)+")
 # Sentence ends. The English form must be followed by whitespace or the end of the text; that
 # check is done in Python so the pattern never rescans a run of punctuation (linear time).
@@ -162,15 +167,12 @@ def _fitted(text: str, start: int, end: int, max_chars: int) -> Iterator[tuple[i
 
 
 def _chunk_spans(text: str, start: int, end: int, max_chars: int, min_chars: int) -> Iterator[tuple[int, int]]:
-    pending: tuple[int, int] | None = None  # tiny paragraphs waiting to join the next one
+    pending: tuple[int, int] | None = None  # headings and tiny paragraphs waiting for what follows
     for p_start, p_end in _paragraph_spans(text, start, end):
+        heading = _HEADING.match(text, p_start, p_end) is not None
         if pending is not None:
-            if p_end - pending[0] <= max_chars:
-                p_start = pending[0]  # they fit together: join
-            else:
-                yield from _fitted(text, *pending, max_chars)
-            pending = None
-        if p_end - p_start < min_chars:
+            p_start, pending = pending[0], None  # joined: _fitted packs them with its first sentences
+        if (heading or p_end - p_start < min_chars) and p_end - p_start <= max_chars:
             pending = (p_start, p_end)
             continue
         yield from _fitted(text, p_start, p_end, max_chars)
@@ -190,7 +192,7 @@ def chunk_document(doc: Document, max_chars: int = setting_default("chunking.max
     max_chars
         Largest chunk, in characters.
     min_chars
-        Paragraphs shorter than this join the following paragraph when they fit together.
+        Paragraphs shorter than this join what follows them, as headings do.
 
     Returns
     -------
