@@ -80,3 +80,12 @@ def test_a_role_before_a_name_and_a_wrapped_line_do_not_change_the_name():
 ])
 def test_a_unit_written_after_a_number_is_a_measure_not_a_name(text, names):
     assert [n for n, kind in extract_names(text) if kind == "name"] == names
+
+
+@pytest.mark.parametrize("text, dates", [
+    ("Review 53050: 100000 rows moved in 2023, as in 1066 and 2150.", ["2023", "1066", "2150"]),
+    ("Ticket 4711 of 9999 and port 0800 stayed; it was 12 May 2024.", ["12 May 2024"]),
+    ("March 3, 1999 and 1999-2001 and v2024 and 2024x", ["March 3, 1999"]),
+])
+def test_a_bare_number_is_a_date_only_as_a_plausible_year(text, dates):
+    assert [n for n, kind in extract_names(text) if kind == "date"] == dates
