@@ -63,3 +63,19 @@ def test_the_cli_says_it_in_one_line(tmp_path):
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "over the limit" in lines[0] and "Traceback" not in result.stderr
+
+
+def test_a_workspace_and_hidden_files_inside_the_notes_are_not_counted_as_text(make_workspace, settings, tmp_path):
+    notes = tmp_path / "notes"
+    shutil.copytree(SAMPLE, notes)
+    (notes / ".obsidian").mkdir()
+    (notes / ".obsidian" / "cache.bin").write_bytes(b"\0" * 2_000_000)  # left out by the load, so here too
+    text = sum(p.stat().st_size for p in notes.rglob("*.*") if ".obsidian" not in p.parts)
+    limited = settings.model_copy(deep=True)
+    limited.ingest.max_corpus_mb = (text + 50_000) / 1e6
+    ws = make_workspace("notes/workspace", settings=limited)  # `ingest .` from inside the notes
+    ws.ingest([notes])
+    assert sum(p.stat().st_size for p in (notes / "workspace").rglob("*") if p.is_file()) > 1_000_000
+    (notes / "later.md").write_text("# Later\n\nThe billing service depends on Redis.\n", encoding="utf-8")
+    report = ws.ingest([notes])  # the workspace's own megabytes are no text of the corpus
+    assert report.documents_added == 1
