@@ -133,7 +133,8 @@ def test_eval_command_prints_cases_summary_and_highlights(sample_workspace, tmp_
     out = capsys.readouterr().out
     assert code == 0
     assert "Per case:" in out and "Summary (Δ = strategy - direct, paired, 95% bootstrap CI over tasks)" in out
-    assert "redis-impact-login" in out and "[95% CI]" in out
+    assert "redis-impact-login" in out and "Δ recall [95% CI]" in out
+    assert "mixed scripts" not in out  # "Δrecall" read as a word mixing Greek and Latin, as a spoofed name would be
     assert "Expansion found a prerequisite:" in out
     assert (tmp_path / "run.md").read_text(encoding="utf-8").startswith("# Evaluation run ")
     saved = sorted((sample_workspace.path / "runs").glob("*.json"), key=lambda p: p.stat().st_mtime)

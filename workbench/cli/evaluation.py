@@ -29,7 +29,7 @@ def _print_run(run) -> str:
         for m in ("recall", "precision", "mrr", "ndcg", "all_found"):
             out[m] = f"{row[m]:.3f}"
         for m in ("recall", "ndcg", "mrr"):
-            out[f"Δ{m} [95% CI]"] = f"{row[f'd_{m}']:+.3f} [{row[f'd_{m}_low']:+.3f}, {row[f'd_{m}_high']:+.3f}]"
+            out[f"Δ {m} [95% CI]"] = f"{row[f'd_{m}']:+.3f} [{row[f'd_{m}_low']:+.3f}, {row[f'd_{m}_high']:+.3f}]"
             out[f"{m} w/t/l"] = row[f"{m}_w/t/l"]
         out["irrelevant added"] = int(row["added_irrelevant"])
         out["outdated cases"] = int(row["outdated_cases"])
