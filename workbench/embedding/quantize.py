@@ -73,8 +73,8 @@ class _Corpus(Protocol):
 def calibration_set(ws: _Corpus) -> dict:
     """The calibration set a workspace gives: its chunk texts and its mention surfaces, sorted.
 
-    ``json.dumps(calibration_set(ws), indent=0)`` of the sample corpus's workspace is
-    :data:`CALIBRATION_FILE`."""
+    :data:`CALIBRATION_FILE` is ``json.dumps(calibration_set(ws), indent=0, ensure_ascii=False)``
+    and a newline, for the sample corpus's workspace."""
     chunks = sorted({c.text for c in ws.chunks()})
     names = sorted({m.surface for m in ws.store.mentions()})
     return {"source": "sample_corpus/ ingested with the default settings: its chunks and entity names",
