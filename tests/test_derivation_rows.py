@@ -371,3 +371,17 @@ def test_rows_followed_through_any_writes_give_the_parts_of_a_full_pass(sequence
                 assert merges == build_merges(store.iter_mentions(), canonicalizer)
         finally:
             store.close()
+
+
+def test_rows_are_written_in_narrow_integers_and_read_back_as_int64(notes_workspace):
+    ws, _, _ = notes_workspace
+    key = rows_key(ws.store.workspace_id, ws.settings.canonicalization.model_dump(mode="json"))
+    rows = DerivationRows.load(ws.path, key)
+    with np.load(ws.path / FILE_NAME, allow_pickle=False) as data:
+        written = {name: data[name] for name in data.files}
+    assert written["mention_chunk"].itemsize < 8 and written["triple_relation"].itemsize == 1
+    assert written["triple_confidence"].dtype == np.float64  # compared with thresholds: kept exact
+    for name, column in rows.mentions.items():
+        assert column.dtype == np.int64 and np.array_equal(column, written[f"mention_{name}"])
+    for name, column in rows.triples.items():
+        assert np.array_equal(column, written[f"triple_{name}"])
