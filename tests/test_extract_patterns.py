@@ -61,6 +61,16 @@ def test_object_list_ends_at_clause_words(default_extractor):
     ]
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("The Tax Service calls the Upload Worker over Nginx with a 400 ms budget.", ("Tax Service", "calls", "Upload Worker")),
+    ("The exporter writes to S3 into the archive bucket.", ("exporter", "writes_to", "S3")),
+    ("The gateway depends on Redis across regions.", ("gateway", "depends_on", "Redis")),
+    ("The billing job depends on Kafka without retries.", ("billing job", "depends_on", "Kafka")),
+])
+def test_an_object_ends_at_a_preposition_after_it(default_extractor, text, expected):
+    assert _edges(default_extractor, text) == [expected]
+
+
 def test_relative_clause_takes_the_noun_before_which(default_extractor):
     edges = _edges(default_extractor, "Traffic goes to the auth service, which depends on Redis.")
     assert ("auth service", "depends_on", "Redis") in edges

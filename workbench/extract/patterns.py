@@ -57,7 +57,8 @@ _LEFT_WORDS = (
 _RIGHT_WORDS = (
     "because", "when", "whenever", "which", "who", "whom", "whose", "where", "while", "for", "since",
     "so that", "so", "via", "through", "in order", "if", "unless", "until", "after", "before", "during",
-    "with", "within", "by", "from", "to", "in", "on", "at", "that", "than", "but", "as", "then", "instead",
+    "with", "within", "without", "by", "from", "to", "in", "into", "on", "onto", "at", "over", "under", "across",
+    "against", "between", "behind", "that", "than", "but", "as", "then", "instead",
     "except", "although", "though", "whereas", "whether", "such as", "like",
 )
 # Where a subject starts: a sentence or clause boundary, or a subordinating word.
