@@ -71,6 +71,14 @@ def test_an_object_ends_at_a_preposition_after_it(default_extractor, text, expec
     assert _edges(default_extractor, text) == [expected]
 
 
+def test_a_passive_clause_after_the_objects_is_no_object(default_extractor):
+    text = "A bad config in Cassandra caused the Notification Worker outage, fixed by @quinn."
+    assert _edges(default_extractor, text) == [("Notification Worker outage", "caused_by", "bad config in Cassandra")]
+    # a noun in -ed stays an object when it is not a clause of its own
+    assert _edges(default_extractor, "The ranker depends on Kafka and the feed by default.") == [
+        ("ranker", "depends_on", "Kafka"), ("ranker", "depends_on", "feed")]
+
+
 def test_relative_clause_takes_the_noun_before_which(default_extractor):
     edges = _edges(default_extractor, "Traffic goes to the auth service, which depends on Redis.")
     assert ("auth service", "depends_on", "Redis") in edges

@@ -63,6 +63,8 @@ _RIGHT_WORDS = (
 )
 # Where a subject starts: a sentence or clause boundary, or a subordinating word.
 _CJK_BOUNDARY_RE = re.compile(r"[。，；！？、,;：:\n（(]")
+# One lower-case word in -ed or -en, as a passive clause opens after a list ("..., fixed by Ana").
+_PARTICIPLE_RE = re.compile(r"[a-z]+(?:ed|en)")
 _LIST_SPLIT_RE = re.compile(r"\s*(?:,\s*(?:and|or)\s+|,|&|\b(?:and|or|as\s+well\s+as|plus)\b)\s*", re.IGNORECASE)
 _CJK_LIST_SPLIT_RE = re.compile(r"[、和与及,，]")
 _WORD_RE = re.compile(r"\S+")
@@ -234,6 +236,9 @@ class RelationPatternExtractor:
         items = _LIST_SPLIT_RE.split(text[end:stop])
         if bounded_by_next and stop == next_start and len(items) > 1:
             items = items[:-1]  # the last item is the next phrase's subject
+        elif len(items) > 1 and boundary is not None and boundary.group(0).lower() == "by" \
+                and _PARTICIPLE_RE.fullmatch(items[-1].strip()):
+            items = items[:-1]  # "caused the outage, fixed by Ana": a clause of its own, no object
         return _nonempty(self._clean(item, keep_last=False) for item in items)
 
     def _cjk_sides(self, text, match, previous_end, next_start) -> tuple[list[str], list[str]]:
