@@ -123,7 +123,7 @@ def check_paths(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
 _WORKSPACE_SKIPPED = "a workbench workspace (its record, vector store and index files): not read, skipped"
 
 
-def is_workspace_folder(folder: str) -> bool:
+def _is_workspace(folder: str) -> bool:
     """Whether ``folder`` holds a workspace's record (``./workspace`` inside the notes an
     ingest reads, by default): its files are the workbench's own, never a user's documents."""
     return os.path.isfile(os.path.join(folder, RECORD_FILE))
@@ -151,7 +151,7 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterat
         if not os.path.isdir(real):
             yield path, path  # a file given directly is read even through a link: it was named
             continue
-        if is_workspace_folder(real):
+        if _is_workspace(real):
             skip(path, path, _WORKSPACE_SKIPPED)
             continue
         seen: set[str] = {real}
@@ -187,7 +187,7 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterat
                         special = _special_folder(real_sub)
                         if special:
                             skip(item, path, f"lies in {special}, a special filesystem: not read, skipped")
-                        elif is_workspace_folder(real_sub):
+                        elif _is_workspace(real_sub):
                             skip(item, path, _WORKSPACE_SKIPPED)
                         elif real_sub not in seen:
                             seen.add(real_sub)
