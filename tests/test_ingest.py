@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from tests.conftest import ROOT, SAMPLE, committed_documents, make_corpus
 
 from workbench.vectors import CHUNKS
@@ -237,3 +239,31 @@ def test_the_terminal_bar_starts_again_for_each_stage(monkeypatch):
     assert "ingest: 100%" in drawn and "3/3 [" in drawn
     assert "context graph: 100%" in drawn and "step/s" not in drawn
     assert "entity names:  46%" in drawn and "9000/9000 [" in drawn
+
+
+def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded(make_workspace, tmp_path):
+    from workbench.embedding import text_hash
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    paragraphs = ["The portal depends on the auth service for every login.",
+                  "The auth service runs on Kubernetes in both regions.",
+                  "The token cache is backed by Redis with one replica."]
+    (corpus / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    before = {c.text: c.id for c in ws.chunks()}
+    assert len(before) == 3
+    # Chroma holds the vectors; the record's cache holds none of them
+    assert ws.store.cached_embeddings(sorted(text_hash(t) for t in before), ws.embedder.name) == {}
+    stored = ws.vectors.get_vectors(CHUNKS, list(before.values()))
+
+    # a paragraph put first moves every chunk (new ordinals, new ids): only the new one is embedded
+    (corpus / "a.md").write_text("\n\n".join(["Billing calls the portal for each invoice it sends.", *paragraphs]) + "\n")
+    report = ws.ingest([corpus])
+    after = {c.text: c.id for c in ws.chunks()}
+    assert report.documents_updated == 1 and report.chunks_embedded == 1
+    assert not set(after.values()) & set(before.values())
+    assert ws.vectors.ids(CHUNKS) == set(after.values())
+    moved = ws.vectors.get_vectors(CHUNKS, [after[t] for t in paragraphs])
+    assert all(np.array_equal(moved[after[t]], stored[before[t]]) for t in paragraphs)

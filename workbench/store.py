@@ -93,6 +93,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     ordinal INTEGER NOT NULL, text TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL,
     timestamp TEXT, speaker TEXT, text_hash TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id, ordinal);
+CREATE INDEX IF NOT EXISTS chunks_text_hash ON chunks(text_hash);
 CREATE TABLE IF NOT EXISTS mentions (
     chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, surface TEXT NOT NULL,
     entity_type TEXT NOT NULL, start INTEGER NOT NULL);
@@ -365,6 +366,16 @@ class Store(NoteRows, DerivationRowReads):
 
     def chunk_text_hashes(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT id, text_hash FROM chunks"))
+
+    def chunks_with_texts(self, hashes: Sequence[str]) -> dict[str, str]:
+        """One stored chunk id for each of ``hashes`` (text hashes) some chunk has."""
+        out: dict[str, str] = {}
+        hashes = list(hashes)
+        for lo in range(0, len(hashes), 500):
+            part = hashes[lo:lo + 500]
+            q = f"SELECT text_hash, MIN(id) FROM chunks WHERE text_hash IN ({','.join('?' * len(part))}) GROUP BY text_hash"
+            out.update(self.db.execute(q, part))
+        return out
 
     def chunk_ids_of(self, document_ids: Sequence[str]) -> list[str]:
         out: list[str] = []

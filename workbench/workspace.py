@@ -195,7 +195,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         where = (f"server {self.settings.vector_store.host}:{self.settings.vector_store.port}"
                  if self.settings.vector_store.backend == "server" else str(self.path / "chroma"))
         fix = f"run `python -m workbench --workspace {self.path} repair` to rebuild it from the record " \
-              "(embeddings are cached: nothing is embedded again)"
+              "(the chunks it lacks are embedded again)"
         if stored and not self._vector_store_exists():
             raise VectorStoreMissing(f"the vector store {where} is missing ({stored} chunks are stored): {fix}")
         held = index.count(CHUNKS)
@@ -279,7 +279,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             reconcile_if_marked(self.store, self.vectors, self.embedder)
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
-                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold)
+                refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold)
             self.sync_entity_vectors()
             self.sync_summaries()
         return ids
@@ -292,7 +292,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
-                refresh_candidates(self.store, self.embedder, self.settings.extraction.similar_notes_threshold,
+                refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold,
                                    full=True)
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)

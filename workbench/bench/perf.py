@@ -266,7 +266,8 @@ def bench_embedding(texts: Sequence[str], minilm, static, rounds: int = 3) -> di
     """Our ingest's embed path against ``model.encode`` on the same texts, and the static embedder.
 
     Our path is :func:`~workbench.ingest.pipeline.embed_cached` into an empty store each round (text
-    hashing, the cache lookup and write, batching), so every text reaches the model.
+    hashing, the cache lookup and write, batching), so every text reaches the model. (An ingest's
+    chunk texts skip the cache write: Chroma keeps their vectors. So this is an upper bound.)
     """
     import tempfile
 

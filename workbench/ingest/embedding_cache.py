@@ -1,8 +1,14 @@
-"""The embedding cache every write step reads: a chunk text's vector is computed once per embedder.
+"""Where every write step gets a text's vector: computed once per embedder, kept once.
 
-Vectors are kept in the record by text hash and embedder name (its vector space), so a text
-ingested again, in another document or after a re-chunking, is not embedded twice. Entity names
-are not cached here: their index (:mod:`workbench.context_graph.entity_vectors`) is their store.
+A chunk's vector is kept in one place, the chunk collection of its embedder's space in Chroma
+(1.5 KB a chunk: a second copy in the record doubled a 30 MB file's workspace). A chunk text
+ingested again, in another document or after a re-chunking, is read back from the Chroma copy
+of a stored chunk with the same text (found by the record's text-hash index), not embedded
+again. Other texts (community reports, episodes) are kept in the record's embedding cache, by
+text hash and embedder name; so are chunk vectors written there by earlier versions, read first.
+What is lost with a lost vector store (a deleted ``chroma`` folder) is embedded again by
+``repair``. Entity names are not cached here: their index
+(:mod:`workbench.context_graph.entity_vectors`) is their store.
 """
 
 from __future__ import annotations
@@ -14,19 +20,32 @@ import numpy as np
 from ..embedding import Embedder, text_hash
 from ..context_graph.entity_vectors import EntityVectors
 from ..store import Store
+from ..vectors import CHUNKS, VectorIndex
 
 __all__ = ["CacheFirstEmbedder", "embed_cached"]
 
 
-def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder) -> tuple[np.ndarray, int]:
-    """Vectors for ``texts``, computing only those not in the cache. Returns (vectors, computed)."""
+def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder,
+                 chunks: VectorIndex | None = None) -> tuple[np.ndarray, int]:
+    """Vectors for ``texts``, computing only those found nowhere. Returns (vectors, computed).
+
+    Looked up in the record's cache, then, given ``chunks`` (the chunk collections, when they are
+    ``embedder``'s space), in Chroma's copy of a stored chunk with the same text. With ``chunks``
+    the texts are chunk texts whose vectors Chroma keeps, so what is computed is not cached;
+    without it, computed vectors go to the record's cache."""
     hashes = [text_hash(t) for t in texts]
     cached = store.cached_embeddings(sorted(set(hashes)), embedder.name)
     missing = sorted({h for h in hashes if h not in cached})
+    if missing and chunks is not None and chunks.space == embedder.name:
+        holders = store.chunks_with_texts(missing)
+        held = chunks.get_vectors(CHUNKS, sorted(set(holders.values())))
+        cached.update((h, held[i]) for h, i in holders.items() if i in held)
+        missing = [h for h in missing if h not in cached]
     if missing:
         first = {h: t for h, t in zip(hashes, texts)}
         new = embedder.embed([first[h] for h in missing])
-        store.cache_embeddings(missing, new, embedder.name)
+        if chunks is None:
+            store.cache_embeddings(missing, new, embedder.name)
         cached.update(zip(missing, new))
     out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
     for i, h in enumerate(hashes):

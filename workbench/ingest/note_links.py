@@ -38,7 +38,8 @@ MAX_CANDIDATES_PER_NOTE = 3
 NOTE_PAGE_CHUNKS = 1000
 
 
-def refresh_candidates(store: Store, embedder: Embedder, threshold: float, full: bool = False) -> None:
+def refresh_candidates(store: Store, vectors: VectorIndex, embedder: Embedder, threshold: float,
+                       full: bool = False) -> None:
     """Bring the ``SIMILAR_TO`` candidates between notes up to date with the record (inside
     :func:`vector_writes`, so a step that dies here is redone by the next write). Only the notes
     a write added, changed or removed are compared again (:mod:`workbench.corpus.note_neighbours`);
@@ -51,7 +52,7 @@ def refresh_candidates(store: Store, embedder: Embedder, threshold: float, full:
         what failed and how to finish the step.
     """
     try:
-        refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder)[0], embedder.name,
+        refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder, vectors)[0], embedder.name,
                                 threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
         what = describe_os_error(exc) if isinstance(exc, OSError) else \
@@ -83,7 +84,8 @@ def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list
     return lines
 
 
-def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float, k: int = NEAREST_NOTES) -> list:
+def note_similarity_candidates(store: Store, embedder: Embedder, threshold: float, k: int = NEAREST_NOTES,
+                               vectors: VectorIndex | None = None) -> list:
     """``SIMILAR_TO`` candidates between notes (text and Markdown documents) whose mean chunk
     vectors are at least ``threshold`` similar, each note in at most
     :data:`MAX_CANDIDATES_PER_NOTE`, found over the whole corpus at once: what
@@ -102,8 +104,8 @@ def note_similarity_candidates(store: Store, embedder: Embedder, threshold: floa
     count, current = 0, ""
     after: tuple[str, int] | None = None
     while page := store.chunks_of_kinds(NOTE_KINDS, after, NOTE_PAGE_CHUNKS):
-        vectors, _ = embed_cached([c.text for c in page], store, embedder)  # every text was cached by this ingest
-        for chunk, vector in zip(page, vectors.astype(np.float64)):
+        found, _ = embed_cached([c.text for c in page], store, embedder, vectors)
+        for chunk, vector in zip(page, found.astype(np.float64)):
             if chunk.document_id != current:
                 if total is not None:
                     means[current] = (total / count).astype(np.float32)
@@ -146,7 +148,7 @@ def discover_typed_relations(note_ids: Sequence[str], store: Store, vectors: Vec
         note, chunks = records.get(note_id), sorted(chunks_of.get(note_id, ()), key=lambda c: c.ordinal)
         if note is None or not chunks:
             continue
-        vecs, _ = embed_cached([c.text for c in chunks], store, embedder)
+        vecs, _ = embed_cached([c.text for c in chunks], store, embedder, vectors)
         near: list[str] = []
         for match in vectors.query(CHUNKS, vecs.mean(axis=0), wanted * 8):
             document = (match.metadata or {}).get("document")

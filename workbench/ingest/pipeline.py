@@ -109,7 +109,7 @@ def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) ->
         vectors.delete(CHUNKS, extra)
     if missing:
         chunks = store.chunks(missing)
-        vecs, _ = embed_cached([c.text for c in chunks], store, embedder)
+        vecs, _ = embed_cached([c.text for c in chunks], store, embedder, vectors)
         vectors.upsert(CHUNKS, [c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks])
     store.set_meta(VECTORS_SPACE, embedder.name)
     return len(extra) + len(missing)
@@ -250,7 +250,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
                     [d.id for d in todo if d.kind in NOTE_KINDS], store, vectors, embedder, typed_client, settings))
                 stage["typed_relations"] += time.perf_counter() - t
             t = time.perf_counter()
-            refresh_candidates(store, embedder, settings.extraction.similar_notes_threshold)
+            refresh_candidates(store, vectors, embedder, settings.extraction.similar_notes_threshold)
             stage["candidates"] += time.perf_counter() - t
     # A file stands for its documents once all of them are stored from a problem-free load.
     clean = {resolved_path(f) for f in loaded.clean_files}
@@ -402,7 +402,7 @@ class _Batch:
             self.writes = DocumentWrites(self.store)
         chunks = [c for window, _ in self.pending for c in window]
         t = time.perf_counter()
-        vecs, computed = embed_cached([c.text for c in chunks], self.store, self.embedder)
+        vecs, computed = embed_cached([c.text for c in chunks], self.store, self.embedder, self.vectors)
         self.report.chunks_embedded += computed
         stage["embed"] += time.perf_counter() - t
         t = time.perf_counter()
