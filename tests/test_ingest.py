@@ -267,3 +267,30 @@ def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded
     assert ws.vectors.ids(CHUNKS) == set(after.values())
     moved = ws.vectors.get_vectors(CHUNKS, [after[t] for t in paragraphs])
     assert all(np.array_equal(moved[after[t]], stored[before[t]]) for t in paragraphs)
+
+
+def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_space_back(make_workspace, tmp_path):
+    from workbench.embedding import text_hash
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("\n\n".join(f"Service {i} depends on the queue number {i} in region {i % 7}."
+                                             for i in range(300)) + "\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    chunks = ws.chunks()
+    hashes = [text_hash(c.text) for c in chunks]
+    # what an earlier version left: every chunk vector cached in the record too, and one other text
+    ws.store.cache_embeddings(hashes, ws.embedder.embed([c.text for c in chunks]), ws.embedder.name)
+    ws.store.cache_embeddings([text_hash("a community report")], ws.embedder.embed(["a community report"]),
+                              ws.embedder.name)
+    before = ws.store.size_bytes()
+    held = ws.vectors.get_vectors(CHUNKS, [c.id for c in chunks])
+
+    assert ws.repair() == 0
+    assert ws.store.cached_embeddings(hashes, ws.embedder.name) == {}
+    assert list(ws.store.cached_embeddings([text_hash("a community report")], ws.embedder.name)) == \
+        [text_hash("a community report")]
+    assert ws.store.size_bytes() < before - 300 * 1536  # the pages went back, not only the rows
+    after = ws.vectors.get_vectors(CHUNKS, [c.id for c in chunks])
+    assert len(chunks) >= 290 and all(np.array_equal(after[i], v) for i, v in held.items())

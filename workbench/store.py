@@ -504,6 +504,29 @@ class Store(NoteRows, DerivationRowReads):
             out.update(h for (h,) in self.db.execute(q, [model, *part]))
         return out
 
+    def drop_cached_chunk_vectors(self, model: str) -> int:
+        """Delete ``model``'s cached vectors of stored chunk texts (earlier versions cached them
+        beside Chroma's copy; call it once Chroma holds every chunk of that space) and compact the
+        file to give the space back. Returns the vectors deleted.
+
+        The compaction (``VACUUM``) needs room for a copy of the file; without it the rows are
+        still gone and their pages are reused by later writes."""
+        with self.transaction() as db:
+            gone = db.execute("DELETE FROM embeddings WHERE model=? AND hash IN (SELECT text_hash FROM chunks)",
+                              (model,)).rowcount
+        if gone:
+            try:
+                self.db.execute("VACUUM")
+                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the compacted pages into the file itself
+            except sqlite3.OperationalError:  # no room for the copy: the free pages stay in the file
+                pass
+        return gone
+
+    def size_bytes(self) -> int:
+        """Bytes of the record on disk: the database file and its write-ahead log."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        return self.path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+
     def cache_embeddings(self, hashes: Sequence[str], vectors: np.ndarray, model: str) -> None:
         with self.transaction() as db:
             db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?,?,?)",

@@ -287,13 +287,15 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     def repair(self) -> int:
         """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
         graph snapshot and the keyword index again (after a crash or a failed step: see
-        :class:`~workbench.ingest.pipeline.StepFailed`). Returns the vectors changed."""
+        :class:`~workbench.ingest.pipeline.StepFailed`); drop the chunk vectors an earlier version
+        cached in the record beside Chroma's copy. Returns the vectors changed."""
         with self._write_lock():
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
                 refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold,
                                    full=True)
+            self.store.drop_cached_chunk_vectors(self.embedder.name)  # Chroma now holds every chunk
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
             self._derived = None

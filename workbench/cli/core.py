@@ -246,10 +246,15 @@ def cmd_chunk(args):
 def cmd_repair(args):
     ws = open_workspace(args)
     damaged = ws.entity_index_damage()
+    record_mb = ws.store.size_bytes() / 1e6
     changed = ws.repair()
     emit(args, {"vectors_changed": changed, "entity_index_rebuilt": damaged is not None,
-                "integrity_ok": ws.store.integrity_ok(), **ws.vector_counts()},
+                "integrity_ok": ws.store.integrity_ok(), "record_mb_before": round(record_mb, 1),
+                "record_mb": round(ws.store.size_bytes() / 1e6, 1), **ws.vector_counts()},
          lambda p: f"{p['vectors_changed']} vectors repaired"
+                   + (f"; the record went from {p['record_mb_before']} to {p['record_mb']} MB (chunk vectors an "
+                      "earlier version kept beside Chroma's copy were dropped)"
+                      if p["record_mb"] < p["record_mb_before"] - 1 else "")
                    + (f"; the entity-name index was damaged ({damaged}) and is built again" if damaged else "")
                    + f"; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
 
