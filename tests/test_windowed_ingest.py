@@ -99,11 +99,11 @@ def test_a_failure_in_a_later_window_stores_none_of_the_document_and_the_next_in
     real = ingest_module.embed_cached
     calls = []
 
-    def failing(texts, store, embedder):
+    def failing(texts, store, embedder, chunks=None):
         calls.append(len(texts))
         if len(calls) == 4:  # windows of the large document are already upserted and inserted
             raise MemoryError("forced in the fourth window")
-        return real(texts, store, embedder)
+        return real(texts, store, embedder, chunks)
 
     monkeypatch.setattr(ingest_module, "embed_cached", failing)
     with pytest.raises(MemoryError):
