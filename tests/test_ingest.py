@@ -269,7 +269,11 @@ def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded
     assert all(np.array_equal(moved[after[t]], stored[before[t]]) for t in paragraphs)
 
 
-def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_space_back(make_workspace, tmp_path):
+def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_space_back(make_workspace, tmp_path,
+                                                                                          capsys):
+    import json
+
+    from workbench.cli import main
     from workbench.embedding import text_hash
 
     corpus = tmp_path / "c"
@@ -287,7 +291,11 @@ def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_
     before = ws.store.size_bytes()
     held = ws.vectors.get_vectors(CHUNKS, [c.id for c in chunks])
 
-    assert ws.repair() == 0
+    ws.close()
+    assert main(["--workspace", str(ws.path), "repair", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["vectors_changed"] == 0 and said["record_mb"] < said["record_mb_before"]
+    ws = make_workspace()
     assert ws.store.cached_embeddings(hashes, ws.embedder.name) == {}
     assert list(ws.store.cached_embeddings([text_hash("a community report")], ws.embedder.name)) == \
         [text_hash("a community report")]
