@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["tqdm_progress"]
+__all__ = ["COUNTED_STAGES", "DOCUMENTS", "ENTITY_NAMES", "GRAPH", "SUMMARIES", "tqdm_progress"]
 
-#: What each stage counts; a stage not named here is one step.
-_UNITS = {"ingest": "doc", "entity names": "name"}
+#: The stages of an ingest's ``progress(stage, done, total)``: its documents, then what it derives.
+DOCUMENTS, GRAPH, ENTITY_NAMES, SUMMARIES = "ingest", "context graph", "entity names", "summaries"
+#: What the counted stages count (a bar's unit, the word for many); the others are one step each.
+COUNTED_STAGES = {DOCUMENTS: ("doc", "documents"), ENTITY_NAMES: ("name", "names")}
 
 
 def tqdm_progress(desc: str | None = None):
@@ -32,8 +34,8 @@ def tqdm_progress(desc: str | None = None):
                 bar.close()
             current = stage
             label = stage if desc is None or desc == stage else f"{desc}: {stage}"
-            counted = stage in _UNITS  # a stage of one step shows its time alone, no rate
-            bar = tqdm(total=total, unit=_UNITS.get(stage, "step"), desc=label, file=sys.stderr, disable=None,
+            counted = stage in COUNTED_STAGES  # a stage of one step shows its time alone, no rate
+            bar = tqdm(total=total, unit=COUNTED_STAGES[stage][0] if counted else "step", desc=label, file=sys.stderr, disable=None,
                        bar_format=None if counted else "{l_bar}{bar}| {elapsed}")
         bar.total = total
         bar.n = done

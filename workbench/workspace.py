@@ -42,6 +42,7 @@ from .settings import Settings, load_settings
 from .store import RECORD_FILE, DocumentRecord, Store, StoreUnusable, database_error_message
 from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
 from .pinned_reads import PinnedReads
+from .progress import ENTITY_NAMES, GRAPH, SUMMARIES
 from .workspace_merges import MergeSteps
 from .workspace_preload import BackgroundReads
 
@@ -239,10 +240,10 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                     totals[label] = total
                     progress(label, done, total)
 
-            steps = (("graph", "context graph", lambda: self.graph),
-                     ("entity_vectors", "entity names",
-                      lambda: self.sync_entity_vectors(progress=lambda done, total: tell("entity names", done, total))),
-                     ("summaries", "summaries", self.sync_summaries))
+            steps = (("graph", GRAPH, lambda: self.graph),
+                     ("entity_vectors", ENTITY_NAMES,
+                      lambda: self.sync_entity_vectors(progress=lambda done, total: tell(ENTITY_NAMES, done, total))),
+                     ("summaries", SUMMARIES, self.sync_summaries))
             for name, label, step in steps:  # each one told, so a long one is not taken for a hang
                 tell(label, 0, 1)
                 started = time.perf_counter()

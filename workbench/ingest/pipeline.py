@@ -38,6 +38,7 @@ from ..embedding import LEGACY_NAME, Embedder, text_hash
 from ..extract import EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings
 from ..extract.llm import LLMError, client_from_settings
 from ..model import Chunk, Document
+from ..progress import DOCUMENTS
 from ..store import DocumentWrites, Store
 from ..vectors import CHUNKS, VectorIndex
 from .chunking import chunk_document
@@ -336,7 +337,7 @@ def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store,
     stored whole or not at all and a 30 MB file is never held extracted or embedded whole."""
     stage = report.stage_seconds
     total = len(todo)
-    progress("ingest", 0, total)
+    progress(DOCUMENTS, 0, total)
     batch = _Batch(store, vectors, embedder, known, report)
     try:
         for doc in todo:
@@ -359,9 +360,9 @@ def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store,
             del chunks
             if batch.written_chunks + batch.pending_chunks >= VECTOR_BATCH:
                 batch.commit()
-                progress("ingest", batch.documents_done, total)
+                progress(DOCUMENTS, batch.documents_done, total)
         batch.commit()
-        progress("ingest", batch.documents_done, total)
+        progress(DOCUMENTS, batch.documents_done, total)
     except BaseException:
         batch.rollback()
         raise

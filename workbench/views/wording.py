@@ -8,10 +8,9 @@
 
 from __future__ import annotations
 
-__all__ = ["counted", "stage_text"]
+from ..progress import COUNTED_STAGES
 
-#: What the stages of an ingest's progress count; the others are one step each.
-_COUNTS = {"ingest": "documents", "entity names": "names"}
+__all__ = ["counted", "stage_text"]
 
 
 def counted(count: int, word: str, many: str | None = None) -> str:
@@ -21,6 +20,6 @@ def counted(count: int, word: str, many: str | None = None) -> str:
 
 def stage_text(stage: str, done: int, total: int) -> str:
     """One line of an ingest's progress (``progress(stage, done, total)``) for people."""
-    if stage not in _COUNTS:
+    if stage not in COUNTED_STAGES:
         return f"{stage}: done" if done >= total else f"{stage}..."
-    return f"{stage}: {done:,} of {total:,} {_COUNTS[stage]}"
+    return f"{stage}: {done:,} of {total:,} {COUNTED_STAGES[stage][1]}"
