@@ -236,6 +236,19 @@ def test_the_scale_run_rejects_more_copies_than_it_has_syllables(tmp_path):
         scale_corpus(tmp_path, len(SUFFIXES) + 2, tmp_path / "out")
 
 
+def test_the_scale_run_without_its_corpus_says_so_before_any_other_run(tmp_path, capsys):
+    from workbench.bench.scale import bench_scale
+
+    missing = tmp_path / "no-bench"
+    code = main(["bench", "scale", "--data", str(missing), "--notes", "5", "--no-server", "--cache-dir",
+                 str(tmp_path / "cache")])
+    err = capsys.readouterr().err
+    assert code == 2 and str(missing / "corpus.jsonl") in err and "--data" in err and "Traceback" not in err
+    assert not (tmp_path / "cache").exists()  # the notes' run never started
+    with pytest.raises(PerfError, match="--data"):  # called directly, the same words
+        bench_scale(missing, tmp_path / "cache", None)
+
+
 def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_path, settings):
     from workbench.bench.sizes import bench_big_file, bench_notes, write_big_markdown
 

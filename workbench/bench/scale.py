@@ -130,7 +130,11 @@ def bench_scale(data_dir: Path, cache_dir: Path, settings, copies: int = 10, que
     static one's.
     """
     data_dir, cache_dir = Path(data_dir), Path(cache_dir)
-    digest = hashlib.sha256((data_dir / "corpus.jsonl").read_bytes()).hexdigest()[:12]
+    try:
+        digest = hashlib.sha256((data_dir / "corpus.jsonl").read_bytes()).hexdigest()[:12]
+    except OSError as exc:
+        raise PerfError(f"{data_dir / 'corpus.jsonl'}: cannot read the benchmark's passages ({exc.strerror or exc}); "
+                        "give the folder with --data (e.g. ../shared/bench/2wikimultihopqa)") from None
     if embedder not in ("model", "static"):
         raise PerfError(f"--embedder must be model or static, got {embedder!r}")
     root = cache_dir / f"scale-{data_dir.resolve().name}-x{copies}-{digest}" / embedder

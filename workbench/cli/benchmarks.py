@@ -338,6 +338,10 @@ def cmd_scale(args):
     from ..bench.sizes import bench_big_file, bench_notes
 
     settings = load_settings(args.settings)
+    corpus = Path(args.data) / "corpus.jsonl"
+    if args.copies and not corpus.is_file():  # said before the notes' and the file's runs, not after
+        raise CommandError(f"{corpus}: not found; give the benchmark folder with --data "
+                           "(e.g. ../shared/bench/2wikimultihopqa), or --copies 0 to skip the corpus run", code=2)
     payload: dict = {}
     try:
         if args.notes:
