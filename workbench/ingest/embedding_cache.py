@@ -54,8 +54,9 @@ def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder,
 
 
 class CacheFirstEmbedder:
-    """An embedder that reads each text's vector from the record's embedding cache (chunk texts)
-    or, given ``names`` (an :class:`~workbench.context_graph.entity_vectors.EntityVectors`), from
+    """An embedder that reads each text's vector from the record's embedding cache (the texts
+    cached there: reports, a benchmark's passages, chunk texts an earlier version kept) or,
+    given ``names`` (an :class:`~workbench.context_graph.entity_vectors.EntityVectors`), from
     that entity-name index when it is this embedder's, and computes only the misses, writing
     nothing (safe on a read path, or a scoped read-only view). ``missed`` counts the texts it
     computed."""
