@@ -307,3 +307,31 @@ def test_the_scale_run_times_the_first_build_of_the_communities_and_their_readin
     line = _render_scale({"passages": 1, "copies": 0, "embedder": "x", "communities": found,
                           "app": {"communities": {"first_render_s": 1.5, "rerender_s": 0.2}}})
     assert f"first build {found['first_build_s']} s" in line and "Communities page 1.5 s" in line
+
+
+def test_a_served_benchmark_workspace_gets_its_chunk_vectors_from_chroma_cached_once(make_workspace, settings):
+    from workbench.bench.common import cache_chunk_vectors
+    from workbench.embedding import text_hash
+    from workbench.ingest.embedding_cache import CacheFirstEmbedder
+    from workbench.vectors import CHUNKS
+
+    ws = make_workspace()
+    ws.ingest([SAMPLE])
+    chunks = ws.chunks()
+    held = ws.vectors.get_vectors(CHUNKS, [c.id for c in chunks])
+    ws.close()
+    texts = {text_hash(c.text): c for c in chunks}
+    assert cache_chunk_vectors(ws.path, settings) == len(texts) > 100
+    assert cache_chunk_vectors(ws.path, settings) == 0
+
+    class Refusing:
+        name, dimension = ws.embedder.name, ws.embedder.dimension
+
+        def embed(self, asked):
+            raise AssertionError(f"asked to embed {len(asked)} texts")
+
+    again = make_workspace()
+    served = CacheFirstEmbedder(Refusing(), again.store)
+    vectors = served.embed([c.text for c in chunks])
+    assert served.missed == 0
+    assert all(np.array_equal(v, held[c.id]) for v, c in zip(vectors, chunks))

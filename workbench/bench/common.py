@@ -18,7 +18,8 @@ from ..progress import tqdm_progress
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-__all__ = ["ROOT", "PerfError", "RssSampler", "cached_vectors", "fresh_ingest", "graph_seconds", "passages_file"]
+__all__ = ["ROOT", "PerfError", "RssSampler", "cache_chunk_vectors", "cached_vectors", "fresh_ingest", "graph_seconds",
+           "passages_file"]
 
 #: The project folder (its app.py, sample corpus and the shared benchmark data beside it).
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,13 +139,40 @@ def cache_name_vectors(folder: Path) -> int:
         store.close()
 
 
+def cache_chunk_vectors(folder: Path, settings) -> int:
+    """Copy the chunk vectors of the workspace in ``folder`` from its Chroma collection into its
+    record's embedding cache, where a served ingest reads every vector (a workspace keeps them in
+    Chroma alone). Returns the rows added."""
+    from ..embedding import text_hash
+    from ..vectors import CHUNKS
+    from ..workspace import Workspace
+
+    ws = Workspace(folder, settings=settings, create=False)
+    try:
+        space = ws.vectors.space
+        holder = {text_hash(text): chunk_id for chunk_id, text in ws.store.chunk_texts()}
+        held = ws.store.has_embeddings(sorted(holder), space)
+        missing = sorted(h for h in holder if h not in held)
+        added = 0
+        for lo in range(0, len(missing), 16384):
+            vectors = ws.vectors.get_vectors(CHUNKS, [holder[h] for h in missing[lo:lo + 16384]])
+            part = [h for h in missing[lo:lo + 16384] if holder[h] in vectors]
+            if part:
+                ws.store.cache_embeddings(part, np.stack([vectors[holder[h]] for h in part]), space)
+            added += len(part)
+        return added
+    finally:
+        ws.close()
+
+
 def fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, desc: str,
                   embedder: str = "model", keep: bool = False, resident_model: bool = False) -> dict:
     """A fresh ingest in a child process, so its peak RSS is that of an ingest as a user runs it
     (model loaded, nothing left over from the sections before).
 
     ``embedder``: ``"model"`` (the settings' embedder, warmed up first) or ``"static"``. With
-    ``served_from``, chunk and name vectors are read from that workspace's embedding cache and
+    ``served_from``, chunk and name vectors are read from that workspace's embedding cache (copied
+    there first from its Chroma collection and its name index) and
     the embedder computes only the misses (:class:`~workbench.ingest.pipeline.CacheFirstEmbedder`).
     ``resident_model`` keeps the settings' model loaded beside a static embedder, as an app
     would. ``keep`` leaves the workspace in ``folder`` afterwards.
@@ -153,6 +181,7 @@ def fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, d
 
     if served_from is not None:
         cache_name_vectors(served_from)
+        cache_chunk_vectors(served_from, settings)
     context = multiprocessing.get_context("spawn")
     with context.Pool(1) as pool:
         return pool.apply(_fresh_ingest_child, (path, folder, settings, served_from, desc, embedder, keep,
