@@ -35,7 +35,8 @@ def tqdm_progress(desc: str | None = None):
             current = stage
             label = stage if desc is None or desc == stage else f"{desc}: {stage}"
             counted = stage in COUNTED_STAGES  # a stage of one step shows its time alone, no rate
-            bar = tqdm(total=total, unit=COUNTED_STAGES[stage][0] if counted else "step", desc=label, file=sys.stderr, disable=None,
+            unit = COUNTED_STAGES[stage][0] if counted else "step"
+            bar = tqdm(total=total, unit=unit, desc=label, file=sys.stderr, disable=None,
                        bar_format=None if counted else "{l_bar}{bar}| {elapsed}")
         bar.total = total
         bar.n = done
