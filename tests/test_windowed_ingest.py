@@ -99,11 +99,11 @@ def test_a_failure_in_a_later_window_stores_none_of_the_document_and_the_next_in
     real = ingest_module.embed_cached
     calls = []
 
-    def failing(texts, store, embedder, chunks=None):
+    def failing(texts, *args):
         calls.append(len(texts))
         if len(calls) == 4:  # windows of the large document are already upserted and inserted
             raise MemoryError("forced in the fourth window")
-        return real(texts, store, embedder, chunks)
+        return real(texts, *args)
 
     monkeypatch.setattr(ingest_module, "embed_cached", failing)
     with pytest.raises(MemoryError):
@@ -153,3 +153,19 @@ def test_vectors_reach_chroma_in_upserts_of_vector_batch_each_before_its_commit(
             assert events[i + 1] == ("commit", 0)
     assert events[-1] == ("commit", 0) and events[-2][0] == "upsert"
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+
+
+def test_a_document_of_many_windows_edited_embeds_only_its_changed_chunk(make_workspace, tmp_path, monkeypatch):
+    monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", 8)  # the document's old chunks leave the record after window 1
+    path = tmp_path / "corpus" / "notes.md"
+    path.parent.mkdir()
+    paragraphs = [f"Service {i} depends on the queue number {i} and the cache in region {i % 5}." for i in range(40)]
+    path.write_text("\n\n".join(paragraphs) + "\n")
+    ws = make_workspace()
+    first = ws.ingest([path.parent])
+    assert first.chunks_embedded == 40
+    edited = ["The billing service calls every queue it finds in its region.", *paragraphs]
+    path.write_text("\n\n".join(edited) + "\n")  # every chunk moves: new ordinals, new ids
+    again = ws.ingest([path.parent])
+    assert again.documents_updated == 1 and again.chunks_embedded == 1
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()} and len(ws.chunks()) == 41

@@ -377,6 +377,15 @@ class Store(NoteRows, DerivationRowReads):
             out.update(self.db.execute(q, part))
         return out
 
+    def chunk_hashes_of(self, document_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """``(chunk id, text hash)`` of every chunk of ``document_ids``."""
+        out: list[tuple[str, str]] = []
+        for lo in range(0, len(document_ids), 500):
+            part = list(document_ids[lo:lo + 500])
+            out.extend(self.db.execute(
+                f"SELECT id, text_hash FROM chunks WHERE document_id IN ({','.join('?' * len(part))})", part))
+        return out
+
     def chunk_ids_of(self, document_ids: Sequence[str]) -> list[str]:
         out: list[str] = []
         for lo in range(0, len(document_ids), 500):

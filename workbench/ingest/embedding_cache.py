@@ -13,7 +13,7 @@ What is lost with a lost vector store (a deleted ``chroma`` folder) is embedded 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -25,19 +25,22 @@ from ..vectors import CHUNKS, VectorIndex
 __all__ = ["CacheFirstEmbedder", "embed_cached"]
 
 
-def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder,
-                 chunks: VectorIndex | None = None) -> tuple[np.ndarray, int]:
+def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder, chunks: VectorIndex | None = None,
+                 leaving: Mapping[str, str] | None = None) -> tuple[np.ndarray, int]:
     """Vectors for ``texts``, computing only those found nowhere. Returns (vectors, computed).
 
     Looked up in the record's cache, then, given ``chunks`` (the chunk collections, when they are
-    ``embedder``'s space), in Chroma's copy of a stored chunk with the same text. With ``chunks``
-    the texts are chunk texts whose vectors Chroma keeps, so what is computed is not cached;
-    without it, computed vectors go to the record's cache."""
+    ``embedder``'s space), in Chroma's copy of a stored chunk with the same text, or of one of
+    ``leaving`` (text hash -> chunk id: the chunks of documents being replaced, which the open
+    write has taken out of the record and Chroma holds until it commits). With ``chunks`` the
+    texts are chunk texts whose vectors Chroma keeps, so what is computed is not cached; without
+    it, computed vectors go to the record's cache."""
     hashes = [text_hash(t) for t in texts]
     cached = store.cached_embeddings(sorted(set(hashes)), embedder.name)
     missing = sorted({h for h in hashes if h not in cached})
     if missing and chunks is not None and chunks.space == embedder.name:
         holders = store.chunks_with_texts(missing)
+        holders.update((h, leaving[h]) for h in missing if leaving and h in leaving and h not in holders)
         held = chunks.get_vectors(CHUNKS, sorted(set(holders.values())))
         cached.update((h, held[i]) for h, i in holders.items() if i in held)
         missing = [h for h in missing if h not in cached]

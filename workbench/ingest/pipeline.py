@@ -386,6 +386,7 @@ class _Batch:
         self.documents: list[Document] = []
         self.started: set[str] = set()
         self.old_ids: set[str] = set()
+        self.leaving: dict[str, str] = {}  # text hash -> an old chunk of a document replaced here
         self.new_ids: set[str] = set()
         self.documents_done = 0
 
@@ -402,13 +403,15 @@ class _Batch:
         if self.writes is None:
             self.writes = DocumentWrites(self.store)
         chunks = [c for window, _ in self.pending for c in window]
+        fresh = [doc for doc in self.documents if doc.id not in self.started]
+        for chunk_id, hashed in self.store.chunk_hashes_of([doc.id for doc in fresh if doc.id in self.known]):
+            self.old_ids.add(chunk_id)  # their rows go with this flush; their vectors after the commit
+            self.leaving.setdefault(hashed, chunk_id)
         t = time.perf_counter()
-        vecs, computed = embed_cached([c.text for c in chunks], self.store, self.embedder, self.vectors)
+        vecs, computed = embed_cached([c.text for c in chunks], self.store, self.embedder, self.vectors, self.leaving)
         self.report.chunks_embedded += computed
         stage["embed"] += time.perf_counter() - t
         t = time.perf_counter()
-        fresh = [doc for doc in self.documents if doc.id not in self.started]
-        self.old_ids.update(self.store.chunk_ids_of([doc.id for doc in fresh if doc.id in self.known]))
         self.unsent.append(([c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks]))
         self.unsent_chunks += len(chunks)
         if self.unsent_chunks >= VECTOR_BATCH:
@@ -444,7 +447,7 @@ class _Batch:
                 self.report.documents_added += 1
         self.report.chunks_written += self.written_chunks
         self.documents_done += len(self.documents)
-        self.documents, self.started, self.old_ids, self.new_ids = [], set(), set(), set()
+        self.documents, self.started, self.old_ids, self.new_ids, self.leaving = [], set(), set(), set(), {}
         self.written_chunks = 0
 
     def _send(self) -> None:
