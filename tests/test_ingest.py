@@ -302,3 +302,17 @@ def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_
     assert ws.store.size_bytes() < before - 300 * 1536  # the pages went back, not only the rows
     after = ws.vectors.get_vectors(CHUNKS, [c.id for c in chunks])
     assert len(chunks) >= 290 and all(np.array_equal(after[i], v) for i, v in held.items())
+
+
+def test_a_renamed_file_is_written_under_its_new_name_without_embedding_again(make_workspace, tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "old.md").write_text("The portal depends on the auth service for every login.\n\n"
+                                   "The auth service runs on Kubernetes in both regions.\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    (corpus / "old.md").rename(corpus / "new.md")
+    report = ws.ingest([corpus])
+    assert (report.documents_added, report.documents_removed, report.chunks_embedded) == (1, 1, 0)
+    assert [d.id for d in ws.documents()] == ["c/new.md"]
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()} and len(ws.chunks()) == 2

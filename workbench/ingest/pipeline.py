@@ -200,7 +200,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     stage["reconcile"] += time.perf_counter() - t
 
     # Stored hashes include the chunking and extraction settings: when those change, every
-    # document is redone (embeddings stay cached by text: only new chunk texts reach the model).
+    # document is redone (its chunks' vectors are read back from Chroma: only new texts reach the model).
     pipeline = pipeline_fingerprint(settings)
 
     def keyed(digest: str) -> str:
@@ -242,8 +242,10 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             todo.append(doc)
     if removed or todo or interrupted:
         with vector_writes(store):  # candidates inside the mark: a crash before them redoes them
-            report.documents_removed = remove_documents(removed, store, vectors)
+            # Removed after the writes: a renamed file's chunks are read back from the old ones' vectors.
             _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report)
+            written = {doc.id for doc in todo}
+            report.documents_removed = remove_documents([d for d in removed if d not in written], store, vectors)
             report.extraction_problems.extend(unresolved_note_targets(todo, store))
             if typed_client is not None:
                 t = time.perf_counter()
