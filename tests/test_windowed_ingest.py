@@ -169,3 +169,21 @@ def test_a_document_of_many_windows_edited_embeds_only_its_changed_chunk(make_wo
     again = ws.ingest([path.parent])
     assert again.documents_updated == 1 and again.chunks_embedded == 1
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()} and len(ws.chunks()) == 41
+
+
+def test_the_log_of_a_large_write_is_cut_back_once_checkpointed(tmp_path, monkeypatch):
+    import numpy as np
+
+    import workbench.store as store_module
+    from workbench.store import Store
+
+    monkeypatch.setattr(store_module, "WAL_LIMIT_BYTES", 2**20)
+    store = Store(tmp_path / "workspace.sqlite")
+    wal = tmp_path / "workspace.sqlite-wal"
+    rng = np.random.default_rng(0)
+    store.cache_embeddings([f"h{i}" for i in range(6000)], rng.normal(size=(6000, 384)).astype(np.float32), "m")
+    store.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    grown = wal.stat().st_size
+    store.set_meta("after", "1")  # the next write starts the log again, cut back to the limit
+    assert grown > 8 * 2**20 and wal.stat().st_size <= 2**20
+    store.close()

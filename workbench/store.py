@@ -31,6 +31,9 @@ __all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 1
+#: Bytes the record's write-ahead log is cut back to after a checkpoint (SQLite keeps it at its
+#: largest size otherwise).
+WAL_LIMIT_BYTES = 64 * 2**20
 #: The record's file in a workspace folder: what marks a folder as a workspace.
 RECORD_FILE = "workspace.sqlite"
 #: Meta key: the embedder, threshold and k the stored note-neighbour lists were made for.
@@ -196,6 +199,8 @@ class Store(NoteRows, DerivationRowReads):
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            # The log of one large write (a 30 MB file: 300 MB) is cut back once checkpointed, not kept.
+            conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
             self._local.conn = conn
         return conn
 
