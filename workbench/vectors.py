@@ -43,6 +43,10 @@ __all__ = ["NeedsRepair", "VectorIndex", "VectorMatch", "VectorStoreMissing", "V
 CHUNKS = "chunks"
 #: The collection of entity-name vectors that earlier workspaces kept in Chroma.
 LEGACY_ENTITIES = "entities"
+#: Collection metadata: how many vectors were deleted from the collection since it was built.
+DELETED_KEY = "deleted_vectors"
+#: The name of a collection's copy while :meth:`VectorIndex.rebuild` makes it, after its own.
+REBUILD_SUFFIX = "_rebuild"
 
 
 class VectorStoreUnavailable(RuntimeError):
@@ -250,11 +254,73 @@ class VectorIndex:
 
     @_in_use
     def delete(self, kind: str, ids: Sequence[str]) -> None:
+        """Delete vectors by id, counting them in the collection's metadata (:meth:`deleted`)."""
         col = self.existing(kind) if ids else None
         if col is None:  # nothing stored: nothing to delete
             return
         for lo in range(0, len(ids), self._batch):
             col.delete(ids=list(ids[lo:lo + self._batch]))
+        metadata = dict(self._fresh(kind).metadata or {})
+        metadata[DELETED_KEY] = int(metadata.get(DELETED_KEY, 0)) + len(ids)
+        col.modify(metadata=metadata)
+
+    def _fresh(self, kind: str):
+        """The collection as the store holds it now (another process may have changed its metadata)."""
+        return self.client.get_collection(self._names[kind], embedding_function=None)
+
+    @_in_use
+    def deleted(self, kind: str) -> int:
+        """Vectors deleted from the collection since it was built. Chroma keeps each one's slot
+        in its HNSW index, on disk and in memory (chroma-core/chroma#2594); :meth:`rebuild` frees them."""
+        return 0 if self.existing(kind) is None else int((self._fresh(kind).metadata or {}).get(DELETED_KEY, 0))
+
+    @_in_use
+    def rebuild(self, kind: str) -> int:
+        """Copy the collection's vectors into a new collection that then takes its name, so the
+        slots of deleted vectors are gone (writers only, with no reader holding the store open:
+        a reader's handle on the old collection fails). Returns the vectors copied.
+
+        A rebuild cut short is finished or undone by :meth:`finish_rebuild`: the copy is whole
+        before the original is deleted."""
+        old = self.existing(kind)
+        if old is None:
+            return 0
+        name, client = self._names[kind], self.client
+        self._drop(name + REBUILD_SUFFIX)  # a copy a rebuild cut short left
+        copy = client.create_collection(name + REBUILD_SUFFIX, configuration={"hnsw": {"space": "cosine"}},
+                                        embedding_function=None)
+        ids = sorted(self.ids(kind))
+        for lo in range(0, len(ids), self._batch):
+            part = old.get(ids=ids[lo:lo + self._batch], include=["embeddings", "metadatas"])
+            copy.add(ids=part["ids"], embeddings=np.asarray(part["embeddings"], dtype=np.float32),
+                     metadatas=part["metadatas"])
+        self._drop(name)
+        copy.modify(name=name)
+        return len(ids)
+
+    @_in_use
+    def finish_rebuild(self, kind: str) -> bool:
+        """Finish a :meth:`rebuild` cut short: a whole copy takes the name the original no longer
+        holds, a partial one is dropped. True when one was found."""
+        if self._exists is not None and not self._exists():
+            return False
+        name, client = self._names[kind], self.client
+        if name + REBUILD_SUFFIX not in {getattr(c, "name", c) for c in client.list_collections()}:
+            return False
+        if self.existing(kind) is None:
+            client.get_collection(name + REBUILD_SUFFIX, embedding_function=None).modify(name=name)
+        else:
+            self._drop(name + REBUILD_SUFFIX)
+        self._shared.forget()
+        return True
+
+    def _drop(self, name: str) -> None:
+        try:
+            self.client.delete_collection(name)
+        except Exception as exc:  # chromadb's NotFoundError (its class moved between versions)
+            if "does not exist" not in str(exc) and type(exc).__name__ != "NotFoundError":
+                raise
+        self._shared.forget()
 
     @_in_use
     def ids(self, kind: str) -> set[str]:

@@ -101,7 +101,9 @@ class IngestReport:
 
 def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
     """Make the chunk collection of ``embedder``'s space hold exactly the chunks SQLite has
-    (chunk ids hash their text, so equal ids are equal vectors). Returns the vectors changed."""
+    (chunk ids hash their text, so equal ids are equal vectors), after finishing a rebuild of it
+    cut short (:meth:`~workbench.vectors.VectorIndex.finish_rebuild`). Returns the vectors changed."""
+    vectors.finish_rebuild(CHUNKS)
     wanted = store.chunk_text_hashes()
     have = vectors.ids(CHUNKS)
     extra = sorted(have - wanted.keys())

@@ -1,0 +1,91 @@
+"""Chroma keeps the slot of every vector deleted (chroma-core/chroma#2594): the count of deleted
+vectors, the rebuild ``repair`` makes when there are any, and a rebuild cut short."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
+from workbench.vectors import CHUNKS, REBUILD_SUFFIX
+
+PARAGRAPHS = [f"Service {i} depends on the queue number {i} and the cache in region {i % 5}." for i in range(400)]
+
+
+def _write(path, extra: int) -> None:
+    added = [f"Note {j}: the billing service calls queue {j} for every invoice it sends." for j in range(extra)]
+    path.write_text("\n\n".join(added + PARAGRAPHS) + "\n")
+
+
+def _segment_folders(ws) -> list[str]:
+    return [p.name for p in (ws.path / "chroma").iterdir() if p.is_dir() and re.fullmatch(r"[0-9a-f-]{36}", p.name)]
+
+
+def _store_bytes(ws) -> int:
+    return sum(p.stat().st_size for p in (ws.path / "chroma").rglob("*") if p.is_file())
+
+
+def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_back(make_workspace, tmp_path):
+    path = tmp_path / "c" / "notes.md"
+    path.parent.mkdir()
+    _write(path, 0)
+    ws = make_workspace()
+    ws.ingest([path.parent])
+    assert ws.vectors.deleted(CHUNKS) == 0
+    for extra in (1, 2, 3):  # a paragraph put first each time: every chunk gets a new id
+        _write(path, extra)
+        assert ws.ingest([path.parent]).chunks_embedded == 1
+    assert ws.vectors.deleted(CHUNKS) == 3 * 400  # the notes put first before keep their ids
+    chunks = {c.id for c in ws.chunks()}
+    held = ws.vectors.get_vectors(CHUNKS, sorted(chunks))
+    ws.close()
+    grown, folders = _store_bytes(ws), len(_segment_folders(ws))
+
+    ws = make_workspace()
+    assert ws.repair() == 0
+    assert ws.vectors.deleted(CHUNKS) == 0 and ws.vectors.ids(CHUNKS) == chunks
+    copied = ws.vectors.get_vectors(CHUNKS, sorted(chunks))
+    assert all(np.allclose(copied[i], held[i], atol=1e-6) for i in chunks)
+    hit = ws.vectors.query(CHUNKS, held[min(chunks)], 1)[0]
+    assert hit.id == min(chunks) and hit.similarity > 0.999
+    ws.close()
+    assert len(_segment_folders(ws)) == folders  # the old collection's folder went with it
+    assert _store_bytes(ws) * 1.5 < grown  # 403 vectors' slots instead of 1,603 (4.8 MB to 2.3 MB here)
+
+
+def test_a_rebuild_cut_short_is_finished_or_undone_by_the_next_write(make_workspace, tmp_path):
+    path = tmp_path / "c" / "notes.md"
+    path.parent.mkdir()
+    _write(path, 0)
+    ws = make_workspace()
+    ws.ingest([path.parent])
+    chunks = sorted(c.id for c in ws.chunks())
+    held = ws.vectors.get_vectors(CHUNKS, chunks)
+    name = ws.vectors.existing(CHUNKS).name
+
+    def names() -> set[str]:  # through the client open now (an ingest closes the one it used)
+        return {getattr(c, "name", c) for c in ws.vectors.client.list_collections()}
+
+    def copy_of(ids):
+        copy = ws.vectors.client.create_collection(name + REBUILD_SUFFIX, configuration={"hnsw": {"space": "cosine"}},
+                                        embedding_function=None)
+        copy.add(ids=ids, embeddings=np.stack([held[i] for i in ids]), metadatas=[{"document": "x"}] * len(ids))
+
+    # cut while copying: the original stands, the partial copy is dropped
+    copy_of(chunks[:10])
+    ws.store.set_meta(VECTORS_IN_FLIGHT, "1")  # what a step killed inside its vector writes leaves
+    report = ws.ingest([path.parent])
+    assert (report.vectors_repaired, report.chunks_embedded) == (0, 0)
+    assert name in names() and name + REBUILD_SUFFIX not in names()
+    assert ws.vectors.ids(CHUNKS) == set(chunks)
+
+    # cut after the original was deleted: the whole copy takes its name, nothing is embedded again
+    copy_of(chunks)
+    ws.vectors.client.delete_collection(name)
+    ws.vectors._shared.forget()
+    ws.store.set_meta(VECTORS_IN_FLIGHT, "1")
+    report = ws.ingest([path.parent])
+    assert (report.vectors_repaired, report.chunks_embedded) == (0, 0)
+    assert ws.vectors.ids(CHUNKS) == set(chunks)
+    assert name + REBUILD_SUFFIX not in names()

@@ -1,0 +1,41 @@
+"""The HNSW folders an embedded Chroma store leaves behind.
+
+Chroma 1.5 keeps each collection's vector index in a folder named by its segment's id beside
+``chroma.sqlite3``, and deleting a collection leaves that folder on disk
+(chroma-core/chroma#5259). :func:`remove_orphan_folders` deletes the folders no segment of the
+store's catalogue names; it is called by a writer, after it deleted a collection, holding the
+workspace's lock.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+__all__ = ["remove_orphan_folders"]
+
+_SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def remove_orphan_folders(chroma_dir: Path) -> int:
+    """Delete the segment folders of the store in ``chroma_dir`` that its catalogue no longer
+    names. Returns the bytes freed; nothing is deleted when the catalogue cannot be read."""
+    catalogue = Path(chroma_dir) / "chroma.sqlite3"
+    if not catalogue.is_file():
+        return 0
+    try:
+        db = sqlite3.connect(f"{catalogue.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        try:
+            live = {row[0] for row in db.execute("SELECT id FROM segments")}
+        finally:
+            db.close()
+    except sqlite3.Error:  # another catalogue layout, or a locked file: leave every folder
+        return 0
+    freed = 0
+    for folder in Path(chroma_dir).iterdir():
+        if folder.is_dir() and _SEGMENT_ID.fullmatch(folder.name) and folder.name not in live:
+            freed += sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+            shutil.rmtree(folder, ignore_errors=True)
+    return freed
