@@ -294,7 +294,7 @@ def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_
     ws.close()
     assert main(["--workspace", str(ws.path), "repair", "--json"]) == 0
     said = json.loads(capsys.readouterr().out)
-    assert said["vectors_changed"] == 0 and said["record_mb"] < said["record_mb_before"]
+    assert said["vectors_changed"] == 0 and said["record_mib"] < said["record_mib_before"]
     ws = make_workspace()
     assert ws.store.cached_embeddings(hashes, ws.embedder.name) == {}
     assert list(ws.store.cached_embeddings([text_hash("a community report")], ws.embedder.name)) == \

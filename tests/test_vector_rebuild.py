@@ -3,10 +3,12 @@ vectors, the rebuild ``repair`` makes when there are any, and a rebuild cut shor
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
 
+from workbench.cli import main
 from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
 from workbench.vectors import CHUNKS, REBUILD_SUFFIX
 
@@ -26,7 +28,7 @@ def _store_bytes(ws) -> int:
     return sum(p.stat().st_size for p in (ws.path / "chroma").rglob("*") if p.is_file())
 
 
-def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_back(make_workspace, tmp_path):
+def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_back(make_workspace, tmp_path, capsys):
     path = tmp_path / "c" / "notes.md"
     path.parent.mkdir()
     _write(path, 0)
@@ -42,8 +44,11 @@ def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_b
     ws.close()
     grown, folders = _store_bytes(ws), len(_segment_folders(ws))
 
+    assert main(["--workspace", str(ws.path), "repair", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["vectors_changed"], said["deleted_vectors_freed"]) == (0, 3 * 400)
+    assert said["chroma_mib"] < said["chroma_mib_before"]
     ws = make_workspace()
-    assert ws.repair() == 0
     assert ws.vectors.deleted(CHUNKS) == 0 and ws.vectors.ids(CHUNKS) == chunks
     copied = ws.vectors.get_vectors(CHUNKS, sorted(chunks))
     assert all(np.allclose(copied[i], held[i], atol=1e-6) for i in chunks)

@@ -244,17 +244,24 @@ def cmd_chunk(args):
 
 
 def cmd_repair(args):
+    from ..bench.sizes import folder_mb
+    from ..vectors import CHUNKS
+
     ws = open_workspace(args)
     damaged = ws.entity_index_damage()
-    record_mb = ws.store.size_bytes() / 1e6
+    record_mb, chroma_mb, deleted = ws.store.size_bytes() / 2**20, folder_mb(ws.path / "chroma"), ws.vectors.deleted(CHUNKS)
     changed = ws.repair()
     emit(args, {"vectors_changed": changed, "entity_index_rebuilt": damaged is not None,
-                "integrity_ok": ws.store.integrity_ok(), "record_mb_before": round(record_mb, 1),
-                "record_mb": round(ws.store.size_bytes() / 1e6, 1), **ws.vector_counts()},
+                "integrity_ok": ws.store.integrity_ok(), "record_mib_before": round(record_mb, 1),
+                "record_mib": round(ws.store.size_bytes() / 2**20, 1), "deleted_vectors_freed": deleted,
+                "chroma_mib_before": chroma_mb, "chroma_mib": folder_mb(ws.path / "chroma"), **ws.vector_counts()},
          lambda p: f"{p['vectors_changed']} vectors repaired"
-                   + (f"; the record went from {p['record_mb_before']} to {p['record_mb']} MB (chunk vectors an "
-                      "earlier version kept beside Chroma's copy were dropped)"
-                      if p["record_mb"] < p["record_mb_before"] - 1 else "")
+                   + (f"; the record went from {p['record_mib_before']} to {p['record_mib']} MiB (chunk vectors "
+                      "an earlier version kept beside Chroma's copy were dropped)"
+                      if p["record_mib"] < p["record_mib_before"] - 1 else "")
+                   + (f"; the chunk collection was rebuilt without the slots of {p['deleted_vectors_freed']:,} "
+                      f"deleted vectors (chroma/ {p['chroma_mib_before']} to {p['chroma_mib']} MiB)"
+                      if p["deleted_vectors_freed"] else "")
                    + (f"; the entity-name index was damaged ({damaged}) and is built again" if damaged else "")
                    + f"; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
 
