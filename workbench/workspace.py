@@ -289,17 +289,16 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     def repair(self) -> int:
         """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
         graph snapshot and the keyword index again (after a crash or a failed step: see
-        :class:`~workbench.ingest.pipeline.StepFailed`); rebuild the chunk collection when vectors
-        were deleted from it (Chroma keeps their slots), and drop the chunk vectors an earlier
-        version cached in the record beside Chroma's copy. Returns the vectors changed."""
+        :class:`~workbench.ingest.pipeline.StepFailed`); rebuild the chunk collection without the
+        slots Chroma keeps for deleted vectors, and drop the chunk vectors an earlier version
+        cached in the record beside Chroma's copy. Returns the vectors changed."""
         with self._write_lock():
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
                 refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold,
                                    full=True)
-                if self.vectors.deleted(CHUNKS):
-                    self.vectors.rebuild(CHUNKS)
+                self.vectors.rebuild(CHUNKS)  # whatever was deleted before deletions were counted
             if self.settings.vector_store.backend != "server":  # a server keeps its own folders
                 remove_orphan_folders(self.path / "chroma")
             self.store.drop_cached_chunk_vectors(self.embedder.name)  # Chroma now holds every chunk
