@@ -316,3 +316,15 @@ def test_a_renamed_file_is_written_under_its_new_name_without_embedding_again(ma
     assert (report.documents_added, report.documents_removed, report.chunks_embedded) == (1, 1, 0)
     assert [d.id for d in ws.documents()] == ["c/new.md"]
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()} and len(ws.chunks()) == 2
+
+
+def test_a_command_closes_its_workspace_so_no_write_ahead_log_is_left(tmp_path, capsys):
+    from workbench.cli import main
+
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("The portal depends on the auth service for every login.\n")
+    assert main(["--workspace", str(tmp_path / "ws"), "ingest", str(corpus)]) == 0
+    assert main(["--workspace", str(tmp_path / "ws"), "stats"]) == 0
+    assert "1 document" in capsys.readouterr().out
+    assert not (tmp_path / "ws" / "workspace.sqlite-wal").exists()  # folded into the record, then deleted

@@ -36,7 +36,9 @@ def open_workspace(args, create: bool = False):
         lock_timeout = float(raw) if raw else 10.0
     except ValueError:
         raise CommandError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds", code=2) from None
-    return Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout, create=create)
+    ws = Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout, create=create)
+    getattr(args, "opened_workspaces", []).append(ws)  # closed by main on the way out
+    return ws
 
 
 def cmd_ingest(args):
@@ -259,9 +261,9 @@ def cmd_repair(args):
                    + (f"; the record went from {p['record_mib_before']} to {p['record_mib']} MiB (chunk vectors "
                       "an earlier version kept beside Chroma's copy were dropped)"
                       if p["record_mib"] < p["record_mib_before"] - 1 else "")
-                   + (f"; the chunk collection was rebuilt without the slots of {p['deleted_vectors_freed']:,} "
-                      f"deleted vectors (chroma/ {p['chroma_mib_before']} to {p['chroma_mib']} MiB)"
-                      if p["deleted_vectors_freed"] else "")
+                   + (f"; the chunk collection was rebuilt without the slots Chroma keeps for deleted vectors "
+                      f"({p['deleted_vectors_freed']:,} counted): chroma/ went from {p['chroma_mib_before']} to "
+                      f"{p['chroma_mib']} MiB" if p["chroma_mib"] < p["chroma_mib_before"] - 1 else "")
                    + (f"; the entity-name index was damaged ({damaged}) and is built again" if damaged else "")
                    + f"; SQLite integrity {'ok' if p['integrity_ok'] else 'FAILED'}")
 
