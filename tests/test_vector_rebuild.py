@@ -94,3 +94,18 @@ def test_a_rebuild_cut_short_is_finished_or_undone_by_the_next_write(make_worksp
     assert (report.vectors_repaired, report.chunks_embedded) == (0, 0)
     assert ws.vectors.ids(CHUNKS) == set(chunks)
     assert name + REBUILD_SUFFIX not in names()
+
+
+def test_a_reader_that_opened_the_collection_before_a_rebuild_searches_the_new_one(make_workspace, tmp_path):
+    path = tmp_path / "c" / "notes.md"
+    path.parent.mkdir()
+    _write(path, 1)
+    writer = make_workspace()
+    writer.ingest([path.parent])
+    reader = make_workspace()  # another handle on the same store, as the app's beside the CLI's
+    question = writer.embedder.embed(["Which queue does service 7 depend on?"])[0]
+    before = [m.id for m in reader.vectors.query(CHUNKS, question, 3)]
+    old = reader.vectors.existing(CHUNKS).id
+    writer.repair()
+    assert [m.id for m in reader.vectors.query(CHUNKS, question, 3)] == before
+    assert reader.vectors.existing(CHUNKS).id != old and reader.vectors.count(CHUNKS) == 401

@@ -63,6 +63,11 @@ class VectorStoreMissing(NeedsRepair):
     collection): searching would return nothing, or keyword hits only, without saying so."""
 
 
+def _is_missing(exc: Exception) -> bool:
+    """Whether Chroma said the collection does not exist (its NotFoundError moved between versions)."""
+    return "does not exist" in str(exc) or type(exc).__name__ == "NotFoundError"
+
+
 @dataclass(frozen=True)
 class VectorMatch:
     """One nearest neighbour: an id and its cosine similarity to the query."""
@@ -235,10 +240,25 @@ class VectorIndex:
             return None
         try:
             return self._shared.collection(name, lambda client: client.get_collection(name, embedding_function=None))
-        except Exception as exc:  # chromadb's NotFoundError (its class moved between versions)
-            if "does not exist" in str(exc) or type(exc).__name__ == "NotFoundError":
+        except Exception as exc:
+            if _is_missing(exc):
                 return None
             raise
+
+    def _read(self, kind: str, read: Callable[[Any], Any]) -> Any:
+        """``read(collection)``, None when there is no collection. A collection another process
+        rebuilt since this one opened it (:meth:`rebuild`) is opened again, once."""
+        col = self.existing(kind)
+        if col is None:
+            return None
+        try:
+            return read(col)
+        except Exception as exc:
+            if not _is_missing(exc):
+                raise
+        self._shared.forget()
+        col = self.existing(kind)
+        return None if col is None else read(col)
 
     @_in_use
     def upsert(self, kind: str, ids: Sequence[str], vectors: np.ndarray,
@@ -277,8 +297,8 @@ class VectorIndex:
     @_in_use
     def rebuild(self, kind: str) -> int:
         """Copy the collection's vectors into a new collection that then takes its name, so the
-        slots of deleted vectors are gone (writers only, with no reader holding the store open:
-        a reader's handle on the old collection fails). Returns the vectors copied.
+        slots of deleted vectors are gone (writers only; a reader holding the old collection opens
+        the new one on its next read). Returns the vectors copied.
 
         A rebuild cut short is finished or undone by :meth:`finish_rebuild`: the copy is whole
         before the original is deleted."""
@@ -317,8 +337,8 @@ class VectorIndex:
     def _drop(self, name: str) -> None:
         try:
             self.client.delete_collection(name)
-        except Exception as exc:  # chromadb's NotFoundError (its class moved between versions)
-            if "does not exist" not in str(exc) and type(exc).__name__ != "NotFoundError":
+        except Exception as exc:
+            if not _is_missing(exc):
                 raise
         self._shared.forget()
 
@@ -336,8 +356,7 @@ class VectorIndex:
 
     @_in_use
     def count(self, kind: str) -> int:
-        col = self.existing(kind)
-        return 0 if col is None else col.count()
+        return self._read(kind, lambda col: col.count()) or 0
 
     @_in_use
     def query(self, kind: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorMatch]:
@@ -352,22 +371,20 @@ class VectorIndex:
             self._verify(self)
         if k <= 0:
             return []
-        col = self.existing(kind)
-        if col is None:  # nothing was ever stored (verify has said whether something should be)
-            return []
         # Chroma returns what there is when asked for more (nothing from an empty collection),
         # so no count() first: that is a second round trip per query.
-        res = col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=k,
-                                          where=where, include=["distances", "metadatas"])
+        res = self._read(kind, lambda col: col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)],
+                                                     n_results=k, where=where, include=["distances", "metadatas"]))
+        if res is None:  # nothing was ever stored (verify has said whether something should be)
+            return []
         ids, dists, metas = res["ids"][0], res["distances"][0], (res.get("metadatas") or [[None] * len(res["ids"][0])])[0]
         return [VectorMatch(i, 1.0 - float(d), m) for i, d, m in zip(ids, dists, metas)]
 
     @_in_use
     def get_vectors(self, kind: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        col = self.existing(kind) if ids else None
-        if col is None:
+        res = self._read(kind, lambda col: col.get(ids=list(ids), include=["embeddings"])) if ids else None
+        if res is None:
             return {}
-        res = col.get(ids=list(ids), include=["embeddings"])
         return {i: np.asarray(v, dtype=np.float32) for i, v in zip(res["ids"], res["embeddings"])}
 
     @_in_use
