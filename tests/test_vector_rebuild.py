@@ -20,6 +20,16 @@ def _write(path, extra: int) -> None:
     path.write_text("\n\n".join(added + PARAGRAPHS) + "\n")
 
 
+def _ingested(make_workspace, tmp_path, extra: int):
+    """A workspace holding one note of the paragraphs, ``extra`` notes put first; and its file."""
+    path = tmp_path / "c" / "notes.md"
+    path.parent.mkdir(exist_ok=True)
+    _write(path, extra)
+    ws = make_workspace()
+    ws.ingest([path.parent])
+    return ws, path
+
+
 def _segment_folders(ws) -> list[str]:
     return [p.name for p in (ws.path / "chroma").iterdir() if p.is_dir() and re.fullmatch(r"[0-9a-f-]{36}", p.name)]
 
@@ -29,11 +39,7 @@ def _store_bytes(ws) -> int:
 
 
 def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_back(make_workspace, tmp_path, capsys):
-    path = tmp_path / "c" / "notes.md"
-    path.parent.mkdir()
-    _write(path, 0)
-    ws = make_workspace()
-    ws.ingest([path.parent])
+    ws, path = _ingested(make_workspace, tmp_path, 0)
     assert ws.vectors.deleted(CHUNKS) == 0
     for extra in (1, 2, 3):  # a paragraph put first each time: every chunk gets a new id
         _write(path, extra)
@@ -60,11 +66,7 @@ def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_b
 
 
 def test_a_rebuild_cut_short_is_finished_or_undone_by_the_next_write(make_workspace, tmp_path):
-    path = tmp_path / "c" / "notes.md"
-    path.parent.mkdir()
-    _write(path, 0)
-    ws = make_workspace()
-    ws.ingest([path.parent])
+    ws, path = _ingested(make_workspace, tmp_path, 0)
     chunks = sorted(c.id for c in ws.chunks())
     held = ws.vectors.get_vectors(CHUNKS, chunks)
     name = ws.vectors.existing(CHUNKS).name
@@ -97,11 +99,7 @@ def test_a_rebuild_cut_short_is_finished_or_undone_by_the_next_write(make_worksp
 
 
 def test_a_reader_that_opened_the_collection_before_a_rebuild_searches_the_new_one(make_workspace, tmp_path):
-    path = tmp_path / "c" / "notes.md"
-    path.parent.mkdir()
-    _write(path, 1)
-    writer = make_workspace()
-    writer.ingest([path.parent])
+    writer, _ = _ingested(make_workspace, tmp_path, 1)
     reader = make_workspace()  # another handle on the same store, as the app's beside the CLI's
     question = writer.embedder.embed(["Which queue does service 7 depend on?"])[0]
     before = [m.id for m in reader.vectors.query(CHUNKS, question, 3)]
