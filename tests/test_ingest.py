@@ -301,7 +301,8 @@ def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_
         [text_hash("a community report")]
     assert ws.store.size_bytes() < before - 300 * 1536  # the pages went back, not only the rows
     after = ws.vectors.get_vectors(CHUNKS, [c.id for c in chunks])
-    assert len(chunks) >= 290 and all(np.array_equal(after[i], v) for i, v in held.items())
+    # the rebuilt collection holds the same vectors (Chroma normalises what it is given again: the last bit may move)
+    assert len(chunks) >= 290 and all(np.allclose(after[i], v, atol=1e-6) for i, v in held.items())
 
 
 def test_a_renamed_file_is_written_under_its_new_name_without_embedding_again(make_workspace, tmp_path):
