@@ -107,3 +107,25 @@ def test_a_reader_that_opened_the_collection_before_a_rebuild_searches_the_new_o
     writer.repair()
     assert [m.id for m in reader.vectors.query(CHUNKS, question, 3)] == before
     assert reader.vectors.existing(CHUNKS).id != old and reader.vectors.count(CHUNKS) == 401
+
+
+def test_ingest_says_when_chroma_keeps_more_deleted_slots_than_chunks(tmp_path, capsys, monkeypatch):
+    import workbench.cli.core as cli_core
+
+    monkeypatch.setattr(cli_core, "REPAIR_HINT_DELETED", 10)
+    path = tmp_path / "c" / "notes.md"
+    path.parent.mkdir()
+    workspace = ["--workspace", str(tmp_path / "ws")]
+    _write(path, 0)
+    assert main([*workspace, "ingest", str(path.parent)]) == 0
+    assert "repair" not in capsys.readouterr().out
+    for extra in (1, 2):  # every chunk moves: 800 deleted for 402 chunks
+        _write(path, extra)
+        assert main([*workspace, "ingest", str(path.parent)]) == 0
+    said = capsys.readouterr().out
+    assert "slots of 800 deleted vectors" in said and "repair` frees them" in said
+    assert main([*workspace, "repair"]) == 0
+    capsys.readouterr()
+    _write(path, 3)
+    assert main([*workspace, "ingest", str(path.parent), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted_vectors"] == 400  # counted from the rebuild on

@@ -17,6 +17,9 @@ __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 
 #: Environment variable: seconds a writer waits for another writer before "workspace busy".
 LOCK_TIMEOUT_ENV = "WORKBENCH_LOCK_TIMEOUT"
+#: Deleted vectors whose slots Chroma keeps (and at least as many as the chunks stored) past which
+#: ``ingest`` says that ``repair`` frees them.
+REPAIR_HINT_DELETED = 10_000
 
 
 def open_workspace(args, create: bool = False):
@@ -51,7 +54,9 @@ def cmd_ingest(args):
     from ..retrieve.cache import indexes_for  # imported here: the retrievers are a second to import
 
     _ = indexes_for(ws).keyword  # kept in the workspace now, so the next process's first search loads it
-    payload = {**report.to_json(), "stats": ws.stats()}
+    from ..vectors import CHUNKS
+
+    payload = {**report.to_json(), "stats": ws.stats(), "deleted_vectors": ws.vectors.deleted(CHUNKS)}
 
     def render(p):
         lines = [
@@ -67,6 +72,10 @@ def cmd_ingest(args):
         s = p["stats"]
         lines.append(f"workspace: {counted(s['documents'], 'document')}, {counted(s['chunks'], 'chunk')}, "
                      f"{counted(s['entities'], 'entity', 'entities')}, {counted(s['edges'], 'edge')}")
+        if p["deleted_vectors"] > max(s["chunks"], REPAIR_HINT_DELETED):
+            lines.append(f"  chroma/ keeps the slots of {p['deleted_vectors']:,} deleted vectors (Chroma frees none), "
+                         f"more than its {s['chunks']:,} chunks: `python -m workbench --workspace {args.workspace} "
+                         "repair` frees them")
         return "\n".join(lines)
 
     emit(args, payload, render)
