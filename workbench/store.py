@@ -34,6 +34,8 @@ SCHEMA_VERSION = 1
 #: Bytes the record's write-ahead log is cut back to after a checkpoint (SQLite keeps it at its
 #: largest size otherwise).
 WAL_LIMIT_BYTES = 64 * 2**20
+#: Values bound in one ``IN (...)`` list at most (SQLite allows 32,766 variables a statement).
+IN_BATCH = 500
 #: The record's file in a workspace folder: what marks a folder as a workspace.
 RECORD_FILE = "workspace.sqlite"
 #: Meta key: the embedder, threshold and k the stored note-neighbour lists were made for.
@@ -344,12 +346,9 @@ class Store(NoteRows, DerivationRowReads):
         if ids is None:
             rows = self.db.execute(f"SELECT {self._CHUNK_COLS} FROM chunks ORDER BY document_id, ordinal")
             return [Chunk(*r) for r in rows]
-        found: dict[str, Chunk] = {}
         ids = list(ids)
-        for lo in range(0, len(ids), 500):
-            part = ids[lo:lo + 500]
-            q = f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({','.join('?' * len(part))})"
-            found.update((r[0], Chunk(*r)) for r in self.db.execute(q, part))
+        found = {r[0]: Chunk(*r) for r in self._rows_in(f"SELECT {self._CHUNK_COLS} FROM chunks WHERE id IN ({{marks}})",
+                                                        ids)}
         return [found[i] for i in ids if i in found]
 
     def chunks_of_kinds(self, kinds: Sequence[str], after: tuple[str, int] | None = None,
@@ -374,30 +373,23 @@ class Store(NoteRows, DerivationRowReads):
 
     def chunks_with_texts(self, hashes: Sequence[str]) -> dict[str, str]:
         """One stored chunk id for each of ``hashes`` (text hashes) some chunk has."""
-        out: dict[str, str] = {}
-        hashes = list(hashes)
-        for lo in range(0, len(hashes), 500):
-            part = hashes[lo:lo + 500]
-            q = f"SELECT text_hash, MIN(id) FROM chunks WHERE text_hash IN ({','.join('?' * len(part))}) GROUP BY text_hash"
-            out.update(self.db.execute(q, part))
-        return out
+        return dict(self._rows_in("SELECT text_hash, MIN(id) FROM chunks WHERE text_hash IN ({marks}) GROUP BY text_hash",
+                                  hashes))
 
     def chunk_hashes_of(self, document_ids: Sequence[str]) -> list[tuple[str, str]]:
         """``(chunk id, text hash)`` of every chunk of ``document_ids``."""
-        out: list[tuple[str, str]] = []
-        for lo in range(0, len(document_ids), 500):
-            part = list(document_ids[lo:lo + 500])
-            out.extend(self.db.execute(
-                f"SELECT id, text_hash FROM chunks WHERE document_id IN ({','.join('?' * len(part))})", part))
-        return out
+        return list(self._rows_in("SELECT id, text_hash FROM chunks WHERE document_id IN ({marks})", document_ids))
 
     def chunk_ids_of(self, document_ids: Sequence[str]) -> list[str]:
-        out: list[str] = []
-        for lo in range(0, len(document_ids), 500):
-            part = list(document_ids[lo:lo + 500])
-            q = f"SELECT id FROM chunks WHERE document_id IN ({','.join('?' * len(part))})"
-            out.extend(r[0] for r in self.db.execute(q, part))
-        return out
+        return [chunk_id for chunk_id, _ in self.chunk_hashes_of(document_ids)]
+
+    def _rows_in(self, sql: str, values: Sequence, *leading) -> Iterator[tuple]:
+        """The rows of ``sql``, whose ``{marks}`` stands for the list of an ``IN``, for ``values``
+        asked :data:`IN_BATCH` at a time, the ``leading`` parameters bound before each batch's."""
+        values = list(values)
+        for lo in range(0, len(values), IN_BATCH):
+            part = values[lo:lo + IN_BATCH]
+            yield from self.db.execute(sql.format(marks=",".join("?" * len(part))), [*leading, *part])
 
     def opening_chunks(self) -> dict[str, str]:
         """Document id -> the id of its first chunk (lowest ordinal)."""
@@ -500,23 +492,13 @@ class Store(NoteRows, DerivationRowReads):
 
     # -- embedding cache ------------------------------------------------------------------
     def cached_embeddings(self, hashes: Sequence[str], model: str) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        hashes = list(hashes)
-        for lo in range(0, len(hashes), 500):
-            part = hashes[lo:lo + 500]
-            q = f"SELECT hash, vector FROM embeddings WHERE model=? AND hash IN ({','.join('?' * len(part))})"
-            out.update((h, np.frombuffer(v, dtype=np.float32)) for h, v in self.db.execute(q, [model, *part]))
-        return out
+        rows = self._rows_in("SELECT hash, vector FROM embeddings WHERE model=? AND hash IN ({marks})", hashes, model)
+        return {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
 
     def has_embeddings(self, hashes: Sequence[str], model: str) -> set[str]:
         """Which of ``hashes`` the embedding cache holds for ``model`` (no vector read)."""
-        out: set[str] = set()
-        hashes = list(hashes)
-        for lo in range(0, len(hashes), 500):
-            part = hashes[lo:lo + 500]
-            q = f"SELECT hash FROM embeddings WHERE model=? AND hash IN ({','.join('?' * len(part))})"
-            out.update(h for (h,) in self.db.execute(q, [model, *part]))
-        return out
+        return {h for (h,) in self._rows_in("SELECT hash FROM embeddings WHERE model=? AND hash IN ({marks})",
+                                            hashes, model)}
 
     def drop_cached_chunk_vectors(self, model: str) -> int:
         """Delete ``model``'s cached vectors of stored chunk texts (earlier versions cached them
@@ -569,14 +551,8 @@ class Store(NoteRows, DerivationRowReads):
 
     def chunk_times(self, ids: Sequence[str]) -> dict[str, str | None]:
         """Chunk id -> its timestamp, else its document's date (None when neither is known)."""
-        out: dict[str, str | None] = {}
-        ids = list(ids)
-        for lo in range(0, len(ids), 500):
-            part = ids[lo:lo + 500]
-            q = (f"SELECT c.id, COALESCE(c.timestamp, d.date) FROM chunks c JOIN documents d ON d.id = c.document_id "
-                 f"WHERE c.id IN ({','.join('?' * len(part))})")
-            out.update((r[0], r[1]) for r in self.db.execute(q, part))
-        return out
+        return dict(self._rows_in("SELECT c.id, COALESCE(c.timestamp, d.date) FROM chunks c JOIN documents d "
+                                  "ON d.id = c.document_id WHERE c.id IN ({marks})", ids))
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
