@@ -129,3 +129,5 @@ def test_ingest_says_when_chroma_keeps_more_deleted_slots_than_chunks(tmp_path, 
     _write(path, 3)
     assert main([*workspace, "ingest", str(path.parent), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted_vectors"] == 400  # counted from the rebuild on
+    assert main([*workspace, "ingest", str(path.parent), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["deleted_vectors"] is None  # nothing written: Chroma not opened
