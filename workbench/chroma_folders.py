@@ -21,7 +21,7 @@ _SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 
 def remove_orphan_folders(chroma_dir: Path) -> int:
     """Delete the segment folders of the store in ``chroma_dir`` that its catalogue no longer
-    names. Returns the bytes freed; nothing is deleted when the catalogue cannot be read."""
+    names. Returns how many; nothing is deleted when the catalogue cannot be read."""
     catalogue = Path(chroma_dir) / "chroma.sqlite3"
     if not catalogue.is_file():
         return 0
@@ -33,9 +33,8 @@ def remove_orphan_folders(chroma_dir: Path) -> int:
             db.close()
     except sqlite3.Error:  # another catalogue layout, or a locked file: leave every folder
         return 0
-    freed = 0
-    for folder in Path(chroma_dir).iterdir():
-        if folder.is_dir() and _SEGMENT_ID.fullmatch(folder.name) and folder.name not in live:
-            freed += sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
-            shutil.rmtree(folder, ignore_errors=True)
-    return freed
+    orphans = [folder for folder in Path(chroma_dir).iterdir()
+               if folder.is_dir() and _SEGMENT_ID.fullmatch(folder.name) and folder.name not in live]
+    for folder in orphans:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(orphans)
