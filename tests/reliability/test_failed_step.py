@@ -44,7 +44,8 @@ def _assert_step_finished(ws: Workspace, documents: int, stale: set) -> None:
     assert ws.store.meta(VECTORS_IN_FLIGHT) == "0" and not ws.interrupted
     assert ws.store.count("documents") == documents
     stored = ws.candidates()
-    fresh = note_similarity_candidates(ws.store, ws.embedder, ws.settings.extraction.similar_notes_threshold)
+    fresh = note_similarity_candidates(ws.store, ws.embedder, ws.settings.extraction.similar_notes_threshold,
+                                       vectors=ws.vectors)  # the chunks' own vectors, as the write step read them
     assert stored and _pairs(stored) == _pairs(fresh)  # recomputed on the record as it is
     assert _pairs(stored) != stale
     assert ws.vectors.ids(CHUNKS) == ws.store.chunk_ids()
