@@ -109,6 +109,28 @@ def test_a_reader_that_opened_the_collection_before_a_rebuild_searches_the_new_o
     assert reader.vectors.existing(CHUNKS).id != old and reader.vectors.count(CHUNKS) == 401
 
 
+def test_a_reader_searching_between_the_originals_deletion_and_the_copys_rename_reads_the_copy(
+        make_workspace, tmp_path):
+    writer, _ = _ingested(make_workspace, tmp_path, 1)
+    reader = make_workspace()
+    question = writer.embedder.embed(["Which queue does service 7 depend on?"])[0]
+    before = [m.id for m in reader.vectors.query(CHUNKS, question, 3)]
+    chunks = sorted(c.id for c in writer.chunks())
+    held = writer.vectors.get_vectors(CHUNKS, chunks)
+    name = writer.vectors.existing(CHUNKS).name
+    client = writer.vectors.client
+    copy = client.create_collection(name + REBUILD_SUFFIX, configuration={"hnsw": {"space": "cosine"}},
+                                    embedding_function=None)
+    copy.add(ids=chunks, embeddings=np.stack([held[i] for i in chunks]), metadatas=[{"document": "x"}] * len(chunks))
+    client.delete_collection(name)  # where rebuild stands between its last two steps
+
+    assert [m.id for m in reader.vectors.query(CHUNKS, question, 3)] == before
+    assert reader.vectors.count(CHUNKS) == len(chunks)
+    copy.modify(name=name)
+    assert [m.id for m in reader.vectors.query(CHUNKS, question, 3)] == before
+    assert reader.vectors.existing(CHUNKS).name == name
+
+
 def test_ingest_says_when_chroma_keeps_more_deleted_slots_than_chunks(tmp_path, capsys, monkeypatch):
     import workbench.cli.core as cli_core
 

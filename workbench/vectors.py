@@ -47,6 +47,8 @@ LEGACY_ENTITIES = "entities"
 DELETED_KEY = "deleted_vectors"
 #: The name of a collection's copy while :meth:`VectorIndex.rebuild` makes it, after its own.
 REBUILD_SUFFIX = "_rebuild"
+#: Tries of one read before it gives up: the original may be deleted under it, then the copy renamed.
+_READ_ATTEMPTS = 3
 
 
 class VectorStoreUnavailable(RuntimeError):
@@ -247,18 +249,38 @@ class VectorIndex:
 
     def _read(self, kind: str, read: Callable[[Any], Any]) -> Any:
         """``read(collection)``, None when there is no collection. A collection another process
-        rebuilt since this one opened it (:meth:`rebuild`) is opened again, once."""
-        col = self.existing(kind)
-        if col is None:
-            return None
+        rebuilt since this one opened it (:meth:`rebuild`) is opened again; in the instant between
+        the original's deletion and the copy's rename, the copy (whole by then) is read."""
+        for attempt in range(_READ_ATTEMPTS):
+            col = self._readable(kind)
+            if col is None:
+                return None
+            try:
+                return read(col)
+            except Exception as exc:
+                if not _is_missing(exc) or attempt == _READ_ATTEMPTS - 1:
+                    raise
+            self._shared.forget()
+        return None  # not reached: the last attempt returns or raises
+
+    def _readable(self, kind: str):
+        """The collection, else a rebuild's copy, else the collection again (the copy may have
+        just taken its name), else None."""
+        for find in (self.existing, self._rebuilt_copy, self.existing):
+            col = find(kind)
+            if col is not None:
+                return col
+        return None
+
+    def _rebuilt_copy(self, kind: str):
+        """The copy of a :meth:`rebuild` whose original is deleted and which is not renamed yet, else None."""
+        name = self._names[kind] + REBUILD_SUFFIX
         try:
-            return read(col)
+            return self._shared.collection(name, lambda client: client.get_collection(name, embedding_function=None))
         except Exception as exc:
-            if not _is_missing(exc):
-                raise
-        self._shared.forget()
-        col = self.existing(kind)
-        return None if col is None else read(col)
+            if _is_missing(exc):
+                return None
+            raise
 
     @_in_use
     def upsert(self, kind: str, ids: Sequence[str], vectors: np.ndarray,
