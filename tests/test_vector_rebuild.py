@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 
 import numpy as np
 
@@ -32,6 +33,14 @@ def _ingested(make_workspace, tmp_path, extra: int):
 
 def _segment_folders(ws) -> list[str]:
     return [p.name for p in (ws.path / "chroma").iterdir() if p.is_dir() and re.fullmatch(r"[0-9a-f-]{36}", p.name)]
+
+
+def _free_pages(ws) -> int:
+    db = sqlite3.connect(ws.path / "chroma" / "chroma.sqlite3")
+    try:
+        return db.execute("PRAGMA freelist_count").fetchone()[0]
+    finally:
+        db.close()
 
 
 def _store_bytes(ws) -> int:
@@ -62,6 +71,7 @@ def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_b
     assert hit.id == min(chunks) and hit.similarity > 0.999
     ws.close()
     assert len(_segment_folders(ws)) == folders  # the old collection's folder went with it
+    assert _free_pages(ws) == 0  # and the catalogue's pages of its rows
     assert _store_bytes(ws) * 1.5 < grown  # 403 vectors' slots instead of 1,603 (4.8 MB to 2.3 MB here)
 
 

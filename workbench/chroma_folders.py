@@ -1,10 +1,12 @@
-"""The HNSW folders an embedded Chroma store leaves behind.
+"""What an embedded Chroma store leaves behind when a collection is deleted.
 
 Chroma 1.5 keeps each collection's vector index in a folder named by its segment's id beside
 ``chroma.sqlite3``, and deleting a collection leaves that folder on disk
 (chroma-core/chroma#5259). :func:`remove_orphan_folders` deletes the folders no segment of the
-store's catalogue names; it is called by a writer, after it deleted a collection, holding the
-workspace's lock.
+store's catalogue names. The catalogue itself keeps the pages of the rows deleted with the
+collection; :func:`compact_catalogue` gives them back (``VACUUM``, as Chroma's own
+``chroma utils vacuum`` does). Both are called by a writer, after it deleted a collection,
+holding the workspace's lock.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-__all__ = ["remove_orphan_folders"]
+__all__ = ["compact_catalogue", "remove_orphan_folders"]
+
+#: Seconds to wait for a reader's lock on the catalogue before leaving it as it is.
+CATALOGUE_BUSY_S = 5
 
 _SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -38,3 +43,22 @@ def remove_orphan_folders(chroma_dir: Path) -> int:
     for folder in orphans:
         shutil.rmtree(folder, ignore_errors=True)
     return len(orphans)
+
+
+def compact_catalogue(chroma_dir: Path) -> int:
+    """Give back the free pages of the store's catalogue in ``chroma_dir`` (``VACUUM``). Returns
+    the bytes given back; 0 when there is no catalogue or a reader holds it longer than
+    :data:`CATALOGUE_BUSY_S` (its pages are kept for the next ``repair``)."""
+    catalogue = Path(chroma_dir) / "chroma.sqlite3"
+    if not catalogue.is_file():
+        return 0
+    before = catalogue.stat().st_size
+    try:
+        db = sqlite3.connect(catalogue, timeout=CATALOGUE_BUSY_S, isolation_level=None)
+        try:
+            db.execute("VACUUM")
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return 0
+    return max(0, before - catalogue.stat().st_size)

@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
-from .chroma_folders import remove_orphan_folders
+from .chroma_folders import compact_catalogue, remove_orphan_folders
 from .context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, graph_of_parts, note_resolver
 from .context_graph.canon import Canonicalizer, build_merges
 from .context_graph.derivation_rows import FILE_NAME as ROWS_FILE
@@ -290,8 +290,9 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
         graph snapshot and the keyword index again (after a crash or a failed step: see
         :class:`~workbench.ingest.pipeline.StepFailed`); rebuild the chunk collection without the
-        slots Chroma keeps for deleted vectors, and drop the chunk vectors an earlier version
-        cached in the record beside Chroma's copy. Returns the vectors changed."""
+        slots Chroma keeps for deleted vectors (and the pages its catalogue kept of them), and drop
+        the chunk vectors an earlier version cached in the record beside Chroma's copy. Returns
+        the vectors changed."""
         with self._write_lock():
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
@@ -301,6 +302,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                 self.vectors.rebuild(CHUNKS)  # whatever was deleted before deletions were counted
             if self.settings.vector_store.backend != "server":  # a server keeps its own folders
                 remove_orphan_folders(self.path / "chroma")
+                compact_catalogue(self.path / "chroma")
             self.store.drop_cached_chunk_vectors(self.embedder.name)  # Chroma now holds every chunk
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
