@@ -32,7 +32,11 @@ def _ingested(make_workspace, tmp_path, extra: int):
 
 
 def _segment_folders(ws) -> list[str]:
-    return [p.name for p in (ws.path / "chroma").iterdir() if p.is_dir() and re.fullmatch(r"[0-9a-f-]{36}", p.name)]
+    return _segment_folders_in(ws.path)
+
+
+def _segment_folders_in(workspace) -> list[str]:
+    return [p.name for p in (workspace / "chroma").iterdir() if p.is_dir() and re.fullmatch(r"[0-9a-f-]{36}", p.name)]
 
 
 def _free_pages(ws) -> int:
@@ -141,25 +145,47 @@ def test_a_reader_searching_between_the_originals_deletion_and_the_copys_rename_
     assert reader.vectors.existing(CHUNKS).name == name
 
 
-def test_ingest_says_when_chroma_keeps_more_deleted_slots_than_chunks(tmp_path, capsys, monkeypatch):
-    import workbench.cli.core as cli_core
+def test_a_write_step_rebuilds_the_collection_once_its_deleted_slots_outnumber_its_chunks(tmp_path, capsys,
+                                                                                          monkeypatch):
+    import workbench.vector_compaction as compaction
 
-    monkeypatch.setattr(cli_core, "REPAIR_HINT_DELETED", 10)
+    monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
     path = tmp_path / "c" / "notes.md"
     path.parent.mkdir()
     workspace = ["--workspace", str(tmp_path / "ws")]
     _write(path, 0)
     assert main([*workspace, "ingest", str(path.parent)]) == 0
-    assert "repair" not in capsys.readouterr().out
-    for extra in (1, 2):  # every chunk moves: 800 deleted for 402 chunks
-        _write(path, extra)
-        assert main([*workspace, "ingest", str(path.parent)]) == 0
-    said = capsys.readouterr().out
-    assert "slots of 800 deleted vectors" in said and "repair` frees them" in said
-    assert main([*workspace, "repair"]) == 0
-    capsys.readouterr()
-    _write(path, 3)
+    assert "rebuilt" not in capsys.readouterr().out
+    _write(path, 1)  # every chunk moves: 400 deleted for 401 chunks, not yet due
     assert main([*workspace, "ingest", str(path.parent), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["deleted_vectors"] == 400  # counted from the rebuild on
+    said = json.loads(capsys.readouterr().out)
+    assert (said["deleted_vectors"], said["vector_slots_freed"]) == (400, 0)
+    folders = len(_segment_folders_in(tmp_path / "ws"))
+    _write(path, 2)  # 800 deleted for 402 chunks: rebuilt by the ingest itself
+    assert main([*workspace, "ingest", str(path.parent)]) == 0
+    assert "slots of 800 deleted vectors, more than its 402 chunks, freed" in capsys.readouterr().out
+    assert len(_segment_folders_in(tmp_path / "ws")) == folders  # the old collection's folder went with it
+    assert main([*workspace, "query", "Which queue does service 7 depend on?", "--mode", "vector", "-k", "1",
+                 "--json"]) == 0
+    assert "queue number 7" in json.loads(capsys.readouterr().out)["hits"][0]["text"]
+
+    path.write_text("\n\n".join(PARAGRAPHS[:3]) + "\n")  # every chunk's id changes: 402 deleted for 3 chunks
+    assert main([*workspace, "ingest", str(path.parent), "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["vector_slots_freed"], said["deleted_vectors"]) == (402, 0)
     assert main([*workspace, "ingest", str(path.parent), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["deleted_vectors"] is None  # nothing written: Chroma not opened
+
+
+def test_a_removal_that_leaves_more_deleted_slots_than_chunks_rebuilds_the_collection(make_workspace, tmp_path,
+                                                                                      monkeypatch):
+    import workbench.vector_compaction as compaction
+
+    monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
+    ws, path = _ingested(make_workspace, tmp_path, 0)
+    (path.parent / "kept.md").write_text("\n\n".join(PARAGRAPHS[:20]) + "\n")
+    ws.ingest([path.parent])
+    kept = {c.id for c in ws.chunks() if c.document_id.endswith("kept.md")}
+    assert ws.vectors.deleted(CHUNKS) == 0 and len(kept) == 20
+    ws.remove(path)
+    assert ws.vectors.deleted(CHUNKS) == 0 and ws.vectors.ids(CHUNKS) == kept  # 400 slots freed, 20 kept

@@ -19,7 +19,6 @@ from typing import Callable, Iterable, Sequence
 
 from filelock import FileLock, Timeout
 
-from .chroma_folders import compact_catalogue, remove_orphan_folders
 from .context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, graph_of_parts, note_resolver
 from .context_graph.canon import Canonicalizer, build_merges
 from .context_graph.derivation_rows import FILE_NAME as ROWS_FILE
@@ -41,6 +40,7 @@ from .ingest.pipeline import (VECTORS_IN_FLIGHT, IngestReport, Progress, ingest_
 from .model import Chunk, Entity, Merge, Mention
 from .settings import Settings, load_settings
 from .store import RECORD_FILE, DocumentRecord, Store, StoreUnusable, database_error_message
+from .vector_compaction import compact_chunk_vectors, compaction_due
 from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
 from .pinned_reads import PinnedReads
 from .progress import ENTITY_NAMES, GRAPH, SUMMARIES
@@ -229,6 +229,8 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         with self._write_lock():
             self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
+            if report.chunks_written or report.documents_removed:  # an unchanged ingest never opens Chroma
+                report.vector_slots_freed = self._compact_vectors()
             # Chroma keeps each collection it opened in memory (420 MB for a 30 MB file's 203,634
             # vectors): let it go before the graph is derived; the next search opens it again.
             self._drop_legacy_entity_vectors()
@@ -282,6 +284,8 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
                 refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold)
+            if ids:
+                self._compact_vectors()
             self.sync_entity_vectors()
             self.sync_summaries()
         return ids
@@ -299,10 +303,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
                 refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold,
                                    full=True)
-                self.vectors.rebuild(CHUNKS)  # whatever was deleted before deletions were counted
-            if self.settings.vector_store.backend != "server":  # a server keeps its own folders
-                remove_orphan_folders(self.path / "chroma")
-                compact_catalogue(self.path / "chroma")
+            self._compact_vectors(due=True)  # whatever was deleted, counted or before deletions were counted
             self.store.drop_cached_chunk_vectors(self.embedder.name)  # Chroma now holds every chunk
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
@@ -310,6 +311,14 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             self.sync_entity_vectors(force=True)
             self.sync_summaries()
         return changed
+
+    def _compact_vectors(self, due: bool = False) -> int:
+        """Rebuild the chunk collection when its deleted vectors' slots are ``due`` or
+        :func:`~workbench.vector_compaction.compaction_due`. Returns the slots freed."""
+        if not due and not compaction_due(self.vectors.deleted(CHUNKS), self.store.count("chunks")):
+            return 0
+        local = self.settings.vector_store.backend != "server"  # a server keeps its own files
+        return compact_chunk_vectors(self.store, self.vectors, self.path / "chroma" if local else None)
 
     def sync_entity_vectors(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
         """Keep the entity-name index equal to the graph's entities. Returns the entries changed.

@@ -17,9 +17,6 @@ __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 
 #: Environment variable: seconds a writer waits for another writer before "workspace busy".
 LOCK_TIMEOUT_ENV = "WORKBENCH_LOCK_TIMEOUT"
-#: Deleted vectors whose slots Chroma keeps (and at least as many as the chunks stored) past which
-#: ``ingest`` says that ``repair`` frees them.
-REPAIR_HINT_DELETED = 10_000
 
 
 def open_workspace(args, create: bool = False):
@@ -74,10 +71,9 @@ def cmd_ingest(args):
         s = p["stats"]
         lines.append(f"workspace: {counted(s['documents'], 'document')}, {counted(s['chunks'], 'chunk')}, "
                      f"{counted(s['entities'], 'entity', 'entities')}, {counted(s['edges'], 'edge')}")
-        if (p["deleted_vectors"] or 0) > max(s["chunks"], REPAIR_HINT_DELETED):
-            lines.append(f"  chroma/ keeps the slots of {p['deleted_vectors']:,} deleted vectors (Chroma frees none), "
-                         f"more than its {s['chunks']:,} chunks: `python -m workbench --workspace {args.workspace} "
-                         "repair` frees them")
+        if p["vector_slots_freed"]:
+            lines.append(f"  chroma/ rebuilt: the slots of {p['vector_slots_freed']:,} deleted vectors, more than its "
+                         f"{s['chunks']:,} chunks, freed (Chroma frees none itself)")
         return "\n".join(lines)
 
     emit(args, payload, render)

@@ -83,6 +83,8 @@ class IngestReport:
     """Chunks whose vectors had to be computed by the model (not found in the cache)."""
     vectors_repaired: int = 0
     """Vectors added or deleted to make Chroma agree with SQLite (after a crash)."""
+    vector_slots_freed: int = 0
+    """Slots of deleted vectors freed by rebuilding the chunk collection (:mod:`workbench.vector_compaction`)."""
     problems: list[LoadProblem] = field(default_factory=list)
     extraction_problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -94,6 +96,7 @@ class IngestReport:
             "documents_updated": self.documents_updated, "documents_unchanged": self.documents_unchanged,
             "documents_removed": self.documents_removed, "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded, "vectors_repaired": self.vectors_repaired,
+            "vector_slots_freed": self.vector_slots_freed,
             "problems": [str(p) for p in self.problems], "extraction_problems": list(self.extraction_problems),
             "seconds": round(self.seconds, 3), "stage_seconds": {k: round(v, 3) for k, v in self.stage_seconds.items()},
         }
