@@ -189,3 +189,35 @@ def test_a_removal_that_leaves_more_deleted_slots_than_chunks_rebuilds_the_colle
     assert ws.vectors.deleted(CHUNKS) == 0 and len(kept) == 20
     ws.remove(path)
     assert ws.vectors.deleted(CHUNKS) == 0 and ws.vectors.ids(CHUNKS) == kept  # 400 slots freed, 20 kept
+
+
+def test_a_rebuild_that_fails_inside_an_ingest_is_a_problem_of_its_report_and_the_next_ingest_finishes_it(
+        make_workspace, tmp_path, monkeypatch):
+    import errno
+
+    import workbench.vector_compaction as compaction
+    from workbench.vectors import VectorIndex
+
+    monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
+    ws, path = _ingested(make_workspace, tmp_path, 0)
+    rebuild = VectorIndex.rebuild
+
+    def full_disk(self, kind):
+        self.client.create_collection(self._names[kind] + REBUILD_SUFFIX, embedding_function=None)  # a copy begun
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(VectorIndex, "rebuild", full_disk)
+    for extra in (1, 2):  # 800 deleted for 402 chunks: due on the second
+        _write(path, extra)
+        report = ws.ingest([path.parent])
+    said = [str(p) for p in report.problems]
+    assert len(said) == 1 and "chroma" in said[0] and "no space left on device" in said[0].lower()
+    assert "everything ingested is kept" in said[0] and report.vector_slots_freed == 0
+    chunks = {c.id for c in ws.chunks()}
+    assert len(chunks) == 402 and ws.vectors.ids(CHUNKS) == chunks and ws.interrupted
+
+    monkeypatch.setattr(VectorIndex, "rebuild", rebuild)
+    report = ws.ingest([path.parent])  # nothing changed on disk: the interrupted write is finished
+    assert not report.problems and not ws.interrupted
+    assert ws.vectors.ids(CHUNKS) == chunks and ws.vectors.existing(CHUNKS).name + REBUILD_SUFFIX not in {
+        getattr(c, "name", c) for c in ws.vectors.client.list_collections()}

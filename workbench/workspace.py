@@ -34,6 +34,7 @@ from .context_graph.passages import NameScan
 from .embedding import Embedder, embedder_from_settings
 from .gc_paused import gc_paused, skip_exit_collection
 from .ingest.failures import StepFailed, describe_os_error
+from .ingest.file_formats import LoadProblem
 from .ingest.note_links import refresh_candidates
 from .ingest.pipeline import (VECTORS_IN_FLIGHT, IngestReport, Progress, ingest_paths, reconcile_if_marked,
                               reconcile_vectors, remove_documents, stale_space, vector_writes)
@@ -230,7 +231,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
             if report.chunks_written or report.documents_removed:  # an unchanged ingest never opens Chroma
-                report.vector_slots_freed = self._compact_vectors()
+                self._compact_vectors_after(report)
             # Chroma keeps each collection it opened in memory (420 MB for a 30 MB file's 203,634
             # vectors): let it go before the graph is derived; the next search opens it again.
             self._drop_legacy_entity_vectors()
@@ -311,6 +312,18 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             self.sync_entity_vectors(force=True)
             self.sync_summaries()
         return changed
+
+    def _compact_vectors_after(self, report: IngestReport) -> None:
+        """Compact the chunk collection after an ingest when due; a failure (a full disk, say) is
+        one of the report's problems, not the ingest's: its writes are committed, the next write
+        step drops the copy begun, and ``repair`` (or an ingest that changes something) rebuilds."""
+        try:
+            report.vector_slots_freed = self._compact_vectors()
+        except Exception as exc:  # Chroma's errors have no common base; none may undo a committed ingest
+            reason = describe_os_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+            report.problems.append(LoadProblem(str(self.path / "chroma"), (
+                f"not rebuilt without the slots of its deleted vectors ({reason}); everything ingested is kept, "
+                "and `repair` (or the next ingest that changes something) rebuilds it"), skipped=False))
 
     def _compact_vectors(self, due: bool = False) -> int:
         """Rebuild the chunk collection when its deleted vectors' slots are ``due`` or
