@@ -317,6 +317,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         """Compact the chunk collection after an ingest when due; a failure (a full disk, say) is
         one of the report's problems, not the ingest's: its writes are committed, the next write
         step drops the copy begun, and ``repair`` (or an ingest that changes something) rebuilds."""
+        started = time.perf_counter()
         try:
             report.vector_slots_freed = self._compact_vectors()
         except Exception as exc:  # Chroma's errors have no common base; none may undo a committed ingest
@@ -324,6 +325,8 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             report.problems.append(LoadProblem(str(self.path / "chroma"), (
                 f"not rebuilt without the slots of its deleted vectors ({reason}); everything ingested is kept, "
                 "and `repair` (or the next ingest that changes something) rebuilds it"), skipped=False))
+        finally:
+            report.stage_seconds["compact_vectors"] += time.perf_counter() - started
 
     def _compact_vectors(self, due: bool = False) -> int:
         """Rebuild the chunk collection when its deleted vectors' slots are ``due`` or
