@@ -221,3 +221,28 @@ def test_a_rebuild_that_fails_inside_an_ingest_is_a_problem_of_its_report_and_th
     assert not report.problems and not ws.interrupted
     assert ws.vectors.ids(CHUNKS) == chunks and ws.vectors.existing(CHUNKS).name + REBUILD_SUFFIX not in {
         getattr(c, "name", c) for c in ws.vectors.client.list_collections()}
+
+
+def test_a_rebuild_that_fails_after_a_removal_says_so_and_the_removal_stands(make_workspace, tmp_path, monkeypatch,
+                                                                           capsys):
+    import errno
+
+    import workbench.vector_compaction as compaction
+    from workbench.vectors import VectorIndex
+
+    monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
+    ws, path = _ingested(make_workspace, tmp_path, 0)
+    (path.parent / "kept.md").write_text("\n\n".join(PARAGRAPHS[:20]) + "\n")
+    ws.ingest([path.parent])
+    ws.close()
+
+    def full_disk(self, kind):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(VectorIndex, "rebuild", full_disk)
+    assert main(["--workspace", str(ws.path), "remove", str(path)]) == 1
+    said = capsys.readouterr().err
+    assert f"removed {path} (1 document);" in said and "no space left on device" in said.lower() and "repair" in said
+    assert "Traceback" not in said
+    ws = make_workspace()
+    assert [d.id for d in ws.documents()] == ["c/kept.md"] and ws.vectors.deleted(CHUNKS) == 400

@@ -275,7 +275,8 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         """Remove the documents of a file, a folder or a document id. Returns the ids removed.
 
         A write interrupted before (a removal killed after its commit, say) is completed first,
-        even when nothing is left to remove.
+        even when nothing is left to remove. Raises :class:`StepFailed` after the removal when the
+        chunk collection, due for a rebuild, could not be rebuilt (the removal stands).
         """
         ids = self.documents_under(path)
         with self._write_lock():
@@ -285,10 +286,12 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
                 refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold)
-            if ids:
-                self._compact_vectors()
             self.sync_entity_vectors()
             self.sync_summaries()
+            failure = self._compact_vectors_or_say()[1] if ids else None
+        if failure is not None:
+            documents = f"{len(ids)} document" + ("s" if len(ids) != 1 else "")
+            raise StepFailed(f"removed {path} ({documents}); {self.path / 'chroma'} {failure}")
         return ids
 
     def repair(self) -> int:
@@ -315,18 +318,24 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
     def _compact_vectors_after(self, report: IngestReport) -> None:
         """Compact the chunk collection after an ingest when due; a failure (a full disk, say) is
-        one of the report's problems, not the ingest's: its writes are committed, the next write
-        step drops the copy begun, and ``repair`` (or an ingest that changes something) rebuilds."""
+        one of the report's problems, not the ingest's (:meth:`_compact_vectors_or_say`)."""
         started = time.perf_counter()
+        report.vector_slots_freed, failure = self._compact_vectors_or_say()
+        if failure is not None:
+            report.problems.append(LoadProblem(str(self.path / "chroma"), failure + "; everything ingested is kept",
+                                               skipped=False))
+        report.stage_seconds["compact_vectors"] += time.perf_counter() - started
+
+    def _compact_vectors_or_say(self) -> tuple[int, str | None]:
+        """``(slots freed, None)``, or ``(0, what failed)``: the step's own writes are committed,
+        the next write step drops the copy begun, and ``repair`` (or a write step that changes
+        something) rebuilds."""
         try:
-            report.vector_slots_freed = self._compact_vectors()
-        except Exception as exc:  # Chroma's errors have no common base; none may undo a committed ingest
+            return self._compact_vectors(), None
+        except Exception as exc:  # Chroma's errors have no common base; none may undo a committed step
             reason = describe_os_error(exc) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
-            report.problems.append(LoadProblem(str(self.path / "chroma"), (
-                f"not rebuilt without the slots of its deleted vectors ({reason}); everything ingested is kept, "
-                "and `repair` (or the next ingest that changes something) rebuilds it"), skipped=False))
-        finally:
-            report.stage_seconds["compact_vectors"] += time.perf_counter() - started
+            return 0, (f"not rebuilt without the slots of its deleted vectors ({reason}): "
+                       f"`python -m workbench --workspace {self.path} repair` rebuilds it")
 
     def _compact_vectors(self, due: bool = False) -> int:
         """Rebuild the chunk collection when its deleted vectors' slots are ``due`` or
