@@ -45,14 +45,13 @@ def remove_orphan_folders(chroma_dir: Path) -> int:
     return len(orphans)
 
 
-def compact_catalogue(chroma_dir: Path) -> int:
-    """Give back the free pages of the store's catalogue in ``chroma_dir`` (``VACUUM``). Returns
-    the bytes given back; 0 when there is no catalogue or a reader holds it longer than
-    :data:`CATALOGUE_BUSY_S` (its pages are kept for the next ``repair``)."""
+def compact_catalogue(chroma_dir: Path) -> None:
+    """Give back the free pages of the store's catalogue in ``chroma_dir`` (``VACUUM``). Nothing
+    is done when there is no catalogue or a reader holds it longer than :data:`CATALOGUE_BUSY_S`
+    (its pages are then given back by the next rebuild)."""
     catalogue = Path(chroma_dir) / "chroma.sqlite3"
     if not catalogue.is_file():
-        return 0
-    before = catalogue.stat().st_size
+        return
     try:
         db = sqlite3.connect(catalogue, timeout=CATALOGUE_BUSY_S, isolation_level=None)
         try:
@@ -60,5 +59,4 @@ def compact_catalogue(chroma_dir: Path) -> int:
         finally:
             db.close()
     except sqlite3.Error:
-        return 0
-    return max(0, before - catalogue.stat().st_size)
+        pass
