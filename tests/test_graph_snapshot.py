@@ -296,6 +296,28 @@ def test_a_loaded_name_matcher_finds_what_the_built_one_finds_in_short_and_long_
     assert loaded.find(text, capitalised_only=False) == built.find(text, capitalised_only=False)
 
 
+def test_after_a_write_the_keyword_index_tokenizes_only_the_chunks_it_did_not_hold(make_workspace, tmp_path,
+                                                                                monkeypatch):
+    import workbench.retrieve.keyword_index as keyword_index
+    from workbench.retrieve.tokenize import tokenize
+
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    (corpus / "a.md").write_text("\n\n".join(f"Service {i} depends on queue {i}." for i in range(30)) + "\n")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    assert retrieve(ws, "queue 7", mode="keyword", k=3).hits  # the first search keeps the keyword index
+    added = "The ledger service writes to Cassandra."
+    (corpus / "b.md").write_text(added + "\n")
+    ws.ingest([corpus])
+    texts: list[str] = []
+    monkeypatch.setattr(keyword_index, "tokenize", lambda text: texts.append(text) or tokenize(text))
+    question = "ledger cassandra"
+    hits = retrieve(ws, question, mode="keyword", k=3).hits
+    assert [t for t in texts if t != question] == [added]  # the 30 chunks it held keep their tokens
+    assert [ws.store.chunk_context()[h.chunk_id][0] for h in hits] == ["notes/b.md"]
+
+
 def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_private):
     ws = sample_private
     retrieve(ws, "redis", mode="keyword", k=3)  # the first search keeps the keyword index

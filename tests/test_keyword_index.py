@@ -190,7 +190,7 @@ def test_an_empty_index_is_kept_and_loaded(tmp_path):
     assert KeywordIndex.load(tmp_path / "k.npz", "v1").search("anything", 3) == []
 
 
-@pytest.mark.parametrize("damage", ["key", "bytes", "matrix"])
+@pytest.mark.parametrize("damage", ["key", "bytes", "matrix", "tokens"])
 def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
     import numpy as np
 
@@ -206,13 +206,62 @@ def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
         data = bytearray(path.read_bytes())
         data[len(data) // 2] ^= 0xFF
         path.write_bytes(bytes(data))
-    else:  # a consistent file whose matrix points past its passages
+    else:  # a consistent file whose matrix, or whose passages' tokens, point past its passages or words
         from workbench.array_file import from_text, read_array_file, write_array_file
         from workbench.retrieve.keyword_index import _FORMAT, _KIND, _versioned
 
         manifest, arrays = read_array_file(path, _KIND, _FORMAT, _versioned("v1"))
-        arrays["indices"] = arrays["indices"] + 5
+        if damage == "matrix":
+            arrays["indices"] = arrays["indices"] + 5
+            assert np.all(arrays["indices"] >= 5)
+        else:
+            arrays["tokens"] = arrays["tokens"] + 100
         write_array_file(path, _KIND, _FORMAT, _versioned("v1"), arrays)
-        assert from_text(arrays["ids"]) == ["a", "b"] and np.all(arrays["indices"] >= 5)
+        assert from_text(arrays["ids"]) == ["a", "b"]
     with pytest.raises(ArrayFileUnusable):
         KeywordIndex.load(path, key)
+    earlier = KeywordIndex.load_earlier(path, "v")  # a stale one lends its tokens; a damaged one nothing
+    assert (earlier is not None) == (damage == "key")
+
+
+def _corpus(n: int, seed: int) -> tuple[list[str], list[str]]:
+    rng = random.Random(seed)
+    words = "redis postgres kafka 缓存 雪崩 token auth service gateway timeout ERR42 file_9.py queue".split()
+    return ([f"c{seed}-{i:04d}" for i in range(n)],
+            [" ".join(rng.choice(words) for _ in range(rng.randint(0, 30))) + f" only{seed}x{i}" for i in range(n)])
+
+
+def test_a_build_lent_an_earlier_index_answers_as_a_fresh_one_and_tokenizes_only_new_passages(tmp_path, monkeypatch):
+    import workbench.retrieve.keyword_index as keyword_index
+
+    old_ids, old_texts = _corpus(400, 1)
+    new_ids, new_texts = _corpus(50, 2)
+    KeywordIndex.build(old_ids, old_texts).save(tmp_path / "k.npz", "ws1:7")
+    earlier = KeywordIndex.load_earlier(tmp_path / "k.npz", "ws1:")
+    assert earlier is not None and KeywordIndex.load_earlier(tmp_path / "k.npz", "ws2:") is None
+    ids, texts = old_ids[100:] + new_ids, old_texts[100:] + new_texts  # 100 passages gone, 50 new
+    calls = []
+    monkeypatch.setattr(keyword_index, "tokenize", lambda text: calls.append(text) or tokenize(text))
+    lent = KeywordIndex.build(ids, texts, earlier=earlier)
+    assert sorted(calls) == sorted(new_texts)
+    monkeypatch.undo()
+    fresh = KeywordIndex.build(ids, texts)
+    queries = ["redis timeout", "缓存雪崩", "ERR42 gateway", "file_9.py", "only1x3 redis", "only1x300", "only2x7", "none"]
+    for query in queries:
+        assert lent.search(query, 20) == fresh.search(query, 20)
+    assert lent.search("only1x3", 5) == [] and lent.search("only2x7", 1)[0].id == "c2-0007"
+    lent.save(tmp_path / "k2.npz", "ws1:8")
+    for query in queries:
+        assert KeywordIndex.load(tmp_path / "k2.npz", "ws1:8").search(query, 20) == fresh.search(query, 20)
+
+
+def test_an_earlier_index_that_lost_most_of_its_passages_lends_nothing(monkeypatch):
+    import workbench.retrieve.keyword_index as keyword_index
+
+    old_ids, old_texts = _corpus(100, 1)
+    earlier = KeywordIndex.build(old_ids, old_texts)
+    calls = []
+    monkeypatch.setattr(keyword_index, "tokenize", lambda text: calls.append(text) or tokenize(text))
+    rebuilt = KeywordIndex.build(old_ids[:40], old_texts[:40], earlier=earlier)
+    assert len(calls) == 40  # 40 of 100 kept: tokenized again, a vocabulary without the 60 others' words
+    assert "only1x80" not in rebuilt._bm25.vocab_dict

@@ -59,19 +59,21 @@ class RetrievalIndexes:
     @cached_property
     def keyword(self) -> KeywordIndex:
         """BM25 over every chunk of the workspace: the one kept in the workspace folder for this
-        version, else built (tokenizing every chunk) and kept there when the write lock is free."""
+        version, else built (tokenizing the chunks the one kept for an earlier version lacks) and
+        kept there when the write lock is free."""
         # cached_property alone is not thread-safe: the lock keeps two builds from racing.
         with self._lock:
             ws = self.ws
             kept = getattr(ws, "keeps_snapshot", False)  # a scoped view's chunks are not the workspace's
             path, key = ws.path / KEYWORD_INDEX_FILE, f"{ws.store.workspace_id}:{self.version}"
+            earlier = None
             if kept:
                 try:
                     return KeywordIndex.load(path, key)
-                except ArrayFileUnusable:
-                    pass
+                except ArrayFileUnusable:  # the one of an earlier version lends the tokens of the chunks kept
+                    earlier = KeywordIndex.load_earlier(path, f"{ws.store.workspace_id}:")
             chunks = ws.store.chunks()
-            index = KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
+            index = KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks], earlier=earlier)
             if kept:  # when no write came between: the chunks read are this version's
                 ws.save_derived(self.version, lambda: index.save(path, key))
             return index

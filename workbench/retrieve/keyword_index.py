@@ -28,11 +28,12 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
+from workbench.array_file import (ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text,
+                                  write_array_file)
 from workbench.retrieve.tokenize import TOKENIZER_VERSION, tokenize
 
 _KIND = "keyword index"
-_FORMAT = 1
+_FORMAT = 2  # 2: each passage's token ids kept, so a rebuild tokenizes only new passages
 
 
 def _versioned(key: str) -> str:
@@ -61,14 +62,17 @@ class KeywordMatch:
 class KeywordIndex:
     """A BM25 index over passages; build with :meth:`KeywordIndex.build`."""
 
-    def __init__(self, ids: tuple[str, ...], bm25) -> None:
+    def __init__(self, ids: tuple[str, ...], bm25, tokens: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self._ids = ids
         self._bm25 = bm25  # None when no passage has a token: every search is empty
+        # Each passage's token ids (in bm25's vocabulary), flat, and where each passage's start:
+        # what a later build reuses for the passages it still holds.
+        self._tokens = tokens
         # Position of each passage in id order, the tie-break between equal scores.
         self._id_order = np.argsort(np.argsort(np.array(ids, dtype=object))) if ids else np.empty(0, dtype=np.int64)
 
     @classmethod
-    def build(cls, ids: Sequence[str], texts: Sequence[str]) -> KeywordIndex:
+    def build(cls, ids: Sequence[str], texts: Sequence[str], earlier: KeywordIndex | None = None) -> KeywordIndex:
         """Tokenize and index passages.
 
         Parameters
@@ -77,6 +81,10 @@ class KeywordIndex:
             Unique passage ids (chunk ids), one per text.
         texts : sequence of str
             Passage texts, Chinese, English or mixed.
+        earlier : KeywordIndex, optional
+            An index of an earlier version of the same passages: a passage it holds under the
+            same id (a chunk id names its text) keeps its tokens instead of being tokenized again,
+            unless fewer than half of its passages are still there.
 
         Raises
         ------
@@ -89,18 +97,46 @@ class KeywordIndex:
         if len(set(ids)) != len(ids):
             repeated = sorted(i for i, n in Counter(ids).items() if n > 1)[:5]
             raise KeywordIndexError(f"KeywordIndex.build got repeated ids {repeated}; ids must be unique")
-        token_lists = [tokenize(text) for text in texts]
+        reuse = earlier if earlier is not None and earlier._tokens is not None and earlier._bm25 is not None else None
+        held = {passage: at for at, passage in enumerate(reuse._ids)} if reuse is not None else {}
+        if 2 * sum(passage in held for passage in ids) < len(held):
+            reuse, held = None, {}  # most passages gone: a fresh vocabulary, without the words of theirs alone
+        vocabulary: dict[str, int] = dict(reuse._bm25.vocab_dict) if reuse is not None else {}
+        flat, starts = reuse._tokens if reuse is not None and reuse._tokens is not None else (None, None)
+        token_ids: list[list[int]] = []
+        for passage, text in zip(ids, texts):
+            at = held.get(passage)
+            if at is not None and flat is not None and starts is not None:
+                token_ids.append(flat[starts[at]:starts[at + 1]].tolist())
+                continue
+            token_ids.append([vocabulary.setdefault(token, len(vocabulary)) for token in tokenize(text)])
+        tokens = (np.fromiter((t for row in token_ids for t in row), dtype=np.int32),
+                  np.cumsum([0] + [len(row) for row in token_ids], dtype=np.int64))
         bm25 = None
-        if any(token_lists):
+        if len(tokens[0]):
             import bm25s  # imported here: it pulls in scipy, which callers without keyword search never need
 
             bm25 = bm25s.BM25()
-            bm25.index(token_lists, show_progress=False)
-        return cls(ids, bm25)
+            bm25.index((token_ids, vocabulary), show_progress=False)
+        return cls(ids, bm25, tokens)
+
+    @classmethod
+    def load_earlier(cls, path: Path, key_prefix: str) -> KeywordIndex | None:
+        """The index kept in ``path`` for any key starting with ``key_prefix`` (the workspace,
+        another version of it) by this tokenizer, for :meth:`build` to reuse; None when there is none."""
+        try:
+            key = str(read_manifest(path, _KIND, _FORMAT).get("key", ""))
+            if not (key.startswith(key_prefix) and key.endswith(_versioned(""))):
+                return None
+            return cls.load(path, key[:-len(_versioned(""))])
+        except ArrayFileUnusable:
+            return None
 
     def save(self, path: Path, key: str) -> None:
         """Keep the index in ``path`` for :meth:`load`, as made for ``key`` (what it indexes)."""
         arrays = {"ids": to_text(list(self._ids))}
+        if self._tokens is not None:
+            arrays.update({"tokens": self._tokens[0], "token_starts": self._tokens[1]})
         if self._bm25 is not None:
             vocabulary = self._bm25.vocab_dict
             arrays.update({"vocabulary": to_text(sorted(vocabulary, key=vocabulary.__getitem__)),
@@ -133,9 +169,15 @@ class KeywordIndex:
                 if len(arrays["indptr"]) - 1 > len(bm25.vocab_dict) or (
                         len(arrays["indices"]) and int(arrays["indices"].max()) >= len(ids)):
                     raise ValueError("its matrix does not fit its vocabulary and passages")
+            tokens = None
+            if "tokens" in arrays:
+                tokens = (arrays["tokens"], arrays["token_starts"])
+                if len(tokens[1]) != len(ids) + 1 or int(tokens[1][-1]) != len(tokens[0]) or (
+                        len(tokens[0]) and (bm25 is None or int(tokens[0].max()) >= len(bm25.vocab_dict))):
+                    raise ValueError("its passages' tokens do not fit its vocabulary and passages")
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
             raise ArrayFileUnusable(f"{path} is damaged ({exc})") from None
-        return cls(ids, bm25)
+        return cls(ids, bm25, tokens)
 
     def _holds(self, term_id: int, passages: np.ndarray) -> np.ndarray:
         """Which of ``passages`` contain the term: each occurrence has a positive BM25 weight, so
