@@ -190,7 +190,7 @@ def test_an_empty_index_is_kept_and_loaded(tmp_path):
     assert KeywordIndex.load(tmp_path / "k.npz", "v1").search("anything", 3) == []
 
 
-@pytest.mark.parametrize("damage", ["key", "bytes", "matrix", "tokens"])
+@pytest.mark.parametrize("damage", ["key", "bytes", "matrix", "tokens", "token starts"])
 def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
     import numpy as np
 
@@ -214,8 +214,10 @@ def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
         if damage == "matrix":
             arrays["indices"] = arrays["indices"] + 5
             assert np.all(arrays["indices"] >= 5)
-        else:
+        elif damage == "tokens":
             arrays["tokens"] = arrays["tokens"] + 100
+        else:  # starts that run backwards
+            arrays["token_starts"] = np.array([0, 5, 4], dtype=np.int64)
         write_array_file(path, _KIND, _FORMAT, _versioned("v1"), arrays)
         assert from_text(arrays["ids"]) == ["a", "b"]
     with pytest.raises(ArrayFileUnusable):

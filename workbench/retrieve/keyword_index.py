@@ -172,8 +172,10 @@ class KeywordIndex:
             tokens = None
             if "tokens" in arrays:
                 tokens = (arrays["tokens"], arrays["token_starts"])
-                if len(tokens[1]) != len(ids) + 1 or int(tokens[1][-1]) != len(tokens[0]) or (
-                        len(tokens[0]) and (bm25 is None or int(tokens[0].max()) >= len(bm25.vocab_dict))):
+                starts = tokens[1]
+                if len(starts) != len(ids) + 1 or starts[0] != 0 or int(starts[-1]) != len(tokens[0]) \
+                        or np.any(np.diff(starts) < 0) or (len(tokens[0]) and (
+                            bm25 is None or int(tokens[0].min()) < 0 or int(tokens[0].max()) >= len(bm25.vocab_dict))):
                     raise ValueError("its passages' tokens do not fit its vocabulary and passages")
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
             raise ArrayFileUnusable(f"{path} is damaged ({exc})") from None
