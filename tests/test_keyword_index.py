@@ -267,3 +267,23 @@ def test_an_earlier_index_that_lost_most_of_its_passages_lends_nothing(monkeypat
     rebuilt = KeywordIndex.build(old_ids[:40], old_texts[:40], earlier=earlier)
     assert len(calls) == 40  # 40 of 100 kept: tokenized again, a vocabulary without the 60 others' words
     assert "only1x80" not in rebuilt._bm25.vocab_dict
+
+
+def test_an_index_kept_by_the_earlier_format_answers_and_lends_no_tokens(tmp_path, monkeypatch):
+    import workbench.retrieve.keyword_index as keyword_index
+    from workbench.array_file import read_array_file, write_array_file
+    from workbench.retrieve.keyword_index import _FORMAT, _KIND, _versioned
+
+    ids, texts = _corpus(60, 3)
+    built = KeywordIndex.build(ids, texts)
+    built.save(tmp_path / "k.npz", "ws:1")
+    _, arrays = read_array_file(tmp_path / "k.npz", _KIND, _FORMAT, _versioned("ws:1"))
+    del arrays["tokens"], arrays["token_starts"]  # what format 1 kept
+    write_array_file(tmp_path / "k.npz", _KIND, 1, _versioned("ws:1"), arrays)
+    for query in ("redis timeout", "缓存雪崩", "only3x7"):
+        assert KeywordIndex.load(tmp_path / "k.npz", "ws:1").search(query, 10) == built.search(query, 10)
+    earlier = KeywordIndex.load_earlier(tmp_path / "k.npz", "ws:")
+    calls = []
+    monkeypatch.setattr(keyword_index, "tokenize", lambda text: calls.append(text) or tokenize(text))
+    assert KeywordIndex.build(ids, texts, earlier=earlier).search("only3x7", 1)[0].id == "c3-0007"
+    assert len(calls) == 60 + 1  # every passage tokenized, and the query

@@ -34,6 +34,8 @@ from workbench.retrieve.tokenize import TOKENIZER_VERSION, tokenize
 
 _KIND = "keyword index"
 _FORMAT = 2  # 2: each passage's token ids kept, so a rebuild tokenizes only new passages
+#: The formats read: a format 1 file (no tokens) answers searches as before; the next build tokenizes every passage.
+_READS = (1, 2)
 
 
 def _versioned(key: str) -> str:
@@ -125,7 +127,7 @@ class KeywordIndex:
         """The index kept in ``path`` for any key starting with ``key_prefix`` (the workspace,
         another version of it) by this tokenizer, for :meth:`build` to reuse; None when there is none."""
         try:
-            key = str(read_manifest(path, _KIND, _FORMAT).get("key", ""))
+            key = str(read_manifest(path, _KIND, _READS).get("key", ""))
             if not (key.startswith(key_prefix) and key.endswith(_versioned(""))):
                 return None
             return cls.load(path, key[:-len(_versioned(""))])
@@ -153,7 +155,7 @@ class KeywordIndex:
         ArrayFileUnusable
             None kept, one made for another key or tokenizer, or a damaged file.
         """
-        _, arrays = read_array_file(path, _KIND, _FORMAT, _versioned(key))
+        _, arrays = read_array_file(path, _KIND, _READS, _versioned(key))
         try:
             ids = tuple(from_text(arrays["ids"]))
             bm25 = None
