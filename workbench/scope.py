@@ -110,6 +110,9 @@ class ScopedStore:
     def triples(self):
         return [t for t in self._store.triples() if t.chunk_id in self.chunk_ids]
 
+    def candidate_triples(self):
+        return [t for t in self._store.candidate_triples() if t.chunk_id in self.chunk_ids]
+
     def iter_mentions(self):
         return (m for m in self._store.iter_mentions() if m.chunk_id in self.chunk_ids)
 
@@ -243,7 +246,7 @@ class ScopedWorkspace(PinnedReads):
         return self._workspace.canonicalizer()  # the aliases and splits are the workspace's
 
     def candidates(self) -> list[Triple]:
-        found = [t for t in self.store.triples() if t.origin == "candidate"]
+        found = self.store.candidate_triples()
         return sorted(found, key=lambda t: (-t.confidence, t.subject, t.object))
 
     def ensure_entity_vectors(self) -> None:

@@ -108,6 +108,7 @@ CREATE TABLE IF NOT EXISTS triples (
     relation TEXT NOT NULL, object TEXT NOT NULL, confidence REAL NOT NULL, origin TEXT NOT NULL,
     subject_type TEXT NOT NULL, object_type TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS triples_chunk ON triples(chunk_id);
+CREATE INDEX IF NOT EXISTS triples_candidates ON triples(origin) WHERE origin = 'candidate';
 CREATE TABLE IF NOT EXISTS aliases (alias TEXT PRIMARY KEY, canonical TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS splits (form TEXT PRIMARY KEY, created_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS rejected_suggestions (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b));
@@ -422,6 +423,13 @@ class Store(NoteRows, DerivationRowReads):
         for row in self.db.execute(
                 "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples"):
             yield Triple(*row)
+
+    def candidate_triples(self) -> list[Triple]:
+        """The triples stored as candidates, through their own index: reading every triple to
+        find them took 5.7 s of each assembled context on a 30 MB file's 1.18 M triples."""
+        return [Triple(*row) for row in self.db.execute(
+            "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples "
+            "WHERE origin = 'candidate'")]
 
     def chunk_context(self) -> dict[str, tuple[str, str | None]]:
         """``chunk id -> (document id, timestamp)`` for building edges' provenance."""

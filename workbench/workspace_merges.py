@@ -207,7 +207,7 @@ class MergeSteps:
     def candidates(self) -> list[Triple]:
         """Relations discovered automatically (``SIMILAR_TO`` between similar notes), with their
         confidence: suggestions for a person to check, kept out of the graph."""
-        found = [t for t in self.store.triples() if t.origin == "candidate"]
+        found = self.store.candidate_triples()
         return sorted(found, key=lambda t: (-t.confidence, t.subject, t.object))
 
     def merge_log(self) -> list[dict]:
