@@ -104,6 +104,19 @@ class RetrievalIndexes:
                     for key, edges in out.items()}
 
     @cached_property
+    def stating_chunks(self) -> dict[str, frozenset[str]]:
+        """Entity key -> the chunks stating one of its relation edges (co-mention left out)."""
+        with self._lock:
+            return {key: frozenset(c for edge in edges for c in edge.chunk_ids)
+                    for key, edges in self.relation_edges.items()}
+
+    @cached_property
+    def reached(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """``(edge end, parent document) -> chunks`` of :func:`~workbench.retrieve.expand.reached_chunks`,
+        filled as they are asked for."""
+        return {}
+
+    @cached_property
     def entity_links(self) -> dict[str, tuple[tuple[str, Edge], ...]]:
         """Entity key -> ``(other end, edge)`` over relation and co-mention edges (derived ones
         included), strongest edge first, then by key."""
