@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 __all__ = ["DirectRetriever", "ExpandRetriever", "expansion_score", "merge_order", "merged", "reached_chunks"]
 
+#: Most (edge end, note) lookups kept per workspace version (about 20 MB).
+REACHED_KEPT = 100_000
+
 
 def expansion_score(parent: float, discount: float, confidence: float) -> float:
     """The score of a chunk reached over one edge from a hit scoring ``parent``."""
@@ -69,9 +72,12 @@ def reached_chunks(ws: WorkspaceView, end: str, parent_document: str, indexes: R
     version: one document's edges lead to the same ends again and again (a 30 MB file's 9,039
     edges asked for 2,359 ends 18,082 times, 64 s of one query before)."""
     indexes = indexes_for(ws) if indexes is None else indexes
-    found = indexes.reached.get((end, parent_document))
+    kept = indexes.reached
+    found = kept.get((end, parent_document))
     if found is None:
-        found = indexes.reached[(end, parent_document)] = _reached(ws, indexes, end, parent_document)
+        if len(kept) >= REACHED_KEPT:  # a long-lived server's queries: begin again rather than grow
+            kept.clear()
+        found = kept[(end, parent_document)] = _reached(ws, indexes, end, parent_document)
     return list(found)
 
 
