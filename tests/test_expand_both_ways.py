@@ -156,5 +156,6 @@ def test_an_edge_end_is_resolved_once_per_parent_note_and_as_the_reference_reads
             assert expand.reached_chunks(ws, end, parent) == outside[:1]
 
     monkeypatch.setattr(expand, "REACHED_KEPT", 3)  # a long-lived server keeps a bounded number
+    indexes.reached.clear()
     again = retrieve(ws, "What does the Billing Service call?", mode="expand", k=3)
     assert len(indexes.reached) <= 3 and [h.chunk_id for h in again.hits] == [h.chunk_id for h in result.hits]
