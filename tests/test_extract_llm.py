@@ -6,6 +6,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from tests.conftest import make_corpus
 from workbench.extract.llm import LLMError, LLMExtractor, OpenAICompatibleClient, client_from_settings, parse_triples
 from workbench.model import Chunk, Document, Triple
 from workbench.settings import LLMSettings
@@ -192,17 +193,20 @@ def test_ingest_with_extraction_llm_and_no_model_stops_before_writing(make_works
     assert ws.store.documents() == []
 
 
-def test_candidates_are_read_through_their_own_index_not_a_scan_of_every_triple(make_workspace, tmp_path):
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "a.md").write_text("The checkout service depends on Redis and calls the Auth Service.\n")
+def test_candidates_are_read_most_confident_first_through_their_own_index_not_a_scan_of_every_triple(
+        make_workspace, tmp_path):
     ws = make_workspace()
-    ws.ingest([corpus])
-    ws.store.add_triples([Triple("Cart", "uses", "Redis", ws.chunks()[0].id, 0.6, "candidate", "name", "name")])
+    ws.ingest([make_corpus(tmp_path / "corpus", 3)])
+    chunk = ws.chunks()[0].id
+    ws.store.add_triples([Triple(subject, "uses", "Redis", chunk, confidence, "candidate", "name", "name")
+                          for subject, confidence in (("Cart", 0.6), ("Auth", 0.6), ("Search", 0.9))])
+    scanned = sorted((t for t in ws.store.triples() if t.origin == "candidate"),  # the reading it replaces
+                     key=lambda t: (-t.confidence, t.subject, t.object))
+    assert {"Search", "Auth", "Cart"} < {t.subject for t in scanned} and len(scanned) > 3  # the notes' SIMILAR_TO too
     statements: list[str] = []
     ws.store.db.set_trace_callback(statements.append)
     try:
-        assert [(t.subject, t.object) for t in ws.candidates()] == [("Cart", "Redis")]
+        assert ws.candidates() == scanned
     finally:
         ws.store.db.set_trace_callback(None)
     reads = [s for s in statements if s.lstrip().upper().startswith("SELECT") and "triples" in s]

@@ -246,8 +246,7 @@ class ScopedWorkspace(PinnedReads):
         return self._workspace.canonicalizer()  # the aliases and splits are the workspace's
 
     def candidates(self) -> list[Triple]:
-        found = self.store.candidate_triples()
-        return sorted(found, key=lambda t: (-t.confidence, t.subject, t.object))
+        return self.store.candidate_triples()
 
     def ensure_entity_vectors(self) -> None:
         """A view builds no index: its searches use the workspace's as it is. A read-only

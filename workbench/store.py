@@ -86,6 +86,9 @@ def database_error_message(path: Path, exc: BaseException) -> tuple[str, bool]:
                 "`python -m workbench repair`"), False
     return f"{path} cannot be read ({text})", True
 
+#: A triple's columns in :class:`~workbench.model.Triple`'s order.
+_TRIPLE_COLUMNS = "subject, relation, object, chunk_id, confidence, origin, subject_type, object_type"
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
@@ -420,16 +423,16 @@ class Store(NoteRows, DerivationRowReads):
 
     def iter_triples(self) -> Iterator[Triple]:
         """Every triple, one row at a time."""
-        for row in self.db.execute(
-                "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples"):
+        for row in self.db.execute(f"SELECT {_TRIPLE_COLUMNS} FROM triples"):
             yield Triple(*row)
 
     def candidate_triples(self) -> list[Triple]:
-        """The triples stored as candidates, through their own index: reading every triple to
-        find them took 5.7 s of each assembled context on a 30 MB file's 1.18 M triples."""
+        """The triples stored as candidates, most confident first (then by subject, object and
+        when stored), through their own index: reading every triple to find them took 5.7 s of
+        each assembled context on a 30 MB file's 1.18 M triples."""
         return [Triple(*row) for row in self.db.execute(
-            "SELECT subject, relation, object, chunk_id, confidence, origin, subject_type, object_type FROM triples "
-            "WHERE origin = 'candidate'")]
+            f"SELECT {_TRIPLE_COLUMNS} FROM triples WHERE origin = 'candidate' "
+            "ORDER BY confidence DESC, subject, object, rowid")]
 
     def chunk_context(self) -> dict[str, tuple[str, str | None]]:
         """``chunk id -> (document id, timestamp)`` for building edges' provenance."""

@@ -206,9 +206,8 @@ class MergeSteps:
 
     def candidates(self) -> list[Triple]:
         """Relations discovered automatically (``SIMILAR_TO`` between similar notes), with their
-        confidence: suggestions for a person to check, kept out of the graph."""
-        found = self.store.candidate_triples()
-        return sorted(found, key=lambda t: (-t.confidence, t.subject, t.object))
+        confidence, most confident first: suggestions for a person to check, kept out of the graph."""
+        return self.store.candidate_triples()
 
     def merge_log(self) -> list[dict]:
         return self.store.merge_log()
