@@ -9,7 +9,7 @@ import workbench.chroma_folders as chroma_folders
 from workbench.chroma_folders import compact_catalogue
 
 
-def _catalogue_with_free_pages(folder):
+def _catalogue_withfree_pages(folder):
     folder.mkdir()
     path = folder / "chroma.sqlite3"
     db = sqlite3.connect(path)
@@ -22,7 +22,8 @@ def _catalogue_with_free_pages(folder):
     return path
 
 
-def _free_pages(path) -> int:
+def free_pages(path) -> int:
+    """Free pages of the SQLite file at ``path``."""
     db = sqlite3.connect(path)
     try:
         return db.execute("PRAGMA freelist_count").fetchone()[0]
@@ -31,16 +32,16 @@ def _free_pages(path) -> int:
 
 
 def test_the_catalogues_free_pages_are_given_back(tmp_path):
-    path = _catalogue_with_free_pages(tmp_path / "chroma")
+    path = _catalogue_withfree_pages(tmp_path / "chroma")
     before = path.stat().st_size
-    assert _free_pages(path) > 200
+    assert free_pages(path) > 200
     compact_catalogue(tmp_path / "chroma")
-    assert _free_pages(path) == 0 and path.stat().st_size * 10 < before
+    assert free_pages(path) == 0 and path.stat().st_size * 10 < before
 
 
 def test_a_catalogue_a_reader_holds_is_left_as_it_is(tmp_path, monkeypatch):
     monkeypatch.setattr(chroma_folders, "CATALOGUE_BUSY_S", 0.1)
-    path = _catalogue_with_free_pages(tmp_path / "chroma")
+    path = _catalogue_withfree_pages(tmp_path / "chroma")
     reader = sqlite3.connect(path)
     reader.execute("BEGIN")
     reader.execute("SELECT COUNT(*) FROM rows").fetchone()  # a read transaction held open
@@ -49,7 +50,7 @@ def test_a_catalogue_a_reader_holds_is_left_as_it_is(tmp_path, monkeypatch):
     finally:
         reader.rollback()
         reader.close()
-    assert _free_pages(path) > 200
+    assert free_pages(path) > 200
 
 
 def test_no_catalogue_is_nothing_to_do(tmp_path):

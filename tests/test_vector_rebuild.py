@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 
 import numpy as np
 
+from tests.test_chroma_folders import free_pages
 from workbench.cli import main
 from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
 from workbench.vectors import CHUNKS, REBUILD_SUFFIX
@@ -39,14 +39,6 @@ def _segment_folders_in(workspace) -> list[str]:
     return [p.name for p in (workspace / "chroma").iterdir() if p.is_dir() and re.fullmatch(r"[0-9a-f-]{36}", p.name)]
 
 
-def _free_pages(ws) -> int:
-    db = sqlite3.connect(ws.path / "chroma" / "chroma.sqlite3")
-    try:
-        return db.execute("PRAGMA freelist_count").fetchone()[0]
-    finally:
-        db.close()
-
-
 def _store_bytes(ws) -> int:
     return sum(p.stat().st_size for p in (ws.path / "chroma").rglob("*") if p.is_file())
 
@@ -75,7 +67,7 @@ def test_repair_rebuilds_a_collection_whose_chunks_moved_and_gives_its_folders_b
     assert hit.id == min(chunks) and hit.similarity > 0.999
     ws.close()
     assert len(_segment_folders(ws)) == folders  # the old collection's folder went with it
-    assert _free_pages(ws) == 0  # and the catalogue's pages of its rows
+    assert free_pages(ws.path / "chroma" / "chroma.sqlite3") == 0  # and the catalogue's pages of its rows
     assert _store_bytes(ws) * 1.5 < grown  # 403 vectors' slots instead of 1,603 (4.8 MB to 2.3 MB here)
 
 
