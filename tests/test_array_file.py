@@ -55,6 +55,18 @@ def test_a_compressed_or_cut_file_is_damaged_not_a_traceback(written):
         read_array_file(path, "example", 1, "v1", mapped=True)
 
 
+@pytest.mark.parametrize("mapped", [False, True])
+def test_zeroed_bytes_inside_an_npy_header_are_damage_not_a_traceback(written, mapped):
+    # numpy tokenizes a header it cannot match; zeros in the middle of it raised tokenize.TokenError
+    path, _ = written
+    data = bytearray(path.read_bytes())
+    at = data.find(b"'fortran_order': ") + len(b"'fortran_order': ")
+    data[at:at + 40] = bytes(40)
+    path.write_bytes(bytes(data))
+    with pytest.raises(ArrayFileUnusable, match="is damaged"):
+        read_array_file(path, "example", 1, "v1", mapped=mapped)
+
+
 def test_a_streamed_array_is_written_block_by_block_and_read_back_whole(tmp_path):
     path = tmp_path / "index.npz"
     blocks = [np.full((3, 4), i, dtype=np.float32) for i in range(3)] + [np.ones((1, 4), dtype=np.float32)]

@@ -31,6 +31,7 @@ import struct
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from tokenize import TokenError
 from typing import Literal
 
 import numpy as np
@@ -256,8 +257,11 @@ def _npy_header(raw) -> tuple[tuple[int, ...], bool, np.dtype]:
     if match is None:
         raw.seek(start)
         np.lib.format.read_magic(raw)
-        return (np.lib.format.read_array_header_1_0(raw) if version == (1, 0)
-                else np.lib.format.read_array_header_2_0(raw))
+        try:
+            return (np.lib.format.read_array_header_1_0(raw) if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0(raw))
+        except (SyntaxError, TokenError) as exc:  # numpy tokenizes the header: damaged bytes fail there
+            raise ValueError(f"the .npy header is damaged ({exc})") from None
     shape = tuple(int(n) for n in match.group(3).replace(",", " ").split())
     return shape, match.group(2) == "True", np.dtype(match.group(1))
 
