@@ -22,7 +22,8 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import orjson
 
-from .model import Chunk, DeclaredRelation, Document, Mention, Triple
+from .comention_rows import is_packable, pack_comentions, unpack_comentions
+from .model import COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
 from .store_notes import NoteRows, triple_row
 from .store_rows import DerivationRowReads
 
@@ -30,7 +31,7 @@ __all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA
            "passes_check"]
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Bytes the record's write-ahead log is cut back to after a checkpoint (SQLite keeps it at its
 #: largest size otherwise).
 WAL_LIMIT_BYTES = 64 * 2**20
@@ -112,6 +113,9 @@ CREATE TABLE IF NOT EXISTS triples (
     subject_type TEXT NOT NULL, object_type TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS triples_chunk ON triples(chunk_id);
 CREATE INDEX IF NOT EXISTS triples_candidates ON triples(origin) WHERE origin = 'candidate';
+CREATE TABLE IF NOT EXISTS comentions (
+    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, pairs INTEGER NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS comentions_chunk ON comentions(chunk_id);
 CREATE TABLE IF NOT EXISTS aliases (alias TEXT PRIMARY KEY, canonical TEXT NOT NULL, created_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS splits (form TEXT PRIMARY KEY, created_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS rejected_suggestions (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b));
@@ -162,6 +166,9 @@ class Store(NoteRows, DerivationRowReads):
             db.execute("INSERT OR IGNORE INTO meta VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
             db.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
             db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            # Schema 2 keeps co-mention pairs packed (table comentions), which schema 1 does not read.
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
+                       (str(SCHEMA_VERSION), SCHEMA_VERSION))
 
     def _check(self) -> None:
         """Refuse a file that is not a workbench database, read-only, changing nothing in it.
@@ -403,6 +410,8 @@ class Store(NoteRows, DerivationRowReads):
 
     def count(self, table: str) -> int:
         assert table in {"documents", "chunks", "mentions", "triples", "aliases", "splits", "embeddings"}
+        if table == "triples":
+            return self.triple_count()
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
     # -- mentions and triples ------------------------------------------------------------
@@ -422,9 +431,25 @@ class Store(NoteRows, DerivationRowReads):
             yield Mention(*row)
 
     def iter_triples(self) -> Iterator[Triple]:
-        """Every triple, one row at a time."""
+        """Every triple, one row at a time: those of the ``triples`` table, then the co-mention
+        pairs kept packed, chunk by chunk (:mod:`workbench.comention_rows`)."""
         for row in self.db.execute(f"SELECT {_TRIPLE_COLUMNS} FROM triples"):
             yield Triple(*row)
+        for chunk_id, body in self.db.execute("SELECT chunk_id, body FROM comentions ORDER BY rowid"):
+            yield from unpack_comentions(chunk_id, body)
+
+    def triple_count(self) -> int:
+        """The number of triples :meth:`iter_triples` gives."""
+        rows, pairs = self.db.execute("SELECT (SELECT COUNT(*) FROM triples), "
+                                      "(SELECT COALESCE(SUM(pairs), 0) FROM comentions)").fetchone()
+        return rows + pairs
+
+    def comention_count(self) -> int:
+        """The number of co-mention triples, packed or (written by schema 1) one a row."""
+        rows, pairs = self.db.execute(
+            "SELECT (SELECT COUNT(*) FROM triples WHERE relation = ?), (SELECT COALESCE(SUM(pairs), 0) FROM comentions)",
+            (COMENTION_RELATION,)).fetchone()
+        return rows + pairs
 
     def candidate_triples(self) -> list[Triple]:
         """The triples stored as candidates, most confident first (then by subject, object and
@@ -600,13 +625,17 @@ class DocumentWrites:
 
     def rows(self, chunks: Sequence[Chunk], text_hashes: Sequence[str], mentions: Iterable[Mention],
              triples: Iterable[Triple]) -> None:
-        """Add chunks (with their text hashes), mentions and triples of documents written here."""
+        """Add chunks (with their text hashes), mentions and triples of documents written here (the
+        co-mention pairs packed, a row a chunk)."""
         self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
                             [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
                              for c, h in zip(chunks, text_hashes)])
         self.db.executemany("INSERT INTO mentions VALUES (?,?,?,?)",
                             [(m.chunk_id, m.surface, m.entity_type, m.start) for m in mentions])
-        self.db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [triple_row(t) for t in triples])
+        triples = list(triples)
+        self.db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)",
+                            [triple_row(t) for t in triples if not is_packable(t)])
+        self.db.executemany("INSERT INTO comentions VALUES (?,?,?)", pack_comentions(t for t in triples if is_packable(t)))
 
     def commit(self) -> None:
         """Make everything written visible at once, as one new version of the record."""

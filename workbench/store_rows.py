@@ -18,9 +18,11 @@ __all__ = ["DerivationRowReads", "ROWS_PAGE"]
 
 #: Rows a derivation reads from the record at a time.
 ROWS_PAGE = 100_000
-#: The columns a derivation reads of each table, and which rows: every mention, the stated triples (no candidates).
+#: The columns a derivation reads of each table, and which rows: every mention, the stated triples
+#: (no candidates), every chunk's packed co-mention pairs.
 _ROWS = {"mentions": ("chunk_id, surface, entity_type", ""), "triples": (
-    "chunk_id, subject, object, relation, origin, subject_type, object_type, confidence", " AND origin != 'candidate'")}
+    "chunk_id, subject, object, relation, origin, subject_type, object_type, confidence", " AND origin != 'candidate'"),
+    "comentions": ("chunk_id, body", "")}
 
 
 class DerivationRowReads:
@@ -35,7 +37,8 @@ class DerivationRowReads:
         return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
 
     def row_ids(self, table: str, above: int = -1) -> np.ndarray:
-        """The sorted rowids above ``above`` of the rows :meth:`row_batches` reads (``"mentions"``, ``"triples"``)."""
+        """The sorted rowids above ``above`` of the rows :meth:`row_batches` reads (``"mentions"``,
+        ``"triples"``, ``"comentions"``)."""
         rows = self.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{_ROWS[table][1]}", (above,))
         return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64))
 
@@ -45,8 +48,9 @@ class DerivationRowReads:
         return count, total or 0
 
     def row_batches(self, table: str, rowids: Sequence[int] | None = None) -> Iterator[list[tuple]]:
-        """``(rowid, chunk id, ...)`` of the given mention rows (surface, type) or stated triple rows
-        (subject, object, relation, origin, subject type, object type, confidence), all with None:
+        """``(rowid, chunk id, ...)`` of the given mention rows (surface, type), stated triple rows
+        (subject, object, relation, origin, subject type, object type, confidence) or packed
+        co-mention rows (body), all with None:
         :data:`ROWS_PAGE` rows at a time, each page by rowid (3 M rows held at once were 1 GB)."""
         columns, stated = _ROWS[table]
         if rowids is None:

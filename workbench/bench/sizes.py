@@ -113,13 +113,11 @@ def bench_big_file(cache_dir: Path, settings, megabytes: float = 30) -> dict:
         write_big_markdown(path, megabytes)
     out: dict[str, Any] = {"file_mb": round(path.stat().st_size / 2**20, 1)}
     out["ingest"] = _run(path.parent, root / "ws", settings, f"one {megabytes:g} MB file", keep=True)
-    from ..model import COMENTION_RELATION
     from ..store import RECORD_FILE, Store
 
     store = Store(root / "ws" / RECORD_FILE)
     try:
-        out["co_mentioned_rows"] = store.db.execute(
-            "SELECT COUNT(*) FROM triples WHERE relation = ?", (COMENTION_RELATION,)).fetchone()[0]
+        out["co_mentioned_rows"] = store.comention_count()
         out["triples"] = store.count("triples")
         out["mentions"] = store.count("mentions")
     finally:

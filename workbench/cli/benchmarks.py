@@ -275,7 +275,7 @@ def _render_sizes(payload: dict) -> list[str]:
         run = big["ingest"]
         lines.append(f"one {big['file_mb']} MB Markdown file: {run['seconds']} s, {run['chunks']} chunks, peak RSS "
                      f"{run['peak_rss_mb']} MB (target < 2048), workspace {run['workspace_mb']} MB (target < 300); "
-                     f"{big['co_mentioned_rows']} co-mention rows of {big['triples']} triples, {big['mentions']} mentions")
+                     f"{big['co_mentioned_rows']} co-mention pairs of {big['triples']} triples, {big['mentions']} mentions")
     return lines
 
 

@@ -35,7 +35,8 @@ import numpy as np
 
 from ..array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
 from ..gc_paused import gc_paused
-from ..model import Edge, Entity, Merge
+from ..comention_rows import COMENTION_ORIGIN, unpack_pairs
+from ..model import COMENTION_RELATION, Edge, Entity, Merge
 from ..store import Store
 from .assemble import GraphParts, type_rank
 from .canon import Canonicalizer, FormTally
@@ -45,13 +46,14 @@ __all__ = ["FILE_NAME", "DerivationRows", "RowsStale", "Strings", "followed_rows
 
 FILE_NAME = "rows.npz"
 KIND = "derivation rows"
-FORMAT = 1
+FORMAT = 2  # 2: co-mention pairs read from their packed rows (schema 2's comentions)
 
 #: Chunk ids the tables may hold past twice the record's before the rows are read whole to compact them.
 TABLE_SLACK = 1000
 
 _MENTION_COLUMNS = ("chunk", "surface", "type")
 _TRIPLE_COLUMNS = ("chunk", "subject", "object", "relation", "origin", "subject_type", "object_type")
+_COMENTION_COLUMNS = ("chunk", "subject", "object", "subject_type", "object_type")
 _SURFACE_COLUMNS = ("key", "name_key", "form", "tally_form")
 _TABLES = ("documents", "chunks", "surfaces", "types", "relations", "origins", "keys", "forms")
 
@@ -113,6 +115,11 @@ def _ids(values: Iterable[int]) -> np.ndarray:
     return np.fromiter(values, dtype=np.int64)
 
 
+def _once(rowids: np.ndarray) -> np.ndarray:
+    """Sorted ``rowids`` with each repeat dropped (a packed co-mention row gives an entry a pair)."""
+    return rowids[np.r_[True, rowids[1:] != rowids[:-1]]] if len(rowids) else rowids
+
+
 def _narrowest(values: np.ndarray) -> np.ndarray:
     """Integer ``values`` in the smallest integer type that holds them, as they are written (the
     file of one 30 MB document's rows: 126 MB in int64); :meth:`DerivationRows.load` reads them
@@ -163,6 +170,8 @@ class DerivationRows:
         self.mentions = {name: np.zeros(0, dtype=np.int64) for name in ("rowid", *_MENTION_COLUMNS)}
         self.triples = {name: np.zeros(0, dtype=np.int64) for name in ("rowid", *_TRIPLE_COLUMNS)}
         self.triples["confidence"] = np.zeros(0, dtype=np.float64)
+        # One entry per pair, each with the rowid of the chunk's packed row it came from.
+        self.comentions = {name: np.zeros(0, dtype=np.int64) for name in ("rowid", *_COMENTION_COLUMNS)}
         self.aliases: dict[str, str] = {}  # the user aliases and splits the keys were made with
         self.splits: list[str] = []
 
@@ -173,7 +182,8 @@ class DerivationRows:
                   "marks": to_text(self.marks), "chunk_document": _narrowest(self.chunk_document),
                   **{f"surface_{name}": _narrowest(a) for name, a in self.surface.items()},
                   **{f"mention_{name}": _narrowest(a) for name, a in self.mentions.items()},
-                  **{f"triple_{name}": _narrowest(a) for name, a in self.triples.items()}}
+                  **{f"triple_{name}": _narrowest(a) for name, a in self.triples.items()},
+                  **{f"comention_{name}": _narrowest(a) for name, a in self.comentions.items()}}
         path = Path(folder) / FILE_NAME
         write_array_file(path, KIND, FORMAT, key, arrays, extra={"aliases": self.aliases, "splits": self.splits})
         return path
@@ -199,6 +209,8 @@ class DerivationRows:
             rows.mentions = {name: arrays[f"mention_{name}"].astype(np.int64) for name in ("rowid", *_MENTION_COLUMNS)}
             rows.triples = {name: arrays[f"triple_{name}"].astype(np.int64) for name in ("rowid", *_TRIPLE_COLUMNS)}
             rows.triples["confidence"] = arrays["triple_confidence"].astype(np.float64)
+            rows.comentions = {name: arrays[f"comention_{name}"].astype(np.int64)
+                               for name in ("rowid", *_COMENTION_COLUMNS)}
             rows.aliases, rows.splits = dict(manifest["aliases"]), list(manifest["splits"])
         except (KeyError, TypeError, ValueError) as exc:
             raise ArrayFileUnusable(f"{path} is damaged ({exc})") from None
@@ -214,11 +226,15 @@ class DerivationRows:
                   (self.mentions["type"], "types"), (self.triples["chunk"], "chunks"),
                   (self.triples["subject"], "surfaces"), (self.triples["object"], "surfaces"),
                   (self.triples["relation"], "relations"), (self.triples["origin"], "origins"),
-                  (self.triples["subject_type"], "types"), (self.triples["object_type"], "types")]
+                  (self.triples["subject_type"], "types"), (self.triples["object_type"], "types"),
+                  (self.comentions["chunk"], "chunks"), (self.comentions["subject"], "surfaces"),
+                  (self.comentions["object"], "surfaces"), (self.comentions["subject_type"], "types"),
+                  (self.comentions["object_type"], "types")]
         lengths_ok = (len(self.marks) == sizes["documents"] and len(self.chunk_document) == sizes["chunks"]
                       and all(len(a) == sizes["surfaces"] for a in self.surface.values())
                       and len({len(a) for a in self.mentions.values()}) == 1
-                      and len({len(a) for a in self.triples.values()}) == 1)
+                      and len({len(a) for a in self.triples.values()}) == 1
+                      and len({len(a) for a in self.comentions.values()}) == 1)
         if not lengths_ok or any(len(a) and (a.min() < 0 or a.max() >= sizes[t]) for a, t in within):
             raise ArrayFileUnusable(f"{path} is damaged (a row refers outside its tables)")
 
@@ -250,18 +266,18 @@ class DerivationRows:
             self.marks[i] = marks.get(documents.values[i], "")
         stale_chunk = np.isin(self.chunk_document, changed)
         read = dropped = 0
-        for table, rows in (("mentions", self.mentions), ("triples", self.triples)):
+        for table, rows in (("mentions", self.mentions), ("triples", self.triples), ("comentions", self.comentions)):
             kept = ~stale_chunk[rows["chunk"]]
             dropped += int(len(kept) - kept.sum())
             for name in rows:
                 rows[name] = rows[name][kept]
-            new, count = self._new_rowids(store, table, rows["rowid"])
+            new, count = self._new_rowids(store, table, _once(rows["rowid"]))
             if len(new):
                 for fetched in store.row_batches(table, None if len(new) == count else new.tolist()):
                     self._add(rows, table, fetched)
                     read += len(fetched)
-            if len(rows["rowid"]) != count:  # written meanwhile: a derivation of this record cannot be made
-                raise RowsStale(f"{table}: {len(rows['rowid'])} rows kept for {count} in the record")
+            if len(_once(rows["rowid"])) != count:  # written meanwhile: a derivation of this record cannot be made
+                raise RowsStale(f"{table}: {len(_once(rows['rowid']))} rows kept for {count} in the record")
         self._canonicalize_new(canonicalizer)
         self._note_chunk_documents(chunk_context)
         return read, dropped
@@ -283,9 +299,16 @@ class DerivationRows:
     def _add(self, rows: dict[str, np.ndarray], table: str, fetched: list[tuple]) -> None:
         chunks, surfaces, types = self.tables["chunks"], self.tables["surfaces"], self.tables["types"]
         new_chunks = len(chunks.values)
+        if table == "comentions":  # a row a chunk: an entry a pair
+            fetched = [(rowid, chunk, *pair) for rowid, chunk, body in fetched for pair in unpack_pairs(body)]
         added: dict[str, np.ndarray] = {"rowid": _ids(r[0] for r in fetched),
                                         "chunk": _ids(chunks.id(r[1]) for r in fetched)}
-        if table == "mentions":
+        if table == "comentions":
+            added["subject"] = _ids(surfaces.id(r[2]) for r in fetched)
+            added["object"] = _ids(surfaces.id(r[3]) for r in fetched)
+            added["subject_type"] = _ids(types.id(r[4]) for r in fetched)
+            added["object_type"] = _ids(types.id(r[5]) for r in fetched)
+        elif table == "mentions":
             added["surface"] = _ids(surfaces.id(r[2]) for r in fetched)
             added["type"] = _ids(types.id(r[3]) for r in fetched)
         else:
@@ -352,6 +375,17 @@ class DerivationRows:
         self.aliases, self.splits = aliases, splits
 
     # -- the graph's parts ----------------------------------------------------------------------
+    def stated(self) -> dict[str, np.ndarray]:
+        """Every stated triple's columns: the triple rows, then the co-mention pairs (relation
+        ``co_mentioned``, origin ``comention``, confidence 1), each in record order as
+        :meth:`~workbench.store.Store.iter_triples` gives them."""
+        c, pairs = self.comentions, len(self.comentions["rowid"])
+        packed = {**{name: c[name] for name in _COMENTION_COLUMNS},
+                  "relation": np.full(pairs, self.tables["relations"].id(COMENTION_RELATION), dtype=np.int64),
+                  "origin": np.full(pairs, self.tables["origins"].id(COMENTION_ORIGIN), dtype=np.int64),
+                  "confidence": np.ones(pairs, dtype=np.float64)}
+        return {name: np.concatenate([self.triples[name], packed[name]]) for name in (*_TRIPLE_COLUMNS, "confidence")}
+
     @gc_paused()
     def derive(self, chunk_context: Mapping[str, tuple[str, str | None]], canonicalizer: Canonicalizer,
                notes: Mapping[str, str]) -> tuple[GraphParts, list[Merge]]:
@@ -366,6 +400,7 @@ class _Aggregate:
     def __init__(self, rows: DerivationRows, chunk_context: Mapping[str, tuple[str, str | None]],
                  canonicalizer: Canonicalizer, notes: Mapping[str, str]) -> None:
         self.rows, self.canonicalizer, self.notes = rows, canonicalizer, notes
+        self.triples = rows.stated()
         self.keys, self.forms = rows.tables["keys"], rows.tables["forms"]
         # The key of a name with no letters or digits, which makes no entity: given an id now, since a
         # note's title resolved later may be the first name to have it.
@@ -445,7 +480,7 @@ class _Aggregate:
 
     def _edges(self, mentioned: np.ndarray) -> tuple[list[Edge], dict[str, np.ndarray]]:
         """The edges, and the mentions of triple ends nobody mentioned (what ``note`` adds for them)."""
-        rows, t = self.rows, self.rows.triples
+        rows, t = self.rows, self.triples
         via_notes = (t["origin"] == rows.tables["origins"].get("declared")) | (t["subject_type"] == self.note_type)
         subject, subject_written = self._triple_keys(t["subject"], via_notes)
         obj, object_written = self._triple_keys(t["object"], via_notes)
@@ -481,7 +516,7 @@ class _Aggregate:
     def _grouped(self, valid: np.ndarray, subject: np.ndarray, obj: np.ndarray) -> list[Edge]:
         """One edge per (subject, relation, object), sorted by them: its distinct chunks and
         documents, highest confidence (at least 0), first and last time, and first origin."""
-        t = self.rows.triples
+        t = self.triples
         if not len(valid):
             return []
         keys, relations = self.keys.values, self.rows.tables["relations"].values

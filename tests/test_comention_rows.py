@@ -1,0 +1,103 @@
+"""Co-mention pairs kept packed, a row a chunk: unpacked to the same triples in the same order,
+a record of schema 1 (a row a pair) read to the same graph and followed by later writes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import reopened
+from tests.test_derivation_rows import assert_followed_exactly, assert_same_graph, write_note
+from workbench.comention_rows import COMENTION_ORIGIN, is_packable, pack_comentions, unpack_comentions
+from workbench.model import COMENTION_RELATION, Triple
+from workbench.store import SCHEMA_VERSION
+from workbench.store_notes import triple_row
+
+names = st.text(min_size=1, max_size=6)
+pair = st.tuples(st.sampled_from(["c1", "c2", "c3"]), names, names, st.sampled_from(["service", "person", "note"]),
+                 st.sampled_from(["service", "technology"]))
+
+
+@given(st.lists(pair, max_size=40))
+def test_packed_pairs_unpack_to_the_same_triples_in_the_same_order_per_chunk(pairs):
+    triples = [Triple(a, COMENTION_RELATION, b, chunk, 1.0, COMENTION_ORIGIN, at, bt) for chunk, a, b, at, bt in pairs]
+    packed = pack_comentions(triples)
+    assert [chunk for chunk, _, _ in packed] == list(dict.fromkeys(t.chunk_id for t in triples))
+    for chunk, count, body in packed:
+        expected = [t for t in triples if t.chunk_id == chunk]
+        assert count == len(expected)
+        assert unpack_comentions(chunk, body) == expected
+
+
+def test_only_the_extractors_co_mention_pairs_are_packed():
+    pair = Triple("A", COMENTION_RELATION, "B", "c1", 1.0, COMENTION_ORIGIN, "service", "service")
+    assert is_packable(pair)
+    for other in (Triple("A", "depends_on", "B", "c1", 1.0, COMENTION_ORIGIN, "service", "service"),
+                  Triple("A", COMENTION_RELATION, "B", "c1", 0.5, COMENTION_ORIGIN, "service", "service"),
+                  Triple("A", COMENTION_RELATION, "B", "c1", 1.0, "llm", "service", "service")):
+        assert not is_packable(other)
+
+
+@pytest.mark.parametrize("body", ["", "[1", '{"a": 1}', '[["A","service"],[0,3]]', '[["A"],[0,0]]'])
+def test_a_damaged_packed_row_is_a_value_error_naming_it(body):
+    with pytest.raises(ValueError, match="damaged co-mention row"):
+        unpack_comentions("c1", body)
+
+
+@pytest.fixture
+def notes(make_workspace, tmp_path):
+    rng = random.Random(11)
+    corpus = tmp_path / "notes"
+    corpus.mkdir()
+    for i in range(6):
+        write_note(corpus, rng, i, 6)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    return ws, corpus, rng
+
+
+def test_an_ingest_keeps_co_mention_pairs_a_row_a_chunk_and_none_as_triple_rows(notes):
+    ws, _, _ = notes
+    db = ws.store.db
+    assert db.execute("SELECT COUNT(*) FROM triples WHERE relation = ?", (COMENTION_RELATION,)).fetchone()[0] == 0
+    rows = db.execute("SELECT chunk_id, pairs, body FROM comentions").fetchall()
+    assert len(rows) == len({chunk for chunk, _, _ in rows}) > 1
+    pairs = [t for t in ws.store.iter_triples() if t.relation == COMENTION_RELATION]
+    assert len(pairs) == sum(n for _, n, _ in rows) == ws.store.comention_count()
+    assert ws.store.count("triples") == len(ws.store.triples()) > len(pairs)
+    assert ws.graph.edges(relation=COMENTION_RELATION)
+
+
+def _as_schema_1(ws) -> None:
+    """The record as schema 1 wrote it: every co-mention pair a row of ``triples``, interleaved by chunk."""
+    with ws.store.transaction() as db:
+        packed = db.execute("SELECT chunk_id, body FROM comentions ORDER BY rowid").fetchall()
+        db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)",
+                       [triple_row(t) for chunk, body in packed for t in unpack_comentions(chunk, body)])
+        db.execute("DELETE FROM comentions")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+
+
+def test_a_schema_1_record_gives_the_same_graph_and_later_writes_are_followed_exactly(notes):
+    ws, corpus, rng = notes
+    graph = ws.graph
+    _as_schema_1(ws)
+    for kept in ("rows.npz", "graph.npz"):
+        (ws.path / kept).unlink(missing_ok=True)
+    old = reopened(ws)
+    try:
+        assert old.store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == \
+            str(SCHEMA_VERSION) == "2"  # an older workbench now refuses it rather than miss the packed pairs
+        assert_same_graph(old.graph, graph)
+        write_note(corpus, rng, 6, 8)
+        write_note(corpus, rng, 2, 8)  # written again: its unpacked rows go with it
+        old.ingest([corpus])
+        db = old.store.db
+        assert db.execute("SELECT COUNT(*) FROM triples WHERE relation = ?", (COMENTION_RELATION,)).fetchone()[0]
+        assert db.execute("SELECT COUNT(*) FROM comentions").fetchone()[0]  # both layouts in one record
+        assert_followed_exactly(old)
+    finally:
+        old.close()
