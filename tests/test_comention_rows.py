@@ -101,3 +101,23 @@ def test_a_schema_1_record_gives_the_same_graph_and_later_writes_are_followed_ex
         assert_followed_exactly(old)
     finally:
         old.close()
+
+
+def test_repair_packs_a_schema_1_records_pairs_to_the_same_triples_and_a_smaller_file(notes):
+    ws, corpus, rng = notes
+    for i in range(6, 80):  # pages enough for the packing to show in the file's size
+        write_note(corpus, rng, i, 80)
+    ws.ingest([corpus])
+    graph, triples = ws.graph, sorted(map(triple_row, ws.store.iter_triples()))
+    _as_schema_1(ws)
+    ws.store._compact()
+    unpacked = ws.store.path.stat().st_size
+    pairs = ws.store.comention_count()
+    ws.repair()
+    db = ws.store.db
+    assert db.execute("SELECT COUNT(*) FROM triples WHERE relation = ?", (COMENTION_RELATION,)).fetchone()[0] == 0
+    assert ws.store.comention_count() == pairs > 0
+    assert sorted(map(triple_row, ws.store.iter_triples())) == triples
+    assert ws.store.path.stat().st_size < unpacked
+    assert db.execute("PRAGMA freelist_count").fetchone()[0] == 0  # compacted
+    assert_same_graph(ws.graph, graph)

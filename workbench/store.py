@@ -22,7 +22,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import orjson
 
-from .comention_rows import is_packable, pack_comentions, unpack_comentions
+from .comention_rows import COMENTION_ORIGIN, is_packable, pack_comentions, unpack_comentions
 from .model import COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
 from .store_notes import NoteRows, triple_row
 from .store_rows import DerivationRowReads
@@ -539,20 +539,38 @@ class Store(NoteRows, DerivationRowReads):
     def drop_cached_chunk_vectors(self, model: str) -> int:
         """Delete ``model``'s cached vectors of stored chunk texts (earlier versions cached them
         beside Chroma's copy; call it once Chroma holds every chunk of that space) and compact the
-        file to give the space back. Returns the vectors deleted.
-
-        The compaction (``VACUUM``) needs room for a copy of the file; without it the rows are
-        still gone and their pages are reused by later writes."""
+        file (:meth:`_compact`). Returns the vectors deleted."""
         with self.transaction() as db:
             gone = db.execute("DELETE FROM embeddings WHERE model=? AND hash IN (SELECT text_hash FROM chunks)",
                               (model,)).rowcount
         if gone:
-            try:
-                self.db.execute("VACUUM")
-                self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the compacted pages into the file itself
-            except sqlite3.OperationalError:  # no room for the copy: the free pages stay in the file
-                pass
+            self._compact()
         return gone
+
+    def pack_comention_rows(self) -> int:
+        """Pack the co-mention pairs schema 1 kept a ``triples`` row a pair into a row a chunk
+        (:mod:`workbench.comention_rows`; the same triples are read back) and compact the file
+        (:meth:`_compact`). Returns the pairs packed."""
+        where = "FROM triples WHERE relation = ? AND origin = ? AND confidence = 1.0"
+        with self.transaction() as db:
+            pairs = [Triple(*row) for row in db.execute(f"SELECT {_TRIPLE_COLUMNS} {where} ORDER BY rowid",
+                                                          (COMENTION_RELATION, COMENTION_ORIGIN))]
+            if not pairs:
+                return 0
+            db.execute(f"DELETE {where}", (COMENTION_RELATION, COMENTION_ORIGIN))
+            db.executemany("INSERT INTO comentions VALUES (?,?,?)", pack_comentions(pairs))
+            self._bump(db)
+        self._compact()
+        return len(pairs)
+
+    def _compact(self) -> None:
+        """Give the file's free pages back (``VACUUM``). It needs room for a copy of the file;
+        without it (or with a reader holding the file) the free pages stay and later writes reuse them."""
+        try:
+            self.db.execute("VACUUM")
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the compacted pages into the file itself
+        except sqlite3.OperationalError:
+            pass
 
     def size_bytes(self) -> int:
         """Bytes of the record on disk: the database file and its write-ahead log."""

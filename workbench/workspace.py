@@ -298,9 +298,9 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
         graph snapshot and the keyword index again (after a crash or a failed step: see
         :class:`~workbench.ingest.pipeline.StepFailed`); rebuild the chunk collection without the
-        slots Chroma keeps for deleted vectors (and the pages its catalogue kept of them), and drop
-        the chunk vectors an earlier version cached in the record beside Chroma's copy. Returns
-        the vectors changed."""
+        slots Chroma keeps for deleted vectors (and the pages its catalogue kept of them), drop
+        the chunk vectors an earlier version cached in the record beside Chroma's copy and pack
+        the co-mention pairs it kept a row a pair. Returns the vectors changed."""
         with self._write_lock():
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
@@ -309,6 +309,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                                    full=True)
             self._compact_vectors(due=True)  # whatever was deleted, counted or before deletions were counted
             self.store.drop_cached_chunk_vectors(self.embedder.name)  # Chroma now holds every chunk
+            self.store.pack_comention_rows()  # those an earlier version kept a row a pair
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
             self._derived = None
