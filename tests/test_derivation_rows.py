@@ -235,7 +235,7 @@ def test_damaged_rows_are_detected_and_read_whole(notes_workspace, damage):
         rewrite_member(path, "triple_confidence", confidence)
     elif damage == "reference":  # consistent checksum, a row pointing past its table
         rows = DerivationRows.load(ws.path, key)
-        rows.mentions["surface"][0] = len(rows.tables["surfaces"].values) + 5
+        rows.packed_mentions["surface"][0] = len(rows.tables["surfaces"].values) + 5
         rows.save(ws.path, key)
     else:
         path.unlink()
@@ -264,10 +264,10 @@ def test_rows_of_other_settings_or_a_record_they_cannot_follow_are_read_whole(no
     try:
         assert fresh.graph is not None and fresh.rows_status.startswith("read whole: ")  # back to its settings
         with fresh.store.transaction() as db:  # a row gone while its document stays
-            db.execute("DELETE FROM mentions WHERE rowid = (SELECT MIN(rowid) FROM mentions)")
+            db.execute("DELETE FROM chunk_mentions WHERE rowid = (SELECT MIN(rowid) FROM chunk_mentions)")
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
         fresh.add_alias("PG", "Postgres")
-        assert fresh.rows_status == "read whole: mentions rows left the record while their documents stayed"
+        assert fresh.rows_status == "read whole: chunk_mentions rows left the record while their documents stayed"
         assert_followed_exactly(fresh)
     finally:
         fresh.close()
@@ -379,9 +379,12 @@ def test_rows_are_written_in_narrow_integers_and_read_back_as_int64(notes_worksp
     rows = DerivationRows.load(ws.path, key)
     with np.load(ws.path / FILE_NAME, allow_pickle=False) as data:
         written = {name: data[name] for name in data.files}
-    assert written["mention_chunk"].itemsize < 8 and written["triple_relation"].itemsize == 1
+    assert written["packed_mention_chunk"].itemsize < 8 and written["triple_relation"].itemsize == 1
+    assert written["comention_subject"].itemsize < 8
     assert written["triple_confidence"].dtype == np.float64  # compared with thresholds: kept exact
-    for name, column in rows.mentions.items():
-        assert column.dtype == np.int64 and np.array_equal(column, written[f"mention_{name}"])
+    for prefix, kept in (("mention", rows.mentions), ("packed_mention", rows.packed_mentions),
+                         ("comention", rows.comentions)):
+        for name, column in kept.items():
+            assert column.dtype == np.int64 and np.array_equal(column, written[f"{prefix}_{name}"])
     for name, column in rows.triples.items():
         assert np.array_equal(column, written[f"triple_{name}"])

@@ -22,7 +22,7 @@ PACKAGE = ROOT / "workbench"
 LAYERS = [
     {"array_file", "chroma_folders", "cores", "gc_paused", "model", "progress", "settings", "context_graph", "corpus", "ingest",
      "pinned_reads", "context_graph.passage_links", "context_graph.entity_table", "ingest.allowed_paths", "ingest.failures", "ingest.safe_text", "ingest.safe_yaml"},
-    {"comention_rows", "embedding", "extract", "installable", "local_model", "store", "store_notes", "store_rows", "vectors", "context_graph.canon",
+    {"packed_rows", "embedding", "extract", "installable", "local_model", "store", "store_notes", "store_rows", "vectors", "context_graph.canon",
      "context_graph.entity_vectors", "context_graph.graph", "context_graph.graph_walks",
      "context_graph.merge_suggestions", "context_graph.name_keys", "context_graph.name_scan",
      "context_graph.passages", "context_graph.ppr", "context_graph.synonyms", "corpus.communities", "corpus.episodes", "corpus.keyphrases",

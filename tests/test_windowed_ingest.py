@@ -11,6 +11,7 @@ from workbench.bench.sizes import write_big_markdown
 from workbench.ingest.chunking import chunk_document
 from workbench.extract import extract_all, extract_windows, extractors_from_settings
 from workbench.ingest.loaders import load_paths
+from workbench.store_notes import triple_row
 from workbench.vectors import CHUNKS
 
 
@@ -70,8 +71,8 @@ def test_a_window_of_no_chunk_is_refused(settings):
 def _record(ws) -> dict:
     db = ws.store.db
     return {"chunks": sorted(db.execute("SELECT id, document_id, ordinal, text_hash FROM chunks")),
-            "mentions": sorted(db.execute("SELECT * FROM mentions")),
-            "triples": sorted(db.execute("SELECT * FROM triples")),
+            "mentions": sorted((m.chunk_id, m.surface, m.entity_type, m.start) for m in ws.store.iter_mentions()),
+            "triples": sorted(map(triple_row, ws.store.iter_triples())),
             "vectors": sorted(ws.vectors.ids(CHUNKS)),
             "edges": sorted((e.source, e.relation, e.target, e.chunk_ids) for e in ws.graph.edges(include_comention=True)),
             "entities": sorted((e.key, e.name) for e in ws.graph.entities())}
@@ -112,7 +113,8 @@ def test_a_failure_in_a_later_window_stores_none_of_the_document_and_the_next_in
     assert not db.in_transaction
     assert db.execute("SELECT COUNT(*) FROM documents WHERE id LIKE '%big.md%'").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM chunks WHERE document_id LIKE '%big.md%'").fetchone()[0] == 0
-    assert db.execute("SELECT COUNT(*) FROM mentions WHERE chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0] == 0
+    for table in ("mentions", "chunk_mentions", "triples", "comentions"):
+        assert db.execute(f"SELECT COUNT(*) FROM {table} WHERE chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0] == 0
     assert len(ws.vectors.ids(CHUNKS)) > ws.store.count("chunks")  # the upserted windows are left in Chroma
     assert ws.interrupted
 

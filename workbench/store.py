@@ -22,7 +22,8 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import orjson
 
-from .comention_rows import COMENTION_ORIGIN, is_packable, pack_comentions, unpack_comentions
+from .packed_rows import (COMENTION_ORIGIN, is_packable, pack_comentions, pack_mentions, unpack_comentions,
+                          unpack_mentions)
 from .model import COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
 from .store_notes import NoteRows, triple_row
 from .store_rows import DerivationRowReads
@@ -113,6 +114,9 @@ CREATE TABLE IF NOT EXISTS triples (
     subject_type TEXT NOT NULL, object_type TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS triples_chunk ON triples(chunk_id);
 CREATE INDEX IF NOT EXISTS triples_candidates ON triples(origin) WHERE origin = 'candidate';
+CREATE TABLE IF NOT EXISTS chunk_mentions (
+    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, mentions INTEGER NOT NULL, body TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunk_mentions_chunk ON chunk_mentions(chunk_id);
 CREATE TABLE IF NOT EXISTS comentions (
     chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, pairs INTEGER NOT NULL, body TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS comentions_chunk ON comentions(chunk_id);
@@ -166,7 +170,7 @@ class Store(NoteRows, DerivationRowReads):
             db.execute("INSERT OR IGNORE INTO meta VALUES ('workspace_id', ?)", (uuid.uuid4().hex[:12],))
             db.execute("INSERT OR IGNORE INTO meta VALUES ('version', '0')")
             db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            # Schema 2 keeps co-mention pairs packed (table comentions), which schema 1 does not read.
+            # Schema 2 keeps mentions and co-mention pairs packed (chunk_mentions, comentions): schema 1 reads neither.
             db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version' AND CAST(value AS INTEGER) < ?",
                        (str(SCHEMA_VERSION), SCHEMA_VERSION))
 
@@ -412,6 +416,8 @@ class Store(NoteRows, DerivationRowReads):
         assert table in {"documents", "chunks", "mentions", "triples", "aliases", "splits", "embeddings"}
         if table == "triples":
             return self.triple_count()
+        if table == "mentions":
+            return self.mention_count()
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
 
     # -- mentions and triples ------------------------------------------------------------
@@ -426,13 +432,23 @@ class Store(NoteRows, DerivationRowReads):
         return list(self.iter_triples())
 
     def iter_mentions(self) -> Iterator[Mention]:
-        """Every mention, one row at a time (the graph's derivation never holds them all)."""
+        """Every mention, a few at a time (the graph's derivation never holds them all): those an
+        earlier version kept a row apiece, then those kept packed, chunk by chunk
+        (:mod:`workbench.packed_rows`)."""
         for row in self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions"):
             yield Mention(*row)
+        for chunk_id, body in self.db.execute("SELECT chunk_id, body FROM chunk_mentions ORDER BY rowid"):
+            yield from unpack_mentions(chunk_id, body)
+
+    def mention_count(self) -> int:
+        """The number of mentions :meth:`iter_mentions` gives."""
+        rows, packed = self.db.execute("SELECT (SELECT COUNT(*) FROM mentions), "
+                                       "(SELECT COALESCE(SUM(mentions), 0) FROM chunk_mentions)").fetchone()
+        return rows + packed
 
     def iter_triples(self) -> Iterator[Triple]:
-        """Every triple, one row at a time: those of the ``triples`` table, then the co-mention
-        pairs kept packed, chunk by chunk (:mod:`workbench.comention_rows`)."""
+        """Every triple, a few at a time: those of the ``triples`` table, then the co-mention
+        pairs kept packed, chunk by chunk (:mod:`workbench.packed_rows`)."""
         for row in self.db.execute(f"SELECT {_TRIPLE_COLUMNS} FROM triples"):
             yield Triple(*row)
         for chunk_id, body in self.db.execute("SELECT chunk_id, body FROM comentions ORDER BY rowid"):
@@ -547,21 +563,25 @@ class Store(NoteRows, DerivationRowReads):
             self._compact()
         return gone
 
-    def pack_comention_rows(self) -> int:
-        """Pack the co-mention pairs schema 1 kept a ``triples`` row a pair into a row a chunk
-        (:mod:`workbench.comention_rows`; the same triples are read back) and compact the file
-        (:meth:`_compact`). Returns the pairs packed."""
-        where = "FROM triples WHERE relation = ? AND origin = ? AND confidence = 1.0"
+    def pack_unpacked_rows(self) -> int:
+        """Pack the mentions and co-mention pairs schema 1 kept a row apiece into a row a chunk each
+        (:mod:`workbench.packed_rows`; the same mentions and triples are read back) and compact the
+        file (:meth:`_compact`). Returns the rows packed."""
+        pairs_where = "FROM triples WHERE relation = ? AND origin = ? AND confidence = 1.0"
         with self.transaction() as db:
-            pairs = [Triple(*row) for row in db.execute(f"SELECT {_TRIPLE_COLUMNS} {where} ORDER BY rowid",
+            mentions = [Mention(*row) for row in db.execute(
+                "SELECT surface, chunk_id, entity_type, start FROM mentions ORDER BY rowid")]
+            pairs = [Triple(*row) for row in db.execute(f"SELECT {_TRIPLE_COLUMNS} {pairs_where} ORDER BY rowid",
                                                           (COMENTION_RELATION, COMENTION_ORIGIN))]
-            if not pairs:
+            if not mentions and not pairs:
                 return 0
-            db.execute(f"DELETE {where}", (COMENTION_RELATION, COMENTION_ORIGIN))
+            db.execute("DELETE FROM mentions")
+            db.execute(f"DELETE {pairs_where}", (COMENTION_RELATION, COMENTION_ORIGIN))
+            db.executemany("INSERT INTO chunk_mentions VALUES (?,?,?)", pack_mentions(mentions))
             db.executemany("INSERT INTO comentions VALUES (?,?,?)", pack_comentions(pairs))
             self._bump(db)
         self._compact()
-        return len(pairs)
+        return len(mentions) + len(pairs)
 
     def _compact(self) -> None:
         """Give the file's free pages back (``VACUUM``). It needs room for a copy of the file;
@@ -644,12 +664,11 @@ class DocumentWrites:
     def rows(self, chunks: Sequence[Chunk], text_hashes: Sequence[str], mentions: Iterable[Mention],
              triples: Iterable[Triple]) -> None:
         """Add chunks (with their text hashes), mentions and triples of documents written here (the
-        co-mention pairs packed, a row a chunk)."""
+        mentions and the co-mention pairs packed, a row a chunk each)."""
         self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
                             [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
                              for c, h in zip(chunks, text_hashes)])
-        self.db.executemany("INSERT INTO mentions VALUES (?,?,?,?)",
-                            [(m.chunk_id, m.surface, m.entity_type, m.start) for m in mentions])
+        self.db.executemany("INSERT INTO chunk_mentions VALUES (?,?,?)", pack_mentions(mentions))
         triples = list(triples)
         self.db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)",
                             [triple_row(t) for t in triples if not is_packable(t)])

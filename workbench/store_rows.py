@@ -19,10 +19,10 @@ __all__ = ["DerivationRowReads", "ROWS_PAGE"]
 #: Rows a derivation reads from the record at a time.
 ROWS_PAGE = 100_000
 #: The columns a derivation reads of each table, and which rows: every mention, the stated triples
-#: (no candidates), every chunk's packed co-mention pairs.
+#: (no candidates), every chunk's packed mentions and co-mention pairs.
 _ROWS = {"mentions": ("chunk_id, surface, entity_type", ""), "triples": (
     "chunk_id, subject, object, relation, origin, subject_type, object_type, confidence", " AND origin != 'candidate'"),
-    "comentions": ("chunk_id, body", "")}
+    "chunk_mentions": ("chunk_id, body", ""), "comentions": ("chunk_id, body", "")}
 
 
 class DerivationRowReads:
@@ -38,7 +38,7 @@ class DerivationRowReads:
 
     def row_ids(self, table: str, above: int = -1) -> np.ndarray:
         """The sorted rowids above ``above`` of the rows :meth:`row_batches` reads (``"mentions"``,
-        ``"triples"``, ``"comentions"``)."""
+        ``"triples"``, ``"chunk_mentions"``, ``"comentions"``)."""
         rows = self.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{_ROWS[table][1]}", (above,))
         return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64))
 
@@ -50,7 +50,7 @@ class DerivationRowReads:
     def row_batches(self, table: str, rowids: Sequence[int] | None = None) -> Iterator[list[tuple]]:
         """``(rowid, chunk id, ...)`` of the given mention rows (surface, type), stated triple rows
         (subject, object, relation, origin, subject type, object type, confidence) or packed
-        co-mention rows (body), all with None:
+        mention or co-mention rows (body), all with None:
         :data:`ROWS_PAGE` rows at a time, each page by rowid (3 M rows held at once were 1 GB)."""
         columns, stated = _ROWS[table]
         if rowids is None:

@@ -300,7 +300,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         :class:`~workbench.ingest.pipeline.StepFailed`); rebuild the chunk collection without the
         slots Chroma keeps for deleted vectors (and the pages its catalogue kept of them), drop
         the chunk vectors an earlier version cached in the record beside Chroma's copy and pack
-        the co-mention pairs it kept a row a pair. Returns the vectors changed."""
+        the mentions and co-mention pairs it kept a row apiece. Returns the vectors changed."""
         with self._write_lock():
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
@@ -309,7 +309,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                                    full=True)
             self._compact_vectors(due=True)  # whatever was deleted, counted or before deletions were counted
             self.store.drop_cached_chunk_vectors(self.embedder.name)  # Chroma now holds every chunk
-            self.store.pack_comention_rows()  # those an earlier version kept a row a pair
+            self.store.pack_unpacked_rows()  # the mentions and pairs an earlier version kept a row apiece
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
             self._derived = None

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
 from ..gc_paused import gc_paused
-from ..comention_rows import COMENTION_ORIGIN, unpack_pairs
+from ..packed_rows import COMENTION_ORIGIN, unpack_mention_fields, unpack_pairs
 from ..model import COMENTION_RELATION, Edge, Entity, Merge
 from ..store import Store
 from .assemble import GraphParts, type_rank
@@ -46,7 +46,7 @@ __all__ = ["FILE_NAME", "DerivationRows", "RowsStale", "Strings", "followed_rows
 
 FILE_NAME = "rows.npz"
 KIND = "derivation rows"
-FORMAT = 2  # 2: co-mention pairs read from their packed rows (schema 2's comentions)
+FORMAT = 2  # 2: mentions and co-mention pairs also read from their packed rows (schema 2)
 
 #: Chunk ids the tables may hold past twice the record's before the rows are read whole to compact them.
 TABLE_SLACK = 1000
@@ -170,7 +170,8 @@ class DerivationRows:
         self.mentions = {name: np.zeros(0, dtype=np.int64) for name in ("rowid", *_MENTION_COLUMNS)}
         self.triples = {name: np.zeros(0, dtype=np.int64) for name in ("rowid", *_TRIPLE_COLUMNS)}
         self.triples["confidence"] = np.zeros(0, dtype=np.float64)
-        # One entry per pair, each with the rowid of the chunk's packed row it came from.
+        # One entry per mention or pair, each with the rowid of the chunk's packed row it came from.
+        self.packed_mentions = {name: np.zeros(0, dtype=np.int64) for name in ("rowid", *_MENTION_COLUMNS)}
         self.comentions = {name: np.zeros(0, dtype=np.int64) for name in ("rowid", *_COMENTION_COLUMNS)}
         self.aliases: dict[str, str] = {}  # the user aliases and splits the keys were made with
         self.splits: list[str] = []
@@ -183,6 +184,7 @@ class DerivationRows:
                   **{f"surface_{name}": _narrowest(a) for name, a in self.surface.items()},
                   **{f"mention_{name}": _narrowest(a) for name, a in self.mentions.items()},
                   **{f"triple_{name}": _narrowest(a) for name, a in self.triples.items()},
+                  **{f"packed_mention_{name}": _narrowest(a) for name, a in self.packed_mentions.items()},
                   **{f"comention_{name}": _narrowest(a) for name, a in self.comentions.items()}}
         path = Path(folder) / FILE_NAME
         write_array_file(path, KIND, FORMAT, key, arrays, extra={"aliases": self.aliases, "splits": self.splits})
@@ -209,6 +211,8 @@ class DerivationRows:
             rows.mentions = {name: arrays[f"mention_{name}"].astype(np.int64) for name in ("rowid", *_MENTION_COLUMNS)}
             rows.triples = {name: arrays[f"triple_{name}"].astype(np.int64) for name in ("rowid", *_TRIPLE_COLUMNS)}
             rows.triples["confidence"] = arrays["triple_confidence"].astype(np.float64)
+            rows.packed_mentions = {name: arrays[f"packed_mention_{name}"].astype(np.int64)
+                                    for name in ("rowid", *_MENTION_COLUMNS)}
             rows.comentions = {name: arrays[f"comention_{name}"].astype(np.int64)
                                for name in ("rowid", *_COMENTION_COLUMNS)}
             rows.aliases, rows.splits = dict(manifest["aliases"]), list(manifest["splits"])
@@ -227,6 +231,8 @@ class DerivationRows:
                   (self.triples["subject"], "surfaces"), (self.triples["object"], "surfaces"),
                   (self.triples["relation"], "relations"), (self.triples["origin"], "origins"),
                   (self.triples["subject_type"], "types"), (self.triples["object_type"], "types"),
+                  (self.packed_mentions["chunk"], "chunks"), (self.packed_mentions["surface"], "surfaces"),
+                  (self.packed_mentions["type"], "types"),
                   (self.comentions["chunk"], "chunks"), (self.comentions["subject"], "surfaces"),
                   (self.comentions["object"], "surfaces"), (self.comentions["subject_type"], "types"),
                   (self.comentions["object_type"], "types")]
@@ -234,6 +240,7 @@ class DerivationRows:
                       and all(len(a) == sizes["surfaces"] for a in self.surface.values())
                       and len({len(a) for a in self.mentions.values()}) == 1
                       and len({len(a) for a in self.triples.values()}) == 1
+                      and len({len(a) for a in self.packed_mentions.values()}) == 1
                       and len({len(a) for a in self.comentions.values()}) == 1)
         if not lengths_ok or any(len(a) and (a.min() < 0 or a.max() >= sizes[t]) for a, t in within):
             raise ArrayFileUnusable(f"{path} is damaged (a row refers outside its tables)")
@@ -266,7 +273,8 @@ class DerivationRows:
             self.marks[i] = marks.get(documents.values[i], "")
         stale_chunk = np.isin(self.chunk_document, changed)
         read = dropped = 0
-        for table, rows in (("mentions", self.mentions), ("triples", self.triples), ("comentions", self.comentions)):
+        for table, rows in (("mentions", self.mentions), ("triples", self.triples),
+                            ("chunk_mentions", self.packed_mentions), ("comentions", self.comentions)):
             kept = ~stale_chunk[rows["chunk"]]
             dropped += int(len(kept) - kept.sum())
             for name in rows:
@@ -301,6 +309,9 @@ class DerivationRows:
         new_chunks = len(chunks.values)
         if table == "comentions":  # a row a chunk: an entry a pair
             fetched = [(rowid, chunk, *pair) for rowid, chunk, body in fetched for pair in unpack_pairs(body)]
+        elif table == "chunk_mentions":  # a row a chunk: an entry a mention (surface, type)
+            fetched = [(rowid, chunk, surface, kind) for rowid, chunk, body in fetched
+                       for surface, kind, _ in unpack_mention_fields(body)]
         added: dict[str, np.ndarray] = {"rowid": _ids(r[0] for r in fetched),
                                         "chunk": _ids(chunks.id(r[1]) for r in fetched)}
         if table == "comentions":
@@ -308,7 +319,7 @@ class DerivationRows:
             added["object"] = _ids(surfaces.id(r[3]) for r in fetched)
             added["subject_type"] = _ids(types.id(r[4]) for r in fetched)
             added["object_type"] = _ids(types.id(r[5]) for r in fetched)
-        elif table == "mentions":
+        elif table in ("mentions", "chunk_mentions"):
             added["surface"] = _ids(surfaces.id(r[2]) for r in fetched)
             added["type"] = _ids(types.id(r[3]) for r in fetched)
         else:
@@ -375,6 +386,11 @@ class DerivationRows:
         self.aliases, self.splits = aliases, splits
 
     # -- the graph's parts ----------------------------------------------------------------------
+    def mentioned(self) -> dict[str, np.ndarray]:
+        """Every mention's columns: those kept a row apiece, then the packed ones, each in record
+        order as :meth:`~workbench.store.Store.iter_mentions` gives them."""
+        return {name: np.concatenate([self.mentions[name], self.packed_mentions[name]]) for name in _MENTION_COLUMNS}
+
     def stated(self) -> dict[str, np.ndarray]:
         """Every stated triple's columns: the triple rows, then the co-mention pairs (relation
         ``co_mentioned``, origin ``comention``, confidence 1), each in record order as
@@ -400,7 +416,7 @@ class _Aggregate:
     def __init__(self, rows: DerivationRows, chunk_context: Mapping[str, tuple[str, str | None]],
                  canonicalizer: Canonicalizer, notes: Mapping[str, str]) -> None:
         self.rows, self.canonicalizer, self.notes = rows, canonicalizer, notes
-        self.triples = rows.stated()
+        self.mentions, self.triples = rows.mentioned(), rows.stated()
         self.keys, self.forms = rows.tables["keys"], rows.tables["forms"]
         # The key of a name with no letters or digits, which makes no entity: given an id now, since a
         # note's title resolved later may be the first name to have it.
@@ -432,7 +448,7 @@ class _Aggregate:
 
     def parts(self) -> tuple[GraphParts, list[Merge]]:
         rows = self.rows
-        m = rows.mentions
+        m = self.mentions
         surface_key, surface_form = rows.surface["key"], rows.surface["form"]
         key = surface_key[m["surface"]]
         form = surface_form[m["surface"]]
@@ -594,7 +610,7 @@ class _Aggregate:
     def _merges(self) -> list[Merge]:
         """The merge record (:meth:`FormTally.merges`) of the mentions, counted from the arrays:
         a mention's key and form as the tally takes them (no note titles)."""
-        rows, m = self.rows, self.rows.mentions
+        rows, m = self.rows, self.mentions
         key = rows.surface["key"][m["surface"]]
         form = rows.surface["tally_form"][m["surface"]]
         valid = key != self.empty
