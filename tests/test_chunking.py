@@ -67,6 +67,39 @@ def test_message_chunks_never_cross_segments(messages, max_chars):
         assert len(owner) == 1 and owner[0].speaker == chunk.speaker and owner[0].timestamp == chunk.timestamp
 
 
+@settings(max_examples=200, deadline=None)
+@given(text=chunky_text, max_chars=st.integers(1, 120))
+def test_packed_chunks_join_whole_unpacked_chunks_that_fit_and_keep_every_invariant(text, max_chars):
+    doc = make_doc(text)
+    unpacked, packed = chunk_document(doc, max_chars=max_chars), chunk_document(doc, max_chars=max_chars, pack=True)
+    assert_chunk_invariants(doc, packed, max_chars)
+    starts, ends = {c.start for c in unpacked}, {c.end for c in unpacked}
+    assert all(c.start in starts and c.end in ends for c in packed)  # whole chunks joined, none cut
+    for first, second in zip(packed, packed[1:]):  # greedy: the next chunk did not fit
+        assert min(c.end for c in unpacked if c.start >= second.start) - first.start > max_chars
+
+
+@settings(max_examples=100, deadline=None)
+@given(messages=st.lists(chunky_text.filter(bool), min_size=1, max_size=6), max_chars=st.integers(5, 60))
+def test_packing_never_joins_a_conversations_messages(messages, max_chars):
+    text = "\n\n".join(messages)
+    segments, offset = [], 0
+    for i, message in enumerate(messages):
+        segments.append(Segment(offset, offset + len(message), f"s{i}"))
+        offset += len(message) + 2
+    doc = make_doc(text, tuple(segments))
+    assert chunk_document(doc, max_chars=max_chars, pack=True) == chunk_document(doc, max_chars=max_chars)
+
+
+def test_packed_paragraphs_make_fewer_chunks_up_to_max_chars():
+    sections = "\n\n".join(f"## Note {i}\n\nThe auth service {i} depends on Redis for sessions." for i in range(9))
+    doc = make_doc(sections)
+    unpacked, packed = chunk_document(doc, max_chars=200), chunk_document(doc, max_chars=200, pack=True)
+    assert len(unpacked) == 9
+    assert [c.text.count("## Note") for c in packed] == [3, 3, 3]
+    assert packed[0].text == doc.text[unpacked[0].start:unpacked[2].end]
+
+
 def test_each_paragraph_is_its_own_chunk():
     text = "The auth service depends on Redis for sessions.\n\nThe billing service runs on Kubernetes in prod."
     assert [c.text for c in chunk_document(make_doc(text))] == [

@@ -190,6 +190,25 @@ def test_changed_extraction_settings_reextract_every_document(make_workspace, tm
     assert again.vectors.ids(CHUNKS) == {c.id for c in again.chunks()}
 
 
+def test_packing_paragraphs_chunks_every_document_again_and_unpacking_gives_the_chunks_back(make_workspace, tmp_path,
+                                                                                            settings):
+    corpus = make_corpus(tmp_path / "c", 6, reviewed=True)  # two paragraphs a document
+    ws = make_workspace()
+    assert ws.ingest([corpus]).documents_added == 6
+    paragraphs = sorted((c.id, c.text) for c in ws.chunks())
+    assert len(paragraphs) == 12
+    assert ws.ingest([corpus]).documents_updated == 0  # the setting off changes no document's fingerprint
+    packed = settings.model_copy(deep=True)
+    packed.chunking.pack_paragraphs = True
+    report = make_workspace(settings=packed).ingest([corpus])
+    assert report.documents_updated == 6
+    joined = make_workspace(settings=packed).chunks()
+    assert len(joined) == 6 and all("\n\nService" in c.text for c in joined)
+    assert make_workspace(settings=packed).vectors.ids(CHUNKS) == {c.id for c in joined}
+    assert make_workspace().ingest([corpus]).documents_updated == 6
+    assert sorted((c.id, c.text) for c in make_workspace().chunks()) == paragraphs
+
+
 def test_a_removed_record_comes_back_when_its_file_is_ingested_again(make_workspace, tmp_path):
     records = tmp_path / "kb"
     records.mkdir()

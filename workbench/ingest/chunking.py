@@ -12,7 +12,10 @@ Chunks are the unit of provenance, so they stay small and close to the author's 
 - a sentence longer than ``max_chars`` is cut at the last whitespace before ``max_chars``
   (or at ``max_chars`` when there is none, as in unspaced Chinese);
 - in a conversation each message (:class:`~workbench.model.Segment`) is its own chunk, split
-  further only when longer than ``max_chars``; no chunk crosses a message boundary.
+  further only when longer than ``max_chars``; no chunk crosses a message boundary;
+- with ``pack``, consecutive chunks of a text (not of a conversation: its messages stay apart)
+  are joined while the joined one fits in ``max_chars``: fewer, longer chunks (a file of short
+  paragraphs, about a third of them), each citing several paragraphs.
 
 Chunk text is always ``doc.text[start:end]``: surrounding whitespace is dropped by moving the
 offsets, never by editing the text. All the work is linear in the length of the text.
@@ -180,8 +183,23 @@ def _chunk_spans(text: str, start: int, end: int, max_chars: int, min_chars: int
         yield from _fitted(text, *pending, max_chars)
 
 
+def _packed(spans: Iterator[tuple[int, int]], max_chars: int) -> Iterator[tuple[int, int]]:
+    """Consecutive ``spans`` joined while the joined span is at most ``max_chars`` long."""
+    current: tuple[int, int] | None = None
+    for start, end in spans:
+        if current is not None and end - current[0] <= max_chars:
+            current = (current[0], end)
+            continue
+        if current is not None:
+            yield current
+        current = (start, end)
+    if current is not None:
+        yield current
+
+
 def chunk_document(doc: Document, max_chars: int = setting_default("chunking.max_chars"),
-                   min_chars: int = TINY_PARAGRAPH_CHARS) -> list[Chunk]:
+                   min_chars: int = TINY_PARAGRAPH_CHARS,
+                   pack: bool = setting_default("chunking.pack_paragraphs")) -> list[Chunk]:
     """Split a document into chunks on paragraph, sentence and message boundaries.
 
     Parameters
@@ -193,6 +211,9 @@ def chunk_document(doc: Document, max_chars: int = setting_default("chunking.max
         Largest chunk, in characters.
     min_chars
         Paragraphs shorter than this join what follows them, as headings do.
+    pack
+        Join consecutive chunks of a text while they fit in ``max_chars`` (a conversation's
+        messages are never joined).
 
     Returns
     -------
@@ -222,6 +243,8 @@ def chunk_document(doc: Document, max_chars: int = setting_default("chunking.max
             spans: Iterator[tuple[int, int]] = iter([whole])  # a message that fits stays whole
         else:
             spans = _chunk_spans(text, whole[0], whole[1], max_chars, min_chars)
+            if pack and not doc.segments:
+                spans = _packed(spans, max_chars)
         for start, end in spans:
             piece = text[start:end]
             ordinal = len(chunks)

@@ -329,9 +329,11 @@ def pipeline_fingerprint(settings) -> str:
     """Hash of the settings (and the extractors' version) that decide what a document's chunks
     and extractions are. A relation pattern's ``any_of`` guard is left out: it only keeps the
     regex off chunks it cannot match (workspaces made before relations had guards keep their
-    fingerprint, and are not extracted again for it)."""
+    fingerprint, and are not extracted again for it); so is ``chunking.pack_paragraphs`` when off,
+    which changes nothing then (nor are workspaces made before it chunked again)."""
     extraction = settings.extraction.model_dump_json(exclude={"relations": {"__all__": {"any_of"}}})
-    parts = f"{EXTRACTION_VERSION}:" + settings.chunking.model_dump_json() + extraction
+    chunking = settings.chunking.model_dump_json(exclude=None if settings.chunking.pack_paragraphs else {"pack_paragraphs"})
+    parts = f"{EXTRACTION_VERSION}:" + chunking + extraction
     return hashlib.sha256(parts.encode("utf-8")).hexdigest()
 
 
@@ -349,7 +351,7 @@ def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store,
     try:
         for doc in todo:
             t = time.perf_counter()
-            chunks = chunk_document(doc, settings.chunking.max_chars)
+            chunks = chunk_document(doc, settings.chunking.max_chars, pack=settings.chunking.pack_paragraphs)
             stage["chunk"] += time.perf_counter() - t
             nameless: set[str] = set()
             batch.begin(doc)
