@@ -61,14 +61,14 @@ def test_only_the_extractors_co_mention_pairs_are_packed():
 @pytest.mark.parametrize("body", ["", "[1", '{"a": 1}', '[["A","service"],[0,3]]', '[["A"],[0,0]]',
                                   '[["A","service"],[-1,0]]'])
 def test_a_damaged_packed_pair_row_is_a_value_error_naming_it(body):
-    with pytest.raises(ValueError, match="damaged co-mention row"):
+    with pytest.raises(ValueError, match="damaged co-mention row of chunk 'c1'"):
         unpack_comentions("c1", body)
 
 
 @pytest.mark.parametrize("body", ["", "[1", '{"a": 1}', '[["service"],["A",1,0]]', '[["service"],["A",0]]',
                                   '[["service"],[3,0,0]]', '[["service"],["A",-1,0]]'])
 def test_a_damaged_packed_mention_row_is_a_value_error_naming_it(body):
-    with pytest.raises(ValueError, match="damaged mention row"):
+    with pytest.raises(ValueError, match="damaged mention row of chunk 'c1'"):
         unpack_mentions("c1", body)
 
 

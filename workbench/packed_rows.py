@@ -31,8 +31,9 @@ def is_packable(triple: Triple) -> bool:
             and triple.confidence == 1.0)
 
 
-def _damaged(what: str, exc: Exception) -> ValueError:
-    return ValueError(f"a damaged {what} row ({type(exc).__name__}: {exc})")
+def _damaged(what: str, chunk_id: str, exc: Exception) -> ValueError:
+    return ValueError(f"a damaged {what} row of chunk {chunk_id!r} ({type(exc).__name__}: {exc}); "
+                      "remove its document and ingest it again")
 
 
 def pack_mentions(mentions: Iterable[Mention]) -> list[tuple[str, int, str]]:
@@ -54,7 +55,7 @@ def pack_mentions(mentions: Iterable[Mention]) -> list[tuple[str, int, str]]:
             for chunk_id, (types, fields) in by_chunk.items()]
 
 
-def unpack_mention_fields(body: str) -> Iterator[tuple[str, str, int]]:
+def unpack_mention_fields(body: str, chunk_id: str = "") -> Iterator[tuple[str, str, int]]:
     """``(surface, type, offset)`` of each mention a packed ``body`` holds, in order.
 
     Raises
@@ -70,12 +71,12 @@ def unpack_mention_fields(body: str) -> Iterator[tuple[str, str, int]]:
                 raise ValueError(f"mention {at // 3} is not (surface, type, offset)")
             yield surface, types[kind], start
     except (orjson.JSONDecodeError, TypeError, ValueError) as exc:
-        raise _damaged("mention", exc) from None
+        raise _damaged("mention", chunk_id, exc) from None
 
 
 def unpack_mentions(chunk_id: str, body: str) -> list[Mention]:
     """The mentions of ``chunk_id`` that :func:`pack_mentions` packed into ``body``."""
-    return [Mention(surface, chunk_id, kind, start) for surface, kind, start in unpack_mention_fields(body)]
+    return [Mention(surface, chunk_id, kind, start) for surface, kind, start in unpack_mention_fields(body, chunk_id)]
 
 
 def pack_comentions(triples: Iterable[Triple]) -> list[tuple[str, int, str]]:
@@ -100,7 +101,7 @@ def pack_comentions(triples: Iterable[Triple]) -> list[tuple[str, int, str]]:
             for chunk_id, (entities, pairs) in by_chunk.items()]
 
 
-def unpack_pairs(body: str) -> Iterator[tuple[str, str, str, str]]:
+def unpack_pairs(body: str, chunk_id: str = "") -> Iterator[tuple[str, str, str, str]]:
     """``(subject, object, subject type, object type)`` of each pair a packed ``body`` holds, in order.
 
     Raises
@@ -116,10 +117,10 @@ def unpack_pairs(body: str) -> Iterator[tuple[str, str, str, str]]:
                 raise ValueError(f"pair {at // 2} names no entity")
             yield entities[a], entities[b], entities[a + 1], entities[b + 1]
     except (orjson.JSONDecodeError, TypeError, ValueError, IndexError) as exc:
-        raise _damaged("co-mention", exc) from None
+        raise _damaged("co-mention", chunk_id, exc) from None
 
 
 def unpack_comentions(chunk_id: str, body: str) -> list[Triple]:
     """The co-mention triples of ``chunk_id`` that :func:`pack_comentions` packed into ``body``."""
     return [Triple(subject, COMENTION_RELATION, obj, chunk_id, 1.0, COMENTION_ORIGIN, subject_type, object_type)
-            for subject, obj, subject_type, object_type in unpack_pairs(body)]
+            for subject, obj, subject_type, object_type in unpack_pairs(body, chunk_id)]

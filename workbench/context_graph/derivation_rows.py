@@ -4,8 +4,9 @@ canonicalizes only the rows added since the last derivation and aggregates the g
 :func:`~workbench.context_graph.assemble.assemble_graph` passes over every mention and triple in
 Python, canonicalizing each surface (20,000 notes: 300,000 mentions and 264,000 triples, most of
 a write's graph step). ``rows.npz`` keeps, per row in record order, its rowid, chunk and string
-ids (surface, type; subject, object, relation, origin), and per distinct surface its canonical
-key, name key and display forms. A write step (:meth:`DerivationRows.sync`):
+ids (surface, type; subject, object, relation, origin), a chunk's packed mentions and co-mention
+pairs (:mod:`workbench.packed_rows`) as an entry each with the rowid of their packed row, and per
+distinct surface its canonical key, name key and display forms. A write step (:meth:`DerivationRows.sync`):
 
 - drops the rows of documents written again or removed (a document's mark is its content hash and
   write time: its chunks, mentions and triples are replaced only with it);
@@ -308,10 +309,10 @@ class DerivationRows:
         chunks, surfaces, types = self.tables["chunks"], self.tables["surfaces"], self.tables["types"]
         new_chunks = len(chunks.values)
         if table == "comentions":  # a row a chunk: an entry a pair
-            fetched = [(rowid, chunk, *pair) for rowid, chunk, body in fetched for pair in unpack_pairs(body)]
+            fetched = [(rowid, chunk, *pair) for rowid, chunk, body in fetched for pair in unpack_pairs(body, chunk)]
         elif table == "chunk_mentions":  # a row a chunk: an entry a mention (surface, type)
             fetched = [(rowid, chunk, surface, kind) for rowid, chunk, body in fetched
-                       for surface, kind, _ in unpack_mention_fields(body)]
+                       for surface, kind, _ in unpack_mention_fields(body, chunk)]
         added: dict[str, np.ndarray] = {"rowid": _ids(r[0] for r in fetched),
                                         "chunk": _ids(chunks.id(r[1]) for r in fetched)}
         if table == "comentions":
