@@ -207,16 +207,20 @@ def test_rows_no_extractor_writes_yet_derive_as_the_reference(notes_workspace):
     assert ws.rows_status.startswith("followed: 0 rows read")
 
 
+def ingested_notes(make_workspace, folder, notes: int = 5, seed: int = 7):
+    """``(workspace, corpus folder, rng)``: ``notes`` generated notes written into ``folder`` and ingested."""
+    rng = random.Random(seed)
+    folder.mkdir()
+    for i in range(notes):
+        write_note(folder, rng, i, notes)
+    ws = make_workspace()
+    ws.ingest([folder])
+    return ws, folder, rng
+
+
 @pytest.fixture
 def notes_workspace(make_workspace, tmp_path):
-    rng = random.Random(7)
-    corpus = tmp_path / "notes"
-    corpus.mkdir()
-    for i in range(5):
-        write_note(corpus, rng, i, 5)
-    ws = make_workspace()
-    ws.ingest([corpus])
-    return ws, corpus, rng
+    return ingested_notes(make_workspace, tmp_path / "notes")
 
 
 @pytest.mark.parametrize("damage", ["bytes", "truncated", "checksum", "reference", "missing"])

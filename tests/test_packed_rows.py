@@ -4,14 +4,12 @@ followed by later writes and packed by ``repair``."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import reopened
-from tests.test_derivation_rows import assert_followed_exactly, assert_same_graph, write_note
+from tests.test_derivation_rows import assert_followed_exactly, assert_same_graph, ingested_notes, write_note
 from workbench.packed_rows import (COMENTION_ORIGIN, is_packable, pack_comentions, pack_mentions, unpack_comentions,
                                    unpack_mentions)
 from workbench.model import COMENTION_RELATION, Mention, Triple
@@ -23,15 +21,21 @@ pair = st.tuples(st.sampled_from(["c1", "c2", "c3"]), names, names, st.sampled_f
                  st.sampled_from(["service", "technology"]))
 
 
+def assert_unpacked_as_given(items, pack, unpack) -> None:
+    """``pack(items)`` gives a row a chunk, in order of first item, that ``unpack`` reads back to
+    that chunk's items in their order."""
+    packed = pack(items)
+    assert [chunk for chunk, _, _ in packed] == list(dict.fromkeys(item.chunk_id for item in items))
+    for chunk, count, body in packed:
+        expected = [item for item in items if item.chunk_id == chunk]
+        assert count == len(expected)
+        assert unpack(chunk, body) == expected
+
+
 @given(st.lists(pair, max_size=40))
 def test_packed_pairs_unpack_to_the_same_triples_in_the_same_order_per_chunk(pairs):
-    triples = [Triple(a, COMENTION_RELATION, b, chunk, 1.0, COMENTION_ORIGIN, at, bt) for chunk, a, b, at, bt in pairs]
-    packed = pack_comentions(triples)
-    assert [chunk for chunk, _, _ in packed] == list(dict.fromkeys(t.chunk_id for t in triples))
-    for chunk, count, body in packed:
-        expected = [t for t in triples if t.chunk_id == chunk]
-        assert count == len(expected)
-        assert unpack_comentions(chunk, body) == expected
+    assert_unpacked_as_given([Triple(a, COMENTION_RELATION, b, chunk, 1.0, COMENTION_ORIGIN, at, bt)
+                              for chunk, a, b, at, bt in pairs], pack_comentions, unpack_comentions)
 
 
 mention = st.tuples(st.sampled_from(["c1", "c2", "c3"]), names, st.sampled_from(["service", "person", "note"]),
@@ -40,13 +44,8 @@ mention = st.tuples(st.sampled_from(["c1", "c2", "c3"]), names, st.sampled_from(
 
 @given(st.lists(mention, max_size=40))
 def test_packed_mentions_unpack_to_the_same_mentions_in_the_same_order_per_chunk(fields):
-    mentions = [Mention(surface, chunk, kind, start) for chunk, surface, kind, start in fields]
-    packed = pack_mentions(mentions)
-    assert [chunk for chunk, _, _ in packed] == list(dict.fromkeys(m.chunk_id for m in mentions))
-    for chunk, count, body in packed:
-        expected = [m for m in mentions if m.chunk_id == chunk]
-        assert count == len(expected)
-        assert unpack_mentions(chunk, body) == expected
+    assert_unpacked_as_given([Mention(surface, chunk, kind, start) for chunk, surface, kind, start in fields],
+                             pack_mentions, unpack_mentions)
 
 
 def test_only_the_extractors_co_mention_pairs_are_packed():
@@ -74,14 +73,7 @@ def test_a_damaged_packed_mention_row_is_a_value_error_naming_it(body):
 
 @pytest.fixture
 def notes(make_workspace, tmp_path):
-    rng = random.Random(11)
-    corpus = tmp_path / "notes"
-    corpus.mkdir()
-    for i in range(6):
-        write_note(corpus, rng, i, 6)
-    ws = make_workspace()
-    ws.ingest([corpus])
-    return ws, corpus, rng
+    return ingested_notes(make_workspace, tmp_path / "notes", notes=6, seed=11)
 
 
 def test_an_ingest_keeps_mentions_and_co_mention_pairs_a_row_a_chunk_and_none_a_row_apiece(notes):
