@@ -209,6 +209,32 @@ def test_packing_paragraphs_chunks_every_document_again_and_unpacking_gives_the_
     assert sorted((c.id, c.text) for c in make_workspace().chunks()) == paragraphs
 
 
+def test_a_document_of_pack_from_chars_or_more_has_its_paragraphs_packed_and_a_shorter_one_does_not(
+        make_workspace, tmp_path, settings):
+    corpus = make_corpus(tmp_path / "c", 3, reviewed=True)  # two paragraphs, about 110 characters
+    (corpus / "big.txt").write_text("\n\n".join(f"The worker {i} depends on the queue {i} and reports to the scheduler." for i in range(12)))
+    threshold = settings.model_copy(deep=True)
+    threshold.chunking.pack_from_chars = 300
+    ws = make_workspace(settings=threshold)
+    ws.ingest([corpus])
+    by_document = {d.id: [c.text for c in ws.chunks() if c.document_id == d.id] for d in ws.documents()}
+    assert [len(by_document[f"c/svc{i:04d}.txt"]) for i in range(3)] == [2, 2, 2]
+    big = (corpus / "big.txt").read_text()
+    assert by_document["c/big.txt"] == [big]  # twelve paragraphs, one chunk: they fit in max_chars
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+    assert ws.ingest([corpus]).documents_updated == 0
+    never = settings.model_copy(deep=True)
+    never.chunking.pack_from_chars = None
+    again = make_workspace(settings=never)
+    assert again.ingest([corpus]).documents_updated == 4  # another chunking: every document redone
+    assert len([c for c in again.chunks() if c.document_id == "c/big.txt"]) == 12
+    packed = settings.model_copy(deep=True)
+    packed.chunking.pack_paragraphs = True
+    make_workspace(settings=packed).ingest([corpus])
+    packed.chunking.pack_from_chars = 300
+    assert make_workspace(settings=packed).ingest([corpus]).documents_updated == 0  # all packed already
+
+
 def test_a_removed_record_comes_back_when_its_file_is_ingested_again(make_workspace, tmp_path):
     records = tmp_path / "kb"
     records.mkdir()

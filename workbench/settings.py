@@ -61,7 +61,8 @@ class _Section(BaseModel):
 
 class ChunkingSettings(_Section):
     max_chars: int = Field(1000, gt=50, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries, a heading joined to the paragraph after it.")
-    pack_paragraphs: bool = Field(False, description="Pack consecutive paragraphs into one chunk up to max_chars (never across a conversation's messages). Off: every paragraph is its own chunk, the finest citation. On: a file of short paragraphs makes about a third of the chunks and vectors (a 30 MB notebook: see Bounds at scale in the README), each citing several paragraphs.")
+    pack_paragraphs: bool = Field(False, description="Pack consecutive paragraphs into one chunk up to max_chars (never across a conversation's messages), in every document. Off: every paragraph is its own chunk, the finest citation, except in documents of pack_from_chars or more. On: a file of short paragraphs makes about a third of the chunks and vectors, each citing several paragraphs.")
+    pack_from_chars: int | None = Field(1_000_000, gt=0, description="A document of at least this many characters has its paragraphs packed as pack_paragraphs packs them: an export or a dump, where a vector a paragraph costs more than finer citations give (a 30 MB notebook: 413.9 MiB of workspace a paragraph a chunk, 248.9 MiB packed; see Bounds at scale in the README). Empty: only pack_paragraphs packs.")
 
 
 class IngestSettings(_Section):

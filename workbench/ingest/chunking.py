@@ -15,7 +15,8 @@ Chunks are the unit of provenance, so they stay small and close to the author's 
   further only when longer than ``max_chars``; no chunk crosses a message boundary;
 - with ``pack``, consecutive chunks of a text (not of a conversation: its messages stay apart)
   are joined while the joined one fits in ``max_chars``: fewer, longer chunks (a file of short
-  paragraphs, about a third of them), each citing several paragraphs.
+  paragraphs, about a third of them), each citing several paragraphs. :func:`packs` says when
+  the settings ask for it: always, or for a document of ``pack_from_chars`` characters or more.
 
 Chunk text is always ``doc.text[start:end]``: surrounding whitespace is dropped by moving the
 offsets, never by editing the text. All the work is linear in the length of the text.
@@ -195,6 +196,19 @@ def _packed(spans: Iterator[tuple[int, int]], max_chars: int) -> Iterator[tuple[
         current = (start, end)
     if current is not None:
         yield current
+
+
+def packs(doc: Document, pack_paragraphs: bool = setting_default("chunking.pack_paragraphs"),
+          pack_from_chars: int | None = setting_default("chunking.pack_from_chars")) -> bool:
+    """Whether ``doc``'s paragraphs are packed: in every document with ``pack_paragraphs``, else
+    in one of at least ``pack_from_chars`` characters (a conversation's messages never are).
+
+    >>> from workbench.model import Document
+    >>> big = Document(id="b.md", source_path="/b.md", title="B", kind="markdown", text="x" * 50, content_hash="")
+    >>> packs(big, False, 50), packs(big, False, 51), packs(big, False, None), packs(big, True, None)
+    (True, False, False, True)
+    """
+    return pack_paragraphs or (pack_from_chars is not None and len(doc.text) >= pack_from_chars)
 
 
 def chunk_document(doc: Document, max_chars: int = setting_default("chunking.max_chars"),

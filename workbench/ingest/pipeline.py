@@ -41,7 +41,7 @@ from ..model import Chunk, Document
 from ..progress import DOCUMENTS
 from ..store import DocumentWrites, Store
 from ..vectors import CHUNKS, VectorIndex
-from .chunking import chunk_document
+from .chunking import chunk_document, packs
 from .corpus_limits import check_corpus_size, file_sizes, limit_bytes, projected_text_bytes
 from .embedding_cache import embed_cached
 from .file_hashes import FileHashes
@@ -330,9 +330,15 @@ def pipeline_fingerprint(settings) -> str:
     and extractions are. A relation pattern's ``any_of`` guard is left out: it only keeps the
     regex off chunks it cannot match (workspaces made before relations had guards keep their
     fingerprint, and are not extracted again for it); so is ``chunking.pack_paragraphs`` when off,
-    which changes nothing then (nor are workspaces made before it chunked again)."""
+    which changes nothing then (nor are workspaces made before it chunked again), and
+    ``chunking.pack_from_chars`` when empty or when every document is packed anyway."""
     extraction = settings.extraction.model_dump_json(exclude={"relations": {"__all__": {"any_of"}}})
-    chunking = settings.chunking.model_dump_json(exclude=None if settings.chunking.pack_paragraphs else {"pack_paragraphs"})
+    packing, unused = settings.chunking, set()
+    if not packing.pack_paragraphs:
+        unused.add("pack_paragraphs")
+    if packing.pack_paragraphs or packing.pack_from_chars is None:
+        unused.add("pack_from_chars")
+    chunking = packing.model_dump_json(exclude=unused or None)
     parts = f"{EXTRACTION_VERSION}:" + chunking + extraction
     return hashlib.sha256(parts.encode("utf-8")).hexdigest()
 
@@ -351,7 +357,8 @@ def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store,
     try:
         for doc in todo:
             t = time.perf_counter()
-            chunks = chunk_document(doc, settings.chunking.max_chars, pack=settings.chunking.pack_paragraphs)
+            chunks = chunk_document(doc, settings.chunking.max_chars,
+                                    pack=packs(doc, settings.chunking.pack_paragraphs, settings.chunking.pack_from_chars))
             stage["chunk"] += time.perf_counter() - t
             nameless: set[str] = set()
             batch.begin(doc)
