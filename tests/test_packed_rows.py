@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import reopened
 from tests.test_derivation_rows import assert_followed_exactly, assert_same_graph, ingested_notes, write_note
-from workbench.packed_rows import (COMENTION_ORIGIN, is_packable, pack_comentions, pack_mentions, unpack_comentions,
-                                   unpack_mentions)
-from workbench.model import COMENTION_RELATION, Mention, Triple
+from workbench.packed_rows import is_packable, pack_comentions, pack_mentions, unpack_comentions, unpack_mentions
+from workbench.model import COMENTION_ORIGIN, COMENTION_RELATION, Mention, Triple
 from workbench.store import SCHEMA_VERSION
 from workbench.store_notes import triple_row
 

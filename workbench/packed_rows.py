@@ -16,14 +16,10 @@ from collections.abc import Iterable, Iterator
 
 import orjson
 
-from .model import COMENTION_RELATION, Mention, Triple
+from .model import COMENTION_ORIGIN, COMENTION_RELATION, Mention, Triple
 
-__all__ = ["COMENTION_ORIGIN", "is_packable", "pack_comentions", "pack_mentions", "unpack_comentions",
+__all__ = ["is_packable", "pack_comentions", "pack_mentions", "unpack_comentions",
            "unpack_mention_fields", "unpack_mentions", "unpack_pairs"]
-
-#: The origin of the triples the entity extractor gives each co-mentioned pair.
-COMENTION_ORIGIN = "comention"
-
 
 def is_packable(triple: Triple) -> bool:
     """Whether ``triple`` is a co-mention pair as the entity extractor makes them (kept packed)."""

@@ -22,9 +22,9 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import orjson
 
-from .packed_rows import (COMENTION_ORIGIN, is_packable, pack_comentions, pack_mentions, unpack_comentions,
+from .packed_rows import (is_packable, pack_comentions, pack_mentions, unpack_comentions,
                           unpack_mentions)
-from .model import COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
+from .model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
 from .store_notes import NoteRows, triple_row
 from .store_rows import DerivationRowReads
 

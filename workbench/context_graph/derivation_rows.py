@@ -36,8 +36,8 @@ import numpy as np
 
 from ..array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
 from ..gc_paused import gc_paused
-from ..packed_rows import COMENTION_ORIGIN, unpack_mention_fields, unpack_pairs
-from ..model import COMENTION_RELATION, Edge, Entity, Merge
+from ..packed_rows import unpack_mention_fields, unpack_pairs
+from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Edge, Entity, Merge
 from ..store import Store
 from .assemble import GraphParts, type_rank
 from .canon import Canonicalizer, FormTally

@@ -39,7 +39,7 @@ from itertools import combinations
 from workbench.context_graph.name_keys import DEFAULT_ARTICLES, display_form, name_key
 from workbench.extract.base import Extraction, GuardedPattern
 from workbench.extract.guard import Guard
-from workbench.model import COMENTION_RELATION, Chunk, Document, Mention, Triple
+from workbench.model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, Document, Mention, Triple
 from workbench.ingest.sentences import sentence_starts
 from workbench.settings import EntityPattern, setting_default
 
@@ -179,7 +179,7 @@ class EntityExtractor:
             for a, b in pairs:
                 first, second = entities[a][0], entities[b][0]
                 triples.append(Triple(subject=first.surface, relation=COMENTION_RELATION, object=second.surface,
-                                      chunk_id=chunk_id, confidence=1.0, origin="comention",
+                                      chunk_id=chunk_id, confidence=1.0, origin=COMENTION_ORIGIN,
                                       subject_type=first.entity_type, object_type=second.entity_type))
         return triples, dropped, capped
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from .answer import AnswerContext, AnswerPath, Hypothesis, SourceChunk, Subgraph
 from .corpus import DECLARED_RELATION_TYPES, Chunk, DeclaredRelation, Document, Mention, Segment, Triple
-from .graph import (COMENTION_RELATION, Comention, Comentions, Edge, Entity, GraphPath, Hop, Impact, Merge, Neighbour,
+from .graph import (COMENTION_ORIGIN, COMENTION_RELATION, Comention, Comentions, Edge, Entity, GraphPath, Hop, Impact, Merge, Neighbour,
                     Neighborhood, PathAnswer, SurfaceForm, relation_phrases)
 from .retrieval import (CommunityUse, ContextNode, GraphContext, Hit, PassageMass, PathStep, RetrievalResult,
                         RetrievalStats, Seed, TimeWindow, WindowUse, Why)
@@ -35,6 +35,7 @@ __all__ = [
     "Chunk",
     "Mention",
     "Triple",
+    "COMENTION_ORIGIN",
     "COMENTION_RELATION",
     "Entity",
     "Edge",

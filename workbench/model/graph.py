@@ -9,11 +9,14 @@ from typing import Any
 
 from .jsonable import NOT_IN_JSON, json_name, to_json
 
-__all__ = ["COMENTION_RELATION", "Entity", "Edge", "SurfaceForm", "Merge", "Hop", "GraphPath", "Impact", "Neighbour", "Neighborhood",
+__all__ = ["COMENTION_ORIGIN", "COMENTION_RELATION", "Entity", "Edge", "SurfaceForm", "Merge", "Hop", "GraphPath", "Impact", "Neighbour", "Neighborhood",
            "Comention", "Comentions", "PathAnswer", "relation_phrases"]
 
 #: Relation label of the edges between entities named in the same chunk (or passage).
 COMENTION_RELATION = "co_mentioned"
+
+#: The origin of the triples the entity extractor gives each co-mentioned pair.
+COMENTION_ORIGIN = "comention"
 
 #: Relation label (upper-cased) -> (forward phrase, reverse phrase): ``A <forward> B`` states
 #: ``A -relation-> B``; ``B <reverse> A`` says the same fact from B's side.
