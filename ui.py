@@ -27,7 +27,7 @@ from workbench.store import RECORD_FILE, database_error_message
 from workbench.ingest.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views import graph as graph_views
-from workbench.views.wording import stage_text
+from workbench.views.wording import redone_for_settings, stage_text
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
                                    max_edge_weight, select_view, type_legend)
 from workbench.workspace import Workspace, WorkspaceBusy
@@ -361,6 +361,8 @@ def show_last_ingest() -> None:
     st.success(f"Ingested in {report['seconds']:.1f} s: {report['documents_added']} added, "
                f"{report['documents_updated']} updated, {report['documents_unchanged']} unchanged, "
                f"{report['documents_removed']} removed; {report['chunks_written']} chunks written.")
+    if report.get("files_redone_for_settings"):
+        st.info(redone_for_settings(report["files_redone_for_settings"]) + ".")
     problems, task_files = split_task_files(report["problems"] + report["extraction_problems"])
     for problem in problems:
         st.warning(md_text(problem))

@@ -226,7 +226,10 @@ def test_a_document_of_pack_from_chars_or_more_has_its_paragraphs_packed_and_a_s
     never = settings.model_copy(deep=True)
     never.chunking.pack_from_chars = None
     again = make_workspace(settings=never)
-    assert again.ingest([corpus]).documents_updated == 4  # another chunking: every document redone
+    (corpus / "svc0000.txt").write_text("The service number 0 depends on the queue number 5.\n")
+    report = again.ingest([corpus])
+    assert report.documents_updated == 4  # another chunking: every document redone
+    assert report.files_redone_for_settings == 3  # the edited file is redone for its own sake
     assert len([c for c in again.chunks() if c.document_id == "c/big.txt"]) == 12
     packed = settings.model_copy(deep=True)
     packed.chunking.pack_paragraphs = True

@@ -43,7 +43,7 @@ def open_workspace(args, create: bool = False):
 
 def cmd_ingest(args):
     from ..ingest.loaders import SUPPORTED_EXTENSIONS, check_paths
-    from ..views.wording import counted
+    from ..views.wording import counted, redone_for_settings
 
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
     ws = open_workspace(args, create=True)
@@ -64,6 +64,8 @@ def cmd_ingest(args):
             f"{counted(p['chunks_written'], 'chunk')} written, {p['chunks_embedded']} embedded"
             + (f", {p['vectors_repaired']} vectors repaired" if p["vectors_repaired"] else ""),
         ]
+        if p["files_redone_for_settings"]:
+            lines.append(f"  {redone_for_settings(p['files_redone_for_settings'])}")
         lines += [f"  {problem}" for problem in p["problems"] + p["extraction_problems"]]
         if not p["documents_seen"] and not p["documents_removed"] and not p["problems"]:
             lines.append(f"  nothing to ingest under {', '.join(map(str, args.paths))}: no file of a kind it reads "

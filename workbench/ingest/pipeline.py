@@ -78,6 +78,8 @@ class IngestReport:
     documents_updated: int = 0
     documents_unchanged: int = 0
     documents_removed: int = 0
+    files_redone_for_settings: int = 0
+    """Unchanged files written again because the chunking or extraction settings changed."""
     chunks_written: int = 0
     chunks_embedded: int = 0
     """Chunks whose vectors had to be computed by the model (not found in the cache)."""
@@ -94,7 +96,8 @@ class IngestReport:
         return {
             "documents_seen": self.documents_seen, "documents_added": self.documents_added,
             "documents_updated": self.documents_updated, "documents_unchanged": self.documents_unchanged,
-            "documents_removed": self.documents_removed, "chunks_written": self.chunks_written,
+            "documents_removed": self.documents_removed, "files_redone_for_settings": self.files_redone_for_settings,
+            "chunks_written": self.chunks_written,
             "chunks_embedded": self.chunks_embedded, "vectors_repaired": self.vectors_repaired,
             "vector_slots_freed": self.vector_slots_freed,
             "problems": [str(p) for p in self.problems], "extraction_problems": list(self.extraction_problems),
@@ -214,7 +217,8 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     t = time.perf_counter()
     stored_digests = store.file_digests()
     digests: dict[str, str] = {}
-    hashes = FileHashes(store.file_hashes())  # a file whose stat is unchanged is not read again
+    hashed_before = store.file_hashes()
+    hashes = FileHashes(hashed_before)  # a file whose stat is unchanged is not read again
 
     def already_stored(file: Path) -> bool:
         source = resolved_path(file)
@@ -222,7 +226,11 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         if digest is None:
             return False
         digests[source] = keyed(digest)
-        return stored_digests.get(source) == digests[source]
+        if stored_digests.get(source) == digests[source]:
+            return True
+        if source in stored_digests and source in hashed_before and hashed_before[source][3] == digest:
+            report.files_redone_for_settings += 1  # the same bytes, another chunking or extraction
+        return False
 
     loaded = load_paths([Path(p) for p in paths], skip=already_stored)
     report.problems.extend(loaded.problems)

@@ -10,12 +10,22 @@ from __future__ import annotations
 
 from ..progress import COUNTED_STAGES
 
-__all__ = ["counted", "stage_text"]
+__all__ = ["counted", "redone_for_settings", "stage_text"]
 
 
 def counted(count: int, word: str, many: str | None = None) -> str:
     """``count`` and ``word``, in ``many`` (default: ``word`` + "s") unless the count is one."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def redone_for_settings(files: int) -> str:
+    """Why an ingest wrote ``files`` unchanged files again, for people.
+
+    >>> redone_for_settings(1)
+    '1 unchanged file chunked and extracted again: the chunking or extraction settings are not those it was ingested with (a chunk whose text stands keeps its vector)'
+    """
+    return (f"{counted(files, 'unchanged file')} chunked and extracted again: the chunking or extraction settings "
+            "are not those it was ingested with (a chunk whose text stands keeps its vector)")
 
 
 def stage_text(stage: str, done: int, total: int) -> str:
