@@ -212,7 +212,8 @@ def test_packing_paragraphs_chunks_every_document_again_and_unpacking_gives_the_
 def test_a_document_of_pack_from_chars_or_more_has_its_paragraphs_packed_and_a_shorter_one_does_not(
         make_workspace, tmp_path, settings):
     corpus = make_corpus(tmp_path / "c", 3, reviewed=True)  # two paragraphs, about 110 characters
-    (corpus / "big.txt").write_text("\n\n".join(f"The worker {i} depends on the queue {i} and reports to the scheduler." for i in range(12)))
+    paragraphs = (f"The worker {i} depends on the queue {i} and reports to the scheduler." for i in range(12))
+    (corpus / "big.txt").write_text("\n\n".join(paragraphs))
     threshold = settings.model_copy(deep=True)
     threshold.chunking.pack_from_chars = 300
     ws = make_workspace(settings=threshold)

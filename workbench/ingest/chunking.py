@@ -201,7 +201,8 @@ def _packed(spans: Iterator[tuple[int, int]], max_chars: int) -> Iterator[tuple[
 def packs(doc: Document, pack_paragraphs: bool = setting_default("chunking.pack_paragraphs"),
           pack_from_chars: int | None = setting_default("chunking.pack_from_chars")) -> bool:
     """Whether ``doc``'s paragraphs are packed: in every document with ``pack_paragraphs``, else
-    in one of at least ``pack_from_chars`` characters (a conversation's messages never are).
+    in one of at least ``pack_from_chars`` characters (:func:`chunk_document` still never joins a
+    conversation's messages).
 
     >>> from workbench.model import Document
     >>> big = Document(id="b.md", source_path="/b.md", title="B", kind="markdown", text="x" * 50, content_hash="")

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from .answer import AnswerContext, AnswerPath, Hypothesis, SourceChunk, Subgraph
 from .corpus import DECLARED_RELATION_TYPES, Chunk, DeclaredRelation, Document, Mention, Segment, Triple
-from .graph import (COMENTION_ORIGIN, COMENTION_RELATION, Comention, Comentions, Edge, Entity, GraphPath, Hop, Impact, Merge, Neighbour,
-                    Neighborhood, PathAnswer, SurfaceForm, relation_phrases)
+from .graph import (COMENTION_ORIGIN, COMENTION_RELATION, Comention, Comentions, Edge, Entity, GraphPath, Hop, Impact,
+                    Merge, Neighbour, Neighborhood, PathAnswer, SurfaceForm, relation_phrases)
 from .retrieval import (CommunityUse, ContextNode, GraphContext, Hit, PassageMass, PathStep, RetrievalResult,
                         RetrievalStats, Seed, TimeWindow, WindowUse, Why)
 from .summaries import CommunityReport, Decision, Episode, ReportPoint, TimelineEntry
