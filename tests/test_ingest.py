@@ -368,6 +368,20 @@ def test_a_renamed_file_is_written_under_its_new_name_without_embedding_again(ma
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()} and len(ws.chunks()) == 2
 
 
+def test_the_cli_says_why_unchanged_files_are_written_again_after_a_chunking_change(tmp_path, capsys):
+    from workbench.cli import main
+
+    corpus = make_corpus(tmp_path / "c", 2, reviewed=True)
+    workspace = ["--workspace", str(tmp_path / "ws")]
+    assert main([*workspace, "ingest", str(corpus)]) == 0
+    assert "chunked and extracted again" not in capsys.readouterr().out
+    settings_file = tmp_path / "packed.yaml"
+    settings_file.write_text("chunking:\n  pack_from_chars: 50\n")
+    assert main([*workspace, "--settings", str(settings_file), "ingest", str(corpus)]) == 0
+    said = capsys.readouterr().out
+    assert "2 updated" in said and "2 unchanged files chunked and extracted again: the chunking or extraction settings" in said
+
+
 def test_a_command_closes_its_workspace_so_no_write_ahead_log_is_left(tmp_path, capsys):
     from workbench.cli import main
 
