@@ -36,6 +36,8 @@ SCHEMA_VERSION = 2
 #: Bytes the record's write-ahead log is cut back to after a checkpoint (SQLite keeps it at its
 #: largest size otherwise).
 WAL_LIMIT_BYTES = 64 * 2**20
+#: Seconds a connection waits for another process's lock (SQLite's busy timeout, and the WAL switch).
+LOCK_WAIT_S = 30.0
 #: Values bound in one ``IN (...)`` list at most (SQLite allows 32,766 variables a statement).
 IN_BATCH = 500
 #: The record's file in a workspace folder: what marks a folder as a workspace.
@@ -87,6 +89,23 @@ def database_error_message(path: Path, exc: BaseException) -> tuple[str, bool]:
                 "space, say), then run the step again: an unfinished write is completed by the next one or by "
                 "`python -m workbench repair`"), False
     return f"{path} cannot be read ({text})", True
+
+def _write_ahead_logged(conn: sqlite3.Connection) -> None:
+    """Put ``conn``'s database in WAL mode, waiting up to :data:`LOCK_WAIT_S` for another process.
+
+    Switching a new database to WAL needs it alone, and SQLite answers "database is locked" at once,
+    without its busy timeout, while another process creates the same file: two ``ingest`` runs
+    started together into a new workspace failed so, one open in three."""
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
 
 #: A triple's columns in :class:`~workbench.model.Triple`'s order.
 _TRIPLE_COLUMNS = "subject, relation, object, chunk_id, confidence, origin, subject_type, object_type"
@@ -212,8 +231,8 @@ class Store(NoteRows, DerivationRowReads):
     def db(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            conn = sqlite3.connect(self.path, timeout=LOCK_WAIT_S, isolation_level=None, check_same_thread=False)
+            _write_ahead_logged(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             # The log of one large write (a 30 MB file: 300 MB) is cut back once checkpointed, not kept.

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 from filelock import FileLock
 
@@ -35,6 +37,33 @@ def test_lock_timeout_that_is_not_a_number_is_named(tmp_path, run_cli):
     result = run_cli("--workspace", tmp_path / "ws", "stats", env={"WORKBENCH_LOCK_TIMEOUT": "soon"})
     assert result.returncode == 2
     assert "WORKBENCH_LOCK_TIMEOUT" in result.stderr and "Traceback" not in result.stderr
+
+
+def _open_new_record(path: str, start, said) -> None:
+    from workbench.store import Store
+
+    start.wait()
+    try:
+        Store(Path(path)).close()
+        said.put("ok")
+    except Exception as exc:  # noqa: BLE001 - what the other process raised is the finding
+        said.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_two_processes_creating_one_new_record_at_once_both_open_it(tmp_path):
+    # Switching a new database to WAL answered "database is locked" at once, one open in three.
+    context = multiprocessing.get_context("fork")
+    outcomes = []
+    for attempt in range(20):
+        start, said = context.Barrier(2), context.Queue()
+        record = str(tmp_path / f"record{attempt}.sqlite")
+        processes = [context.Process(target=_open_new_record, args=(record, start, said)) for _ in range(2)]
+        for process in processes:
+            process.start()
+        for process in processes:
+            process.join(timeout=60)
+        outcomes += [said.get(timeout=5) for _ in processes]
+    assert outcomes == ["ok"] * 40
 
 
 def test_two_processes_ingesting_at_once_are_serialized_into_one_clean_store(tmp_path, write_corpus, make_workspace):
