@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import REDIS_QUESTION, make_corpus, reopened
 from workbench.context_graph.canon import build_merges
-from workbench.context_graph.graph_snapshot import FILE_NAME, SnapshotUnusable, load_snapshot, read_manifest
+from workbench.context_graph.graph_snapshot import (FILE_NAME, SnapshotUnusable, _id_lists, _id_lists_read, load_snapshot,
+                                                    read_manifest)
 from workbench.retrieve import retrieve
 from workbench.scope import scoped
 
@@ -139,6 +140,14 @@ def rewrite_member(path, name, array):
     members[name] = array
     with open(path, "wb") as out:
         np.savez(out, **members)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lists=st.lists(st.lists(st.text(max_size=6))))
+def test_an_edges_id_lists_come_back_as_written_with_each_id_kept_once(lists):
+    arrays = _id_lists(lists, "edge_chunks")
+    assert _id_lists_read(arrays, "edge_chunks") == [tuple(ids) for ids in lists]
+    assert arrays["edge_chunks_id_offsets"].size == len({i for ids in lists for i in ids}) + 1
 
 
 @pytest.mark.parametrize("damage", ["bytes", "truncated", "checksum", "shape", "format", "pickle"])

@@ -6,8 +6,8 @@ on 61k passages; every CLI call, notebook kernel and MCP start paid it. The snap
 that derivation made: the entities, the edges, the passage layer with its name lookup, the
 PageRank index and the merge record.
 
-One file, ``graph.npz``, replaced atomically. Numbers are arrays and text is JSON held in byte
-arrays; a member holding Python objects is refused (``allow_pickle=False``), so a workspace
+One file, ``graph.npz``, replaced atomically. Numbers are arrays, each edge's chunks and documents
+positions among ids kept once, and the rest of the text JSON held in byte arrays; a member holding Python objects is refused (``allow_pickle=False``), so a workspace
 folder shared with others cannot run code. It names its format, the derivation key it was made for (the record version and the
 settings that shape the graph) and a SHA-256 of its contents. A file of another format or key,
 whose checksum or array shapes do not match, raises :class:`SnapshotUnusable` with the reason, and
@@ -55,8 +55,9 @@ KIND = "graph snapshot"
 #: Raised whenever what the file holds, or how, changes: a file of another format is rebuilt.
 #: 2: the name table as two columns. 3: whether the PageRank walk is reversible. 4: the entities as
 #: columns read on demand (:mod:`~workbench.context_graph.entity_table`), the name table as
-#: sorted words in one buffer and key positions, found by binary search.
-FORMAT = 4
+#: sorted words in one buffer and key positions, found by binary search. 5: the chunks and
+#: documents of each edge as positions among ids kept once (as JSON, 24 of a 30 MB file's 33 MiB).
+FORMAT = 5
 
 
 class SnapshotUnusable(Exception):
@@ -89,8 +90,7 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     tables = {
         "entities": {"key": keys, "extra_keys": extra},
         # tuples as they are: orjson writes them as lists, and a list each of 970k edges was 150 MB more at the peak
-        "edges": {"relation": [e.relation for e in edges], "chunk_ids": [e.chunk_ids for e in edges],
-                  "documents": [e.documents for e in edges], "first_seen": [e.first_seen for e in edges],
+        "edges": {"relation": [e.relation for e in edges], "first_seen": [e.first_seen for e in edges],
                   "last_seen": [e.last_seen for e in edges], "origin": [e.origin for e in edges]},
         "graph": {"impact_relations": list(graph.impact_relations),
                   "passages_document": graph.passages_document, "passages_time": graph.passages_time},
@@ -105,6 +105,8 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     arrays = {f"table_{name}": to_text(value) for name, value in tables.items()}
     arrays.update({f"entity_{name}": column for name, column in entity_columns(entities).items()})
     arrays["matcher_words"], arrays["matcher_word_offsets"] = TextColumn.arrays(name_words)
+    arrays.update(_id_lists([e.chunk_ids for e in edges], "edge_chunks"))
+    arrays.update(_id_lists([e.documents for e in edges], "edge_documents"))
     arrays.update({
         "edge_ends": np.fromiter((at[end] for e in edges for end in (e.source, e.target)), dtype=np.int32,
                                  count=2 * len(edges)).reshape(-1, 2),
@@ -116,6 +118,22 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
         "ppr_order": index.order, "ppr_dangling": index._dangling, "ppr_reversible": np.array([index.reversible]),
     })
     return arrays
+
+
+def _id_lists(lists: Sequence[Sequence[str]], name: str) -> dict[str, np.ndarray]:
+    """Lists of ids as arrays: each id once (a text column), each list as positions among them."""
+    ids = sorted({i for listed in lists for i in listed})
+    at = {i: position for position, i in enumerate(ids)}
+    arrays = dict(zip((f"{name}_ids", f"{name}_id_offsets"), TextColumn.arrays(ids)))
+    arrays[name], arrays[f"{name}_offsets"] = ragged([[at[i] for i in listed] for listed in lists])
+    return arrays
+
+
+def _id_lists_read(arrays: Mapping[str, np.ndarray], name: str) -> list[tuple[str, ...]]:
+    """The lists :func:`_id_lists` wrote as ``name``, each id string made once."""
+    ids = TextColumn(arrays[f"{name}_ids"], arrays[f"{name}_id_offsets"]).tolist()
+    positions, offsets = arrays[name].tolist(), arrays[f"{name}_offsets"].tolist()
+    return [tuple(map(ids.__getitem__, positions[start:end])) for start, end in zip(offsets, offsets[1:])]
 
 
 def snapshot_counts(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, int]:
@@ -216,11 +234,11 @@ def _rebuild(arrays: dict[str, np.ndarray], key_of: Callable[[str], str] | None)
     entities = EntityTable.from_arrays(keys, key_at, {name.removeprefix("entity_"): array
                                                       for name, array in arrays.items() if name.startswith("entity_")})
     ends = arrays["edge_ends"].tolist()
-    edges = [Edge(source=every_key[s], relation=r, target=every_key[t], chunk_ids=tuple(c), documents=tuple(d),
+    edges = [Edge(source=every_key[s], relation=r, target=every_key[t], chunk_ids=c, documents=d,
                   confidence=conf, first_seen=f, last_seen=last, origin=o)
              for (s, t), r, c, d, conf, f, last, o in zip(
-                 ends, eds["relation"], eds["chunk_ids"], eds["documents"], arrays["edge_confidence"].tolist(),
-                 eds["first_seen"], eds["last_seen"], eds["origin"], strict=True)]
+                 ends, eds["relation"], _id_lists_read(arrays, "edge_chunks"), _id_lists_read(arrays, "edge_documents"),
+                 arrays["edge_confidence"].tolist(), eds["first_seen"], eds["last_seen"], eds["origin"], strict=True)]
     chunk_ids = pas["chunk_ids"]
     chunk_at = dict(zip(chunk_ids, range(len(chunk_ids))))
     links = PassageLinks(chunk_ids, every_key, arrays["passage_links"], arrays["passage_link_offsets"],
