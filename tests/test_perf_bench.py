@@ -263,6 +263,18 @@ def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_p
     assert again.read_bytes() == (tmp_path / "sizes-file-0.02mb" / "corpus" / "notebook.md").read_bytes()
 
 
+def test_bench_scale_chat_log_ingests_a_chunk_a_message(tmp_path, settings):
+    from workbench.bench.sizes import bench_big_chat_log
+    from workbench.cli.benchmarks import _render_sizes
+
+    chat = bench_big_chat_log(tmp_path, settings, 0.02)
+    run = chat["ingest"]
+    assert run["documents"] == 1 and chat["messages"] > 100 and run["chunks"] == chat["messages"]
+    assert run["peak_rss_mb"] > 0 and run["workspace_mb"] > 0
+    line = _render_sizes({"chat_log": chat})[0]
+    assert f"{chat['messages']} messages" in line and f"{run['chunks']} chunks" in line
+
+
 def test_perf_without_its_data_names_the_file_not_a_traceback(tmp_path):
     done = run_cli("bench", "perf", "--sections", "fresh", "--ingest-data", str(tmp_path / "absent"),
                    "--cache-dir", str(tmp_path / "cache"))

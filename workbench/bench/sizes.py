@@ -1,29 +1,40 @@
-"""The sizes users have: a vault of many short notes, and one very large Markdown file.
+"""The sizes users have: a vault of many short notes, one very large Markdown file, one long chat log.
 
 ``bench scale --notes 20000`` writes 20,000 one-paragraph notes (:mod:`.notes_fixture`), ingests
 them in a fresh child process with the configured embedder (everything embedded, as a user's
 first ingest), then adds one note and ingests again in another fresh process, as a user adding
 a note to the vault. ``bench scale --file-mb 30`` writes one Markdown file of that size (the
-same notes as sections of one document) and ingests it the same way. Each reports seconds, peak
-RSS (the model included) and the size of the workspace on disk.
+same notes as sections of one document) and ingests it the same way; ``bench scale --chat-mb 30``
+does the same with one ``.jsonl`` chat log (the notes' sentences as messages, a minute apart, each
+message a chunk of its own as chunking keeps them). Each reports seconds, peak RSS (the model
+included) and the size of the workspace on disk.
 
 >>> import tempfile
 >>> path = write_big_markdown(Path(tempfile.mkdtemp()) / "big.md", 0.01)
 >>> 10_000 <= path.stat().st_size < 12_000, path.read_text().startswith("# Engineering notebook")
 (True, True)
+>>> log = write_big_chat_log(Path(tempfile.mkdtemp()) / "channel.jsonl", 0.01)
+>>> import json; first = json.loads(log.read_text().splitlines()[0])
+>>> sorted(first), first["timestamp"]
+(['speaker', 'text', 'timestamp'], '2024-01-01T09:00:00Z')
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import random
 import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from .notes_fixture import _note, write_notes
+from ..ingest.chunking import iter_sentences
+from .notes_fixture import PEOPLE, _note, write_notes
 from .common import fresh_ingest
 
-__all__ = ["bench_big_file", "bench_notes", "folder_mb", "write_big_markdown"]
+__all__ = ["bench_big_chat_log", "bench_big_file", "bench_notes", "folder_mb", "write_big_chat_log",
+           "write_big_markdown"]
 
 
 def write_big_markdown(path: Path, megabytes: float, seed: int = 0) -> Path:
@@ -41,6 +52,30 @@ def write_big_markdown(path: Path, megabytes: float, seed: int = 0) -> Path:
             section = "#" + _note(seed, index)[1] + "\n"  # each note's title becomes a second-level heading
             out.write(section)
             written += len(section.encode("utf-8"))
+            index += 1
+    return path
+
+
+def write_big_chat_log(path: Path, megabytes: float, seed: int = 0) -> Path:
+    """One chat log (``.jsonl``, a message a line) of about ``megabytes`` MB: each generated note's
+    sentences said in turn by the note's people, a minute apart, from 2024-01-01 09:00 UTC."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target = int(megabytes * 2**20)
+    start = dt.datetime(2024, 1, 1, 9, tzinfo=dt.timezone.utc)
+    written = minute = index = 0
+    with open(path, "w", encoding="utf-8") as out:
+        while written < target:
+            rng = random.Random(f"chat:{seed}:{index}")
+            speakers = rng.sample(PEOPLE, 2)
+            body = _note(seed, index)[1].split("\n\n", 1)[1]
+            for turn, (s_start, s_end) in enumerate(iter_sentences(body)):
+                stamp = (start + dt.timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ")
+                line = json.dumps({"speaker": speakers[turn % 2], "text": body[s_start:s_end],
+                                   "timestamp": stamp}) + "\n"
+                out.write(line)
+                written += len(line.encode("utf-8"))
+                minute += 1
             index += 1
     return path
 
@@ -122,4 +157,17 @@ def bench_big_file(cache_dir: Path, settings, megabytes: float = 30) -> dict:
         out["mentions"] = store.count("mentions")
     finally:
         store.close()
+    return out
+
+
+def bench_big_chat_log(cache_dir: Path, settings, megabytes: float = 30) -> dict:
+    """One chat log of ``megabytes`` MB ingested in a fresh process: a chunk a message."""
+    root = Path(cache_dir) / f"sizes-chat-{megabytes:g}mb"
+    path = root / "corpus" / "channel.jsonl"
+    if not path.exists():
+        write_big_chat_log(path, megabytes)
+    with open(path, "rb") as lines:
+        messages = sum(1 for _ in lines)
+    out: dict[str, Any] = {"file_mb": round(path.stat().st_size / 2**20, 1), "messages": messages}
+    out["ingest"] = _run(path.parent, root / "ws", settings, f"one {megabytes:g} MB chat log", keep=True)
     return out

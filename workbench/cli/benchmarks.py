@@ -276,6 +276,11 @@ def _render_sizes(payload: dict) -> list[str]:
         lines.append(f"one {big['file_mb']} MB Markdown file: {run['seconds']} s, {run['chunks']} chunks, peak RSS "
                      f"{run['peak_rss_mb']} MB (target < 2048), workspace {run['workspace_mb']} MB (target < 300); "
                      f"{big['co_mentioned_rows']} co-mention pairs of {big['triples']} triples, {big['mentions']} mentions")
+    chat = payload.get("chat_log")
+    if chat:
+        run = chat["ingest"]
+        lines.append(f"one {chat['file_mb']} MB chat log of {chat['messages']} messages: {run['seconds']} s, "
+                     f"{run['chunks']} chunks, peak RSS {run['peak_rss_mb']} MB, workspace {run['workspace_mb']} MB")
     return lines
 
 
@@ -335,7 +340,7 @@ def cmd_scale(args):
     from ..bench.scale import bench_scale
     from ..settings import load_settings
 
-    from ..bench.sizes import bench_big_file, bench_notes
+    from ..bench.sizes import bench_big_chat_log, bench_big_file, bench_notes
 
     settings = load_settings(args.settings)
     corpus = Path(args.data) / "corpus.jsonl"
@@ -348,6 +353,8 @@ def cmd_scale(args):
             payload["notes"] = bench_notes(args.cache_dir, settings, args.notes)
         if args.file_mb:
             payload["big_file"] = bench_big_file(args.cache_dir, settings, args.file_mb)
+        if args.chat_mb:
+            payload["chat_log"] = bench_big_chat_log(args.cache_dir, settings, args.chat_mb)
         if args.copies:
             payload.update(bench_scale(args.data, args.cache_dir, settings, copies=args.copies, queries=args.queries,
                                        server=not args.no_server, embedder=args.embedder))
@@ -369,6 +376,8 @@ def _register_scale(sub, common) -> None:
                    help="also ingest this many generated one-paragraph notes, then add one (20000: a note vault)")
     p.add_argument("--file-mb", type=float, default=0,
                    help="also ingest one generated Markdown file of this many MB (30: a wiki export)")
+    p.add_argument("--chat-mb", type=float, default=0,
+                   help="also ingest one generated .jsonl chat log of this many MB (30: a channel's history)")
     p.add_argument("--queries", type=int, default=50, help="queries per mode (default 50)")
     p.add_argument("--no-server", action="store_true", help="skip the chroma run server half")
     p.add_argument("--embedder", choices=("model", "static"), default="model",
