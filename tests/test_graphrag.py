@@ -5,6 +5,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.retrieve import retrieve
 from workbench.retrieve.graphrag import rank_provenance, top_entities
@@ -179,6 +181,60 @@ def test_provenance_puts_chunks_stating_a_relation_between_top_entities_first():
     ranked = rank_provenance(chunk_entities, mass, relation_edges=edges)
     assert [chunk_id for chunk_id, _, _ in ranked] == ["c3", "c2", "c1"]
     assert ranked[0] == ("c3", 1.4, ["a", "b"])  # stated 0.6 + 0.1, then the mentions of both ends
+
+
+def _provenance_by_full_sort(chunk_entities, mass, relation_edges):
+    """rank_provenance as it was written before its ``limit``: every chunk's key set, then one sort."""
+    found = {cid: set(keys) & mass.keys() for cid, keys in chunk_entities.items()}
+    stated = {}
+    seen = set()
+    for key in mass:
+        for edge in relation_edges.get(key, ()):
+            ends = (edge.source, edge.relation, edge.target)
+            if ends in seen or edge.source not in mass or edge.target not in mass:
+                continue
+            seen.add(ends)
+            for cid in edge.chunk_ids:
+                stated[cid] = stated.get(cid, 0.0) + mass[edge.source] + mass[edge.target]
+                found.setdefault(cid, set()).update((edge.source, edge.target))
+    ranked = [(cid, round(stated.get(cid, 0.0), 12), round(sum(mass[k] for k in keys), 12), sorted(keys))
+              for cid, keys in found.items() if keys]
+    ranked.sort(key=lambda item: (-item[1], -item[2], item[0]))
+    return [(cid, round(s + m, 12), keys) for cid, s, m, keys in ranked]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_provenance_with_a_limit_is_the_head_of_the_full_sort(data):
+    from workbench.context_graph.passage_links import PassageLinks
+    from workbench.model import Edge
+
+    keys = [f"e{i}" for i in range(8)]
+    chunks = [f"c{i:02d}" for i in range(30)]
+    chunk_entities = {c: frozenset(data.draw(st.sets(st.sampled_from(keys), max_size=4))) for c in chunks}
+    # Masses in 64ths: every sum is exact, so the order of the additions cannot change a rank.
+    mass = {k: data.draw(st.integers(1, 64)) / 64 for k in data.draw(st.sets(st.sampled_from(keys), min_size=1))}
+    edges: dict[str, list] = {}
+    for source, target, stating in data.draw(st.lists(st.tuples(st.sampled_from(keys), st.sampled_from(keys),
+                                                                st.sets(st.sampled_from(chunks), min_size=1)),
+                                                      max_size=6)):
+        edge = Edge(source, "uses", target, chunk_ids=tuple(sorted(stating)))
+        edges.setdefault(source, []).append(edge)
+        edges.setdefault(target, []).append(edge)
+    entity_chunks: dict[str, list[str]] = {}
+    for cid, named in chunk_entities.items():
+        for key in named:
+            entity_chunks.setdefault(key, []).append(cid)
+    expected = _provenance_by_full_sort(chunk_entities, mass, edges)
+    limit = data.draw(st.integers(0, 40))
+    assert rank_provenance(chunk_entities, mass, entity_chunks, edges, limit=limit) == expected[:limit]
+    assert rank_provenance(chunk_entities, mass, relation_edges=edges) == expected
+    # A loaded snapshot's maps: the masses summed over chunk positions.
+    rows = [sorted(keys.index(key) for key in chunk_entities[cid]) for cid in chunks]
+    links = PassageLinks(chunks, keys, np.array([k for row in rows for k in row], dtype=np.int32),
+                         np.cumsum([0] + [len(row) for row in rows]))
+    assert rank_provenance(links.entities_of, mass, links.chunks_of, edges, limit=limit) == expected[:limit]
+    assert rank_provenance(links.entities_of, mass, links.chunks_of, edges) == expected
 
 
 def test_top_positions_are_the_head_of_a_stable_descending_argsort():

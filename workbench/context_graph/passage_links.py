@@ -89,6 +89,26 @@ class ChunksOf(Mapping[str, tuple[str, ...]]):
         start, end = self._span(key)
         return end > start
 
+    def summed(self, weights: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
+        """``(positions, sums)``: the chunks linking to an entity of ``weights`` (their positions,
+        ascending) and for each the weights of those entities summed, in the order of ``weights``.
+
+        >>> links = PassageLinks(["c1", "c2"], ["a", "b"], np.array([0, 1, 1], dtype=np.int32), np.array([0, 2, 3]))
+        >>> positions, sums = links.chunks_of.summed({"a": 0.5, "b": 0.25, "z": 1.0})
+        >>> links.chunks_of.chunk_ids_at(positions), sums.tolist()
+        (['c1', 'c2'], [0.75, 0.25])
+        """
+        spans = [self._span(key) for key in weights]
+        rows = np.concatenate([self._rows[start:end] for start, end in spans] or [np.empty(0, np.int64)])
+        each = np.repeat(np.fromiter(weights.values(), float, len(weights)), [end - start for start, end in spans])
+        positions = np.flatnonzero(np.bincount(rows, minlength=len(self._chunk_ids)))
+        return positions, np.bincount(rows, each, minlength=len(self._chunk_ids))[positions]
+
+    def chunk_ids_at(self, positions: np.ndarray) -> list[str]:
+        """The ids of the chunks at ``positions``."""
+        chunk_ids = self._chunk_ids
+        return [chunk_ids[row] for row in positions.tolist()]
+
     def __iter__(self) -> Iterator[str]:
         keys = self._keys
         return (keys[at] for at in self._linked.tolist())

@@ -38,6 +38,8 @@ Examples
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -45,6 +47,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from ..context_graph.passage_links import ChunksOf
 from ..embedding import EmbeddingUnavailable
 from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, PathStep, RetrievalResult, RetrievalStats,
                      Seed, Why)
@@ -178,41 +181,79 @@ def top_positions(values: np.ndarray, n: int) -> np.ndarray:
     return chosen[np.argsort(-values[chosen], kind="stable")]
 
 
+#: Less than a mass can move between two chunks when rounded to 12 places, more than the sums differ
+#: in by the order of their additions.
+_ROUNDING_MARGIN = 1e-9
+
+
+def _mention_masses(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[str, float],
+                    entity_chunks: Mapping[str, Iterable[str]] | None, limit: int | None) -> dict[str, float]:
+    """Chunk -> the summed mass of the top entities it mentions. With ``limit``, only the chunks
+    whose mass is within :data:`_ROUNDING_MARGIN` of the ``limit``-th largest or above: no other
+    chunk that states no edge can be among the first ``limit`` (at least ``limit`` chunks come
+    before it), and those that state one are added by the caller."""
+    if isinstance(entity_chunks, ChunksOf):  # a loaded snapshot's: summed over chunk positions
+        positions, sums = entity_chunks.summed(mass)
+        if limit is not None and len(sums) > limit:
+            cut = np.partition(sums, len(sums) - limit)[len(sums) - limit] - _ROUNDING_MARGIN if limit else np.inf
+            kept = np.flatnonzero(sums >= cut)
+            positions, sums = positions[kept], sums[kept]
+        return dict(zip(entity_chunks.chunk_ids_at(positions), sums.tolist()))
+    summed: dict[str, float] = defaultdict(float)
+    if entity_chunks is not None:
+        for key, m in mass.items():
+            for chunk_id in entity_chunks.get(key, ()):
+                summed[chunk_id] += m
+    else:
+        for chunk_id, keys in chunk_entities.items():
+            named = [key for key in keys if key in mass]
+            if named:
+                summed[chunk_id] = sum(mass[key] for key in named)
+    if limit is not None and len(summed) > limit:
+        cut = heapq.nlargest(limit, summed.values())[-1] - _ROUNDING_MARGIN if limit else math.inf
+        return {chunk_id: m for chunk_id, m in summed.items() if m >= cut}
+    return summed
+
+
 def rank_provenance(chunk_entities: Mapping[str, Iterable[str]], mass: Mapping[str, float],
                     entity_chunks: Mapping[str, Iterable[str]] | None = None,
-                    relation_edges: Mapping[str, Iterable] | None = None) -> list[tuple[str, float, list[str]]]:
+                    relation_edges: Mapping[str, Iterable] | None = None,
+                    limit: int | None = None) -> list[tuple[str, float, list[str]]]:
     """Provenance chunks of the top entities: those stating their relations first, then mentions.
 
     A chunk that *states* a relation between two top entities (an edge's provenance) is ranked
     by the summed mass of the ends of the edges it states; it comes before chunks that only
     *mention* top entities, which are ranked by the summed mass of the entities they mention.
-    Returns ``(chunk id, mass, sorted entity keys)``, best first, equal mass by chunk id.
-    ``entity_chunks`` (entity -> chunks) avoids a scan of every chunk when given;
-    ``relation_edges`` (entity -> edges) enables statement ranking.
+    Returns ``(chunk id, mass, sorted entity keys)``, best first, equal mass by chunk id; with
+    ``limit``, the first ``limit`` of them, picked without sorting the rest (a name said in a
+    third of a chat log's 222,902 messages brought 107,285 chunks, 1.2 s a query sorted whole).
+    ``entity_chunks`` (entity -> chunks, the inverse of ``chunk_entities``) avoids a scan of
+    every chunk when given; ``relation_edges`` (entity -> edges) enables statement ranking.
     """
-    if entity_chunks is not None:
-        found: dict[str, set[str]] = defaultdict(set)
-        for key in mass:
-            for chunk_id in entity_chunks.get(key, ()):
-                found[chunk_id].add(key)
-    else:
-        found = {chunk_id: set(keys) & mass.keys() for chunk_id, keys in chunk_entities.items()}
+    summed = _mention_masses(chunk_entities, mass, entity_chunks, limit)
     stated: dict[str, float] = defaultdict(float)
+    ends: dict[str, set[str]] = defaultdict(set)
     seen_edges = set()
     edges_of: Mapping[str, Iterable] = relation_edges or {}
     for key in mass:
         for edge in edges_of.get(key, ()):
-            ends = (edge.source, edge.relation, edge.target)
-            if ends in seen_edges or edge.source not in mass or edge.target not in mass:
+            triple = (edge.source, edge.relation, edge.target)
+            if triple in seen_edges or edge.source not in mass or edge.target not in mass:
                 continue
-            seen_edges.add(ends)
+            seen_edges.add(triple)
             for chunk_id in edge.chunk_ids:
                 stated[chunk_id] += mass[edge.source] + mass[edge.target]
-                found.setdefault(chunk_id, set()).update((edge.source, edge.target))
-    ranked = [(chunk_id, round(stated.get(chunk_id, 0.0), 12), round(sum(mass[k] for k in keys), 12), sorted(keys))
-              for chunk_id, keys in found.items() if keys]
-    ranked.sort(key=lambda item: (-item[1], -item[2], item[0]))
-    return [(chunk_id, round(s + m, 12), keys) for chunk_id, s, m, keys in ranked]
+                ends[chunk_id].update((edge.source, edge.target))
+
+    def keys_of(chunk_id: str) -> set[str]:
+        return {key for key in chunk_entities.get(chunk_id, ()) if key in mass} | ends.get(chunk_id, set())
+
+    for chunk_id in ends:  # the ends it states count once each, mentioned or not
+        summed[chunk_id] = sum(mass[key] for key in keys_of(chunk_id))
+    order = ((-round(stated[chunk_id], 12) if chunk_id in stated else 0.0, -round(m, 12), chunk_id)
+             for chunk_id, m in summed.items())
+    head = sorted(order) if limit is None else heapq.nsmallest(limit, order)
+    return [(chunk_id, round(-s - m, 12), sorted(keys_of(chunk_id))) for s, m, chunk_id in head]
 
 
 def walk_ranking(walk: Mapping[str, float], dense: Mapping[str, float], graph_weight: float) -> list[tuple[str, float]]:
@@ -360,7 +401,7 @@ class GraphRAGRetriever:
         with timer("provenance"):
             indexes = indexes_for(ws)
             provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
-                                         indexes.relation_edges)[: k * OVERFETCH]
+                                         indexes.relation_edges, limit=k * OVERFETCH)
         with timer("fuse"):
             walked = walk_ranking(walk, dense, settings.graph_weight)[: k * OVERFETCH]
             ranks = {name: {cid: r for r, cid in enumerate(ids, 1)} for name, ids in (

@@ -106,7 +106,7 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
         with timer("provenance"):
             indexes = indexes_for(ws)
             provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
-                                         indexes.relation_edges)[: k * OVERFETCH]
+                                         indexes.relation_edges, limit=k * OVERFETCH)
         with timer("fuse"):
             ranks = {"provenance": {cid: r for r, (cid, _, _) in enumerate(provenance, 1)},
                      "vector": {cid: r for r, (cid, _, _) in enumerate(vectors, 1)}}
