@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import datetime
 
 import networkx as nx
 import numpy as np
@@ -273,6 +274,10 @@ def test_bench_scale_chat_log_ingests_a_chunk_a_message(tmp_path, settings):
     assert run["peak_rss_mb"] > 0 and run["workspace_mb"] > 0
     line = _render_sizes({"chat_log": chat})[0]
     assert f"{chat['messages']} messages" in line and f"{run['chunks']} chunks" in line
+    log = tmp_path / "sizes-chat-0.02mb" / "corpus" / "channel.jsonl"
+    times = [datetime.fromisoformat(json.loads(line)["timestamp"]) for line in log.read_text().splitlines()]
+    gaps = {round((later - earlier).total_seconds() / 60) for earlier, later in zip(times, times[1:])}
+    assert 1 in gaps and max(gaps) > 60 and min(gaps) > 0  # talk a minute a message, sessions between pauses
 
 
 def test_perf_without_its_data_names_the_file_not_a_traceback(tmp_path):

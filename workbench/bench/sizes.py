@@ -5,9 +5,9 @@ them in a fresh child process with the configured embedder (everything embedded,
 first ingest), then adds one note and ingests again in another fresh process, as a user adding
 a note to the vault. ``bench scale --file-mb 30`` writes one Markdown file of that size (the
 same notes as sections of one document) and ingests it the same way; ``bench scale --chat-mb 30``
-does the same with one ``.jsonl`` chat log (the notes' sentences as messages, a minute apart, each
-message a chunk of its own as chunking keeps them). Each reports seconds, peak RSS (the model
-included) and the size of the workspace on disk.
+does the same with one ``.jsonl`` chat log (the notes' sentences as messages, each note's talk a
+minute a message, pauses between them; each message a chunk of its own, as chunking keeps them).
+Each reports seconds, peak RSS (the model included) and the size of the workspace on disk.
 
 >>> import tempfile
 >>> path = write_big_markdown(Path(tempfile.mkdtemp()) / "big.md", 0.01)
@@ -56,9 +56,15 @@ def write_big_markdown(path: Path, megabytes: float, seed: int = 0) -> Path:
     return path
 
 
+#: Minutes between one note's talk and the next: sessions (split at 60 minutes by default) of one
+#: to a few notes.
+CHAT_PAUSES = (2, 5, 15, 30, 90, 240, 600)
+
+
 def write_big_chat_log(path: Path, megabytes: float, seed: int = 0) -> Path:
     """One chat log (``.jsonl``, a message a line) of about ``megabytes`` MB: each generated note's
-    sentences said in turn by the note's people, a minute apart, from 2024-01-01 09:00 UTC."""
+    sentences said in turn by two people a minute apart, then a pause (:data:`CHAT_PAUSES`), from
+    2024-01-01 09:00 UTC."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     target = int(megabytes * 2**20)
@@ -76,6 +82,7 @@ def write_big_chat_log(path: Path, megabytes: float, seed: int = 0) -> Path:
                 out.write(line)
                 written += len(line.encode("utf-8"))
                 minute += 1
+            minute += rng.choice(CHAT_PAUSES)
             index += 1
     return path
 
