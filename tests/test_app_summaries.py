@@ -48,3 +48,29 @@ def test_timeline_page_of_a_graph_too_large_to_list_is_searched_by_typed_text(mo
     assert any("decision" in set(f["kind"]) for f in (d.value for d in at.dataframe))
     at.text_input(key="timeline.find").input("redis").run()  # looking for another keeps the one shown
     assert at.selectbox(key="keep.entity").value == "tokencache"
+
+
+def test_timeline_page_of_a_long_chat_log_finds_its_sessions_and_shows_a_page_at_a_time(monkeypatch, make_workspace,
+                                                                                        tmp_path):
+    # A 30 MB log falls into 27,162 sessions: the page drew each as an open panel, 13 s a rerun.
+    from workbench.bench.sizes import write_big_chat_log
+    from workbench.views.episodes import EPISODES_A_PAGE
+
+    ws = make_workspace()
+    ws.ingest([write_big_chat_log(tmp_path / "chat" / "channel.jsonl", 0.05).parent])
+    episodes = ws.episodes()
+    assert len(episodes) > 2 * EPISODES_A_PAGE
+    at = page(open_app(monkeypatch, ws.path), "timeline")
+    assert len(at.expander) == EPISODES_A_PAGE
+    assert f"{len(episodes):,} of {len(episodes):,} sessions" in texts(at)
+    pages = -(-len(episodes) // EPISODES_A_PAGE)
+    at.number_input(key="timeline.episodes.page").set_value(pages).run()
+    assert not at.exception and len(at.expander) == len(episodes) - (pages - 1) * EPISODES_A_PAGE
+    last = episodes[-1]
+    assert last.participants[0][0] in texts(at)
+    decided = next(e for e in episodes[:EPISODES_A_PAGE] if e.decisions)  # on page 1, not on this one
+    words = decided.decisions[0].text.split(": ", 1)[-1]
+    at.text_input(key="timeline.episodes.find").input(words).run()
+    found = [e for e in episodes if any(words.casefold() in d.text.casefold() for d in e.decisions)]
+    assert not at.exception and at.number_input(key="timeline.episodes.page").value == 1  # held within the pages
+    assert len(at.expander) == min(len(found), EPISODES_A_PAGE) and words in texts(at).replace("\\", "")
