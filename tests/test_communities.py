@@ -128,6 +128,18 @@ def test_chat_logs_give_episodes_with_participants_and_timed_decisions(sample_wo
     assert any("go for the rollback" in d.text for d in incident.decisions)
 
 
+def test_the_episodes_command_finds_the_sessions_that_hold_a_text(sample_workspace, capsys):
+    from workbench.cli import main
+
+    assert main(["--workspace", str(sample_workspace.path), "episodes", "--find", "GO FOR THE ROLLBACK", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)["episodes"]
+    assert [e["document"].rsplit("/", 1)[-1] for e in found] == ["incident-channel.jsonl"]
+    assert main(["--workspace", str(sample_workspace.path), "episodes", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["episodes"]) == 2
+    assert main(["--workspace", str(sample_workspace.path), "episodes", "--find", "no such words"]) == 0
+    assert capsys.readouterr().out.strip() == "no episode of 2 holds 'no such words'"
+
+
 def test_a_long_pause_splits_a_chat_into_two_sessions(make_workspace, tmp_path):
     corpus = tmp_path / "chat"
     corpus.mkdir()

@@ -105,13 +105,18 @@ def cmd_timeline(args):
 
 
 def cmd_episodes(args):
+    from ..views.episodes import find_episodes
+
     ws = open_workspace(args)
-    episodes = ws.episodes()
+    every = ws.episodes()
+    episodes = find_episodes(every, args.find or "")
     payload = {"episodes": [e.to_json() for e in episodes]}
 
     def render(p):
-        if not p["episodes"]:
+        if not every:
             return "no episodes: the workspace holds no conversation log (.jsonl chat)"
+        if not p["episodes"]:
+            return f"no episode of {len(every):,} holds {args.find!r}"
         lines = []
         for e in p["episodes"]:
             lines.append(f"{e['id']}  {e['document']}  {e['start']} .. {e['end']}")
@@ -140,4 +145,6 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("episodes", parents=[common],
                               help="sessions of the conversation logs: participants, topics, decisions")
+    p.add_argument("--find", default=None, metavar="TEXT",
+                   help="only the sessions whose participants, entities, decisions or document hold TEXT (any case)")
     p.set_defaults(handler=cmd_episodes)
