@@ -21,6 +21,7 @@ from .model import COMENTION_ORIGIN, COMENTION_RELATION, Mention, Triple
 __all__ = ["is_packable", "pack_comentions", "pack_mentions", "unpack_comentions",
            "unpack_mention_fields", "unpack_mentions", "unpack_pairs"]
 
+
 def is_packable(triple: Triple) -> bool:
     """Whether ``triple`` is a co-mention pair as the entity extractor makes them (kept packed)."""
     return (triple.relation == COMENTION_RELATION and triple.origin == COMENTION_ORIGIN

@@ -90,6 +90,7 @@ def database_error_message(path: Path, exc: BaseException) -> tuple[str, bool]:
                 "`python -m workbench repair`"), False
     return f"{path} cannot be read ({text})", True
 
+
 def _write_ahead_logged(conn: sqlite3.Connection) -> None:
     """Put ``conn``'s database in WAL mode, waiting up to :data:`LOCK_WAIT_S` for another process.
 

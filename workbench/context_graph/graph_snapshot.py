@@ -7,9 +7,10 @@ that derivation made: the entities, the edges, the passage layer with its name l
 PageRank index and the merge record.
 
 One file, ``graph.npz``, replaced atomically. Numbers are arrays, each edge's chunks and documents
-positions among ids kept once, and the rest of the text JSON held in byte arrays; a member holding Python objects is refused (``allow_pickle=False``), so a workspace
-folder shared with others cannot run code. It names its format, the derivation key it was made for (the record version and the
-settings that shape the graph) and a SHA-256 of its contents. A file of another format or key,
+positions among ids kept once, and the rest of the text JSON held in byte arrays; a member
+holding Python objects is refused (``allow_pickle=False``), so a workspace folder shared with
+others cannot run code. It names its format, the derivation key it was made for (the record
+version and the settings that shape the graph) and a SHA-256 of its contents. A file of another format or key,
 whose checksum or array shapes do not match, raises :class:`SnapshotUnusable` with the reason, and
 is never used: the workspace derives the graph again and writes a new one.
 

@@ -102,6 +102,11 @@ class FileHashes:
         self._hashed[source] = HashedFile(info.st_size, info.st_mtime_ns, hashed_ns, digest)
         return digest
 
+    def known_digest(self, source: str) -> str | None:
+        """The digest an earlier ingest kept for ``source``, or None."""
+        before = self._known.get(source)
+        return before.digest if before is not None else None
+
     def read_now(self) -> dict[str, HashedFile]:
         """The files this object read, to keep for the next ingest."""
         return dict(self._hashed)

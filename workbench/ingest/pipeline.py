@@ -217,8 +217,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     t = time.perf_counter()
     stored_digests = store.file_digests()
     digests: dict[str, str] = {}
-    hashed_before = store.file_hashes()
-    hashes = FileHashes(hashed_before)  # a file whose stat is unchanged is not read again
+    hashes = FileHashes(store.file_hashes())  # a file whose stat is unchanged is not read again
 
     def already_stored(file: Path) -> bool:
         source = resolved_path(file)
@@ -228,7 +227,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
         digests[source] = keyed(digest)
         if stored_digests.get(source) == digests[source]:
             return True
-        if source in stored_digests and source in hashed_before and hashed_before[source][3] == digest:
+        if source in stored_digests and hashes.known_digest(source) == digest:
             report.files_redone_for_settings += 1  # the same bytes, another chunking or extraction
         return False
 
