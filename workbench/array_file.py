@@ -6,7 +6,8 @@ folder cannot run code. The manifest names the file's kind and
 format, the key it was made for (what it was derived from), a SHA-256 of the arrays and their
 shapes. :func:`read_array_file` raises :class:`ArrayFileUnusable` with the reason whenever any
 of these does not match, so a stale or damaged file is rebuilt, never used. Writes are atomic:
-the file is written beside its place and renamed over it.
+the file is written beside its place, in a temporary created new (never through a link planted at
+its name), and renamed over it; a file that is itself a link is refused, so it is rebuilt.
 
 Examples
 --------
@@ -24,9 +25,12 @@ workbench.array_file.ArrayFileUnusable: index.npz was made for another version o
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import os
+import secrets
+import stat
 import struct
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -150,9 +154,9 @@ def write_array_file(path: Path, kind: str, format: int, key: str, arrays: dict[
     if streamed is not None and any(name > streamed[0] for name in arrays):
         raise ValueError(f"the streamed array {streamed[0]!r} must sort after the others")
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary, handle = _new_temporary(path)
     try:
-        with open(temporary, "wb") as raw:
+        with os.fdopen(handle, "wb") as raw:
             with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
                 for name, array in arrays.items():
                     with _member(archive, name) as out:
@@ -168,6 +172,45 @@ def write_array_file(path: Path, kind: str, format: int, key: str, arrays: dict[
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+#: Flags of a derived file's temporary: created new (a name taken fails), never through a link.
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+#: Flags of a read: never through a link, nor blocking on a FIFO planted at the name.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _new_temporary(path: Path) -> tuple[Path, int]:
+    """A new file ``.<name>.<random>.<pid>.tmp`` beside ``path`` and its open descriptor.
+
+    Created with ``O_EXCL | O_NOFOLLOW``: in a workspace folder others can write to, a link
+    planted at the name would otherwise make the write land on the link's target. A random part
+    makes the name unguessable; the pid stays last, where ``remove_stale_temporaries`` reads it.
+    """
+    for _ in range(100):
+        temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.{os.getpid()}.tmp")
+        try:
+            return temporary, os.open(temporary, _CREATE_FLAGS, 0o666)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+def _open_for_reading(path: Path):
+    """``path`` opened for binary reading, refused (``ValueError``) unless it is a regular file
+    itself: a derived file that is a link is rebuilt (the write replaces the link), never read
+    through."""
+    try:
+        handle = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError("it is a symbolic link, not a file written here") from None
+        raise
+    raw = os.fdopen(handle, "rb")
+    if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
+        raw.close()
+        raise ValueError("it is not a regular file")
+    return raw
 
 
 #: Where a member's data starts in the file: on a multiple of this, so that a mapped array is
@@ -266,14 +309,27 @@ def _npy_header(raw) -> tuple[tuple[int, ...], bool, np.dtype]:
     return shape, match.group(2) == "True", np.dtype(match.group(1))
 
 
+#: Most a compressed member may inflate to: this many times its compressed size, plus
+#: :data:`INFLATE_SLACK`. The files written here are never compressed (a plain read copes with
+#: one), and deflate reaches about 1,000 to 1, so a small file could otherwise ask for gigabytes.
+MAX_INFLATE_RATIO = 20
+INFLATE_SLACK = 1024 * 1024
+
+
 def _compressed_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
-    """A compressed member, decompressed and read whole."""
+    """A compressed member, decompressed and read whole, its size bounded before it is inflated."""
+    bound = MAX_INFLATE_RATIO * info.compress_size + INFLATE_SLACK
+    if info.file_size > bound:
+        raise ValueError(f"member {info.filename} would inflate to {info.file_size:,} bytes, past the "
+                         f"{bound:,} its {info.compress_size:,} compressed bytes allow")
     with archive.open(info) as member:
         shape, fortran, dtype = _npy_header(member)
         if dtype.hasobject:
             raise ValueError(f"member {info.filename} holds Python objects")
-        data = bytearray(member.read())
-    count = int(np.prod(shape))
+        count = int(np.prod(shape))
+        if member.tell() + dtype.itemsize * count != info.file_size:
+            raise ValueError(f"member {info.filename} is not the size its header gives")
+        data = bytearray(member.read(dtype.itemsize * count))  # never past the size checked above
     if len(data) != dtype.itemsize * count:
         raise ValueError(f"member {info.filename} is not the size its header gives")
     return np.frombuffer(data, dtype=dtype, count=count).reshape(shape, order="F" if fortran else "C")
@@ -287,7 +343,8 @@ def _members(path: Path, mapped: bool, only: str | None = None) -> dict[str, np.
     a member is not a ``.npy`` (or, mapped, is compressed), holds objects, is not the size its
     header says or has another name in its local header."""
     arrays = {}
-    with zipfile.ZipFile(path) as archive, open(path, "rb") as raw:
+    with _open_for_reading(path) as raw, zipfile.ZipFile(raw) as archive:
+        size = os.fstat(raw.fileno()).st_size
         for info in archive.infolist():
             if (mapped and info.compress_type != zipfile.ZIP_STORED) or not info.filename.endswith(".npy"):
                 raise ValueError(f"member {info.filename} is not a stored .npy")
@@ -313,13 +370,15 @@ def _members(path: Path, mapped: bool, only: str | None = None) -> dict[str, np.
             count = int(np.prod(shape))
             if header + dtype.itemsize * count != info.file_size:
                 raise ValueError(f"member {info.filename} is not the size its header gives")
+            if start + info.file_size > size:
+                raise ValueError(f"member {info.filename} runs past the end of the file")
             order: Literal["C", "F"] = "F" if fortran else "C"
             if not count:
                 arrays[name] = np.zeros(shape, dtype=dtype)
             elif not mapped or (start + header) % dtype.alignment:  # unaligned (before ALIGNMENT): read
                 arrays[name] = np.fromfile(raw, dtype=dtype, count=count).reshape(shape, order=order)
             else:
-                arrays[name] = np.memmap(path, dtype=dtype, mode="r", offset=start + header, shape=shape, order=order)
+                arrays[name] = np.memmap(raw, dtype=dtype, mode="r", offset=start + header, shape=shape, order=order)
     if only is not None and only not in arrays:
         raise KeyError(f"{only} is not a member of {Path(path).name}")
     return arrays

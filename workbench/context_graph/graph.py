@@ -513,31 +513,27 @@ class ContextGraph(GraphWalks):
         return self._pagerank
 
     def entity_pagerank_index(self) -> PageRankIndex:
-        """The PageRank index over the entities alone (graphrag-seed's walk), built once.
+        """The PageRank index over the entities alone (graphrag-seed's walk, seed 003's), built once.
 
-        Nodes are the entity keys in graph order; undirected edges, each the summed
-        corroboration of every edge between two entities (co-mention included), plus 1 for a
-        synonym edge: the entity block of :meth:`pagerank_index` without the passages.
+        Nodes are the entity keys in graph order; edges are the cited relation edges in their
+        stored direction, each counting 1 (two relations from A to B count 2), so a step hands
+        an entity's score to the targets of its outgoing edges divided by its out-degree.
+        Co-mention and synonym edges are left out, and a directed index is walked by power
+        iteration (:meth:`~workbench.context_graph.ppr.PageRankIndex.walk`).
         """
         if self._entity_pagerank is None:
             keys = list(self._entity)
             position = {key: i for i, key in enumerate(keys)}
             rows: list[int] = []
             cols: list[int] = []
-            weights: list[float] = []
             for edge in self._edges_in_order():
-                rows.append(position[edge.source])
-                cols.append(position[edge.target])
-                weights.append(float(edge.weight))
-            for a, b, _ in self.passages.synonyms:
-                rows.append(position[a])
-                cols.append(position[b])
-                weights.append(1.0)
+                if edge.relation != COMENTION_RELATION:
+                    rows.append(position[edge.source])
+                    cols.append(position[edge.target])
             from .ppr import PageRankIndex
 
             self._entity_pagerank = PageRankIndex.from_edges(
-                keys, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64),
-                np.array(weights, dtype=np.float64))
+                keys, np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64), directed=True)
         return self._entity_pagerank
 
     def centrality(self) -> dict[str, float]:

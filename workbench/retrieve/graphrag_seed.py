@@ -4,24 +4,32 @@
    similar to the query (``max_seeds x vector_overfetch_multiplier`` candidates fetched, the
    best ``max_seeds`` kept), each weighted by its similarity. No names matched in the
    question, no passage seeds.
-2. **Walk.** Personalized PageRank (damping ``ppr_damping``) over the entities alone
-   (:meth:`~workbench.context_graph.graph.ContextGraph.entity_pagerank_index`): relation, co-mention and
-   synonym edges. It stops when no score moves by 1e-6 or after 100 iterations, keeping its
-   scores.
+2. **Walk.** Personalized PageRank (damping ``ppr_damping``) by power iteration over the
+   entity graph's directed relation edges
+   (:meth:`~workbench.context_graph.graph.ContextGraph.entity_pagerank_index`): each entity's
+   score is the restart share of its seed weight plus the damped sum, over the edges into it, of
+   the score of the edge's source divided by that source's out-degree (its outgoing relation
+   edges); a source with no outgoing edge hands its score back to the seeds. Co-mention and
+   synonym edges are not walked, nor edge weights. It stops when no score moves by
+   :data:`SEED_PPR_TOLERANCE` (1e-6) or after :data:`SEED_PPR_MAX_ITERATIONS` iterations,
+   keeping its scores.
 3. **Context.** The ``ppr_top_k`` entities with the most mass, their cited triples (at most
    ``max_triples``) and their provenance chunks (those stating relations among them first).
-4. **Fusion.** The provenance chunks and the vector chunks fused by Reciprocal Rank Fusion
-   (``retrieval.rrf_k``, 60). Nothing is pinned above the fusion.
+4. **Fusion.** The provenance chunks and the standard hybrid search's chunks
+   (:func:`~workbench.retrieve.hybrid.hybrid_ranking`: keyword and vector fused) fused by
+   Reciprocal Rank Fusion (``retrieval.rrf_k``, 60). Nothing is pinned above the fusion.
 
 The three modes of the seed, always said with their reason: ``full_graphrag``;
 ``vector_only`` (hybrid search, no graph context) when no entity name reaches the threshold
-or the entity graph has more than ``max_graph_nodes`` nodes; ``keyword_only`` when the
-embedding model or the vector store is unavailable.
+or the entity graph has more than ``graphrag.seed_max_graph_nodes`` (the seed's 50,000)
+entities; ``keyword_only`` when the embedding model or the vector store is unavailable.
 
 Examples
 --------
 >>> seed_weights([("redis", 0.62), ("token cache", 0.31)])
 {'redis': 0.62, 'token cache': 0.31}
+>>> SEED_PPR_TOLERANCE, SEED_PPR_MAX_ITERATIONS
+(1e-06, 100)
 """
 
 from __future__ import annotations
@@ -31,20 +39,26 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from ..embedding import EmbeddingUnavailable
 from ..model import ContextNode, GraphContext, RetrievalResult, RetrievalStats, Seed, Why
 from ..vectors import VectorStoreUnavailable
-from .base import Ranked, make_hits
+from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
 from .fusion import rrf
-from .graphrag import (PPR_MAX_ITERATIONS, PPR_TOLERANCE, GraphRAGRetriever, find_seeds, graph_triples,
-                       rank_provenance, top_entities)
-from .hybrid import OVERFETCH
-from .vector import vector_ranking
+from .graphrag import find_seeds, graph_triples, rank_provenance, top_entities
+from .hybrid import OVERFETCH, hybrid_ranking
+from .keyword import keyword_ranking
+from .vector import embed_query
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["GraphRAGSeedRetriever", "seed_weights"]
+__all__ = ["GraphRAGSeedRetriever", "seed_weights", "SEED_PPR_TOLERANCE", "SEED_PPR_MAX_ITERATIONS"]
+
+#: The seed's stop rule: the walk stops when no score moves by this much in one iteration...
+SEED_PPR_TOLERANCE = 1e-6
+#: ...or after this many iterations, keeping its scores.
+SEED_PPR_MAX_ITERATIONS = 100
 
 
 def seed_weights(seeds: Sequence[tuple[str, float]]) -> dict[str, float]:
@@ -52,34 +66,41 @@ def seed_weights(seeds: Sequence[tuple[str, float]]) -> dict[str, float]:
     return {key: float(similarity) for key, similarity in seeds if similarity > 0}
 
 
-class GraphRAGSeedRetriever(GraphRAGRetriever):
-    """Seed 003's GraphRAG: name-embedding seeds, PageRank over entities, provenance and vector
-    chunks fused by RRF. Its fallbacks are graphrag's."""
+class GraphRAGSeedRetriever:
+    """Seed 003's GraphRAG: name-embedding seeds, PageRank over the entities' directed relation
+    edges, provenance and hybrid chunks fused by RRF."""
 
     name = "graphrag-seed"
     description = ("seed 003 as written: entity-name embedding seeds weighted by similarity, Personalized PageRank "
-                   "over entities, the top entities' provenance chunks and vector chunks fused by RRF")
+                   "by power iteration over the entities' directed relation edges, the top entities' provenance "
+                   "chunks and the hybrid search's chunks fused by RRF")
 
     def walk_size(self, graph) -> tuple[int, str]:
         """The walk runs over entities alone."""
         return len(graph), "entities"
 
     def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        opened = self._opening(ws, query, k)
-        if isinstance(opened, RetrievalResult):
-            return opened
-        timer, vector = opened
-        refused = self._refused_walk(ws, query, vector, k, timer)
-        if refused is not None:
-            return refused
+        if is_empty_query(query):
+            return empty_result(query, self.name)
+        timer = StageTimer()
+        ws.preload()  # a fresh process reads the graph and the name index while the model loads
+        try:
+            with timer("embed"):
+                vector = embed_query(ws, query)
+        except EmbeddingUnavailable as exc:
+            return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
         settings = ws.settings.graphrag
         graph = ws.graph
-        nodes = len(graph)
+        nodes, what = self.walk_size(graph)
+        if nodes > settings.seed_max_graph_nodes:
+            return self._vector_only(ws, query, vector, k, timer,
+                                     f"the walk would run over {nodes} nodes ({what}), more than "
+                                     f"seed_max_graph_nodes={settings.seed_max_graph_nodes}")
         try:
             with timer("seeds"):
                 similar, best_similarity, best_key = find_seeds(ws, vector)
-            with timer("vector"):
-                vectors = vector_ranking(ws, vector, k * OVERFETCH)
+            with timer("hybrid"):
+                hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
         except VectorStoreUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
         weights = seed_weights(similar)
@@ -95,7 +116,8 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
             p = np.zeros(len(index))
             for key, weight in weights.items():
                 p[index.index[key]] = weight
-            scores, iterations, converged = index.walk(p, settings.ppr_damping, PPR_TOLERANCE, PPR_MAX_ITERATIONS)
+            scores, iterations, converged = index.walk(p, settings.ppr_damping, SEED_PPR_TOLERANCE,
+                                                       SEED_PPR_MAX_ITERATIONS)
             top = top_entities(cast("list[str]", index.nodelist), scores, settings.ppr_top_k)  # entity keys only
         with timer("context"):
             graph_context = GraphContext(
@@ -109,14 +131,14 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
                                          indexes.relation_edges, limit=k * OVERFETCH)
         with timer("fuse"):
             ranks = {"provenance": {cid: r for r, (cid, _, _) in enumerate(provenance, 1)},
-                     "vector": {cid: r for r, (cid, _, _) in enumerate(vectors, 1)}}
-            fused = sorted(rrf([list(ranks["provenance"]), list(ranks["vector"])], k=ws.settings.retrieval.rrf_k),
+                     "hybrid": {cid: r for r, (cid, _, _) in enumerate(hybrid, 1)}}
+            fused = sorted(rrf([list(ranks["provenance"]), list(ranks["hybrid"])], k=ws.settings.retrieval.rrf_k),
                            key=lambda item: (-item[1], item[0]))
-            similarity = {cid: sim for cid, sim, _ in vectors}
+            similarity = {cid: why.similarity for cid, _, why in hybrid if why.similarity is not None}
             provenance_of = {cid: (m, keys) for cid, m, keys in provenance}
             ranked: list[Ranked] = []
             for cid, score in fused[:k]:
-                why = Why(rrf=round(score, 6), ranks={name: ranks[name].get(cid) for name in ("provenance", "vector")},
+                why = Why(rrf=round(score, 6), ranks={name: ranks[name].get(cid) for name in ("provenance", "hybrid")},
                           similarity=round(similarity[cid], 6) if cid in similarity else None)
                 if cid in provenance_of:
                     mass, keys = provenance_of[cid]
@@ -128,10 +150,35 @@ class GraphRAGSeedRetriever(GraphRAGRetriever):
             seconds=timer.total(), seeds=seed_list, top_entities=len(top), walk_nodes=nodes,
             ppr_iterations=iterations, ppr_converged=converged,
             provenance_hits=sum(1 for h in hits if h.why.ranks.get("provenance") is not None),
-            vector_hits=sum(1 for h in hits if h.why.ranks.get("vector") is not None))
+            hybrid_hits=sum(1 for h in hits if h.why.ranks.get("hybrid") is not None))
         reason = (f"{len(weights)} entity names reached seed_similarity_threshold="
-                  f"{settings.seed_similarity_threshold}; PageRank over {nodes} entities")
+                  f"{settings.seed_similarity_threshold}; PageRank over the relation edges of {nodes} entities")
         if not converged:
             reason += f"; PageRank stopped after {iterations} iterations, scores kept"
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
+
+    def _vector_only(self, ws: WorkspaceView, query: str, vector: np.ndarray, k: int, timer: StageTimer,
+                     reason: str) -> RetrievalResult:
+        """Hybrid search (semantic + keyword), no graph context."""
+        with timer("hybrid"):
+            try:
+                ranked = hybrid_ranking(ws, query, vector, k)
+            except VectorStoreUnavailable as exc:
+                return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
+        with timer("fetch"):
+            hits = make_hits(ws, ranked[:k])
+        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0,
+                               hybrid_hits=len(hits))
+        return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
+                               stats=stats, reason=reason)
+
+    def _keyword_only(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer, reason: str) -> RetrievalResult:
+        with timer("keyword"):
+            ranked = keyword_ranking(ws, query, k)
+        with timer("fetch"):
+            hits = make_hits(ws, ranked)
+        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0, vector_hits=0,
+                               keyword_hits=len(hits))
+        return RetrievalResult(query=query, mode_requested=self.name, mode_used="keyword_only", hits=hits,
+                               stats=stats, reason=reason)
