@@ -71,7 +71,7 @@ def test_the_walk_follows_edges_forward_and_divides_by_out_degree():
     from workbench.context_graph.graph import ContextGraph
     from workbench.model import Edge, Entity
 
-    # a -> b, a -> c, c -> d; a co-mention b - d and a synonym-like name do not walk.
+    # a -> b, a -> c, c -> d by relations; b and e are only co-mentioned.
     graph = ContextGraph([Entity(key, key.upper()) for key in "abcde"],
                          [Edge("a", "uses", "b"), Edge("a", "uses", "c"), Edge("c", "calls", "d"),
                           Edge("b", COMENTION_RELATION, "e")])
