@@ -197,6 +197,16 @@ def test_impact_ignores_comention(services):
     assert "billing service" not in impacted
 
 
+def test_impact_spreads_along_every_relation_by_default_as_seed_001s_impacted_by(services):
+    # auth service -owned_by-> Alice: owned_by is no dependency, yet seed 001 walks every reversed edge.
+    every = services.impacted_by("Alice")
+    assert [name for name, _ in every.impacted] == ["auth service", "login flow"] and every.relations == "all"
+    assert every.impacted[-1][1].nodes == ["Alice", "auth service", "login flow"]
+    dependencies = services.impacted_by("Alice", relations=DEFAULT_IMPACT_RELATIONS)
+    assert dependencies.impacted == [] and dependencies.relations == "dependencies"
+    assert "billing service" not in [name for name, _ in services.impacted_by("Redis").impacted]  # co-mention aside
+
+
 def test_impact_relations_can_be_narrowed(services):
     impact = services.impacted_by("Redis", relations=["depends_on"])
     assert impact.impacted == []
@@ -255,6 +265,7 @@ def test_impact_json_has_the_printed_shape(services):
                 hop_json("login flow", "depends_on", "auth service", 2, ["c1", "c2"], ["docs/login.md"])]},
         ],
         "survivors": ["Alice", "Elasticsearch", "Redis", "search service"],
+        "relations": "all",
     }
 
 
@@ -269,10 +280,16 @@ def test_impact_is_reverse_reachability_by_shortest_paths(raw_edges):
     edges = {(f"n{s}", r, f"n{t}"): Edge(f"n{s}", r, f"n{t}", chunk_ids=tuple(f"c{j}" for j in range(w)))
              for s, r, t, w in raw_edges if s != t}
     graph = ContextGraph(entities, edges.values())
+    for relations in (None, DEFAULT_IMPACT_RELATIONS):  # every relation (the default), the dependency reading
+        _check_reverse_reachability(graph, entities, edges.values(), relations)
+
+
+def _check_reverse_reachability(graph, entities, edges, relations) -> None:
     spread = nx.DiGraph()
     spread.add_nodes_from(e.key for e in entities)
-    spread.add_edges_from((e.source, e.target) for e in edges.values() if e.relation in DEFAULT_IMPACT_RELATIONS)
-    impact = graph.impacted_by("n0")
+    spread.add_edges_from((e.source, e.target) for e in edges
+                          if (e.relation != "co_mentioned" if relations is None else e.relation in relations))
+    impact = graph.impacted_by("n0", relations)
     impacted = {name: path for name, path in impact.impacted}
     assert set(impacted) == {f"N{k[1:]}" for k in nx.ancestors(spread, "n0")}
     for name, path in impacted.items():

@@ -62,6 +62,38 @@ def test_impact_is_the_graphs_impact(sample_workspace):
     assert found.to_json() == sample_workspace.graph.impacted_by("Redis").to_json()
 
 
+def test_impact_walks_every_relation_unless_asked_for_the_dependencies(sample_workspace, capsys):
+    """Seed 001's impacted_by walks every reversed edge: the services the Platform team owns are
+    impacted when it fails; the dependency reading finds none of them."""
+    from workbench.cli import main
+
+    every = impact(sample_workspace, "Platform team")
+    dependencies = impact(sample_workspace, "Platform team", relations="dependencies")
+    assert every.relations == "all" and dependencies.relations == "dependencies"
+    assert every.impacted and not dependencies.impacted
+    assert {name for name, _ in every.impacted}.isdisjoint(every.survivors)
+    assert through_json(every.to_json())["relations"] == "all"
+    workspace = ["--workspace", str(sample_workspace.path)]
+    assert main(workspace + ["impact", "Platform team"]) == 0
+    out = capsys.readouterr().out
+    assert f"{len(every.impacted)} entities break (failure spread along every relation)" in out
+    assert main(workspace + ["impact", "Platform team", "--relations", "dependencies"]) == 0
+    assert "0 entities break (failure spread along the dependency relations" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="relations must be 'all' or 'dependencies'"):
+        impact(sample_workspace, "Platform team", relations="owners")  # type: ignore[arg-type]
+
+
+def test_neighborhood_walks_forward_by_default_as_seed_001s(sample_workspace, capsys):
+    from workbench.cli import main
+
+    hood = neighborhood(sample_workspace, "auth service")
+    assert hood.entities and all(edge.source.lower() == "auth service" for edge in hood.edges)
+    assert hood == neighborhood(sample_workspace, "auth service", direction="out")
+    assert hood != neighborhood(sample_workspace, "auth service", direction="both")
+    assert main(["--workspace", str(sample_workspace.path), "neighbors", "auth service", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == through_json(hood.to_json())
+
+
 @pytest.mark.parametrize("ask", [lambda ws: neighborhood(ws, "Rediss"), lambda ws: comentions(ws, "Rediss"),
                                  lambda ws: paths_between(ws, "login flow", "Rediss")])
 def test_an_unknown_entity_raises_with_suggestions(sample_workspace, ask):

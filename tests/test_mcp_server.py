@@ -63,7 +63,10 @@ def session_results(sample_workspace, tmp_path_factory):
         "search_limit_huge": ("graphrag_search", {"query": "Redis", "limit": 101}),
         "impact": ("impact", {"entity": "redis"}),
         "impact_unknown": ("impact", {"entity": "Rediss"}),
+        "impact_platform": ("impact", {"entity": "Platform team"}),
+        "impact_platform_dependencies": ("impact", {"entity": "Platform team", "relations": "dependencies"}),
         "neighbors": ("neighbors", {"entity": "auth service", "hops": 1, "direction": "out"}),
+        "neighbors_default": ("neighbors", {"entity": "auth service"}),
         "neighbors_bad_direction": ("neighbors", {"entity": "auth service", "direction": "up"}),
         "neighbors_bad_hops": ("neighbors", {"entity": "auth service", "hops": 6}),
         "path": ("path", {"a": "login flow", "b": "redis"}),
@@ -95,9 +98,15 @@ def session_results(sample_workspace, tmp_path_factory):
             "before": before}
 
 
-def test_lists_all_six_tools_with_input_schemas(session_results):
+def test_lists_all_its_tools_with_input_schemas(session_results):
+    import workbench.mcp_server
+
     tools = session_results["tools"]
     assert set(tools) == set(TOOL_NAMES)
+    # The module's docstring counts them and names each.
+    counted = {6: "Six", 7: "Seven", 8: "Eight", 9: "Nine", 10: "Ten"}[len(TOOL_NAMES)]
+    doc = workbench.mcp_server.__doc__ or ""
+    assert f"\n{counted} read-only tools" in doc and all(f"``{name}``" in doc for name in TOOL_NAMES)
     for tool in tools.values():
         assert tool.input_schema["type"] == "object"
         assert tool.description
@@ -189,6 +198,21 @@ def test_neighbors_walks_out_from_the_entity(session_results):
     assert "token cache" in {e["entity"].lower() for e in hood["entities"]}
     assert all(e["distance"] == 1 for e in hood["entities"])
     assert all(edge["source"].lower() == "auth service" for edge in hood["edges"])
+
+
+def test_impact_spreads_along_every_relation_unless_asked_for_the_dependencies(session_results, sample_workspace):
+    from workbench.context_graph.graph_questions import impact
+
+    every = payload(session_results["results"]["impact_platform"])
+    dependencies = payload(session_results["results"]["impact_platform_dependencies"])
+    assert every == json.loads(json.dumps(impact(sample_workspace, "Platform team").to_json()))
+    assert every["relations"] == "all" and every["impacted"]
+    assert dependencies["relations"] == "dependencies" and dependencies["impacted"] == []
+    assert session_results["tools"]["impact"].input_schema["properties"]["relations"]["enum"] == ["all", "dependencies"]
+
+
+def test_neighbors_walks_forward_by_default(session_results):
+    assert payload(session_results["results"]["neighbors_default"]) == payload(session_results["results"]["neighbors"])
 
 
 def test_unknown_entity_is_an_error_with_suggestions(session_results):

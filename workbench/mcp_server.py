@@ -1,7 +1,7 @@
 """The MCP server: the workbench's search, graph walks and impact, served to AI assistants.
 
-Six read-only tools over one workspace opened once at start (with its embedding model):
-``graphrag_search``, ``search_chunks``, ``impact``, ``neighbors``, ``get_chunk`` and ``path``.
+Eight read-only tools over one workspace opened once at start (with its embedding model):
+``graphrag_search``, ``search_chunks``, ``impact``, ``neighbors``, ``get_chunk``, ``path``, ``communities``, ``timeline``.
 Every answer carries its citations (chunk ids and documents). Expected failures (an unknown
 entity, an unknown chunk id, an argument out of range) come back as tool errors with a message
 saying what was wrong and what to do; the schema bounds are checked by the SDK before a tool
@@ -179,12 +179,17 @@ def build_server(ws: Workspace) -> MCPServer:
         with turn:
             return _search(ws, query, mode, limit, None)
 
-    def impact(entity: EntityName) -> dict[str, Any]:
-        """What breaks if an entity fails: every entity that depends on it, with the cited path of
+    def impact(
+        entity: EntityName,
+        relations: Annotated[Literal["all", "dependencies"], Field(
+                        "dependency relations only (depends_on, uses, runs_on...).")] = "all",
+    ) -> dict[str, Any]:
+        """What breaks if an entity fails: every entity with a relation to it (or, with
+        ``relations='dependencies'``, that depends on it), directly or not, with the cited path of
         hops (relation, chunk ids, documents) from the failed entity, and the survivors."""
         with turn:
             try:
-                return ask.impact(ws, entity).to_json()
+                return ask.impact(ws, entity, relations).to_json()
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
 
@@ -192,7 +197,7 @@ def build_server(ws: Workspace) -> MCPServer:
         entity: EntityName,
         hops: Annotated[int, Field(ge=1, le=MAX_HOPS, description=f"Edges to walk, 1 to {MAX_HOPS}.")] = 1,
         direction: Annotated[Literal["out", "in", "both"], Field(
-            description="'out' follows edges from the entity, 'in' towards it, 'both' either way.")] = "both",
+            description="'out' follows edges from the entity, 'in' towards it, 'both' either way.")] = "out",
         comention: Annotated[bool, Field(
             description="Instead, the entities named beside it in the same chunks, with weight and first/last seen.")]
         = False,
@@ -321,8 +326,8 @@ class _RepairedLines:
         return self._repaired()
 
     async def _repaired(self):
-        async for line in self._lines:
             yield repaired_line(line) if line.strip() else line
+        async for line in self._lines:
 
 
 async def _run_stdio(server: MCPServer) -> None:
@@ -332,8 +337,8 @@ async def _run_stdio(server: MCPServer) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
     async with stdio_server(stdin=_RepairedLines(stdin)) as (read_stream, write_stream):  # type: ignore[arg-type]
+    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
         lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (mcp 2.3)
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
-from ..context_graph.graph_questions import comentions, impact, neighborhood, paths_between
+from ..context_graph.graph_questions import IMPACT_READINGS, comentions, impact, neighborhood, paths_between
 from ..progress import tqdm_progress
 from .render import CommandError, emit, table
 
@@ -216,10 +216,11 @@ def cmd_neighbors(args):
 
 
 def cmd_impact(args):
-    payload = impact(open_workspace(args), args.entity).to_json()
+    payload = impact(open_workspace(args), args.entity, relations=args.relations).to_json()
 
     def render(p):
-        lines = [f"if {p['failed']} fails, {len(p['impacted'])} entities break:"]
+        along = "every relation" if p["relations"] == "all" else "the dependency relations (graph.impact_relations)"
+        lines = [f"if {p['failed']} fails, {len(p['impacted'])} entities break (failure spread along {along}):"]
         for item in p["impacted"]:
             lines.append(f"  {item['entity']}  ({len(item['hops'])} hop{'' if len(item['hops']) == 1 else 's'})")
             for h in item["hops"]:
@@ -333,13 +334,17 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("neighbors", parents=[common], help="the k-hop neighbourhood of an entity")
     p.add_argument("entity")
     p.add_argument("--hops", type=int, default=1)
-    p.add_argument("--direction", choices=["out", "in", "both"], default="both")
+    p.add_argument("--direction", choices=["out", "in", "both"], default="out",
+                   help="'out' follows edges from the entity (the default), 'in' towards it, 'both' either way")
     p.add_argument("--comention", action="store_true",
                    help="the entities co-mentioned with it instead, with weight and first/last seen")
     p.set_defaults(handler=cmd_neighbors)
 
     p = subparsers.add_parser("impact", parents=[common], help="what breaks if ENTITY fails, and what survives")
     p.add_argument("entity")
+    p.add_argument("--relations", choices=list(IMPACT_READINGS), default="all",
+                   help="'all' spreads the failure along every relation (the default), 'dependencies' along "
+                        "settings graph.impact_relations only")
     p.set_defaults(handler=cmd_impact)
 
     p = subparsers.add_parser("path", parents=[common], help="cited paths from A to B, best corroborated first")

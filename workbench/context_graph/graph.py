@@ -3,8 +3,9 @@
 :class:`ContextGraph` keeps a :class:`networkx.MultiDiGraph` whose nodes are entity keys and
 whose edges are keyed by relation, each carrying its :class:`~workbench.model.Edge` and so its
 citations. On top of it: name resolution with suggestions, k-hop neighbourhoods, failure
-impact (reverse reachability over dependency-like relations, with the survivors), ranked
-cited paths between two entities, and Personalized PageRank over the whole graph.
+impact (reverse reachability over every relation, or over the dependency-like ones, with the
+survivors), ranked cited paths between two entities, and Personalized PageRank over the whole
+graph.
 
 Co-mention edges (relation ``co_mentioned``) stay in the graph for PageRank and the
 co-mention view; traversal, impact and paths ignore them unless asked.
@@ -110,7 +111,8 @@ class ContextGraph(GraphWalks):
     edges : iterable of Edge
         The relations; both ends must be entity keys, one edge per (source, relation, target).
     impact_relations : collection of str
-        Relations along which a failure spreads (:meth:`impacted_by`).
+        The dependency-like relations: along which a failure spreads in the dependency reading
+        of :meth:`impacted_by`, and what :meth:`dependencies_of` follows.
     key_of : callable, optional
         The canonicalizer's name -> key function (aliases, splits), tried first by
         :meth:`resolve`; :func:`workbench.context_graph.name_keys.name_key` is always tried after it.

@@ -23,15 +23,32 @@ from ..model import Comention, Comentions, Impact, Neighbour, Neighborhood, Path
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["impact", "neighborhood", "comentions", "paths_between"]
+__all__ = ["impact", "neighborhood", "comentions", "paths_between", "IMPACT_READINGS"]
 
 
-def impact(ws: WorkspaceView, entity: str) -> Impact:
-    """What breaks if ``entity`` fails, each impacted entity with its cited path, and the survivors."""
-    return ws.graph.impacted_by(entity)
+#: The readings of :func:`impact`: failure spread along every relation, or the dependency ones.
+IMPACT_READINGS = ("all", "dependencies")
 
 
-def neighborhood(ws: WorkspaceView, entity: str, hops: int = 1, direction: Literal["out", "in", "both"] = "both") -> Neighborhood:
+def impact(ws: WorkspaceView, entity: str, relations: Literal["all", "dependencies"] = "all") -> Impact:
+    """What breaks if ``entity`` fails, each impacted entity with its cited path, and the survivors.
+
+    ``relations``: ``all`` spreads the failure along every cited relation (seed 001's
+    ``impacted_by``), ``dependencies`` along ``settings.graph.impact_relations`` only (A
+    depends_on B: A breaks when B fails). The answer says which (``relations``).
+
+    Raises
+    ------
+    ValueError
+        If ``relations`` is neither ``all`` nor ``dependencies``.
+    """
+    if relations not in IMPACT_READINGS:
+        raise ValueError(f"relations must be 'all' or 'dependencies', got {relations!r}")
+    graph = ws.graph
+    return graph.impacted_by(entity, None if relations == "all" else graph.impact_relations)
+
+
+def neighborhood(ws: WorkspaceView, entity: str, hops: int = 1, direction: Literal["out", "in", "both"] = "out") -> Neighborhood:
     """The entities within ``hops`` edges of ``entity`` (``out`` along stored edges, ``in`` against
     them, ``both`` either way) and the cited edges walked; co-mention edges are not walked.
 

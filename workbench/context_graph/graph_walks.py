@@ -72,10 +72,11 @@ class GraphWalks:
         @staticmethod
         def _allowed(relation: str, relations: Collection[str] | None, include_comention: bool) -> bool: ...
 
-    def _reach(self, start: str, spread: Collection[str], incoming: bool) -> dict[str, tuple[float, tuple[str, ...], list[Hop]]]:
-        """Breadth-first search from ``start`` over ``spread`` edges, against their direction when
-        ``incoming``: key -> (corroboration, names along the path, hops), the shortest path to each
-        (ties: better corroborated, then by names)."""
+    def _reach(self, start: str, spread: Collection[str] | None,
+               incoming: bool) -> dict[str, tuple[float, tuple[str, ...], list[Hop]]]:
+        """Breadth-first search from ``start`` over ``spread`` edges (None: every relation,
+        co-mention aside), against their direction when ``incoming``: key -> (corroboration, names
+        along the path, hops), the shortest path to each (ties: better corroborated, then by names)."""
         best: dict[str, tuple[float, tuple[str, ...], list[Hop]]] = {start: (math.inf, (self.name(start),), [])}
         frontier = [start]
         while frontier:
@@ -85,7 +86,7 @@ class GraphWalks:
                 edges = (((e.source, e.relation, e) for e in self.in_edges(reached)) if incoming else
                          ((e.target, e.relation, e) for e in self.out_edges(reached)))
                 for other, relation, edge in edges:
-                    if relation not in spread or other in best:
+                    if (relation == COMENTION_RELATION if spread is None else relation not in spread) or other in best:
                         continue
                     path_corroboration = min(corroboration, edge.weight)
                     path_names = names + (self.name(other),)
@@ -106,24 +107,28 @@ class GraphWalks:
         )
 
     def impacted_by(self, name: str, relations: Collection[str] | None = None) -> Impact:
-        """What breaks when ``name`` fails: every entity that depends on it, with a path.
+        """What breaks when ``name`` fails: every entity with a relation to it, directly or not,
+        with a path.
 
-        If A depends_on B and B fails, A breaks: a breadth-first search from the failed
-        entity over incoming impact edges. Each impacted entity gets its shortest path (ties
-        go to the better corroborated path, then by names), running from the failed entity
-        to the impacted one with each hop in stored direction. Impacted entities come by hop
-        count, then name; survivors are every other entity of the relation graph (any cited
-        relation, co-mention aside: the owner teams too), by name.
+        If A has a relation to B (A depends_on B, A is RESOLVED_BY B, A is owned_by B) and B
+        fails, A is impacted: a breadth-first search from the failed entity over its incoming
+        edges, every cited relation by default (seed 001's ``impacted_by``; co-mention aside),
+        or only ``relations`` (the dependency reading: :attr:`impact_relations`). Each impacted
+        entity gets its shortest path (ties go to the better corroborated path, then by names),
+        running from the failed entity to the impacted one with each hop in stored direction.
+        Impacted entities come by hop count, then name; survivors are every other entity of the
+        relation graph (any cited relation, co-mention aside: the owner teams too), by name.
 
         Parameters
         ----------
         name : str
             The failed entity.
         relations : collection of str, optional
-            Relations along which failure spreads; defaults to :attr:`impact_relations`.
+            Relations along which failure spreads; None (the default) spreads it along every
+            relation. :attr:`impact_relations` is the dependency reading.
         """
         failed = self.resolve(name)
-        spread = set(self.impact_relations if relations is None else relations)
+        spread = None if relations is None else set(relations)
         best = self._reach(failed, spread, incoming=True)
         taking_part = {
             end
@@ -132,7 +137,10 @@ class GraphWalks:
             for end in (edge.source, edge.target)
         }
         survivors = sorted((self.name(key) for key in taking_part - best.keys()), key=_name_order)
-        return Impact(failed=self.name(failed), impacted=self._reached(best, failed), survivors=survivors)
+        reading = ("all" if spread is None else "dependencies" if spread == set(self.impact_relations)
+                   else "listed")
+        return Impact(failed=self.name(failed), impacted=self._reached(best, failed), survivors=survivors,
+                      relations=reading)
 
     def dependencies_of(self, name: str, relations: Collection[str] | None = None) -> list[tuple[str, GraphPath]]:
         """What ``name`` depends on, directly or not: forward reachability over the impact

@@ -222,9 +222,12 @@ class Impact:
     from the failed entity to the impacted one; its hops keep the stored direction."""
     survivors: list[str]
     """Entities not impacted."""
+    relations: str = "all"
+    """The relations failure spread along: ``all`` (every cited relation), ``dependencies``
+    (``graph.impact_relations``) or ``listed`` (relations the caller named)."""
 
     def to_json(self) -> dict[str, Any]:
-        """``{"failed", "impacted": [{"entity", "path", "hops"}], "survivors"}``."""
+        """``{"failed", "impacted": [{"entity", "path", "hops"}], "survivors", "relations"}``."""
         return to_json(self, impacted=[{"entity": entity, "path": list(path.nodes), "hops": path.hops}
                                        for entity, path in self.impacted])
 

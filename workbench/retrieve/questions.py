@@ -202,7 +202,7 @@ def read_question(ws: WorkspaceView, question: str, keys: list[str] | None = Non
         return None
     if cue == "impact":
         for key in keys:
-            impact = graph.impacted_by(key)
+            impact = graph.impacted_by(key, graph.impact_relations)  # what breaks: the dependency reading
             if impact.impacted:
                 # "If Redis goes down, does the login flow break?": the path to the entity asked about first.
                 asked = {graph.name(other) for other in keys if other != key}
