@@ -68,10 +68,10 @@ if answer is not None:
             st.markdown("**Still standing:** " + (ui.md_text(", ".join(map(printable, answer.survivors))) or "nothing"))
             st.caption(f"Failure spread along the dependency relations (graph.impact_relations) only: {answer.left_out} people, teams, incidents and other entities with no "
                        "dependency relation are left out.")
-            ui.citation_picker(ws, [c for hop in answer.path.hops for c in hop.chunks], key="compare.answer.open",
-                               documents={c: d for hop in answer.path.hops for c, d in zip(hop.chunks, hop.documents)})
         if answer.path is not None:
             st.text("Cited path: " + path_text(answer.path))
+            ui.citation_picker(ws, [c for hop in answer.path.hops for c in hop.chunks], key="compare.answer.open",
+                               documents={c: d for hop in answer.path.hops for c, d in zip(hop.chunks, hop.documents)})
         st.caption("Read off the graph from the question alone, the same for every strategy below.")
 
 shared = shared_hits(results)

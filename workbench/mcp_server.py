@@ -182,6 +182,7 @@ def build_server(ws: Workspace) -> MCPServer:
     def impact(
         entity: EntityName,
         relations: Annotated[Literal["all", "dependencies"], Field(
+            description="'all' spreads the failure along every relation to the entity, 'dependencies' along the "
                         "dependency relations only (depends_on, uses, runs_on...).")] = "all",
     ) -> dict[str, Any]:
         """What breaks if an entity fails: every entity with a relation to it (or, with
@@ -326,8 +327,8 @@ class _RepairedLines:
         return self._repaired()
 
     async def _repaired(self):
-            yield repaired_line(line) if line.strip() else line
         async for line in self._lines:
+            yield repaired_line(line) if line.strip() else line
 
 
 async def _run_stdio(server: MCPServer) -> None:
@@ -337,8 +338,8 @@ async def _run_stdio(server: MCPServer) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server(stdin=_RepairedLines(stdin)) as (read_stream, write_stream):  # type: ignore[arg-type]
     stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    async with stdio_server(stdin=_RepairedLines(stdin)) as (read_stream, write_stream):  # type: ignore[arg-type]
         lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (mcp 2.3)
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
