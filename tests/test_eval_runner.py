@@ -152,3 +152,20 @@ def test_eval_command_reports_an_unknown_gold_document(sample_workspace, tmp_pat
     code = main(["--workspace", str(sample_workspace.path), "eval", str(tasks), "--no-save"])
     err = capsys.readouterr().err
     assert code == 2 and "task 'lost': unknown gold document 'nowhere.md'" in err
+
+
+def test_the_eval_command_compares_the_evaluate_pages_strategies_by_default(sample_workspace, tmp_path, capsys):
+    """One default for both surfaces, co-mention expansion in its own row beside expand."""
+    import json
+
+    from workbench.cli import main
+    from workbench.evaluate.runner import DEFAULT_STRATEGIES
+
+    assert DEFAULT_STRATEGIES == ("direct", "expand", "expand-comention", "graphrag")
+    assert "DEFAULT_STRATEGIES" in (SAMPLE.parent / "pages" / "evaluate.py").read_text(encoding="utf-8")
+    tasks = tmp_path / "one.yaml"
+    tasks.write_text("tasks:\n  - id: billing\n    question: Which database does the billing service use?\n"
+                     "    gold_documents: [architecture/billing-service.md]\n", encoding="utf-8")
+    code = main(["--workspace", str(sample_workspace.path), "eval", str(tasks), "--no-save", "--json", "--k", "3"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["strategies"] == list(DEFAULT_STRATEGIES)

@@ -159,3 +159,91 @@ def test_an_edge_end_is_resolved_once_per_parent_note_and_as_the_reference_reads
     indexes.reached.clear()
     again = retrieve(ws, "What does the Billing Service call?", mode="expand", k=3)
     assert len(indexes.reached) <= 3 and [h.chunk_id for h in again.hits] == [h.chunk_id for h in result.hits]
+
+
+def test_expand_follows_relations_only_and_co_mentions_by_setting(sample_workspace):
+    """Seed 000 expands over the recorded relations: co-mention edges (confidence 1, so the
+    confidence floor never drops them) are followed only with retrieval.expand_comention on, or
+    by the expand-comention mode that the evaluation reports as its own row."""
+    from workbench.evaluate.tasks import load_resolved_tasks
+    from tests.conftest import SAMPLE
+
+    assert sample_workspace.settings.retrieval.expand_comention is False
+    questions = [task.question for task in load_resolved_tasks(sample_workspace, SAMPLE / "tasks.yaml")]
+    relations = comentions = 0
+    for question in questions:
+        plain = retrieve(sample_workspace, question, mode="expand", k=5)
+        expanded = [h for h in plain.hits if h.why.via == "expansion"]
+        assert all(h.why.edge.relation != "co_mentioned" for h in expanded), question
+        relations += len(expanded)
+        with_comention = retrieve(sample_workspace, question, mode="expand-comention", k=5)
+        comentions += sum(h.why.via == "expansion" and h.why.edge.relation == "co_mentioned"
+                          for h in with_comention.hits)
+    assert relations > 0 and comentions > 0
+    ws = reopened(sample_workspace, retrieval__expand_comention=True)
+    try:
+        on = retrieve(ws, questions[0], mode="expand", k=5)
+        assert [(h.chunk_id, h.why.to_json()) for h in on.hits] == [
+            (h.chunk_id, h.why.to_json()) for h in retrieve(sample_workspace, questions[0], mode="expand-comention",
+                                                            k=5).hits]
+    finally:
+        ws.close()
+
+
+RESOLVED_INCIDENT = """---
+title: "Incident: invoices stuck in pending"
+date: 2024-02-12
+relations:
+  - {type: RESOLVED_BY, target: pending-invoices.md}
+---
+In February invoices were stuck in pending for two days: the settlement job stopped and
+customers saw pending invoices they had already paid.
+"""
+PENDING_RUNBOOK = """---
+title: Pending invoices runbook
+date: 2023-11-20
+---
+When invoices are stuck in pending, restart the settlement job and replay the payment events of
+the last day so that every pending invoice is settled.
+"""
+
+
+@pytest.fixture(scope="module")
+def invoices_workspace(tmp_path_factory, embedder, settings):
+    from workbench.workspace import Workspace
+
+    corpus = tmp_path_factory.mktemp("invoices")
+    (corpus / "2024-02-12-invoices-pending.md").write_text(RESOLVED_INCIDENT, encoding="utf-8")
+    (corpus / "pending-invoices.md").write_text(PENDING_RUNBOOK, encoding="utf-8")
+    (corpus / "handbook.md").write_text("---\ntitle: Finance handbook\n---\nInvoices are sent on the first day of "
+                                        "each month.\n", encoding="utf-8")
+    ws = Workspace(tmp_path_factory.mktemp("ws") / "ws", settings=settings, embedder=embedder)
+    ws.ingest([corpus])
+    yield ws
+    ws.close()
+
+
+def test_a_direct_hit_that_a_higher_hit_relates_to_says_the_relation(invoices_workspace):
+    result = retrieve(invoices_workspace, "Why were invoices stuck in pending?", mode="expand", k=3)
+    documents = [hit.document.rsplit("/", 1)[-1] for hit in result.hits]
+    assert documents[:2] == ["2024-02-12-invoices-pending.md", "pending-invoices.md"], documents
+    incident, runbook = result.hits[:2]
+    assert runbook.why.via == "direct" and runbook.why.parent == incident.chunk_id
+    assert runbook.why.edge.relation == "RESOLVED_BY" and runbook.why.direction == "forward"
+    assert "also the end of a relation from chunk" in runbook.why.describe()
+    assert "is resolved by" in runbook.why.describe()
+    assert incident.why.parent is None  # nothing above it leads to it
+
+
+def test_a_relation_from_a_hit_in_the_window_keeps_its_target_dated_before_it(invoices_workspace):
+    question = "Why were invoices stuck in pending in February?"
+    for mode in ("expand", "hybrid"):
+        result = retrieve(invoices_workspace, question, mode=mode, k=3, as_of="2024-07-01")
+        documents = [hit.document.rsplit("/", 1)[-1] for hit in result.hits]
+        assert documents == ["2024-02-12-invoices-pending.md", "pending-invoices.md"], (mode, documents)
+        runbook = result.hits[1]
+        assert runbook.time.startswith("2023-11-20")
+        assert runbook.why.kept_by_window.startswith("dated 2023-11-20, outside the time window, kept after")
+        assert "is resolved by" in runbook.why.kept_by_window and "is resolved by" in runbook.why.describe()
+        assert result.stats.time_window.outside_kept == 1 and result.stats.time_window.in_window == 1
+        assert "1 dated outside it kept after them" in result.reason

@@ -38,7 +38,7 @@ def test_every_mode_keeps_the_retrieval_contract(backend_workspace, mode):
             for h in result.hits:
                 parts.setdefault(h.why.via or "", []).append(h.score)
             vias = [h.why.via or "" for h in result.hits]
-            if mode == "expand":  # merged by score (retrieval.expand_order: score)
+            if mode in ("expand", "expand-comention"):  # merged by score (retrieval.expand_order: score)
                 assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
             else:
                 assert vias == sorted(vias, key=lambda v: v != "direct"), (mode, query, vias)

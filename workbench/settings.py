@@ -200,6 +200,7 @@ class RetrievalSettings(_Section):
     comention_fanout: int = Field(5, gt=0, description="comention mode: strongest edges followed from each entity per hop.")
     literal_boost: float = Field(0.05, ge=0, le=1, description="vector and hybrid: score added per identifier of the query (ECONNREFUSED, snake_case, a path) a chunk contains literally.")
     expand_min_confidence: float = Field(0.5, ge=0, le=1, description="Edges below this confidence are not followed by expansion.")
+    expand_comention: bool = Field(False, description="expand also follows the co-mention edges of its hits' notes (names in the same chunk), as it does their relations. Off, it follows the recorded relations only (stated, declared, accepted candidates): a co-mention is proximity, not a relation, and its confidence of 1 passes expand_min_confidence. The evaluation reports expansion with them on as its own strategy, expand-comention.")
     expand_order: Literal["score", "direct_first"] = Field("score", description="expand: 'score' merges the direct and the expanded hits and sorts them by score (an expanded hit scores parent x expand_discount x confidence); 'direct_first' puts the expanded hits after all the direct ones.")
 
 

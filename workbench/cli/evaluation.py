@@ -67,7 +67,7 @@ def _answer_lines(run) -> list[str]:
 
 def cmd_eval(args):
     from ..evaluate import report
-    from ..evaluate.runner import StrategyFailed, run_evaluation
+    from ..evaluate.runner import DEFAULT_STRATEGIES, StrategyFailed, run_evaluation
     from ..evaluate.tasks import TaskError, load_resolved_tasks
 
     if args.compare:
@@ -90,7 +90,7 @@ def cmd_eval(args):
         raise CommandError(str(exc), code=2) from None
     from ..retrieve import MODES
 
-    modes = _modes(args.modes) or ["vector", "expand", "graphrag"]
+    modes = _modes(args.modes) or list(DEFAULT_STRATEGIES)
     unknown = [m for m in modes + [args.direct] if m not in MODES]
     if unknown:
         raise CommandError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}", code=2)
@@ -125,12 +125,13 @@ def cmd_eval(args):
 
 
 def register(subparsers, common) -> None:
-    from ..evaluate.runner import DEFAULT_DIRECT
+    from ..evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES
 
     p = subparsers.add_parser("eval", parents=[common],
                               help="compare retrieval strategies on a task set (or compare two saved runs)")
     p.add_argument("tasks", nargs="?", help="task file (.yaml or .jsonl)")
-    p.add_argument("--modes", help="comma-separated strategies (default: vector,expand,graphrag)")
+    p.add_argument("--modes", help=f"comma-separated strategies (default: {','.join(DEFAULT_STRATEGIES)}, "
+                   "as the Evaluate page's)")
     p.add_argument("--direct", default=DEFAULT_DIRECT,
                    help=f"the strategy the others are compared with (default: {DEFAULT_DIRECT}, expand's direct stage)")
     p.add_argument("--k", type=int, default=None, help="hits per query (default: retrieval.k of the settings)")

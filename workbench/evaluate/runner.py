@@ -49,7 +49,9 @@ __all__ = [
 #: The baseline: exactly the direct stage expansion starts from (best chunk per document), so
 #: every difference an expansion mode makes against it is its edges' own.
 DEFAULT_DIRECT = "direct"
-DEFAULT_STRATEGIES = ("direct", "expand", "graphrag")
+#: The strategies a run compares unless told otherwise (the ``eval`` command and the Evaluate page):
+#: expansion over relations, the same with co-mention edges followed too, and graphrag.
+DEFAULT_STRATEGIES = ("direct", "expand", "expand-comention", "graphrag")
 #: Tokens are estimated as characters / 4 (the usual rule of thumb for English BPE tokenizers).
 CHARS_PER_TOKEN = 4
 

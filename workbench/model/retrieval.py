@@ -109,7 +109,8 @@ class Why:
     via: str | None = None
     """How an expansion mode reached it: ``direct`` (vector hit), ``expansion`` or ``comention``."""
     parent: str | None = None
-    """The direct hit's chunk it was reached from (expand, comention)."""
+    """The direct hit's chunk it was reached from (expand, comention); for a direct hit (expand),
+    the higher hit whose note has a relation leading to its note."""
     edge: Hop | None = None
     """The edge that led from the parent to it (expand, comention)."""
     reached: str | None = None
@@ -137,6 +138,9 @@ class Why:
     point_kind: str | None = None
     """``relation`` for a point stating one of the community's strongest relations, ``sentence`` for
     another point of its report, ``passage`` for a sentence of a passage of the theme beyond its report."""
+    kept_by_window: str | None = None
+    """Why a time window kept it after the hits dated inside it, though it is dated outside the
+    window or undated: the relation that leads to it from a hit inside the window."""
 
     def to_json(self) -> dict[str, Any]:
         """The fields set, in declaration order; ``ranks`` as ``<name>_rank`` keys, ``None`` kept."""
@@ -158,6 +162,9 @@ class Why:
             lead = f"Fused by RRF ({_round(self.rrf, 3)})" + (": " + ", ".join(ranks) if ranks else "")
         elif self.via == "direct":
             lead = "Direct vector hit"
+            if self.parent is not None and self.edge is not None and self.direction is not None:
+                lead += (f", also the end of a relation from chunk {self.parent}: "
+                         f"{self.edge.reads(backward=self.direction == 'backward')}")
         elif self.via == "expansion":
             lead = f"Reached over an edge of chunk {self.parent}"
             if self.edge is not None and self.direction is not None:
@@ -188,6 +195,8 @@ class Why:
             parts.append(f"PageRank mass {_round(self.ppr_mass)}")
         if self.entities is not None:
             parts.append(f"mentions {_quote(self.entities)}" if self.entities else "mentions no graph entity")
+        if self.kept_by_window is not None:
+            parts.append(self.kept_by_window)
         if not lead and not parts:
             return "No explanation given."
         sentence = "; ".join(([lead] if lead else []) + parts)
@@ -364,6 +373,9 @@ class WindowUse:
     """True when no dated source fell in the window and the question was answered without it."""
     undated_kept: int | None = None
     """Undated hits kept after the dated ones (see :func:`workbench.retrieve.undated_policy`)."""
+    outside_kept: int | None = None
+    """Hits dated outside the window kept after the dated ones because a relation leads to them
+    from a hit inside it (the runbook, written before, that an incident in it is resolved by)."""
 
     def to_json(self) -> dict[str, Any]:
         """The window's keys, then the counts; a count not taken is left out."""

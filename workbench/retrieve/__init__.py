@@ -1,9 +1,9 @@
 """Retrieval strategies side by side: one protocol, a registry by name, one entry point.
 
 Built-in modes, in their stable order: ``keyword``, ``vector``, ``hybrid``, ``expand``,
-``graphrag``, ``paths``, ``comention``, ``direct``, ``graphrag-seed``, ``global``; modes registered later
-follow them. Each returns a :class:`~workbench.model.RetrievalResult` whose hits say why they
-came back.
+``graphrag``, ``paths``, ``comention``, ``direct``, ``graphrag-seed``, ``global``,
+``expand-comention``; modes registered later follow them. Each returns a
+:class:`~workbench.model.RetrievalResult` whose hits say why they came back.
 
 Examples
 --------
@@ -157,60 +157,93 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
     for rank, hit in enumerate(kept, 1):
         hit.rank = rank
     fetched = len(result.hits)
-    dated = sum(1 for hit in kept if hit.time)
+    from .timewindow import in_window
+
+    dated = sum(1 for hit in kept if in_window(hit.time, window))
+    undated = sum(1 for hit in kept if not hit.time)
+    outside = len(kept) - dated - undated
     note = f"time window {window.describe()}: {dated} of {fetched} hits fall in it"
-    if len(kept) > dated:
-        note += f"; {len(kept) - dated} undated kept after them"
+    if outside:
+        note += f"; {outside} dated outside it kept after them, a relation from a hit in it leading to each"
+    if undated:
+        note += f"; {undated} undated kept after them"
     result.query, result.hits = query, kept
     result.reason = f"{result.reason}; {note}" if result.reason else note
     result.stats.time_window = WindowUse(window, in_window=dated, asked=asked, fetched=fetched,
-                                         kept=len(result.hits), searched_text=text, undated_kept=len(kept) - dated)
+                                         kept=len(result.hits), searched_text=text, undated_kept=undated,
+                                         outside_kept=outside or None)
     return _name_unread(result, reading.not_understood)
 
 
 def undated_policy(hits: list, window, keep_undated: bool = False, related=None) -> list:
     """The hits a time window keeps, in order: the dated hits inside it (in their order), then
-    the undated hits a relation leads to from a kept hit (the runbook an in-window incident is
-    RESOLVED_BY: reached over that edge, or a document ``related(kept chunk ids)`` names), then,
-    with ``keep_undated`` (a year the question names), every other undated hit. Dated hits
-    outside the window, and undated hits nothing in it leads to, are dropped.
+    the hits a relation leads to from a kept hit, whatever their own date (the runbook an
+    in-window incident is RESOLVED_BY, written the year before or undated: reached over that
+    edge, ``why.parent``, or a document ``related(kept chunk ids)`` names), each saying so in
+    ``why.kept_by_window``; then, with ``keep_undated`` (a year the question names), every other
+    undated hit. Other hits dated outside the window, and undated hits nothing in it leads to,
+    are dropped.
+
+    ``related`` takes the kept chunk ids (best first) and returns ``{document: (chunk id,
+    relation as a sentence)}`` for the documents their relations lead to.
 
     >>> from workbench.model import Hit, TimeWindow, Why
     >>> hits = [Hit("c1", "runbook.md", "", 0.9, 1, why=Why(via="expansion", parent="c2")),
     ...         Hit("c2", "incident.md", "", 0.8, 2, time="2024-02-14"),
-    ...         Hit("c3", "old.md", "", 0.7, 3, time="2023-02-01"), Hit("c4", "notes.md", "", 0.6, 4)]
-    >>> [h.chunk_id for h in undated_policy(hits, TimeWindow("2024-02-01", "2024-02-29"))]
-    ['c2', 'c1']
-    >>> [h.chunk_id for h in undated_policy(hits, TimeWindow("2024-02-01", "2024-02-29"), keep_undated=True)]
+    ...         Hit("c3", "old.md", "", 0.7, 3, time="2023-02-01"), Hit("c4", "notes.md", "", 0.6, 4),
+    ...         Hit("c5", "fix.md", "", 0.5, 5, time="2023-11-20")]
+    >>> window = TimeWindow("2024-02-01", "2024-02-29")
+    >>> [h.chunk_id for h in undated_policy(hits, window, related=lambda ids: {"fix.md": ("c2", "x is fixed by y")})]
+    ['c2', 'c1', 'c5']
+    >>> hits[4].why.kept_by_window
+    'dated 2023-11-20, outside the time window, kept after the hits in it: x is fixed by y (chunk c2)'
+    >>> [h.chunk_id for h in undated_policy(hits, window, keep_undated=True)]
     ['c2', 'c1', 'c4']
     """
     from .timewindow import in_window
 
     inside = [hit for hit in hits if in_window(hit.time, window)]
-    kept_ids = {hit.chunk_id for hit in inside}
-    undated = [hit for hit in hits if not hit.time]
-    documents = related(kept_ids) if related is not None and undated and kept_ids else set()
-    reached = [hit for hit in undated if hit.why.parent in kept_ids or hit.document in documents]
+    kept_ids = [hit.chunk_id for hit in inside]
+    outside = [hit for hit in hits if not in_window(hit.time, window)]
+    documents = related(kept_ids) if related is not None and outside and kept_ids else {}
+    reached = []
+    for hit in outside:
+        why = hit.why
+        if why.parent is not None and why.parent in kept_ids:
+            relation = (why.edge.reads(backward=why.direction == "backward") if why.edge is not None
+                        else "reached from it")
+            source = why.parent
+        elif hit.document in documents:
+            source, relation = documents[hit.document]
+        else:
+            continue
+        when = f"dated {hit.time[:10]}" if hit.time else "undated"
+        why.kept_by_window = f"{when}, outside the time window, kept after the hits in it: {relation} (chunk {source})"
+        reached.append(hit)
     reached_ids = {hit.chunk_id for hit in reached}
-    rest = [hit for hit in undated if keep_undated and hit.chunk_id not in reached_ids]
+    rest = [hit for hit in outside if keep_undated and not hit.time and hit.chunk_id not in reached_ids]
     return inside + reached + rest
 
 
-def _related_documents(ws: WorkspaceView, chunk_ids) -> set[str]:
-    """The documents the relations stated by ``chunk_ids`` lead to: the notes their ends title,
-    else the chunk that best states or mentions each end (as ``expand`` follows them)."""
+def _related_documents(ws: WorkspaceView, chunk_ids) -> dict[str, tuple[str, str]]:
+    """Document -> (the kept chunk, the relation as a sentence) for the documents the relations
+    stated by ``chunk_ids`` lead to: the notes their ends title, else the chunk that best states
+    or mentions each end (as ``expand`` follows them); the first chunk's relation for each."""
     from .cache import indexes_for
     from .expand import reached_chunks
 
     indexes = indexes_for(ws)
     documents = indexes.chunk_documents
-    found: set[str] = set()
+    graph = ws.graph
+    found: dict[str, tuple[str, str]] = {}
     for chunk_id in chunk_ids:
         for edge in indexes.edges_stated_by.get(chunk_id, ()):
             if edge.relation == COMENTION_RELATION:
                 continue
             for end in (edge.source, edge.target):
-                found.update(documents.get(c, "") for c in reached_chunks(ws, end, documents.get(chunk_id, "")))
+                for reached in reached_chunks(ws, end, documents.get(chunk_id, "")):
+                    found.setdefault(documents.get(reached, ""),
+                                     (chunk_id, graph.cited_hop(edge).reads(backward=end == edge.source)))
     return found
 
 
@@ -233,6 +266,6 @@ def _stamp_times(ws: WorkspaceView, hits) -> None:
 
 for _retriever in (KeywordRetriever(), VectorRetriever(), HybridRetriever(), ExpandRetriever(),
                    GraphRAGRetriever(), PathsRetriever(), ComentionRetriever(), DirectRetriever(),
-                   GraphRAGSeedRetriever(), GlobalRetriever()):
+                   GraphRAGSeedRetriever(), GlobalRetriever(), ExpandRetriever(comention=True)):
     register(_retriever)
 del _retriever

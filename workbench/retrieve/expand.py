@@ -2,18 +2,22 @@
 
 1. Direct hits: vector search, best chunk per document, ``k`` of them (the ``direct`` mode
    returns exactly these, the evaluation's baseline).
-2. For each direct hit, every edge touching its note, in either direction: the edges any chunk
-   of the note states (relation patterns, declared front-matter relations, co-mentions) and the
-   relation edges of the entity the note's title names, with confidence >=
-   ``retrieval.expand_min_confidence``. Each edge leads to its ends other than the note itself,
-   outside the note's document: an end that titles a note (the runbook an incident is
-   RESOLVED_BY, or the incident a runbook resolves) gives its note's opening chunk; any other
-   end the chunk elsewhere that best states or mentions it.
+2. For each direct hit, every relation edge touching its note, in either direction: the
+   relations any chunk of the note states (relation patterns, declared front-matter relations,
+   accepted candidates) and the relation edges of the entity the note's title names, with
+   confidence >= ``retrieval.expand_min_confidence``. Co-mention edges (names in the same chunk:
+   proximity, not a relation) are followed only with ``retrieval.expand_comention`` on, or by
+   the ``expand-comention`` mode, the evaluation's row for them. Each edge leads to its ends
+   other than the note itself, outside the note's document: an end that titles a note (the
+   runbook an incident is RESOLVED_BY, or the incident a runbook resolves) gives its note's
+   opening chunk; any other end the chunk elsewhere that best states or mentions it.
 3. An expanded chunk scores ``parent x expand_discount x confidence`` and says which way the
    edge was followed: ``forward`` (source to target: "A is resolved by B") or ``backward``
    ("B resolves A"). ``k`` direct plus up to ``k`` expanded hits, merged and sorted by score
    (``retrieval.expand_order: score``), or the expanded ones after the direct ones
-   (``direct_first``). Not recursive.
+   (``direct_first``). Not recursive. A direct hit whose note a relation of a higher direct
+   hit's note leads to keeps its rank and score and names that relation in its ``why``
+   (``parent``, ``edge``, ``direction``).
 
 Examples
 --------
@@ -31,7 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..embedding import EmbeddingUnavailable
-from ..model import RetrievalResult, RetrievalStats, Why
+from ..model import COMENTION_RELATION, Edge, RetrievalResult, RetrievalStats, Why
 from ..vectors import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import RetrievalIndexes, indexes_for
@@ -128,20 +132,34 @@ class DirectRetriever:
 
 
 class ExpandRetriever:
-    """Direct vector hits (one per document) plus what every edge of their notes leads to."""
+    """Direct vector hits (one per document) plus what the relation edges of their notes lead to.
 
-    name = "expand"
-    description = ("vector hits, best chunk per document, then the notes and chunks at the other ends of every edge "
-                   "touching their notes, either direction, scored parent x expand_discount x confidence and "
-                   "merged by score")
+    ``comention``: whether co-mention edges are followed too; None (``expand``) takes
+    ``retrieval.expand_comention``, True is the ``expand-comention`` mode.
+    """
 
     #: Returns ``k`` direct hits and up to ``k`` expanded ones.
     max_hits_per_k = 2
+
+    def __init__(self, comention: bool | None = None) -> None:
+        self.comention = comention
+        if comention:
+            self.name = "expand-comention"
+            self.description = ("expand with the co-mention edges of the hits' notes followed as well as their "
+                                "relations (retrieval.expand_comention on): the evaluation's row for co-mention "
+                                "expansion")
+        else:
+            self.name = "expand"
+            self.description = ("vector hits, best chunk per document, then the notes and chunks at the other ends "
+                                "of the relation edges touching their notes, either direction, scored parent x "
+                                "expand_discount x confidence and merged by score (co-mention edges with "
+                                "retrieval.expand_comention)")
 
     def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
             return empty_result(query, self.name)
         settings = ws.settings.retrieval
+        comention = settings.expand_comention if self.comention is None else self.comention
         timer = StageTimer()
         try:
             direct = _direct_stage(ws, query, k, timer)
@@ -154,11 +172,15 @@ class ExpandRetriever:
             graph = ws.graph
             expanded: dict[str, Ranked] = {}
             followed: set[tuple[str, str, str]] = set()
-            for parent, parent_score, _ in direct:
+            # A direct hit's note that a relation of a higher hit's note leads to says so.
+            position = {documents.get(chunk_id): i for i, (chunk_id, _, _) in reversed(list(enumerate(direct)))}
+            linked: dict[str, tuple[str, Edge, str, str]] = {}
+            for number, (parent, parent_score, _) in enumerate(direct):
                 parent_document = documents.get(parent, "")
                 own = indexes.note_titles.get(parent_document, frozenset())
                 for edge in indexes.edges_touching_document.get(parent_document, ()):
-                    if edge.confidence < settings.expand_min_confidence:
+                    if edge.confidence < settings.expand_min_confidence or (
+                            not comention and edge.relation == COMENTION_RELATION):
                         continue
                     followed.add((edge.source, edge.relation, edge.target))
                     score = expansion_score(parent_score, settings.expand_discount, edge.confidence)
@@ -167,13 +189,22 @@ class ExpandRetriever:
                             continue  # the note itself, or a self-loop: nothing to reach
                         for chunk_id in reached_chunks(ws, end, parent_document, indexes):
                             current = expanded.get(chunk_id)
+                            document = documents.get(chunk_id, "")
+                            if (document in direct_documents and position[document] > number
+                                    and document not in linked and edge.relation != COMENTION_RELATION):
+                                linked[document] = (parent, edge, end, direction)
                             # A note already among the direct hits is no new material.
-                            if documents.get(chunk_id) in direct_documents or (
-                                    current is not None and current[1] >= score):
+                            if document in direct_documents or (current is not None and current[1] >= score):
                                 continue
                             expanded[chunk_id] = (chunk_id, score, Why(
                                 via="expansion", parent=parent, edge=graph.cited_hop(edge), reached=graph.name(end),
                                 direction=direction))
+            for chunk_id, _, why in direct:
+                link = linked.get(documents.get(chunk_id, ""))
+                if link is not None:
+                    parent, edge, end, direction = link
+                    why.parent, why.edge, why.reached, why.direction = (parent, graph.cited_hop(edge), graph.name(end),
+                                                                        direction)
             ranked = merged(direct, sort_ranked(list(expanded.values()))[:k], settings.expand_order)
         with timer("fetch"):
             hits = make_hits(ws, ranked)
