@@ -104,6 +104,28 @@ def test_comention_pairs_only_entities_within_the_sentence_window():
     assert len(same_sentence.extract(*_doc_and_chunks("Redis failed and Kafka lagged.")).triples) == 1
 
 
+def test_a_chat_message_links_every_pair_of_its_entities_bounded_per_message():
+    """Seed 002: every two entities of one message are co-mentioned, however many sentences lie
+    between them; the pairs past max_comention_pairs are counted, message by message."""
+    terms = ["Redis", "Kafka", "Vault", "Nginx"]
+    extractor = EntityExtractor([EntityPattern(type="technology", terms=terms)], 1.0, True, comention_window=0,
+                                max_comention_pairs=5)
+    message = "Redis failed. The team met.\nWe looked at graphs. Then Kafka lagged. Later Vault. And Nginx."
+    text = message + "\n" + "Redis and Kafka."
+    document = Document("chat.jsonl", "/tmp/chat.jsonl", "chat", "conversation", text, "hash")
+    chunks = [Chunk("m1", "chat.jsonl", 0, message, 0, len(message)),
+              Chunk("m2", "chat.jsonl", 1, "Redis and Kafka.", len(message) + 1, len(text))]
+    found = extractor.extract(document, chunks)
+    first = {(t.subject, t.object) for t in found.triples if t.chunk_id == "m1"}
+    assert len(first) == 5 and first <= {tuple(sorted(pair)) for pair in combinations(terms, 2)}
+    assert {(t.subject, t.object) for t in found.triples if t.chunk_id == "m2"} == {("Kafka", "Redis")}
+    assert found.problems == ["co-mention capped in 1 chunk(s): 1 farther pair(s) counted, not stored "
+                              "(extraction.max_comention_pairs is 5 per chunk)"]
+    # The same text as a note keeps to the sentence window: no pair of two sentences.
+    note = Document("note.md", "/tmp/note.md", "note", "text", text, "hash")
+    assert [t.chunk_id for t in extractor.extract(note, chunks).triples] == ["m2"]
+
+
 def test_comention_keeps_the_nearest_pairs_first():
     extractor = EntityExtractor([EntityPattern(type="technology", terms=["Redis", "Kafka", "Vault"])], 1.0, True,
                                 comention_window=1, max_comention_pairs=1)

@@ -4,8 +4,10 @@ Terms of every pattern are compiled into one case-insensitive regex of whole wor
 patterns run with a time budget per chunk. Where matches overlap, the longest wins. With
 co-mention on, each chunk gives one ``co_mentioned`` triple per unordered pair of distinct
 entities it names (by :func:`~workbench.context_graph.name_keys.name_key`) at most ``comention_window``
-sentences apart, subject before object by key; of those, the ``max_comention_pairs`` nearest
-are kept, and the rest are counted in a problem line of the document (never stored).
+sentences apart, subject before object by key; in a conversation log, where a chunk is a
+message, every pair of the message's entities, however far apart (seed 002: the entities of one
+message are linked). Of those, the ``max_comention_pairs`` nearest are kept per chunk, and the
+rest are counted in a problem line of the document (never stored).
 
 Examples
 --------
@@ -152,9 +154,11 @@ class EntityExtractor:
                     candidates.append((start, end, priority, entity_type))
         return [Mention(text[s:e], chunk_id, t, s) for s, e, t in _longest_non_overlapping(candidates)]
 
-    def comention_triples(self, mentions: Sequence[Mention], texts: Mapping[str, str]) -> tuple[list[Triple], int, int]:
+    def comention_triples(self, mentions: Sequence[Mention], texts: Mapping[str, str],
+                          whole_chunks: bool = False) -> tuple[list[Triple], int, int]:
         """``co_mentioned`` triples of each chunk's entity pairs at most ``comention_window``
-        sentences apart, the ``max_comention_pairs`` nearest per chunk (see :func:`window_pairs`).
+        sentences apart (with ``whole_chunks``, a conversation's messages: any two of the chunk's
+        entities), the ``max_comention_pairs`` nearest per chunk (see :func:`window_pairs`).
 
         ``texts`` gives each chunk's text (its sentences); a mention is placed by its offset.
         Returns ``(triples, pairs left out over the cap, chunks that had pairs left out)``.
@@ -172,8 +176,9 @@ class EntityExtractor:
             by_chunk.setdefault(chunk_id, {}).setdefault(key, (mention, []))[1].append(sentence)
         triples, dropped, capped = [], 0, 0
         for chunk_id, entities in by_chunk.items():
-            pairs, over = window_pairs({k: s for k, (_, s) in entities.items()}, self.comention_window,
-                                       self.max_comention_pairs)
+            # A message's sentences are all within its own count of each other.
+            window = len(starts[chunk_id]) if whole_chunks else self.comention_window
+            pairs, over = window_pairs({k: s for k, (_, s) in entities.items()}, window, self.max_comention_pairs)
             dropped += over
             capped += over > 0
             for a, b in pairs:
@@ -209,7 +214,8 @@ class _EntitiesOfDocument:
         for chunk in chunks:
             result.mentions.extend(base.mentions_in(chunk.text, chunk.id, result.problems))
         if base.comention:
-            triples, dropped, capped = base.comention_triples(result.mentions, {c.id: c.text for c in chunks})
+            triples, dropped, capped = base.comention_triples(result.mentions, {c.id: c.text for c in chunks},
+                                                              whole_chunks=document.kind == "conversation")
             result.triples.extend(triples)
             self.dropped += dropped
             self.capped += capped
