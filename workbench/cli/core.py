@@ -7,7 +7,11 @@ from typing import TYPE_CHECKING
 
 from ..context_graph.graph_questions import IMPACT_READINGS, comentions, impact, neighborhood, paths_between
 from ..progress import tqdm_progress
+from .bounds import between, like_setting
 from .render import CommandError, emit, table
+
+#: Most edges ``neighbors --hops`` walks (the MCP tool's bound is lower).
+MAX_NEIGHBOR_HOPS = 10
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -307,7 +311,7 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("entities", parents=[common], help="entities, most mentioned first")
     p.add_argument("--type", help="only this entity type")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--limit", type=between(1, 1_000_000_000), default=50)
     p.set_defaults(handler=cmd_entities)
 
     p = subparsers.add_parser("merges", parents=[common], help="names merged into one entity, with counts")
@@ -315,8 +319,8 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("suggestions", parents=[common],
                               help="merge suggestions ranked by evidence (declared, translation, meaning, spelling), paged")
-    p.add_argument("--page", type=int, default=1, help="page number, from 1")
-    p.add_argument("--per-page", type=int, default=12, help="suggestions per page")
+    p.add_argument("--page", type=between(1, 1_000_000), default=1, help="page number, from 1")
+    p.add_argument("--per-page", type=between(1, 1000), default=12, help="suggestions per page, 1 to 1000")
     p.set_defaults(handler=cmd_suggestions)
 
     p = subparsers.add_parser("candidates", parents=[common],
@@ -333,7 +337,8 @@ def register(subparsers, common) -> None:
 
     p = subparsers.add_parser("neighbors", parents=[common], help="the k-hop neighbourhood of an entity")
     p.add_argument("entity")
-    p.add_argument("--hops", type=int, default=1)
+    p.add_argument("--hops", type=between(0, MAX_NEIGHBOR_HOPS), default=1,
+                   help=f"edges to walk, 0 to {MAX_NEIGHBOR_HOPS} (default 1)")
     p.add_argument("--direction", choices=["out", "in", "both"], default="out",
                    help="'out' follows edges from the entity (the default), 'in' towards it, 'both' either way")
     p.add_argument("--comention", action="store_true",
@@ -350,8 +355,9 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("path", parents=[common], help="cited paths from A to B, best corroborated first")
     p.add_argument("source")
     p.add_argument("target")
-    p.add_argument("--max-hops", type=int, default=None, help="longest path searched (default: settings graph.max_path_hops)")
-    p.add_argument("-k", type=int, default=None, help="paths returned (default: settings graph.max_paths)")
+    p.add_argument("--max-hops", type=like_setting("graph.max_path_hops"), default=None,
+                   help="longest path searched (default: settings graph.max_path_hops)")
+    p.add_argument("-k", type=like_setting("graph.max_paths"), default=None, help="paths returned (default: settings graph.max_paths)")
     p.set_defaults(handler=cmd_path)
 
     p = subparsers.add_parser("chunk", parents=[common], help="show one chunk by id")

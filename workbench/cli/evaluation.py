@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .render import CommandError, emit, invoked_as
+from .bounds import like_setting
 from .core import open_workspace
 
 __all__ = ["register"]
@@ -134,7 +135,7 @@ def register(subparsers, common) -> None:
                    "as the Evaluate page's)")
     p.add_argument("--direct", default=DEFAULT_DIRECT,
                    help=f"the strategy the others are compared with (default: {DEFAULT_DIRECT}, expand's direct stage)")
-    p.add_argument("--k", type=int, default=None, help="hits per query (default: retrieval.k of the settings)")
+    p.add_argument("--k", type=like_setting("retrieval.k"), default=None, help="hits per query (default: retrieval.k of the settings)")
     p.add_argument("--csv", metavar="FILE", help="write the per-case table as CSV")
     p.add_argument("--md", metavar="FILE", help="write summary, highlights and cases as Markdown")
     p.add_argument("--save", action=argparse.BooleanOptionalAction, default=True,

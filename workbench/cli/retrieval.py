@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..model import RetrievalResult
 from .render import CommandError, emit, table
+from .bounds import like_setting
 from .core import open_workspace
 
 if TYPE_CHECKING:
@@ -162,14 +163,14 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("query", parents=[common], help="retrieve chunks for a question with one mode")
     p.add_argument("text")
     p.add_argument("--mode", default="hybrid", help=f"one of: {', '.join(MODES)} (default hybrid)")
-    p.add_argument("--k", "-k", type=int, default=None, help="hits wanted (default: settings retrieval.k)")
+    p.add_argument("--k", "-k", type=like_setting("retrieval.k"), default=None, help="hits wanted (default: settings retrieval.k)")
     _time_options(p)
     p.set_defaults(handler=cmd_query)
 
     p = subparsers.add_parser("compare", parents=[common], help="several modes side by side, shared hits marked")
     p.add_argument("text")
     p.add_argument("--modes", default=None, help="comma-separated modes (default: all)")
-    p.add_argument("--k", "-k", type=int, default=None)
+    p.add_argument("--k", "-k", type=like_setting("retrieval.k"), default=None)
     _time_options(p)
     p.set_defaults(handler=cmd_compare)
 
@@ -178,7 +179,8 @@ def register(subparsers, common) -> None:
         p = subparsers.add_parser(name, parents=[common], help=help_text)
         p.add_argument("text")
         p.add_argument("--mode", default="graphrag", help=f"one of: {', '.join(MODES)} (default graphrag)")
-        p.add_argument("--k", "-k", type=int, default=None)
-        p.add_argument("--max-chunks", type=int, default=None, help="chunks in the material (default: answers.max_chunks)")
+        p.add_argument("--k", "-k", type=like_setting("retrieval.k"), default=None)
+        p.add_argument("--max-chunks", type=like_setting("answers.max_chunks"), default=None,
+                       help="chunks in the material (default: answers.max_chunks)")
         _time_options(p)
         p.set_defaults(handler=handler)

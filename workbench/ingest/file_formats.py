@@ -14,6 +14,7 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from workbench.ingest import safe_yaml
 from workbench.model import DECLARED_RELATION_TYPES, DeclaredRelation, Document, Segment
 
 __all__ = ["LOADERS", "SUPPORTED_EXTENSIONS", "MAX_FRONT_MATTER_BYTES", "LoadProblem", "content_hash", "resolved_path",
-           "normalize_timestamp"]
+           "normalize_timestamp", "Undated"]
 
 
 #: Front matter larger than this is not parsed (the file loads as plain text, with a warning).
@@ -232,22 +233,41 @@ def _load_markdown(text: str, path: Path, file_id: str, problems: list[LoadProbl
     )]
 
 
+#: Epoch numbers are seconds below this magnitude, then milliseconds, microseconds and
+#: nanoseconds, each unit up to a thousand times more; past the last one a number is no time.
+_EPOCH_SECONDS_BELOW = 1e11
+_EPOCH_UNITS = (1, 1e3, 1e6, 1e9)
+
+
+class Undated(ValueError):
+    """A timestamp that names no time between the years 1 and 9999; the message says why."""
+
+
 def normalize_timestamp(value: Any) -> str | None:
     """A timestamp as an ISO 8601 string when it can be parsed, else the value as written.
 
-    Numbers are epoch seconds (milliseconds or microseconds when too large to be seconds).
+    Numbers are epoch seconds (milliseconds, microseconds or nanoseconds when too large to be
+    seconds; a negative number is always seconds). A number that is not finite or names a time
+    outside the years 1 to 9999 raises :class:`Undated`.
 
     Examples
     --------
     >>> normalize_timestamp(0)
     '1970-01-01T00:00:00+00:00'
+    >>> normalize_timestamp(1_700_000_000_000)
+    '2023-11-14T22:13:20+00:00'
     >>> normalize_timestamp("2024-03-01 09:30Z")
     '2024-03-01T09:30:00+00:00'
     >>> normalize_timestamp("last Tuesday")
     'last Tuesday'
+    >>> normalize_timestamp("inf")
+    Traceback (most recent call last):
+    ...
+    workbench.ingest.file_formats.Undated: 'inf' is not a finite number
     """
     if value is None or value == "" or isinstance(value, bool):
         return None
+    shown = _shown(value)
     if isinstance(value, str):
         stripped = value.strip()
         try:
@@ -259,14 +279,39 @@ def normalize_timestamp(value: Any) -> str | None:
         except ValueError:
             return stripped or None
     if isinstance(value, (int, float)):
-        seconds = float(value)
-        while abs(seconds) > 1e11:  # milliseconds, microseconds...
-            seconds /= 1000
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer past the floats
+            raise Undated(f"{shown} is past every epoch unit (seconds to nanoseconds)") from None
+        if not math.isfinite(seconds):
+            raise Undated(f"{shown} is not a finite number")
+        if seconds > 0:  # seconds, or the first unit that makes it a time before 5138
+            unit = next((u for u in _EPOCH_UNITS if seconds < _EPOCH_SECONDS_BELOW * u), None)
+            if unit is None:
+                raise Undated(f"{shown} is past every epoch unit (seconds to nanoseconds)")
+            seconds /= unit
         try:
             return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc).isoformat()
         except (OverflowError, OSError, ValueError):
-            return str(value)
+            raise Undated(f"{shown} is outside the years 1 to 9999") from None
     return str(value)
+
+
+def _shown(value: Any) -> str:
+    """``value`` as written in a message: its repr, cut to 40 characters."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer of more digits than Python prints
+        return "a number of thousands of digits"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _timestamp(value: Any) -> tuple[str | None, str | None]:
+    """``(the normalized timestamp, None)``, or ``(None, why it is undated)``."""
+    try:
+        return normalize_timestamp(value), None
+    except Undated as exc:
+        return None, f"timestamp {exc}; the message is undated"
 
 
 def _first(obj: dict, keys: Sequence[str]) -> tuple[bool, Any]:
@@ -297,6 +342,7 @@ class _Message:
     speaker: str | None
     text: str
     timestamp: str | None
+    undated: str | None = None  # why its timestamp was dropped
 
 
 @dataclass
@@ -323,7 +369,8 @@ def _classify(obj: Any, line: int | None, item: int | None) -> _Message | _Recor
     has_text, raw_text = _first(obj, _MESSAGE_TEXT_KEYS)
     text = _message_text(raw_text)
     if has_speaker and text is not None:
-        return _Message(_speaker(speaker), text, normalize_timestamp(_first(obj, _TIME_KEYS)[1]))
+        timestamp, undated = _timestamp(_first(obj, _TIME_KEYS)[1])
+        return _Message(_speaker(speaker), text, timestamp, undated)
     return ("neither a message (speaker and text fields) nor a record (id, title, text); skipped; "
             f"fields were: {', '.join(sorted(map(str, obj))) or 'none'}")
 
@@ -377,6 +424,8 @@ def _load_jsonl(text: str, path: Path, file_id: str, problems: list[LoadProblem]
         if isinstance(found, str):
             problems.append(LoadProblem(file_id, found, line=number))
         else:
+            if isinstance(found, _Message) and found.undated:
+                problems.append(LoadProblem(file_id, found.undated, line=number, skipped=False))
             items.append(found)
     return _documents_or_problem(items, path, file_id, problems)
 
@@ -414,6 +463,8 @@ def _load_json(text: str, path: Path, file_id: str, problems: list[LoadProblem])
         if isinstance(found, str):
             problems.append(LoadProblem(file_id, f"item {index}: {found}"))
         else:
+            if isinstance(found, _Message) and found.undated:
+                problems.append(LoadProblem(file_id, f"item {index}: {found.undated}", skipped=False))
             items.append(found)
     return _documents_or_problem(items, path, file_id, problems)
 
