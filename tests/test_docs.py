@@ -34,3 +34,34 @@ def test_readme_starts_with_the_two_commands():
     assert commands[1] == "bash .ci/run"
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert ci.rstrip().endswith(".venv/bin/python -m pytest")
+
+
+def _notebook_text(name: str) -> str:
+    import json
+
+    cells = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text(encoding="utf-8"))["cells"]
+    return " ".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+
+
+def test_the_notebooks_say_what_graphrag_seeds_from_and_who_survives_an_impact():
+    """graphrag seeds mainly from the names a question writes (notebook 02 prints them as
+    ``named``); impact's survivors are the entities of any cited relation it does not reach."""
+    compare = _notebook_text("02_compare_retrieval")
+    assert "Seeds are mainly the entities the question names" in compare
+    assert "entities most similar to the question" not in compare
+    quickstart = _notebook_text("01_quickstart")
+    assert "take part in impact relations" not in quickstart
+    assert "Reverse reachability over every relation" in quickstart
+    assert "take part in any cited relation" in quickstart
+
+
+def test_the_readme_states_the_seed_fidelity_each_test_holds():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "power iteration over the entity graph's directed relation edges" in text  # tests/test_graphrag_seed.py
+    assert "`graphrag.seed_max_graph_nodes` (the seed's 50,000)" in text
+    assert "standard hybrid search's chunks fused by RRF" in text
+    assert "one-hop expansion over the recorded relations" in text  # tests/test_expand_both_ways.py
+    assert "`impact ENTITY [--relations all\\|dependencies]`" in text  # tests/test_graph_questions.py
+    assert "forward (`out`) by default as seed 001's" in text
+    assert "a conversation log's message pairs every two of its entities, as seed 002 says" in text
+    assert "is kept after the dated hits whatever its own date" in text  # tests/test_expand_both_ways.py
