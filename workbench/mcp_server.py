@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import threading
 from dataclasses import asdict
@@ -268,6 +269,55 @@ def build_server(ws: Workspace) -> MCPServer:
 MALFORMED_METHOD = "workbench/malformed-request"
 
 
+#: Longest request line read, in bytes (a tool's arguments are a question and a few names). The
+#: rest of a longer line is skipped unread; the request is answered as :data:`TOO_LARGE_METHOD`.
+MAX_LINE_BYTES = 1024 * 1024
+#: Deepest nesting of arrays and objects in a request (a tool call's nests four deep); a
+#: deeper one is answered as :data:`TOO_DEEP_METHOD` before it is parsed.
+MAX_DEPTH = 32
+TOO_LARGE_METHOD = "workbench/request-too-large"
+TOO_DEEP_METHOD = "workbench/request-nested-too-deeply"
+#: The JSON strings and brackets of a line (a string's brackets are no nesting).
+_JSON_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d{1,18}(?![\d.eE])|"[^"\\]*(?:\\.[^"\\]*)*")')
+
+
+def _depth_and_id(line: str) -> tuple[int, int | str | None]:
+    """The deepest nesting of ``line``'s arrays and objects, and the id of the request it holds
+    (its top-level ``"id"``, a number or a string) if one is seen, without parsing it: it may be
+    too deep or cut short."""
+    depth = deepest = 0
+    request_id: int | str | None = None
+    for match in _JSON_TOKENS.finditer(line):
+        token = match.group()
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+        elif depth == 1 and token == '"id"' and request_id is None:
+            value = _ID_VALUE.match(line, match.end())
+            try:
+                request_id = json.loads(value.group(1)) if value is not None else None
+            except ValueError:  # a string id with a bad escape: no id to answer
+                pass
+    return deepest, request_id
+
+
+def refused_line(line: str, method: str) -> str:
+    """The line the SDK is given for a request refused unparsed (too large, too deep): the request
+    renamed to ``method``, which the SDK answers with a JSON-RPC error for its id, or, when no id
+    is found, an empty object, which it drops (a notification gets no reply).
+
+    >>> refused_line('{"jsonrpc": "2.0", "id": 4, "params": [[[[', TOO_DEEP_METHOD)
+    '{"jsonrpc": "2.0", "id": 4, "method": "workbench/request-nested-too-deeply"}'
+    """
+    request_id = _depth_and_id(line)[1]
+    if request_id is None:
+        return "{}"
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method})
+
+
 def _is_surrogate(ch: str) -> bool:
     return 0xD800 <= ord(ch) <= 0xDFFF
 
@@ -300,9 +350,13 @@ def repaired_line(line: str) -> str:
     """
     import mcp_types
 
+    if len(line) > MAX_LINE_BYTES:
+        return refused_line(line, TOO_LARGE_METHOD)
+    if _depth_and_id(line)[0] > MAX_DEPTH:  # json.loads and the walk below recurse: refused unparsed
+        return refused_line(line, TOO_DEEP_METHOD)
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return line
     cleaned = _without_surrogates(message)
     if cleaned != message:
@@ -318,28 +372,56 @@ def repaired_line(line: str) -> str:
 
 
 class _RepairedLines:
-    """The lines of a text stream, each passed through :func:`repaired_line`."""
+    """The lines of a binary stream (stdin), each passed through :func:`repaired_line`.
 
-    def __init__(self, lines) -> None:
-        self._lines = lines
+    A line is never held past :data:`MAX_LINE_BYTES`: the rest of a longer one is read and
+    dropped, and the request answered by :func:`refused_line`.
+    """
+
+    def __init__(self, raw) -> None:
+        self._raw = raw
 
     def __aiter__(self):
         return self._repaired()
 
     async def _repaired(self):
-        async for line in self._lines:
-            yield repaired_line(line) if line.strip() else line
+        async for line, cut in self._bounded():
+            if cut:
+                yield refused_line(line, TOO_LARGE_METHOD)
+            else:
+                yield repaired_line(line) if line.strip() else line
+
+    async def _bounded(self):
+        """``(line, cut)`` for each line, decoded as UTF-8 (bad bytes replaced); a cut line is its
+        first :data:`MAX_LINE_BYTES` bytes."""
+        import anyio
+
+        kept, cut = bytearray(), False
+        while True:
+            block = await anyio.to_thread.run_sync(self._raw.read1, 1 << 16)
+            if not block:
+                if kept:
+                    yield kept.decode("utf-8", errors="replace"), cut
+                return
+            start = 0
+            while start < len(block):
+                end = block.find(b"\n", start)
+                stop = len(block) if end < 0 else end + 1
+                room = MAX_LINE_BYTES - len(kept)
+                if stop - start > room:
+                    cut = True
+                kept += block[start:start + max(room, 0)] if stop - start > room else block[start:stop]
+                start = stop
+                if end >= 0:
+                    yield kept.decode("utf-8", errors="replace"), cut
+                    kept, cut = bytearray(), False
 
 
 async def _run_stdio(server: MCPServer) -> None:
     """Serve ``server`` on stdio as ``server.run("stdio")`` does, every line repaired first."""
-    import io
-
-    import anyio
     from mcp.server.stdio import stdio_server
 
-    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
-    async with stdio_server(stdin=_RepairedLines(stdin)) as (read_stream, write_stream):  # type: ignore[arg-type]
+    async with stdio_server(stdin=_RepairedLines(sys.stdin.buffer)) as (read_stream, write_stream):  # type: ignore[arg-type]
         lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs (mcp 2.3)
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
