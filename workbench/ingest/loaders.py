@@ -354,14 +354,49 @@ codecs.register_error("workbench_latin_fallback", _latin_fallback)
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
 
 
+#: Byte-order marks and their codecs, the UTF-32 ones first: UTF-32 LE's starts with UTF-16 LE's.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _bomless_utf16(sample: bytes) -> str | None:
+    r"""``'utf-16-le'`` or ``'utf-16-be'`` when ``sample`` is plainly UTF-16 without a byte-order
+    mark: mostly ASCII text, so every other byte is NUL (in the odd places little-endian, the
+    even ones big-endian) and no byte of the other places is.
+
+    >>> _bomless_utf16("---\ntitle: x\n---\n".encode("utf-16-le")), _bomless_utf16(b"\x00\x01\x02\x03")
+    ('utf-16-le', None)
+    """
+    sample = sample[:len(sample) - len(sample) % 2]
+    if len(sample) < 8:
+        return None
+    even, odd = sample[0::2], sample[1::2]
+    for codec, text, zeros in (("utf-16-le", even, odd), ("utf-16-be", odd, even)):
+        if b"\x00" not in text and zeros.count(0) >= 0.9 * len(zeros):
+            return codec
+    return None
+
+
 def _decode(data: bytes, file_id: str, problems: list[LoadProblem]) -> str:
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data.decode(codec)
+            except UnicodeDecodeError:
+                raise _Skip(f"binary file, skipped (not {codec.upper()} after its byte-order mark)") from None
+            return normalise_newlines(text.removeprefix("\ufeff"))  # a second mark, as some editors write
+    sample = data[:_SNIFF_BYTES]
+    codec = _bomless_utf16(sample) if len(data) % 2 == 0 else None
+    if codec is not None:
         try:
-            text = data.decode("utf-16")
+            text = data.decode(codec)
         except UnicodeDecodeError:
             raise _Skip("binary file, skipped") from None
-        return normalise_newlines(text)
-    sample = data[:_SNIFF_BYTES]
+        head = text[:_SNIFF_BYTES // 2]
+        if sum(ch < " " and ch not in "\t\n\r\f\x1b" for ch in head) > len(head) * 0.1:  # small numbers, not text
+            raise _Skip("binary file, skipped (mostly control characters)")
+        problems.append(LoadProblem(file_id, f"no byte-order mark; decoded as {codec.upper()}", skipped=False))
+        return normalise_newlines(text.removeprefix("\ufeff"))
     if b"\x00" in sample:
         raise _Skip("binary file, skipped")
     if sample and len(sample) - len(sample.translate(None, _CONTROL_BYTES)) > len(sample) * 0.1:
