@@ -129,5 +129,6 @@ def _run(args) -> int:
         _say_error(exc)
         return 1
     except KeyboardInterrupt:
-        print("interrupted; the workspace keeps every document written before the interrupt", file=sys.stderr)
+        print("interrupted; the workspace keeps every document written before the interrupt, and the next ingest "
+              "reuses the vectors computed so far", file=sys.stderr)
         return 130

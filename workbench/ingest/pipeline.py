@@ -11,6 +11,14 @@ which marks the workspace until they are done; a writer that finds the mark left
 runs :func:`reconcile_vectors` first, making Chroma agree with SQLite again. An ingest of an
 unchanged corpus finds no mark and touches neither store.
 
+A write killed before its commit (Ctrl-C, kill -9, a power cut) leaves in Chroma the vectors it
+had sent, :data:`VECTOR_BATCH` chunks at a time: durable, though no row names them yet. The
+ingest that follows keeps them (:func:`reconcile_vectors` with ``keep``) and reads back the
+vector of every chunk it makes again under the same id (a chunk id hashes its document, place
+and text), so a long first ingest interrupted half way embeds only the other half; the ones no
+chunk claims are deleted at its end. Progress is told in characters of text, as vectors become
+durable, so a bar's time left follows the measured rate even inside one large file.
+
 Each embedder has a vector space of its own (its cache entries and its Chroma collections,
 keyed by its name), and only the embedder in use is kept in step with SQLite. The meta key
 ``vectors_space`` names the space last kept in step; a writer with another embedder (after
@@ -105,15 +113,22 @@ class IngestReport:
         }
 
 
-def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
+def reconcile_vectors(store: Store, vectors: VectorIndex, embedder: Embedder, keep: set[str] | None = None) -> int:
     """Make the chunk collection of ``embedder``'s space hold exactly the chunks SQLite has
     (chunk ids hash their text, so equal ids are equal vectors), after finishing a rebuild of it
-    cut short (:meth:`~workbench.vectors.VectorIndex.finish_rebuild`). Returns the vectors changed."""
+    cut short (:meth:`~workbench.vectors.VectorIndex.finish_rebuild`). Returns the vectors changed.
+
+    With ``keep``, the vectors of chunks SQLite lacks (sent by a write killed before its commit)
+    are not deleted but their ids added to ``keep``: the ingest resuming that write reads them
+    back instead of embedding those chunks again, and deletes the rest."""
     vectors.finish_rebuild(CHUNKS)
     wanted = store.chunk_text_hashes()
     have = vectors.ids(CHUNKS)
     extra = sorted(have - wanted.keys())
     missing = sorted(wanted.keys() - have)
+    if extra and keep is not None:
+        keep.update(extra)
+        extra = []
     if extra:
         vectors.delete(CHUNKS, extra)
     if missing:
@@ -154,12 +169,14 @@ def stale_space(store: Store, space: str) -> str | None:
             "with it (vectors it made before are reused), or set the setting back")
 
 
-def reconcile_if_marked(store: Store, vectors: VectorIndex, embedder: Embedder) -> int:
-    """Reconcile the vectors when they may be behind (see :func:`vectors_behind`)."""
+def reconcile_if_marked(store: Store, vectors: VectorIndex, embedder: Embedder, keep: set[str] | None = None) -> int:
+    """Reconcile the vectors when they may be behind (see :func:`vectors_behind`); with ``keep``
+    (see :func:`reconcile_vectors`) the mark stays while vectors were kept, for their write to clear."""
     if not vectors_behind(store, embedder):
         return 0
-    changed = reconcile_vectors(store, vectors, embedder)
-    store.set_meta(VECTORS_IN_FLIGHT, "0")
+    changed = reconcile_vectors(store, vectors, embedder, keep)
+    if not keep:
+        store.set_meta(VECTORS_IN_FLIGHT, "0")
     return changed
 
 
@@ -204,7 +221,8 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     refuse_too_large(paths, store, settings.ingest.max_corpus_mb)
     t = time.perf_counter()
     interrupted = vectors_behind(store, embedder)  # a write died midway, none ever ran, or the embedder changed
-    report.vectors_repaired = reconcile_if_marked(store, vectors, embedder)
+    leftovers: set[str] = set()  # vectors a write killed before its commit sent: read back, not embedded again
+    report.vectors_repaired = reconcile_if_marked(store, vectors, embedder, keep=leftovers)
     stage["reconcile"] += time.perf_counter() - t
 
     # Stored hashes include the chunking and extraction settings: when those change, every
@@ -255,7 +273,10 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     if removed or todo or interrupted:
         with vector_writes(store):  # candidates inside the mark: a crash before them redoes them
             # Removed after the writes: a renamed file's chunks are read back from the old ones' vectors.
-            _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report)
+            _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report, leftovers)
+            if leftovers:  # those no chunk of this ingest claimed
+                vectors.delete(CHUNKS, sorted(leftovers))
+                report.vectors_repaired += len(leftovers)
             written = {doc.id for doc in todo}
             report.documents_removed = remove_documents([d for d in removed if d not in written], store, vectors)
             report.extraction_problems.extend(unresolved_note_targets(todo, store))
@@ -352,15 +373,20 @@ def pipeline_fingerprint(settings) -> str:
 
 def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store, vectors: VectorIndex,
                       embedder: Embedder, settings, extractors: list[Extractor], progress: Progress,
-                      report: IngestReport) -> None:
+                      report: IngestReport, leftovers: set[str] | None = None) -> None:
     """Write ``todo``: documents are extracted, embedded and written a window of at most
     :data:`BATCH_CHUNKS` chunks at a time (small documents share a window, a large one spans
     many), into an SQLite transaction committed only at a document's end, so a document is
-    stored whole or not at all and a 30 MB file is never held extracted or embedded whole."""
+    stored whole or not at all and a 30 MB file is never held extracted or embedded whole.
+
+    ``leftovers``: ids of vectors Chroma holds for no stored chunk (see :func:`reconcile_vectors`);
+    a chunk made again under one of them takes its vector, and its id leaves the set. Progress is
+    told in characters of the documents' text whose vectors are durable."""
     stage = report.stage_seconds
-    total = len(todo)
+    total = sum(len(doc.text) for doc in todo)
     progress(DOCUMENTS, 0, total)
-    batch = _Batch(store, vectors, embedder, known, report)
+    batch = _Batch(store, vectors, embedder, known, report, leftovers if leftovers is not None else set(),
+                   lambda done: progress(DOCUMENTS, min(done, total), total))
     try:
         for doc in todo:
             t = time.perf_counter()
@@ -383,9 +409,8 @@ def _ingest_documents(todo: list[Document], known: dict[str, str], store: Store,
             del chunks
             if batch.written_chunks + batch.pending_chunks >= VECTOR_BATCH:
                 batch.commit()
-                progress(DOCUMENTS, batch.documents_done, total)
         batch.commit()
-        progress(DOCUMENTS, batch.documents_done, total)
+        progress(DOCUMENTS, total, total)
     except BaseException:
         batch.rollback()
         raise
@@ -395,11 +420,15 @@ class _Batch:
     """Documents on their way into one SQLite transaction: windows of their chunks and
     extractions wait in ``pending`` until :meth:`flush` embeds them in one model call, upserts
     their vectors into Chroma and inserts their rows; :meth:`commit` ends the transaction
-    (vectors go in before the commit: :func:`reconcile_vectors` removes them after a crash)."""
+    (vectors go in before the commit: the next ingest reads them back after a crash, see
+    :func:`reconcile_vectors`). ``durable(characters)`` is told the text whose vectors are in Chroma."""
 
     def __init__(self, store: Store, vectors: VectorIndex, embedder: Embedder, known: dict[str, str],
-                 report: IngestReport):
+                 report: IngestReport, leftovers: set[str], durable: Callable[[int], None]):
         self.store, self.vectors, self.embedder, self.known, self.report = store, vectors, embedder, known, report
+        self.leftovers, self.durable = leftovers, durable
+        self.unsent_chars = 0
+        self.durable_chars = 0
         self.writes: DocumentWrites | None = None
         self.pending: list[tuple[Sequence[Chunk], Extraction]] = []
         self.pending_chunks = 0
@@ -430,13 +459,22 @@ class _Batch:
         for chunk_id, hashed in self.store.chunk_hashes_of([doc.id for doc in fresh if doc.id in self.known]):
             self.old_ids.add(chunk_id)  # their rows go with this flush; their vectors after the commit
             self.leaving.setdefault(hashed, chunk_id)
+        resumed = {c.id for c in chunks if c.id in self.leftovers}
+        for c in chunks:
+            if c.id in resumed:  # sent by a write killed before its commit: Chroma holds it under this id
+                self.leaving.setdefault(text_hash(c.text), c.id)
         t = time.perf_counter()
         vecs, computed = embed_cached([c.text for c in chunks], self.store, self.embedder, self.vectors, self.leaving)
         self.report.chunks_embedded += computed
         stage["embed"] += time.perf_counter() - t
         t = time.perf_counter()
-        self.unsent.append(([c.id for c in chunks], vecs, [{"document": c.document_id} for c in chunks]))
-        self.unsent_chunks += len(chunks)
+        self.leftovers -= resumed
+        unsent = [i for i, c in enumerate(chunks) if c.id not in resumed]  # the resumed ones are in Chroma
+        self.unsent.append(([chunks[i].id for i in unsent], vecs[unsent],
+                            [{"document": chunks[i].document_id} for i in unsent]))
+        self.unsent_chunks += len(unsent)
+        self.unsent_chars += sum(len(chunks[i].text) for i in unsent)
+        self.durable_chars += sum(len(c.text) for c in chunks if c.id in resumed)
         if self.unsent_chunks >= VECTOR_BATCH:
             self._send()
         for doc in fresh:
@@ -479,11 +517,15 @@ class _Batch:
             return
         ids = [i for part in self.unsent for i in part[0]]
         metadatas = [m for part in self.unsent for m in part[2]]
-        self.vectors.upsert(CHUNKS, ids, np.concatenate([part[1] for part in self.unsent]), metadatas)
+        if ids:
+            self.vectors.upsert(CHUNKS, ids, np.concatenate([part[1] for part in self.unsent]), metadatas)
         self.unsent, self.unsent_chunks = [], 0
+        self.durable_chars += self.unsent_chars
+        self.unsent_chars = 0
+        self.durable(self.durable_chars)
 
     def rollback(self) -> None:
-        self.unsent, self.unsent_chunks = [], 0
+        self.unsent, self.unsent_chunks, self.unsent_chars = [], 0, 0
         if self.writes is not None:
             self.writes.rollback()
             self.writes = None
