@@ -386,16 +386,16 @@ def _decode(data: bytes, file_id: str, problems: list[LoadProblem]) -> str:
                 raise _Skip(f"binary file, skipped (not {codec.upper()} after its byte-order mark)") from None
             return normalise_newlines(text.removeprefix("\ufeff"))  # a second mark, as some editors write
     sample = data[:_SNIFF_BYTES]
-    codec = _bomless_utf16(sample) if len(data) % 2 == 0 else None
-    if codec is not None:
+    wide = _bomless_utf16(sample) if len(data) % 2 == 0 else None
+    if wide is not None:
         try:
-            text = data.decode(codec)
+            text = data.decode(wide)
         except UnicodeDecodeError:
             raise _Skip("binary file, skipped") from None
         head = text[:_SNIFF_BYTES // 2]
         if sum(ch < " " and ch not in "\t\n\r\f\x1b" for ch in head) > len(head) * 0.1:  # small numbers, not text
             raise _Skip("binary file, skipped (mostly control characters)")
-        problems.append(LoadProblem(file_id, f"no byte-order mark; decoded as {codec.upper()}", skipped=False))
+        problems.append(LoadProblem(file_id, f"no byte-order mark; decoded as {wide.upper()}", skipped=False))
         return normalise_newlines(text.removeprefix("\ufeff"))
     if b"\x00" in sample:
         raise _Skip("binary file, skipped")
