@@ -14,7 +14,7 @@ True
 >>> allowed_path("/etc/passwd", [str(root)])
 Traceback (most recent call last):
 ...
-workbench.ingest.allowed_paths.PathRefused: /etc/passwd is outside the folders the app may read (app.allowed_roots); upload the files instead, or add its folder to app.allowed_roots
+workbench.ingest.allowed_paths.PathRefused: /etc/passwd is outside the folders the app may read (...: app.allowed_roots); type a path under one of them, upload the files instead, or add its folder to app.allowed_roots
 """
 
 from __future__ import annotations
@@ -53,5 +53,6 @@ def allowed_path(path: str | Path, roots: Sequence[str], base: str | Path | None
             if any(part.startswith(".") for part in target.relative_to(root).parts):
                 break
             return target
-    raise PathRefused(f"{text} is outside the folders the app may read (app.allowed_roots); upload the files "
-                      "instead, or add its folder to app.allowed_roots")
+    folders = ", ".join(str(root) for root in resolved_roots(roots, base)) or "none"
+    raise PathRefused(f"{text} is outside the folders the app may read ({folders}: app.allowed_roots); type a path "
+                      "under one of them, upload the files instead, or add its folder to app.allowed_roots")

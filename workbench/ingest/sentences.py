@@ -52,9 +52,24 @@ def sentence_starts(text: str) -> list[int]:
     return [start for start, _ in _sentences(text)] or [0]
 
 
+_WORD = re.compile(r"\w+(?:'\w+)?")
+# Words of a reply that say nothing of what is decided ("OK, agreed!", "Yes, fully agreed.").
+_ASSENT = frozenset({"ok", "okay", "yes", "yep", "sure", "fine", "fully", "totally", "all", "then", "so", "too",
+                     "me", "i", "+1", "good", "great", "done", "thanks"})
+
+
 def states_decision(sentence: str) -> bool:
-    """Whether a sentence uses one of :data:`DECISION_CUES`."""
-    return bool(_CUE.search(sentence))
+    """Whether a sentence uses one of :data:`DECISION_CUES` and says what about: a bare assent
+    ("Agreed.", "OK, approved!") decides nothing a reader could act on.
+
+    >>> states_decision("Agreed."), states_decision("Yes, fully agreed!"), states_decision("Agreed, we roll back.")
+    (False, False, True)
+    """
+    found = _CUE.search(sentence)
+    if found is None:
+        return False
+    rest = (sentence[:found.start()] + " " + sentence[found.end():]).casefold()
+    return any(word not in _ASSENT for word in _WORD.findall(rest))
 
 
 def sentence_naming(text: str, names: list[str]) -> str | None:

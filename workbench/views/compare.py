@@ -56,6 +56,16 @@ class AnswerFirst:
     """Survivors of the graph left out of :attr:`survivors` (no part in an impact relation)."""
     path: GraphPath | None = None
     """The best cited path behind the answer."""
+    paths: list[GraphPath] = field(default_factory=list)
+    """Every cited path behind the answer (an impact: one to each entity that breaks)."""
+
+    @property
+    def chains(self) -> list[GraphPath]:
+        """The cited paths to show: those no other one extends, longest first; every entity of
+        :attr:`impacted` lies on one of them (:func:`~workbench.views.retrieval.longest_chains`)."""
+        from .retrieval import longest_chains
+
+        return longest_chains(self.paths or ([self.path] if self.path is not None else []))
 
     @property
     def headline(self) -> str:
@@ -89,15 +99,16 @@ def answer_first(ws: WorkspaceView, question: str) -> AnswerFirst | None:
         impacted = [entity for entity, _ in reading.impact.impacted]
         infrastructure = _impact_ends(ws.graph)
         survivors = [name for name in reading.impact.survivors if _key(ws.graph, name) in infrastructure]
-        return AnswerFirst("impact", asked, impacted, survivors, len(reading.impact.survivors) - len(survivors), best)
+        return AnswerFirst("impact", asked, impacted, survivors, len(reading.impact.survivors) - len(survivors), best,
+                           [path for _, path in reading.impact.impacted])
     if reading.kind in ("owner", "lead"):
         answers = list(dict.fromkeys(path.nodes[-1] for path in reading.paths))
-        return AnswerFirst(reading.kind, asked, answers, path=best)
+        return AnswerFirst(reading.kind, asked, answers, path=best, paths=list(reading.paths))
     if reading.kind == "depends":
         reached = list(dict.fromkeys(path.nodes[-1] for path in reading.paths))
-        return AnswerFirst("depends", asked, reached, path=best)
+        return AnswerFirst("depends", asked, reached, path=best, paths=list(reading.paths))
     along = list(dict.fromkeys(n for path in reading.paths for n in path.nodes[1:-1]))
-    return AnswerFirst(reading.kind, asked, along, path=best)
+    return AnswerFirst(reading.kind, asked, along, path=best, paths=list(reading.paths))
 
 
 def _key(graph, name: str) -> str | None:

@@ -68,6 +68,9 @@ __all__ = [
     "graph_dates",
     "edge_passes",
     "within_hops",
+    "is_noise",
+    "NOISE_TYPES",
+    "TITLE_TYPES",
 ]
 
 #: The co-mention graph: entities named in the same chunk.
@@ -79,6 +82,8 @@ VIEWS = (COMENTION, RELATIONS)
 RANKINGS = ("degree", "pagerank", "mentions")
 
 _CHUNK_COLOR = "#9aa0a6"
+#: vis-network's layout seed: a view is drawn the same way on every load.
+LAYOUT_SEED = 7
 _MAX_TOOLTIP_CHUNKS = 8
 _CDN_LINK = re.compile(r"<link\b[^>]*?href\s*=\s*[\"']?(?:https?:)?//[^>]*>", re.IGNORECASE | re.DOTALL)
 _CDN_SCRIPT = re.compile(r"<script\b[^>]*?src\s*=\s*[\"']?(?:https?:)?//[^>]*>.*?</script\s*>",
@@ -110,6 +115,8 @@ class GraphFilters:
     hops: int = 0
     """With ``focus``: show only the entities within this many edges of it (0: the whole view);
     those one edge further are drawn hidden, and a click on a node shows its neighbours."""
+    show_noise: bool = False
+    """Also show entities that are numbers, durations, dates or document titles (:func:`is_noise`)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +157,15 @@ class GraphView:
     """The entity to highlight and centre on, if it is shown."""
     folded: frozenset[str] = frozenset()
     """Entities drawn hidden, shown when a neighbour is clicked (the focused view's next hop)."""
+    focus_edges: list[Edge] = field(default_factory=list)
+    """The drawn edges at :attr:`focus`: what the page lists as its neighbours."""
+    focus_total: int = 0
+    """The edges at the entity found in this view before any filter (those left out = this - drawn)."""
+
+    @property
+    def visible(self) -> int:
+        """Entities on screen when the view opens (:attr:`folded` ones wait for a click)."""
+        return len(self.nodes) - len(self.folded)
 
 
 def _day(stamp: str | None) -> str | None:
@@ -200,6 +216,40 @@ def within_hops(edges: Iterable[Edge], start: str, hops: int) -> dict[str, int]:
         frontier = sorted({n for at in frontier for n in around.get(at, ()) if n not in distance})
         distance.update((n, step) for n in frontier)
     return distance
+
+
+_NUMBER = re.compile(r"^[\s\d.,:/%#+\-–]+$")
+_DURATION = re.compile(r"^\s*(?:\d+(?:[.,]\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
+                       r"twenty|thirty|sixty|ninety|hundred)[\s-]*(?:ms|s|sec|secs|seconds?|minutes?|mins?|hours?|hrs?|"
+                       r"h|days?|d|weeks?|wk|months?|mo|quarters?|years?|yrs?|y)\s*$", re.IGNORECASE)
+_MONTH = re.compile(r"^\s*(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+                    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?,?(?:\s+\d{4})?\s*$", re.IGNORECASE)
+#: Entity types that are values, not things (extractors' names for them).
+NOISE_TYPES = frozenset({"date", "time", "number", "duration", "quantity", "money", "percent", "cardinal",
+                         "ordinal"})
+#: Entity types a document's own title takes (a note's node; a service named by its note is a service).
+TITLE_TYPES = frozenset({"title", "note"})
+
+
+def is_noise(entity: Entity, titles: Collection[str] = ()) -> bool:
+    """Whether an entity is a value or a label rather than a thing: a number, a duration, a date,
+    or a document's title (one of ``titles``, case-folded, as a title or note entity). Hidden from
+    the graph unless asked for.
+
+    Examples
+    --------
+    >>> [is_noise(Entity(k, n)) for k, n in [("a", "90 days"), ("b", "2023"), ("c", "Nov 2024"), ("d", "Redis")]]
+    [True, True, True, False]
+    >>> titles = {"decision: move sessions to redis", "auth service"}
+    >>> is_noise(Entity("e", "Decision: move sessions to Redis", type="note"), titles)
+    True
+    >>> is_noise(Entity("f", "Auth Service", type="service"), titles)
+    False
+    """
+    name = entity.name.strip()
+    return (entity.type.casefold() in NOISE_TYPES or bool(_NUMBER.match(name)) or bool(_DURATION.match(name))
+            or (bool(_MONTH.match(name)) and any(ch.isdigit() for ch in name))
+            or (entity.type.casefold() in TITLE_TYPES and name.casefold() in titles))
 
 
 def _view_edges(graph: ContextGraph, view: str) -> list[Edge]:
@@ -287,6 +337,10 @@ def _hidden_note(hidden: Mapping[str, int], f: GraphFilters, shown: int) -> str:
     parts = []
     if hidden.get("type"):
         parts.append(f"{counted(hidden['type'], 'entity', 'entities')} of other types")
+    if hidden.get("noise"):
+        noise = counted(hidden["noise"], "number, duration, date or document title",
+                        "numbers, durations, dates and document titles")
+        parts.append(f"{noise} (turn on “Show values and titles”)")
     if hidden.get("no edge"):
         why = [] if f.min_weight <= 1 else [f"weight ≥ {f.min_weight}"]
         why += ["the time range"] if f.time_range else []
@@ -304,13 +358,15 @@ def _hidden_note(hidden: Mapping[str, int], f: GraphFilters, shown: int) -> str:
 def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilters | None = None,
                 chunk_entities: Mapping[str, Collection[str]] | None = None,
                 chunk_documents: Mapping[str, str] | None = None,
-                chunk_titles: Mapping[str, str] | None = None) -> GraphView:
+                chunk_titles: Mapping[str, str] | None = None, document_titles: Collection[str] = ()) -> GraphView:
     """The entities and edges of ``view`` (:data:`COMENTION` or :data:`RELATIONS`) that pass ``filters``.
 
     Only entities with at least one edge left are shown; when more than ``filters.top_n``
     remain, the highest ranked are kept (plus ``filters.focus`` and its neighbours). The note
     says how many entities each filter hid. With ``filters.show_chunks``, ``chunk_entities``
-    (chunk id -> entity keys it mentions) gives the chunks to draw.
+    (chunk id -> entity keys it mentions) gives the chunks to draw. Unless
+    ``filters.show_noise``, numbers, durations, dates and the title entities of
+    ``document_titles`` are left out (:func:`is_noise`), the focused entity excepted.
     """
     if view not in VIEWS:
         raise ValueError(f"unknown graph view {view!r}; views: {', '.join(VIEWS)}")
@@ -321,11 +377,18 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
     # None: every entity passes (no set of all 412k keys made at 61k passages)
     keep_type = None if types is None else {key for key, t in graph.types().items() if t in types}
     kept = len(graph) if keep_type is None else len(keep_type)
+    all_edges = _view_edges(graph, view)
+    noise: set[str] = set()
+    if not f.show_noise:
+        folded_titles = {title.casefold().strip() for title in document_titles if title}
+        ends = {end for edge in all_edges for end in (edge.source, edge.target)}
+        noise = {key for key in ends if key != f.focus and is_noise(graph.entity(key), folded_titles)}
     edges = [
-        edge for edge in _view_edges(graph, view)
+        edge for edge in all_edges
         if (keep_type is None or (edge.source in keep_type and edge.target in keep_type)) and edge.weight >= f.min_weight
         and _in_time(edge, f.time_range)
         and (view == COMENTION or f.relations is None or edge.relation in f.relations)
+        and edge.source not in noise and edge.target not in noise
     ]
     degree: dict[str, int] = {}
     for edge in edges:
@@ -349,7 +412,8 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
         folded = {key for key, d in distance.items() if d == f.hops + 1}
     elif focus is not None:  # the picked entity and its neighbours stay in view
         shown |= {focus} | {e.target if e.source == focus else e.source for e in edges if focus in (e.source, e.target)}
-    hidden = {"type": len(graph) - kept, "no edge": kept - len(degree),
+    noise_kept = len(noise) if keep_type is None else len(noise & keep_type)
+    hidden = {"type": len(graph) - kept, "noise": noise_kept, "no edge": kept - noise_kept - len(degree),
               "far": len(ranked) - len(shown) if focus is not None and f.hops > 0 else 0,
               "top n": len(ranked) - len(shown) if focus is None or f.hops <= 0 else 0}
     hidden = {reason: count for reason, count in hidden.items() if count > 0}
@@ -366,7 +430,11 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
     note = _hidden_note(hidden, f, len(shown))
     if hidden.get("chunks"):
         note = (note + " " if note else "") + f"Showing {len(chunks)} of {len(chunks) + hidden['chunks']} chunks."
+    at_focus = [e for e in shown_edges if focus is not None and focus in (e.source, e.target)]
+    focus_total = sum(1 for e in all_edges if f.focus is not None and f.focus in (e.source, e.target))
     return GraphView(
+        focus_edges=at_focus,
+        focus_total=focus_total,
         nodes=[graph.entity(k) for k in ranked if k in drawn],
         edges=shown_edges,
         sizes={k: sizes[k] for k in drawn},
@@ -476,12 +544,10 @@ _AFTER_DRAW = """<script>
 (function () {
   var focus = %s, minScale = %s;
   function settle() {
+    network.fit();  // the whole view on screen when it opens: nothing cropped
     if (focus !== null && nodes.get(focus)) {
       network.selectNodes([focus], true);
-      network.fit();  // the whole neighbourhood in view, unless that makes the labels too small
-      if (network.getScale() < minScale) network.focus(focus, {scale: 1.0});
-    } else if (network.getScale() < minScale) {
-      network.moveTo({scale: minScale});
+      if (network.getScale() < minScale) network.focus(focus, {scale: 1.0});  // labels stay legible
     }
   }
   network.once("stabilizationIterationsDone", settle);
@@ -559,6 +625,7 @@ def graph_html(view: GraphView, height: int = 600) -> str:
             net.add_edge(chunk_node, index[key], width=1, dashes=True, arrows="", color="#c7c9cc",
                          title=f"chunk {chunk.id} mentions {names[key]}")
     net.set_options(json.dumps({
+        "layout": {"randomSeed": LAYOUT_SEED},  # the same drawing on every load
         "physics": {"stabilization": {"iterations": 200}, "barnesHut": {"springLength": 120, "gravitationalConstant": -6000}},
         "nodes": {"font": {"size": 18, "strokeWidth": 3, "strokeColor": "#ffffff"}},
         "edges": {"font": {"size": 14, "align": "middle", "strokeWidth": 3, "strokeColor": "#ffffff"},

@@ -28,7 +28,28 @@ from ..ingest.safe_text import printable
 from ..model import GraphContext, GraphPath, Hit, Hop, Impact, RetrievalResult, Seed
 
 __all__ = ["shared_hits", "hits_frame", "hit_card", "side_by_side", "rank_overlap", "seeds_text", "walk_frames",
-           "path_frame", "path_line", "path_text", "impact_frame", "communities_used_frame"]
+           "path_frame", "path_line", "path_text", "longest_chains", "impact_frame", "communities_used_frame"]
+
+
+def longest_chains(paths: Iterable[GraphPath]) -> list[GraphPath]:
+    """The chains among ``paths``: each path that no other path extends (its nodes are not the
+    start of another's), longest first, then in the given order. Every entity a path reaches
+    lies on one of them, so they cite all of it in the fewest lines.
+
+    Examples
+    --------
+    >>> def p(*names): return GraphPath(list(names), [])
+    >>> [x.nodes for x in longest_chains([p("Redis", "Sessions"), p("Redis", "token cache"),
+    ...                                   p("Redis", "token cache", "Auth Service", "login flow"),
+    ...                                   p("Redis", "token cache", "Auth Service")])]
+    [['Redis', 'token cache', 'Auth Service', 'login flow'], ['Redis', 'Sessions']]
+    """
+    paths = list(paths)
+    kept = [path for path in paths
+            if not any(len(other.nodes) > len(path.nodes) and other.nodes[:len(path.nodes)] == path.nodes
+                       for other in paths)]
+    unique = list({tuple(path.nodes): path for path in reversed(kept)}.values())[::-1]
+    return sorted(unique, key=lambda path: -len(path.nodes))
 
 
 def shared_hits(results: Mapping[str, RetrievalResult]) -> dict[str, list[str]]:

@@ -17,7 +17,7 @@ from ..ingest.safe_text import printable
 from ..model import Edge
 from .chunks import human_date
 
-__all__ = ["documents_frame", "neighbours_frame", "edge_chunks_frame", "communities_frame", "nested_order", "timeline_frame"]
+__all__ = ["documents_frame", "neighbours_frame", "edges_at_frame", "edge_chunks_frame", "communities_frame", "nested_order", "timeline_frame"]
 
 
 def documents_frame(records: Iterable) -> pd.DataFrame:
@@ -34,8 +34,14 @@ def neighbours_frame(neighborhood: Neighborhood, graph: ContextGraph | None = No
         return pd.DataFrame([{"entity": printable(name), "hops": d} for name, d in neighborhood.entities],
                             columns=["entity", "hops"])
     center = neighborhood.keys[0] if neighborhood.keys else graph.resolve(neighborhood.center)
+    return edges_at_frame(graph, center, neighborhood.edges)
+
+
+def edges_at_frame(graph: ContextGraph, center: str, edges: Iterable[Edge]) -> pd.DataFrame:
+    """One row per edge at ``center`` (an entity key): the other end, the relation, its direction
+    as seen from the center, its weight and the other end's type; heaviest first."""
     rows: list[dict[str, Any]] = []
-    for edge in neighborhood.edges:
+    for edge in edges:
         if center not in (edge.source, edge.target):
             continue
         outgoing = edge.source == center

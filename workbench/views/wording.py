@@ -8,9 +8,20 @@
 
 from __future__ import annotations
 
+import re
+
 from ..progress import COUNTED_STAGES
 
-__all__ = ["counted", "redone_for_settings", "stage_text"]
+__all__ = ["counted", "redone_for_settings", "stage_text", "plain_reason"]
+
+#: Settings a retrieval reason may name, as a reader says them.
+_SETTING_WORDS = {
+    "seed_similarity_threshold": "the closeness an entity name needs to start the walk",
+    "min_vector_score": "the closeness a passage needs to count as found",
+    "max_seeds": "the most entities the walk starts from",
+    "similar_notes_threshold": "the closeness two notes need to be called similar",
+}
+_SETTING = re.compile(r"\b(?:[a-z]+\.)?([a-z]+(?:_[a-z]+)+)\s*=\s*([-\d.]+)")
 
 
 def counted(count: int, word: str, many: str | None = None) -> str:
@@ -33,3 +44,18 @@ def stage_text(stage: str, done: int, total: int) -> str:
     if stage not in COUNTED_STAGES:
         return f"{stage}: done" if done >= total else f"{stage}..."
     return f"{stage}: {done:,} of {total:,} {COUNTED_STAGES[stage][1]}"
+
+
+def plain_reason(reason: str) -> str:
+    """A retrieval reason without setting names: ``name=value`` said in words, the value kept.
+
+    >>> plain_reason("no entity name reached seed_similarity_threshold=0.3 (best 0.21)")
+    'no entity name reached the closeness an entity name needs to start the walk (0.3) (best 0.21)'
+    >>> plain_reason("graphrag.some_new_limit=5 hit")
+    'the some new limit (5) hit'
+    """
+    def said(match: re.Match) -> str:
+        name, value = match.group(1), match.group(2)
+        return f"{_SETTING_WORDS.get(name, 'the ' + name.replace('_', ' '))} ({value})"
+
+    return _SETTING.sub(said, reason)
