@@ -13,9 +13,8 @@ import os
 import re
 import sqlite3
 import threading
-import unicodedata
-import uuid
-from collections.abc import Iterable
+import time
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,9 +33,9 @@ from workbench.workspace import Workspace, WorkspaceBusy
 
 __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
-    "DrawnGraph", "graph_view", "suggestions", "md_text", "safe_upload_path", "save_uploads", "ingest", "show_last_ingest",
+    "UrlField", "view_from_url", "view_to_url", "DrawnGraph", "graph_view", "suggestions", "md_text", "upload_and_ingest", "ingest", "show_last_ingest",
     "workspace_metrics", "require_documents", "typed_path", "ENTITY", "COLUMN_HELP", "chunk_dialog",
-    "citation_picker", "clear_choice", "remove_document", "eval_columns", "table", "canonical_first", "run_write", "graph_facts_of", "top_weight_of",
+    "citation_picker", "clear_choice", "remove_documents", "eval_columns", "table", "canonical_first", "run_write", "graph_facts_of", "top_weight_of",
 ]
 
 ROOT = Path(__file__).resolve().parent
@@ -132,6 +131,77 @@ def keep_widget_state() -> None:
         st.session_state[key] = st.session_state[key]
 
 
+# -- a view is a link: widget values kept in the page's URL ------------------------------------
+
+@dataclass(frozen=True)
+class UrlField:
+    """One widget value a page keeps in its URL (``st.query_params``)."""
+
+    name: str
+    """The query parameter, short and readable: ``q``, ``modes``, ``as_of``."""
+    key: str
+    """The widget's session-state key."""
+    kind: str = "text"
+    """``text``, ``int``, ``date`` or ``list`` (a parameter repeated once per item)."""
+    choices: Collection[str] = ()
+    """The values the widget accepts (empty: any); others in a URL are ignored."""
+    bounds: tuple[int, int] | None = None
+    """For ``int``: the smallest and largest value the widget accepts."""
+
+    def decode(self, raw: list[str]):
+        """The widget value a URL's parameter stands for; ``ValueError`` when it stands for none."""
+        import datetime as dt
+
+        if self.kind == "list":
+            return [item for item in raw if not self.choices or item in self.choices]
+        text = raw[-1]
+        if self.kind == "int":
+            number = int(text)
+            if self.bounds and not self.bounds[0] <= number <= self.bounds[1]:
+                raise ValueError(f"{self.name}={text} is out of range")
+            return number
+        if self.kind == "date":
+            return dt.date.fromisoformat(text)
+        if self.choices and text not in self.choices:
+            raise ValueError(f"{self.name}={text} is not a choice")
+        return text
+
+    def encode(self, value) -> str | list[str]:
+        if self.kind == "list":
+            return [str(item) for item in value]
+        return value.isoformat() if self.kind == "date" else str(value)
+
+
+def view_from_url(page: str, fields: Iterable[UrlField]) -> None:
+    """Once a session, before the page's widgets: the values its URL holds become theirs, so a
+    reload or a pasted link shows the same view. A value that is not a choice is ignored."""
+    flag = f"url.read.{page}"
+    if st.session_state.get(flag):
+        return
+    st.session_state[flag] = True
+    for field in fields:
+        raw = st.query_params.get_all(field.name)
+        if not raw:
+            continue
+        try:
+            st.session_state[field.key] = field.decode(raw)
+        except ValueError:
+            continue
+
+
+def view_to_url(fields: Iterable[UrlField]) -> None:
+    """After the page's widgets: write their values into the URL (empty ones left out)."""
+    params: dict[str, str | list[str]] = {}
+    for field in fields:
+        value = st.session_state.get(field.key)
+        if value is None or value == "" or (field.kind == "list" and not value):
+            continue
+        params[field.name] = field.encode(value)
+    if st.query_params.to_dict() != {k: v[-1] if isinstance(v, list) else v for k, v in params.items()} or any(
+            isinstance(v, list) and st.query_params.get_all(k) != v for k, v in params.items()):
+        st.query_params.from_dict(params)
+
+
 # -- derived views, cached by workspace version -------------------------------------------------
 
 @dataclass(frozen=True)
@@ -142,9 +212,16 @@ class DrawnGraph:
     note: str
     legend: str
     nodes: int
+    """Entities on screen when the drawing opens (those a click unfolds not counted)."""
     edges: int
     chunks: int
     keys: tuple[str, ...]
+    focus_edges: tuple = ()
+    """The drawn edges at the entity found: the page's neighbour table lists exactly these."""
+    focus_total: int = 0
+    """The edges at the entity found in this view, before the filters."""
+    folded: int = 0
+    """Entities one step further, drawn hidden until a neighbour is clicked."""
 
 
 @st.cache_data(show_spinner="Drawing the graph...", max_entries=32)
@@ -153,14 +230,20 @@ def _graph_view(path: str, settings_path: str | None, version: int, view: str, f
     ws = _open_workspace(path, settings_path)
     documents = {chunk_id: document for chunk_id, (document, _) in ws.store.chunk_context().items()} \
         if filters.show_chunks else None
+    records = ws.documents()
+    title_of = {d.id: d.title for d in records}
+    # A glossary entry's title is its term (a thing); a note's or a chat log's is a label.
+    labels = {d.title for d in records if d.title and d.kind != "record"}
     titles = None
     if documents is not None:
-        title_of = {d.id: d.title for d in ws.documents()}
         titles = {chunk_id: title_of.get(document, "") for chunk_id, document in documents.items()}
-    selected = select_view(ws.graph, view, filters, ws.graph.passages.entities_of, documents, titles)
+    selected = select_view(ws.graph, view, filters, ws.graph.passages.entities_of, documents, titles,
+                           document_titles=labels)
     return DrawnGraph(graph_html(selected, height), selected.note,
-                      legend_html(type_legend(selected), len(selected.chunks)), len(selected.nodes),
-                      len(selected.edges), len(selected.chunks), tuple(entity.key for entity in selected.nodes))
+                      legend_html(type_legend(selected), len(selected.chunks)), selected.visible,
+                      len(selected.edges), len(selected.chunks),
+                      tuple(entity.key for entity in selected.nodes if entity.key not in selected.folded),
+                      tuple(selected.focus_edges), selected.focus_total, len(selected.folded))
 
 
 # A resource, not data: the facts of a large graph are returned as they are, not unpickled per rerun.
@@ -252,55 +335,46 @@ def canonical_first(ws: Workspace, a: str, b: str) -> tuple[str, str]:
 
 # -- writing ----------------------------------------------------------------------------------
 
-_UNSAFE = re.compile(r"[^\w.\- ]+", re.UNICODE)
+def upload_and_ingest(ws: Workspace, files: Iterable) -> None:
+    """Save uploaded files under ``<workspace>/uploads`` with their folders
+    (:func:`workbench.ingest.uploads.save_uploads`) and ingest them; files holding the bytes of a
+    stored file are not added again, and the report says which."""
+    from workbench.ingest.uploads import save_uploads
+
+    started = time.perf_counter()
+    first_id: dict[str, str] = {}
+    for document, source in sorted(ws.store.document_sources().items()):
+        first_id.setdefault(source, document)
+    stored = {row[3]: first_id[source] for source, row in ws.store.file_hashes().items() if source in first_id}
+    try:
+        saved = save_uploads(ws.path / "uploads", [(upload.name, upload.getvalue()) for upload in files], stored)
+    except (OSError, ValueError) as exc:
+        st.session_state["corpus.last_report"] = {"error": f"the uploads could not be saved: {exc}"}
+        return
+    if saved.paths:
+        ingest(ws, saved.paths, started)
+    else:
+        st.session_state["corpus.last_report"] = {"nothing_new": True}
+    report = st.session_state.get("corpus.last_report")
+    if report is not None and "error" not in report:
+        report["identical"] = saved.identical
 
 
-def safe_upload_path(folder: Path, name: str) -> Path:
-    """Where an uploaded file called ``name`` is saved: always directly inside ``folder``.
-
-    Only the base name is kept (both ``/`` and ``\\`` separate), unsafe characters become
-    ``_`` and a name of dots or nothing becomes ``upload``, so ``../../etc/passwd`` is saved as
-    ``folder/passwd``.
-
-    Examples
-    --------
-    >>> safe_upload_path(Path("/ws/uploads/s1"), "../../etc/passwd").as_posix()
-    '/ws/uploads/s1/passwd'
-    >>> safe_upload_path(Path("/ws/uploads/s1"), "..").name
-    'upload'
-    """
-    base = unicodedata.normalize("NFC", name).replace("\\", "/").split("/")[-1]
-    base = _UNSAFE.sub("_", base).strip(" .")[:120]
-    return folder / (base or "upload")
-
-
-def session_upload_folder(ws: Workspace) -> Path:
-    """This session's own folder under ``<workspace>/uploads/``."""
-    session = st.session_state.setdefault("upload_session", uuid.uuid4().hex[:12])
-    return ws.path / "uploads" / session
-
-
-def save_uploads(ws: Workspace, files: Iterable) -> Path:
-    """Save uploaded files into this session's upload folder; returns the folder."""
-    folder = session_upload_folder(ws)
-    folder.mkdir(parents=True, exist_ok=True)
-    for upload in files:
-        target = safe_upload_path(folder, upload.name)
-        if target.resolve().parent != folder.resolve():  # belt and braces: never outside the folder
-            raise ValueError(f"refusing to save upload {upload.name!r} outside {folder}")
-        target.write_bytes(upload.getvalue())
-    return folder
-
-
-def typed_path(ws: Workspace, text: str) -> Path | None:
+def typed_path(ws: Workspace, text: str, report: str | None = None) -> Path | None:
     """The path a person typed, if it lies under ``app.allowed_roots``; otherwise one error line
-    (naming the path and the setting, nothing from the file) and ``None``."""
+    (naming the path, the folders allowed and the setting, nothing from the file) and ``None``.
+    With ``report`` (a session key a page shows its outcome from, as ``corpus.last_report``), the
+    error replaces that outcome instead, so the page shows one message in one place."""
     from workbench.ingest.allowed_paths import PathRefused, allowed_path
 
     try:
         return allowed_path(text, ws.settings.app.allowed_roots)
     except PathRefused as exc:
-        st.error(md_text(exc))
+        if report is None:
+            st.error(md_text(exc))
+        else:
+            st.session_state[report] = {"error": str(exc)}
+            st.rerun()
         return None
 
 
@@ -318,21 +392,25 @@ def run_write(ws: Workspace, action, *args) -> bool:
     return False
 
 
-def clear_choice(key: str) -> None:
-    """A widget callback: the selectbox ``key`` shows nothing chosen (in the browser too)."""
-    st.session_state[key] = None
+def clear_choice(key: str, empty=None) -> None:
+    """A widget callback: the box ``key`` shows nothing chosen (in the browser too); ``empty``
+    is a multiselect's nothing, ``[]``."""
+    st.session_state[key] = empty
 
 
-def remove_document(ws: Workspace, document: str) -> None:
-    """A widget callback: remove ``document``, clear the box that chose it, say what happened."""
-    if run_write(ws, ws.remove, document):
+def remove_documents(ws: Workspace, documents: tuple[str, ...]) -> None:
+    """A widget callback: remove ``documents`` in one write, clear the box that chose them, say
+    what happened."""
+    if run_write(ws, ws.remove, list(documents)):
         st.session_state["corpus.last_report"] = None
-        st.toast(f"Removed {md_text(document)}")
-    st.session_state["corpus.doomed"] = None
+        st.toast(f"Removed {md_text(documents[0])}" if len(documents) == 1 else f"Removed {len(documents)} documents")
+    st.session_state["corpus.doomed"] = []
 
 
-def ingest(ws: Workspace, paths: list[Path]) -> None:
-    """Ingest ``paths`` with a progress bar; the report is kept in this session for display."""
+def ingest(ws: Workspace, paths: list[Path], started: float | None = None) -> None:
+    """Ingest ``paths`` with a progress bar; the report is kept in this session for display,
+    with the seconds the person waited since ``started`` (default: now), not only the ingest's own."""
+    started = time.perf_counter() if started is None else started
     bar = st.progress(0.0, text="Starting...")
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -347,7 +425,7 @@ def ingest(ws: Workspace, paths: list[Path]) -> None:
         st.session_state["corpus.last_report"] = {"error": database_error_message(ws.path / RECORD_FILE, exc)[0]}
         return
     bar.progress(1.0, text="Done")
-    st.session_state["corpus.last_report"] = report.to_json()
+    st.session_state["corpus.last_report"] = {**report.to_json(), "waited": time.perf_counter() - started}
 
 
 def show_last_ingest() -> None:
@@ -358,7 +436,15 @@ def show_last_ingest() -> None:
     if "error" in report:
         st.error(md_text(report["error"]))
         return
-    st.success(f"Ingested in {report['seconds']:.1f} s: {report['documents_added']} added, "
+    identical = report.get("identical") or []
+    if identical:
+        shown = ", ".join(f"{name} (as {document})" for name, document in identical[:5])
+        more = f" and {len(identical) - 5} more" if len(identical) > 5 else ""
+        st.info(md_text(f"{len(identical)} uploaded file{'s' if len(identical) != 1 else ''} unchanged: the "
+                        f"workspace already holds the same text, so nothing was added: {shown}{more}."))
+    if report.get("nothing_new"):
+        return
+    st.success(f"Ingested in {report.get('waited', report['seconds']):.1f} s: {report['documents_added']} added, "
                f"{report['documents_updated']} updated, {report['documents_unchanged']} unchanged, "
                f"{report['documents_removed']} removed; {report['chunks_written']} chunks written.")
     if report.get("files_redone_for_settings"):

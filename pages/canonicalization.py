@@ -68,12 +68,16 @@ else:
                 st.rerun()
 
 # A merge's effect before it is made: the edges of the less mentioned name move to the other.
+# The box holds the pair itself, not its place in the list: accepting a suggestion shifts the list.
 if found:
-    pair = st.selectbox("Preview the edges a merge would move", range(min(len(found), 50)), index=None,
-                        format_func=lambda i: printable(f"{found[i].a}  ↔  {found[i].b}"), key="canon.preview",
+    pairs = [(suggestion.a, suggestion.b) for suggestion in found[:50]]
+    if st.session_state.get("canon.preview") not in (None, *pairs):
+        st.session_state["canon.preview"] = None  # the pair was accepted or rejected meanwhile: nothing chosen
+    pair = st.selectbox("Preview the edges a merge would move", pairs, index=None,
+                        format_func=lambda p: printable(f"{p[0]}  ↔  {p[1]}"), key="canon.preview",
                         placeholder="Choose a suggestion")
     if pair is not None:
-        canonical, alias = ui.canonical_first(ws, found[pair].a, found[pair].b)
+        canonical, alias = ui.canonical_first(ws, *pair)
         moved = merge_preview(ws.graph, alias, canonical)
         st.caption(f"Merging {ui.md_text(alias)} into {ui.md_text(canonical)} moves {len(moved)} relation edges.")
         if not moved.empty:

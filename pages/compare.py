@@ -11,9 +11,10 @@ from workbench.retrieve.cache import indexes_for
 from workbench.ingest.safe_text import printable
 from workbench.vectors import NeedsRepair
 from workbench.views.chunks import human_date
+from workbench.views.wording import plain_reason
 from workbench.views.compare import answer_first, highlight_terms, missed_documents, short_why, superseded_by
-from workbench.views.retrieval import (communities_used_frame, impact_frame, path_frame, path_line, path_text,
-                                       rank_overlap, seeds_text, shared_hits, walk_frames)
+from workbench.views.retrieval import (communities_used_frame, impact_frame, longest_chains, path_frame, path_line,
+                                       path_text, rank_overlap, seeds_text, shared_hits, walk_frames)
 
 ui.keep_widget_state()
 st.title("Compare retrieval strategies")
@@ -23,6 +24,10 @@ ws = ui.workspace()
 if not ui.require_documents(ws):
     st.stop()
 
+URL = [ui.UrlField("q", "keep.compare.question"), ui.UrlField("modes", "keep.compare.modes", "list", tuple(MODES)),
+       ui.UrlField("k", "keep.compare.k", "int", bounds=(1, 20)), ui.UrlField("as_of", "keep.compare.as_of", "date"),
+       ui.UrlField("since", "keep.compare.since", "date"), ui.UrlField("until", "keep.compare.until", "date")]
+ui.view_from_url("compare", URL)  # a reload or a pasted link shows the view it names
 question = st.text_input("Question", key=ui.kept("compare", "question", "If Redis goes down, what breaks?"))
 chosen = st.multiselect("Strategies", MODES, key=ui.kept("compare", "modes", [m for m in ("graphrag", "hybrid", "paths")
                                                                              if m in MODES]),
@@ -37,6 +42,9 @@ since = since_col.date_input("Since", value=None, key="keep.compare.since", form
 until = until_col.date_input("Until", value=None, key="keep.compare.until", format="YYYY-MM-DD",
                              help="Keep only hits dated on or before this day.")
 asked = (question.strip(), tuple(chosen), k, as_of, since, until)
+ui.view_to_url(URL)
+if not asked[0]:
+    st.session_state.pop("compare.results", None)  # no question: no answer to an older one
 if st.button("Compare", type="primary", key="compare.run") or "compare.results" not in st.session_state:
     if asked[0] and chosen:
         with st.spinner("Retrieving..."):
@@ -68,14 +76,18 @@ if answer is not None:
             st.markdown("**Still standing:** " + (ui.md_text(", ".join(map(printable, answer.survivors))) or "nothing"))
             st.caption(f"Failure spread along the dependency relations (graph.impact_relations) only: {answer.left_out} people, teams, incidents and other entities with no "
                        "dependency relation are left out.")
-        if answer.path is not None:
-            st.text("Cited path: " + path_text(answer.path))
-            ui.citation_picker(ws, [c for hop in answer.path.hops for c in hop.chunks], key="compare.answer.open",
-                               documents={c: d for hop in answer.path.hops for c, d in zip(hop.chunks, hop.documents)})
+        chains = answer.chains  # every entity listed lies on one of these cited chains
+        for chain in chains:
+            st.text("Cited path: " + path_text(chain))
+        if chains:
+            hops = [hop for chain in chains for hop in chain.hops]
+            ui.citation_picker(ws, [c for hop in hops for c in hop.chunks], key="compare.answer.open",
+                               documents={c: d for hop in hops for c, d in zip(hop.chunks, hop.documents)})
         st.caption("Read off the graph from the question alone, the same for every strategy below.")
 
 shared = shared_hits(results)
 dates = {doc: d.date for doc, d in indexes_for(ws).documents.items()}  # read once per workspace version
+titles = {doc: d.title for doc, d in indexes_for(ws).documents.items()}
 superseded = superseded_by(indexes_for(ws).outdated, dates, shown_as_of)
 missed = missed_documents(results)
 st.caption(f"★ marks a chunk returned by two or more strategies ({len(shared)} such chunks).")
@@ -85,20 +97,26 @@ def show_result(mode: str) -> None:
     result = results[mode]
     context = result.graph_context
     st.subheader(mode)
-    st.caption(f"mode used: {result.mode_used}" + (f" — {ui.md_text(result.reason)}" if result.reason else ""))
+    st.caption(f"mode used: {result.mode_used}" + (f" — {ui.md_text(plain_reason(result.reason))}" if result.reason
+                                                    else ""))
     if missed[mode]:
         st.caption(ui.md_text(f"{mode} missed {', '.join(missed[mode][:6])}"
                               + (f" and {len(missed[mode]) - 6} more" if len(missed[mode]) > 6 else "")))
     if context.seeds:
         st.caption(f"seeds: {ui.md_text(seeds_text(context.seeds))} · entities explored: {len(context.nodes)}")
-    for number, path in enumerate(context.paths[:3], 1):
+    chains = longest_chains(context.paths)  # the whole chains, not the one-hop paths they extend
+    for number, path in enumerate(chains[:3], 1):
         st.text(f"Cited path {number}: {path_text(path)}")
+    if len(chains) > 3:
+        st.caption(f"{len(chains) - 3} more cited paths under “What {mode} walked” below.")
     if not result.hits:
         st.write("No hits.")
     for number, hit in enumerate(result.hits):
         with st.container(border=True):
             also = [m for m in shared.get(hit.chunk_id, []) if m != mode]
-            st.markdown(f"**#{hit.rank} · {ui.md_text(hit.document)}**" + (" ★" if also else ""))
+            title = titles.get(hit.document)
+            st.markdown(f"**#{hit.rank} · {ui.md_text(title or hit.document)}**" + (" ★" if also else "")
+                        + (f"  \n:gray[{ui.md_text(hit.document)}]" if title else ""))
             st.caption(ui.md_text(" · ".join(part for part in (
                 human_date(hit.time) or "undated", f"also in {', '.join(also)}" if also else "") if part)))
             if hit.document in superseded:

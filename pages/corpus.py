@@ -30,14 +30,21 @@ with from_folder:
     if st.button("Ingest this folder", key="corpus.ingest_folder"):
         if not folder.strip():
             st.warning("Type a folder or file path first.")
-        elif (path := ui.typed_path(ws, folder)) is not None:
+        elif (path := ui.typed_path(ws, folder, report="corpus.last_report")) is not None:
             ui.ingest(ws, [path])
             st.rerun()
 with from_upload:
-    uploads = st.file_uploader("Files to ingest", accept_multiple_files=True, key="corpus.uploads",
-                               type=["txt", "md", "markdown", "json", "jsonl"])
+    kinds = ["txt", "md", "markdown", "json", "jsonl"]
+    again = ("A file uploaded again, or one holding the text of a document already here, is reported unchanged, "
+             "not added twice.")
+    files = st.file_uploader("Files to ingest", accept_multiple_files=True, key="corpus.uploads", type=kinds,
+                             help=again)
+    folder_files = st.file_uploader("Or a whole folder (its subfolders kept in the document ids)",
+                                    accept_multiple_files="directory", key="corpus.upload_folder", type=kinds,
+                                    help=again)
+    uploads = [*(files or []), *(folder_files or [])]
     if st.button("Ingest uploaded files", key="corpus.ingest_uploads", disabled=not uploads):
-        ui.ingest(ws, [ui.save_uploads(ws, uploads)])
+        ui.upload_and_ingest(ws, uploads)
         st.rerun()
 
 st.subheader("Documents")
@@ -45,17 +52,20 @@ documents = ws.documents()
 if documents:
     st.dataframe(documents_frame(documents), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
     ids = [d.id for d in documents]
-    if st.session_state.get("corpus.doomed") not in (None, *ids):
-        st.session_state["corpus.doomed"] = None  # removed meanwhile (another session): nothing chosen
-    doomed = st.selectbox("Remove a document", ids, index=None, placeholder="Choose a document",
-                          format_func=printable, key="corpus.doomed")
+    titles = {d.id: d.title for d in documents}
+    # Removed meanwhile (another session): no longer chosen.
+    st.session_state["corpus.doomed"] = [d for d in st.session_state.get("corpus.doomed") or [] if d in titles]
+    doomed = st.multiselect("Remove documents", ids, placeholder="Choose one or more documents", key="corpus.doomed",
+                            format_func=lambda d: printable(f"{d} · {titles[d]}" if titles[d] else d))
     if doomed:
-        st.warning(f"Remove {ui.md_text(doomed)}? Its chunks, vectors and the edges only it states leave the "
-                   "workspace; ingesting the file again brings them back.")
+        named = ui.md_text(doomed[0]) if len(doomed) == 1 else f"these {len(doomed)} documents"
+        st.warning(f"Remove {named}? Their chunks, vectors and the edges only they state leave the "
+                   "workspace; ingesting the files again brings them back.")
         confirm, cancel = st.columns([1, 6])
         # Callbacks run before the next script run, so the box is cleared in the browser too
         # (popping its key only hid the prompt until the box sent its old value back).
-        confirm.button("Remove", type="primary", key="corpus.remove", on_click=ui.remove_document, args=(ws, doomed))
-        cancel.button("Cancel", key="corpus.cancel", on_click=ui.clear_choice, args=("corpus.doomed",))
+        confirm.button("Remove", type="primary", key="corpus.remove", on_click=ui.remove_documents,
+                       args=(ws, tuple(doomed)))
+        cancel.button("Cancel", key="corpus.cancel", on_click=ui.clear_choice, args=("corpus.doomed", []))
 else:
     st.write("No documents yet.")

@@ -3,11 +3,9 @@
 import streamlit as st
 
 import ui
-from workbench.context_graph.graph import EntityNotFound
 from workbench.ingest.safe_text import printable
-from workbench.views import graph as graph_views
 from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters
-from workbench.views.tables import edge_chunks_frame, neighbours_frame
+from workbench.views.tables import edge_chunks_frame, edges_at_frame
 
 ui.keep_widget_state()
 st.title("Graph")
@@ -17,6 +15,9 @@ if not ui.require_documents(ws):
 graph = ws.graph
 facts = ui.graph_facts_of(ws)
 names = facts.names
+URL = [ui.UrlField("view", "keep.graph.view", choices=(RELATIONS, COMENTION)),
+       ui.UrlField("entity", ui.ENTITY, choices=names), ui.UrlField("steps", "keep.graph.hops", "int", bounds=(0, 4))]
+ui.view_from_url("graph", URL)  # a reload or a pasted link shows the view it names
 
 with st.sidebar:
     st.header("Graph filters")
@@ -42,6 +43,9 @@ with st.sidebar:
     size_by = st.radio("Rank and size nodes by", RANKINGS, key=ui.kept("graph", "size_by", "degree"), horizontal=True)
     top_n = st.number_input("Most entities shown", 10, 5000, step=10, key=ui.kept("graph", "top_n", 150))
     show_chunks = st.toggle("Show passages (chunks) mentioning them", key=ui.kept("graph", "chunks", False))
+    show_noise = st.toggle("Show values and titles", key=ui.kept("graph", "noise", False),
+                           help="Entities that are numbers, durations (“90 days”), dates or the title of a document "
+                                "are hidden unless this is on.")
 
 choices = ui.entity_choices_of(facts, "graph.find")  # past 2,000 names: those matching typed text
 center = st.selectbox("Find an entity: it is highlighted, centred and its neighbours listed",
@@ -53,12 +57,15 @@ if center is not None:
     hops = st.slider("Steps around the entity (0: the whole view)", 0, 4, key=ui.kept("graph", "hops", 2),
                      help="Draw only the entities this many edges from the one found; click a node in the drawing "
                           "to show its further neighbours.")
+ui.view_to_url(URL)
 filters = GraphFilters(types=tuple(chosen_types) or None, min_weight=min_weight, time_range=time_range,
                        relations=tuple(chosen_relations) or None if view == RELATIONS else None,
-                       size_by=size_by, top_n=int(top_n), show_chunks=show_chunks, focus=center, hops=hops)
+                       size_by=size_by, top_n=int(top_n), show_chunks=show_chunks, focus=center, hops=hops,
+                       show_noise=show_noise)
 drawn = ui.graph_view(ws, view, filters)
-st.caption(f"{drawn.nodes} of {len(graph)} entities and {drawn.edges} edges shown"
-           + (f", with {drawn.chunks} chunks" if show_chunks else "")
+st.caption(f"{drawn.nodes} of {len(graph)} entities shown"
+           + (f" ({drawn.folded} more one step further appear when a neighbour is clicked)" if drawn.folded else "")
+           + f", {drawn.edges} edges drawn" + (f", with {drawn.chunks} chunks" if show_chunks else "")
            + ". Colours follow the entity type (legend above the graph). Edge width is the number of chunks stating the edge; co-mention edges have no arrow. Hover a node or "
              "an edge for its dates and chunks. Undated edges stay visible under a time filter.")
 if drawn.note:
@@ -74,16 +81,15 @@ st.subheader("Neighbours and evidence")
 if center is None:
     st.write("Find an entity above to list its neighbours, with the relation, direction and weight of each edge.")
 else:
-    try:
-        around = graph.neighbors(center, hops=1, direction="both", include_comention=view == COMENTION)
-    except EntityNotFound as exc:
-        st.warning(ui.md_text(exc))
-    else:
-        passing = [edge for edge in around.edges if graph_views.edge_passes(edge, graph, filters, view)]
-        if len(passing) < len(around.edges):
-            st.caption(f"{len(around.edges) - len(passing)} of {len(around.edges)} edges left out by the sidebar filters.")
-        around.edges = passing
-        st.dataframe(neighbours_frame(around, graph), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+    # Exactly the edges drawn at the entity (same view, same filters), not another walk of the graph.
+    passing = list(drawn.focus_edges)
+    if center in drawn.keys:
+        left_out = drawn.focus_total - len(passing)
+        st.caption(f"{len(passing)} edges drawn at {ui.md_text(names[center])}"
+                   + (f"; {left_out} of its {drawn.focus_total} edges in this view left out by the sidebar filters."
+                      if left_out else "."))
+        st.dataframe(edges_at_frame(graph, center, passing), hide_index=True, width="stretch",
+                     column_config=ui.COLUMN_HELP)
         chunk_ids = sorted({c for edge in passing for c in edge.chunk_ids})
         chunks = {chunk.id: chunk for chunk in ws.chunks(chunk_ids)}
         st.dataframe(edge_chunks_frame(graph, passing, chunks), hide_index=True, width="stretch",

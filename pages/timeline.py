@@ -50,9 +50,12 @@ ui.citation_picker(ws, [d.chunk_id for e in shown for d in e.decisions], key="ti
 
 st.subheader("An entity over time")
 facts = ui.graph_facts_of(ws)  # names read once per version, from a loaded graph's columns
+URL = [ui.UrlField("entity", ui.ENTITY, choices=facts.names)]
+ui.view_from_url("timeline", URL)  # a reload or a pasted link shows the entity it names
 names, choices = facts.names, ui.entity_choices_of(facts, "timeline.find")  # past 2,000 names: those matching typed text
 center = st.selectbox("Entity", choices, index=None, format_func=lambda key: printable(names[key]),
                       placeholder="Type a name" if choices else "Type part of a name above first", key=ui.ENTITY)
+ui.view_to_url(URL)
 if center is not None:
     try:
         name, entries = timeline(ws, names[center])

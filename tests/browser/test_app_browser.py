@@ -110,6 +110,29 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     assert_no_exception(page)
     screenshot(page, "corpus", screenshot_dir)
 
+    # Uploads: the same two files uploaded again, after a reload, are unchanged, not new documents.
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    for name, text in (("planning.md", "---\ntitle: Planning notes\n---\nThe billing service sends invoices.\n"),
+                       ("rota.md", "---\ntitle: On-call rota\n---\nThe platform team is on call for Kafka.\n")):
+        (uploads / name).write_text(text, encoding="utf-8")
+    for attempt, expected in enumerate(("2 added", "0 added, 0 updated, 2 unchanged")):
+        if attempt:
+            page.reload()
+            page.get_by_text("Add documents").first.wait_for(timeout=LONG)
+            wait_idle(page)
+        page.get_by_role("tab", name="Upload files").click()
+        page.locator('[data-testid="stFileUploader"]', has_text="Files to ingest").locator(
+            'input[type="file"]').set_input_files([str(uploads / "planning.md"), str(uploads / "rota.md")])
+        page.get_by_text("rota.md").first.wait_for(timeout=LONG)
+        wait_idle(page)
+        page.get_by_role("button", name="Ingest uploaded files").click()
+        page.get_by_text(expected).first.wait_for(timeout=LONG)
+        wait_idle(page)
+        assert metric(page, "Documents") == "33"
+    assert page.get_by_text("Planning notes").count() >= 1  # the title, in the documents table
+    assert_no_exception(page)
+
     # Canonicalization: merge the Chinese twin, split a form out, undo the split; the graph follows.
     open_page(page, "Canonicalization", "Suggested merges")
     assert page.get_by_text("Auth Service  ↔  认证服务").count() == 1
@@ -117,10 +140,19 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     open_page(page, "Graph", "Neighbours and evidence")
     assert "认证服务" in graph_labels(page) and "AuthService" not in graph_labels(page)
     open_page(page, "Canonicalization", "Suggested merges")
+    preview = "Preview the edges a merge would move"
+    choose(page, preview, "登录流程")
+    wait_idle(page)
+    previewed = page.get_by_role("combobox", name=preview).first.input_value()
+    assert "登录流程" in previewed
     row = page.locator('[data-testid="stHorizontalBlock"]', has_text="Auth Service  ↔  认证服务").first
     row.get_by_role("button", name="Accept").click()
     page.get_by_text("Accepted a suggestion").first.wait_for(state="attached", timeout=LONG)  # a data-grid cell
     wait_idle(page)
+    # The preview still shows the pair chosen, and its sentence names that pair, not another.
+    assert page.get_by_role("combobox", name=preview).first.input_value() == previewed
+    merging = page.get_by_text(re.compile(r"^Merging .* moves \d+ relation edges")).first.inner_text()
+    assert "登录流程" in merging and "login flow" in merging.casefold()
     choose(page, "Surface form", "AuthService")
     page.get_by_role("button", name="Split").click()
     page.get_by_text("Split “AuthService” out").first.wait_for(state="attached", timeout=LONG)  # a data-grid cell
@@ -148,6 +180,12 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     page.wait_for_timeout(3000)  # let the view settle on the picked entity
     assert_no_exception(page)
     screenshot(page, "graph", screenshot_dir)
+    assert "entity=redis" in page.url
+    page.reload()  # a reload (a new session) shows the same view: the address holds it
+    page.get_by_text("Neighbours and evidence").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    finder = page.locator('[data-testid="stSelectbox"]', has_text="Find an entity")
+    assert finder.get_by_role("combobox").input_value() == "Redis"
 
     # Compare: three strategies side by side, the overlap table and graphrag's walk.
     open_page(page, "Compare", "Assembled context: graphrag")
@@ -191,6 +229,15 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     assert page.get_by_text("20 Nov 2023").count() >= 1  # the older decision's date on its card
     assert_no_exception(page)
     screenshot(page, "compare-as-of", screenshot_dir)
+    link = page.url
+    assert "as_of=2024-07-15" in link and "q=Where" in link
+    page.reload()  # the same question, strategies and day, answered again
+    page.get_by_text("superseded by").first.wait_for(timeout=LONG)
+    wait_idle(page)
+    question = page.get_by_role("textbox", name="Question")
+    assert question.input_value() == "Where are web sessions stored?"
+    assert page.locator('[data-testid="stDateInput"]', has_text="As of").locator("input").first.input_value() \
+        == "2024-07-15"
     question.fill("If Redis goes down, what breaks?")
     question.press("Enter")
     wait_idle(page)
@@ -288,10 +335,11 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     assert dialogs == [] and other_dialogs == []
     assert not re.search(r"<img[^>]*onerror", page.content())
 
-    # Removing a document: Cancel clears the choice for good, and a removal leaves the box empty.
-    open_page(page, "Corpus", "Remove a document")
+    # Removing documents: Cancel clears the choice for good, and a removal leaves the box empty.
+    removal = "Remove documents"
+    open_page(page, "Corpus", removal)
     doomed = "hostile/more.md"  # ids are paths below the folder ingested
-    choose(page, "Remove a document", doomed)
+    choose(page, removal, doomed)
     wait_idle(page)
     assert page.get_by_text(f"Remove {doomed}?").count() == 1
     page.get_by_role("button", name="Cancel").click()
@@ -301,11 +349,15 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     folder_input.press("Enter")
     wait_idle(page)
     assert page.get_by_text(f"Remove {doomed}?").count() == 0
-    assert page.get_by_role("combobox", name="Remove a document").input_value() == ""
-    choose(page, "Remove a document", doomed)
+    chosen = page.locator('[data-testid="stMultiSelect"]', has_text=removal).locator('[data-baseweb="tag"]')
+    assert chosen.count() == 0
+    choose(page, removal, doomed)
+    page.keyboard.press("Escape")
+    choose(page, removal, "planning.md")
+    page.keyboard.press("Escape")
     wait_idle(page)
+    assert page.get_by_text("Remove these 2 documents?").count() == 1
     page.get_by_role("button", name="Remove", exact=True).click()
     wait_idle(page)
-    assert page.get_by_role("combobox", name="Remove a document").input_value() == ""
-    assert page.get_by_text(f"Remove {doomed}?").count() == 0
+    assert chosen.count() == 0 and page.get_by_text("Remove these 2 documents?").count() == 0
     assert_no_exception(page)
