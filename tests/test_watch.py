@@ -1,0 +1,175 @@
+"""``watch PATH...`` keeps a workspace in step with a folder: adds, edits, deletes, renames and
+bursts, each batch one write step; a kill mid-batch is completed by the next watch."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.conftest import ROOT, committed_documents
+
+from workbench.vectors import CHUNKS
+from workbench.workspace_watch import touched_roots
+
+
+class Watcher:
+    """``python -m workbench watch --json`` on a folder, its output lines read as they come."""
+
+    def __init__(self, workspace: Path, folder: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench", "--workspace", str(workspace), "watch", str(folder), "--json",
+             "--quiet-ms", "150"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+            env={**os.environ, "TQDM_DISABLE": "1"})
+        self.lines: queue.Queue = queue.Queue()
+        self.seen: list[dict] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
+        self.lines.put(None)
+
+    def until(self, done: Callable[[dict], bool], timeout: float = 180) -> dict:
+        """The first line from now on for which ``done(line)`` holds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if line is None:
+                stderr = self.proc.stderr.read() if self.proc.stderr else ""
+                pytest.fail(f"watch exited ({self.proc.wait()}): {self.seen} {stderr}")
+            self.seen.append(line)
+            if done(line):
+                return line
+        pytest.fail(f"timed out; lines seen: {self.seen[-5:]}")
+
+    def written_until(self, holds: Callable[[], bool], timeout: float = 180) -> None:
+        """Wait through written batches until ``holds()``."""
+        deadline = time.monotonic() + timeout
+        while not holds():
+            self.until(lambda line: line.get("state") == "written", max(1.0, deadline - time.monotonic()))
+
+    def stop(self, sig=signal.SIGINT) -> int:
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout=120)
+
+
+@pytest.fixture
+def reader(embedder, settings):
+    from workbench.workspace import Workspace
+
+    opened = []
+
+    def open_(path: Path):
+        ws = Workspace(path, settings=settings, embedder=embedder, create=False)
+        opened.append(ws)
+        return ws
+
+    yield open_
+    for ws in opened:
+        ws.close()
+
+
+def _texts(ws) -> str:
+    return "\n".join(c.text for c in ws.chunks())
+
+
+def test_watch_follows_adds_edits_renames_deletes_and_a_burst_of_1000_files(tmp_path, reader):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("The portal depends on the auth service.\n", encoding="utf-8")
+    watcher = Watcher(tmp_path / "ws", notes)
+    try:
+        first = watcher.until(lambda line: line.get("batch") == 0 and line["state"] == "written")
+        assert first["documents_added"] == 1
+        watcher.until(lambda line: line.get("state") == "watching")
+        ws = reader(tmp_path / "ws")
+        ids = lambda: set(ws.store.document_sources())  # noqa: E731
+
+        (notes / "b.md").write_text("Billing calls the ledger service.\n", encoding="utf-8")
+        watcher.written_until(lambda: "notes/b.md" in ids())
+        assert "Billing calls the ledger service." in _texts(ws)
+
+        (notes / "b.md").write_text("Billing calls the payments gateway.\n", encoding="utf-8")
+        watcher.written_until(lambda: "payments gateway" in _texts(ws))
+        assert "ledger service" not in _texts(ws)
+
+        (notes / "b.md").rename(notes / "c.md")
+        watcher.written_until(lambda: ids() == {"notes/a.md", "notes/c.md"})
+        assert ws.store.document_sources()["notes/c.md"] == str((notes / "c.md").resolve())
+
+        (notes / "c.md").unlink()
+        watcher.written_until(lambda: ids() == {"notes/a.md"})
+        assert "payments gateway" not in _texts(ws)
+
+        burst = notes / "burst"
+        burst.mkdir()
+        for i in range(1000):
+            (burst / f"n{i:04d}.md").write_text(f"Service {i} depends on queue {i % 13}.\n", encoding="utf-8")
+        watcher.written_until(lambda: len(ids()) == 1001, timeout=400)
+        assert ws.store.count("chunks") == 1001
+        assert watcher.stop() == 0
+    finally:
+        if watcher.proc.poll() is None:
+            watcher.proc.kill()
+    assert watcher.until(lambda line: line.get("state") == "stopped")["batches"] >= 5
+    batches = [line for line in watcher.seen if line.get("state") == "written"]
+    assert all(line["seconds"] >= 0 and line["version"] for line in batches)
+    assert ws.unfinished() is None
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+    assert ws.store.integrity_ok()
+
+
+def test_a_watcher_killed_mid_batch_is_completed_by_the_next_watch(tmp_path, reader):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("The portal depends on the auth service.\n", encoding="utf-8")
+    workspace = tmp_path / "ws"
+    watcher = Watcher(workspace, notes)
+    try:
+        watcher.until(lambda line: line.get("state") == "watching")
+        for i in range(300):
+            (notes / f"n{i:03d}.md").write_text(f"Service {i} depends on queue {i % 11}.\n", encoding="utf-8")
+        watcher.until(lambda line: line.get("batch") == 1 and line["state"] == "writing")
+        watcher.proc.send_signal(signal.SIGKILL)
+        assert watcher.proc.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if watcher.proc.poll() is None:
+            watcher.proc.kill()
+    assert committed_documents(workspace / "workspace.sqlite") < 301  # killed before the batch was written
+
+    again = Watcher(workspace, notes)
+    try:
+        caught_up = again.until(lambda line: line.get("batch") == 0 and line["state"] == "written")
+        assert caught_up["documents"] == 301
+        again.until(lambda line: line.get("state") == "watching")
+        assert again.stop(signal.SIGTERM) == 0
+    finally:
+        if again.proc.poll() is None:
+            again.proc.kill()
+    ws = reader(workspace)
+    assert ws.unfinished() is None and ws.store.integrity_ok()
+    assert ws.store.count("documents") == 301 == ws.store.count("chunks")
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+
+
+def test_changes_inside_the_workspace_or_under_hidden_names_start_no_batch(tmp_path):
+    notes, other = tmp_path / "notes", tmp_path / "other"
+    changed = [notes / ".obsidian" / "workspace.json", notes / "ws" / "workspace.sqlite", other / "x.md",
+               notes / "sub" / "a.md"]
+    assert touched_roots([notes, other], changed, notes / "ws") == [notes, other]
+    assert touched_roots([notes], changed[:2], notes / "ws") == []
