@@ -24,7 +24,6 @@ from .context_graph.canon import Canonicalizer, build_merges
 from .context_graph.derivation_rows import FILE_NAME as ROWS_FILE
 from .context_graph.derivation_rows import followed_rows, rows_key
 from .context_graph.name_keys import NAME_KEY_VERSION
-from .context_graph.passages import LINK_RULES_VERSION
 from .context_graph.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
 from .context_graph.graph import ContextGraph
 from .context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE
@@ -147,7 +146,6 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         self._chroma = chroma
         self._vectors: VectorIndex | None = None
         self._vectors_checked: tuple | None = None
-        self._version_seen: int | None = None  # the record version follow_writes last saw
         self.entity_vectors = EntityVectors(self.path)
         self._lock = FileLock(str(self.path / "workspace.lock"))
         self.lock_timeout = lock_timeout
@@ -181,28 +179,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                                         verify=self._verify_vectors, exists=self._vector_store_exists)
         elif self._vectors.space != space:  # the embedder was swapped: its own collections
             self._vectors = self._vectors.in_space(space)
-        self.follow_writes()
         return self._vectors
-
-    def follow_writes(self) -> bool:
-        """Reopen the vector store when another process wrote a newer record version since this
-        handle last looked; True when it was closed for the next read to open it again.
-
-        An embedded Chroma client searches the index it loaded: vectors another process added stay
-        unfound (though counted) until the client is opened again. Everything else a reader holds
-        follows the record's version by itself (the graph, the merges, the retrieval indexes) or
-        its file (the entity-name index). Asked by every use of :attr:`vectors`, so a notebook's
-        open workspace, the app and the MCP server answer from the newer record; while this
-        process holds the write lock the versions are its own."""
-        version = self.store.version
-        seen, self._version_seen = self._version_seen, version
-        if seen is None or seen == version or self._vectors is None or self._lock.is_locked:
-            return False
-        if self._vectors.release():
-            return True
-        if self._chroma is None and self._vectors.is_open:  # a search is using it: closed by a later look
-            self._version_seen = seen
-        return False
 
     def _vector_store_exists(self) -> bool:
         """Whether the vector store is there to read: a server always, an embedded one when its
@@ -509,7 +486,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         every setting that shapes the graph (see :mod:`workbench.context_graph.graph_snapshot`)."""
         record, options, impact = version
         shaping = {"workspace": self.store.workspace_id, "version": record, "passages": asdict(options),
-                   "name_key": NAME_KEY_VERSION, "link_rules": LINK_RULES_VERSION,
+                   "name_key": NAME_KEY_VERSION,
                    "impact_relations": list(impact),
                    "canonicalization": self.settings.canonicalization.model_dump(mode="json")}
         return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
