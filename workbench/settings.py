@@ -200,6 +200,7 @@ class VectorStoreSettings(_Section):
     port: int = Field(8000, gt=0, lt=65536, description="Chroma server port, for backend 'server'.")
     collection_prefix: str = Field("wb", min_length=1, description="Prefix of the collection names, so several workspaces can share a server.")
 
+    timeout_seconds: float = Field(10.0, gt=0, le=600, description="Longest wait, in seconds, for one answer of the Chroma server (backend 'server'): a server that does not answer in time (stopped, hung) makes the command stop with one line instead of waiting for ever.")
 
 class RetrievalSettings(_Section):
     k: int = Field(10, gt=0, le=1000, description="Hits returned by default.")

@@ -88,13 +88,35 @@ def chroma_client(settings, workspace_dir: Path):
     vs = settings.vector_store
     try:
         if vs.backend == "server":
+            _answers_in_time(vs.host, vs.port, vs.timeout_seconds)
             client = chromadb.HttpClient(host=vs.host, port=vs.port, settings=chroma_settings)
+            _with_timeout(client, vs.timeout_seconds)
             client.heartbeat()
             return client
         return chromadb.PersistentClient(path=str(workspace_dir / "chroma"), settings=chroma_settings)
     except Exception as exc:
         where = f"server {vs.host}:{vs.port}" if vs.backend == "server" else f"{workspace_dir / 'chroma'}"
         raise VectorStoreUnavailable(f"cannot open the Chroma store at {where}: {exc}") from exc
+
+
+def _answers_in_time(host: str, port: int, seconds: float) -> None:
+    """Raise unless the server's heartbeat answers within ``seconds``: chromadb makes its first
+    request while the client is constructed, before :func:`_with_timeout` can bound it."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://{host}:{port}/api/v2/heartbeat", timeout=seconds) as response:
+        response.read()
+
+
+def _with_timeout(client, seconds: float) -> None:
+    """Bound every later request of a server client to ``seconds`` (chromadb 1.5 makes its HTTP
+    session with no timeout: a stopped server hung every command)."""
+    import httpx
+
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if not isinstance(session, httpx.Client):  # another chromadb: tests/reliability/test_vector_failures.py says
+        raise VectorStoreUnavailable("this chromadb's HTTP client cannot be given a timeout")
+    session.timeout = httpx.Timeout(seconds)
 
 
 def space_suffix(space: str) -> str:

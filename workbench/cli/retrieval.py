@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..model import RetrievalResult
+from ..vectors import VectorStoreUnavailable
 from .render import CommandError, emit, table
 from .bounds import like_setting
 from .core import open_workspace
@@ -20,9 +21,13 @@ def _run(ws: WorkspaceView, text: str, mode: str, k: int | None, args=None) -> R
 
     window = {name: getattr(args, name, None) for name in ("since", "until", "as_of")}
     try:
-        return retrieve(ws, text, mode=mode, k=k, **window)
+        return retrieve(ws, text, mode=mode, k=k, **window, allow_fallback=getattr(args, "allow_fallback", False))
     except ValueError as exc:
         raise CommandError(str(exc), code=2) from None
+    except VectorStoreUnavailable as exc:
+        fallback = "the keyword ranking alone" if mode in _KEYWORD_FALLBACK else "no hits"
+        raise CommandError(f"{mode}: the vector store failed ({exc}); --allow-fallback answers with {fallback}, "
+                           "saying so", code=1) from None
 
 
 #: The counts of :class:`~workbench.model.RetrievalStats` shown under a result's head line, in
@@ -148,6 +153,16 @@ def _scoped_workspace(args):
         raise CommandError(f"{exc}; give document ids or folder prefixes such as: {examples}", code=2) from None
 
 
+#: The modes whose documented fallback, when the vector store fails, is the keyword ranking.
+_KEYWORD_FALLBACK = ("hybrid", "graphrag", "graphrag-seed")
+
+
+def _fallback_option(p) -> None:
+    p.add_argument("--allow-fallback", action="store_true",
+                   help="when the vector store fails, answer as the mode falls back (hybrid and graphrag: the "
+                        "keyword ranking; the others: no hits), saying so, instead of stopping with exit 1")
+
+
 def _time_options(p) -> None:
     p.add_argument("--documents", default=None,
                    help="comma-separated document ids or folder prefixes: retrieve from these documents only")
@@ -165,6 +180,7 @@ def register(subparsers, common) -> None:
     p.add_argument("--mode", default="hybrid", help=f"one of: {', '.join(MODES)} (default hybrid)")
     p.add_argument("--k", "-k", type=like_setting("retrieval.k"), default=None, help="hits wanted (default: settings retrieval.k)")
     _time_options(p)
+    _fallback_option(p)
     p.set_defaults(handler=cmd_query)
 
     p = subparsers.add_parser("compare", parents=[common], help="several modes side by side, shared hits marked")
@@ -172,6 +188,7 @@ def register(subparsers, common) -> None:
     p.add_argument("--modes", default=None, help="comma-separated modes (default: all)")
     p.add_argument("--k", "-k", type=like_setting("retrieval.k"), default=None)
     _time_options(p)
+    _fallback_option(p)
     p.set_defaults(handler=cmd_compare)
 
     for name, handler, help_text in (("context", cmd_context, "the cited material for an answer (Markdown; --json the data)"),
@@ -183,4 +200,5 @@ def register(subparsers, common) -> None:
         p.add_argument("--max-chunks", type=like_setting("answers.max_chunks"), default=None,
                        help="chunks in the material (default: answers.max_chunks)")
         _time_options(p)
+        _fallback_option(p)
         p.set_defaults(handler=handler)

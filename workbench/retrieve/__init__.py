@@ -22,6 +22,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..model import COMENTION_RELATION, RetrievalResult, WindowUse
+from ..vectors import VectorStoreUnavailable
 from .base import Retriever
 from .comention import ComentionRetriever
 from .expand import DirectRetriever, ExpandRetriever
@@ -31,7 +32,7 @@ from .graphrag_seed import GraphRAGSeedRetriever
 from .hybrid import HybridRetriever
 from .keyword import KeywordRetriever
 from .paths import PathsRetriever
-from .vector import VectorRetriever
+from .vector import VectorRetriever, store_failures
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
@@ -89,7 +90,7 @@ def _prefetch(ws: WorkspaceView) -> threading.Thread | None:
 
 
 def retrieve(ws: WorkspaceView, query: str, mode: str = "hybrid", k: int | None = None, *, since=None, until=None,
-             as_of=None) -> RetrievalResult:
+             as_of=None, allow_fallback: bool = True) -> RetrievalResult:
     """Run one retrieval mode on a workspace; ``k`` defaults to ``settings.retrieval.k``.
 
     Every mode takes a time window: ``since`` / ``until`` (days, inclusive) or a phrase of the
@@ -100,16 +101,23 @@ def retrieve(ws: WorkspaceView, query: str, mode: str = "hybrid", k: int | None 
     ``reason`` and ``stats.time_window`` say which window was used, and a phrase that looks
     like time but was not understood is named in ``reason`` and
     ``stats.time_phrases_not_understood``. Every hit carries its chunk's ``time``.
+
+    A mode whose vector store fails falls back (hybrid and graphrag to the keyword ranking, the
+    others to no hits) and says so in ``reason``; with ``allow_fallback=False`` the failure is
+    raised instead, as :class:`~workbench.vectors.VectorStoreUnavailable`.
     """
     retriever = get_retriever(mode)
     # keyword is the one mode that needs neither the vectors nor the model
     prefetch = _prefetch(ws) if mode != "keyword" else None
     try:
-        with ws.pinned():  # one graph for the whole query, whatever a writer commits meanwhile
-            return _retrieve(ws, retriever, query, k, since, until, as_of)
+        with ws.pinned(), store_failures() as failed:  # one graph for the whole query, whatever a writer commits
+            result = _retrieve(ws, retriever, query, k, since, until, as_of)
     finally:
         if prefetch is not None:
             prefetch.join()
+    if failed and not allow_fallback:
+        raise VectorStoreUnavailable(failed[0])
+    return result
 
 
 def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, until, as_of) -> RetrievalResult:

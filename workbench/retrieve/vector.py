@@ -18,7 +18,9 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +35,7 @@ from .literal import boost_literal, identifiers
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document"]
+__all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document", "store_failures"]
 
 _QUERY_CACHE_SIZE = 256
 _query_vectors: "weakref.WeakKeyDictionary[object, OrderedDict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
@@ -59,14 +61,42 @@ def embed_query(ws: WorkspaceView, query: str) -> np.ndarray:
     return vector
 
 
+#: The vector-store failures met in this context since :func:`store_failures` began: the modes
+#: catch them to fall back (keyword ranking, an empty answer), so they are also noted here.
+_failures: ContextVar[list[str] | None] = ContextVar("vector_store_failures", default=None)
+
+
+@contextmanager
+def store_failures() -> Iterator[list[str]]:
+    """The messages of the vector-store failures met inside the block (in this thread), whatever
+    the mode made of them: how :func:`~workbench.retrieve.retrieve` tells a fallback a failure caused."""
+    failures: list[str] = []
+    token = _failures.set(failures)
+    try:
+        yield failures
+    finally:
+        _failures.reset(token)
+
+
 def vector_query(ws: WorkspaceView, kind: str, vector: np.ndarray, n: int) -> list[VectorMatch]:
     """Nearest ids in a collection; any failure of the store becomes :class:`VectorStoreUnavailable`."""
     try:
         return ws.vectors.query(kind, vector, n)
-    except (VectorStoreUnavailable, NeedsRepair):
+    except NeedsRepair:
+        raise
+    except VectorStoreUnavailable as exc:
+        _note_failure(str(exc))
         raise
     except Exception as exc:  # a server gone away, a broken collection: the store is unusable
-        raise VectorStoreUnavailable(f"vector search in the {kind} collection failed: {exc}") from exc
+        message = f"vector search in the {kind} collection failed: {exc}"
+        _note_failure(message)
+        raise VectorStoreUnavailable(message) from exc
+
+
+def _note_failure(message: str) -> None:
+    failures = _failures.get()
+    if failures is not None:
+        failures.append(message)
 
 
 def entity_query(ws: WorkspaceView, vector: np.ndarray, n: int) -> list[VectorMatch]:
