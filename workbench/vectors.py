@@ -151,6 +151,10 @@ class _SharedClient:
     def cached(self, name: str):
         return self._collections.get(name)
 
+    @property
+    def is_open(self) -> bool:
+        return self._client is not None
+
     def collection(self, name: str, open_it: Callable[[Any], Any]):
         """The collection ``name``, opened by ``open_it(client)`` the first time."""
         found = self._collections.get(name)
@@ -226,6 +230,11 @@ class VectorIndex:
     def client(self):
         """The Chroma client, opened now if it is not open."""
         return self._shared.client()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the client is open now (a read opens it; :meth:`release` closes it)."""
+        return self._shared.is_open
 
     def release(self) -> bool:
         """Close the client this index opened, when no call is using it, so Chroma frees the

@@ -147,6 +147,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         self._vectors: VectorIndex | None = None
         self._vectors_checked: tuple | None = None
         self.entity_vectors = EntityVectors(self.path)
+        self._version_seen: int | None = None  # the record version follow_writes last saw
         self._lock = FileLock(str(self.path / "workspace.lock"))
         self.lock_timeout = lock_timeout
         self._derived: _Derived | None = None
@@ -180,8 +181,29 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         elif self._vectors.space != space:  # the embedder was swapped: its own collections
             self._vectors = self._vectors.in_space(space)
         return self._vectors
+        self.follow_writes()
 
     def _vector_store_exists(self) -> bool:
+    def follow_writes(self) -> bool:
+        """Reopen the vector store when another process wrote a newer record version since this
+        handle last looked; True when it was closed for the next read to open it again.
+
+        An embedded Chroma client searches the index it loaded: vectors another process added stay
+        unfound (though counted) until the client is opened again. Everything else a reader holds
+        follows the record's version by itself (the graph, the merges, the retrieval indexes) or
+        its file (the entity-name index). Asked by every use of :attr:`vectors`, so a notebook's
+        open workspace, the app and the MCP server answer from the newer record; while this
+        process holds the write lock the versions are its own."""
+        version = self.store.version
+        seen, self._version_seen = self._version_seen, version
+        if seen is None or seen == version or self._vectors is None or self._lock.is_locked:
+            return False
+        if self._vectors.release():
+            return True
+        if self._chroma is None and self._vectors.is_open:  # a search is using it: closed by a later look
+            self._version_seen = seen
+        return False
+
         """Whether the vector store is there to read: a server always, an embedded one when its
         folder exists (a reader must not create it: ``chromadb.PersistentClient`` would)."""
         return self.settings.vector_store.backend == "server" or (self.path / "chroma").is_dir()
