@@ -173,3 +173,27 @@ def test_changes_inside_the_workspace_or_under_hidden_names_start_no_batch(tmp_p
                notes / "sub" / "a.md"]
     assert touched_roots([notes, other], changed, notes / "ws") == [notes, other]
     assert touched_roots([notes], changed[:2], notes / "ws") == []
+
+
+def test_ctrl_c_during_a_batch_stops_once_the_batch_is_written(tmp_path, reader):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("The portal depends on the auth service.\n", encoding="utf-8")
+    watcher = Watcher(tmp_path / "ws", notes)
+    try:
+        watcher.until(lambda line: line.get("state") == "watching")
+        for i in range(200):
+            (notes / f"n{i:03d}.md").write_text(f"Service {i} depends on queue {i % 11}.\n", encoding="utf-8")
+        watcher.until(lambda line: line.get("batch") == 1 and line["state"] == "writing")
+        watcher.proc.send_signal(signal.SIGINT)
+        written = watcher.until(lambda line: line.get("batch") == 1 and line["state"] != "writing")
+        assert written["state"] == "written" and written["documents_added"] > 0
+        assert watcher.until(lambda line: line.get("state") == "stopped")["batches"] == 1
+        assert watcher.proc.wait(timeout=60) == 0
+    finally:
+        if watcher.proc.poll() is None:
+            watcher.proc.kill()
+    ws = reader(tmp_path / "ws")
+    assert ws.store.count("documents") == written["documents"] == 1 + written["documents_added"]
+    assert ws.unfinished() is None
+    assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
