@@ -217,7 +217,9 @@ def undated_policy(hits: list, window, keep_undated: bool = False, related=None)
     reached = []
     for hit in outside:
         why = hit.why
-        if why.parent is not None and why.parent in kept_ids:
+        # A dated hit is kept for a relation only; an undated one for any link from a kept hit.
+        related_edge = why.edge is not None and why.edge.relation != COMENTION_RELATION
+        if why.parent is not None and why.parent in kept_ids and (related_edge or not hit.time):
             relation = (why.edge.reads(backward=why.direction == "backward") if why.edge is not None
                         else "reached from it")
             source = why.parent
