@@ -30,12 +30,14 @@ from workbench.views.wording import redone_for_settings, stage_text
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
                                    max_edge_weight, select_view, type_legend)
 from workbench.workspace import Workspace, WorkspaceBusy
+from workbench.workspace_watch import FolderWatch
 
 __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
     "UrlField", "view_from_url", "view_to_url", "DrawnGraph", "graph_view", "suggestions", "md_text", "upload_and_ingest", "ingest", "show_last_ingest",
     "workspace_metrics", "require_documents", "typed_path", "ENTITY", "COLUMN_HELP", "chunk_dialog",
     "citation_picker", "clear_choice", "remove_documents", "eval_columns", "table", "canonical_first", "run_write", "graph_facts_of", "top_weight_of",
+    "folder_watch", "start_folder_watch", "stop_folder_watch",
 ]
 
 ROOT = Path(__file__).resolve().parent
@@ -455,6 +457,31 @@ def show_last_ingest() -> None:
     if task_files:
         st.caption("Not ingested, as expected: " + md_text(", ".join(task_files))
                    + " (task sets are run on the Evaluate page).")
+
+
+@st.cache_resource
+def _folder_watches() -> dict[str, FolderWatch]:
+    """The folder watches of this process, one at most per workspace, shared by every session."""
+    return {}
+
+
+def folder_watch(ws: Workspace) -> FolderWatch | None:
+    """The folder watch keeping ``ws`` in step (:class:`~workbench.workspace_watch.FolderWatch`), if one was started."""
+    return _folder_watches().get(str(ws.path.resolve()))
+
+
+def start_folder_watch(ws: Workspace, path: Path) -> FolderWatch:
+    """Keep ``ws`` in step with ``path`` from a thread of this process until stopped (one watch a workspace)."""
+    stop_folder_watch(ws)
+    watching = _folder_watches()[str(ws.path.resolve())] = FolderWatch(ws, [path]).start()
+    return watching
+
+
+def stop_folder_watch(ws: Workspace) -> None:
+    """A widget callback: stop the workspace's folder watch after the batch under way."""
+    watching = _folder_watches().pop(str(ws.path.resolve()), None)
+    if watching is not None:
+        watching.stop()
 
 
 _SKIPPED_YAML = re.compile(r"^(?P<file>.+\.ya?ml): skipped: unsupported extension \.ya?ml$")

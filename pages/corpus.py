@@ -47,6 +47,24 @@ with from_upload:
         ui.upload_and_ingest(ws, uploads)
         st.rerun()
 
+# Keep a folder live: `watch` run by this app, one batch of changes a write (workbench/workspace_watch.py).
+st.subheader("Keep a folder live")
+watching = ui.folder_watch(ws)
+if watching is not None and (watching.running or watching.error):
+    if watching.error:
+        st.error(ui.md_text(watching.status()))
+    else:
+        st.caption(ui.md_text(watching.status()))
+    st.button("Stop watching", key="corpus.watch_stop", on_click=ui.stop_folder_watch, args=(ws,))
+else:
+    live = st.text_input("Folder to keep in step", key=ui.kept("corpus", "watch_folder", ""),
+                         help="Added, edited, deleted and renamed files are written as they change, a batch at a "
+                              "time, while this app runs (as `python -m workbench watch FOLDER` does).")
+    if st.button("Watch this folder", key="corpus.watch_start") and live.strip() \
+            and (path := ui.typed_path(ws, live)) is not None:
+        ui.start_folder_watch(ws, path).ready.wait(timeout=600)  # caught up before the page shows it
+        st.rerun()
+
 st.subheader("Documents")
 documents = ws.documents()
 if documents:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
@@ -28,7 +29,7 @@ from .ingest.pipeline import IngestReport, Progress
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["WRITING", "WRITTEN", "FAILED", "WatchBatch", "touched_roots", "watch_workspace"]
+__all__ = ["WRITING", "WRITTEN", "FAILED", "FolderWatch", "WatchBatch", "touched_roots", "watch_workspace"]
 
 #: The states a batch is told in: its write begun, done, or refused (the message says why).
 WRITING, WRITTEN, FAILED = "writing", "written", "failed"
@@ -162,3 +163,57 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
         if stop.is_set():
             break
     return written
+
+
+class FolderWatch:
+    """:func:`watch_workspace` run in a thread of its own (the app's Corpus page), keeping the
+    last batches it told: :meth:`start`, then :attr:`running`, :meth:`status`, :meth:`stop`."""
+
+    def __init__(self, ws: Workspace, paths: Sequence[str | Path], keep: int = 20, **options):
+        self.ws, self.paths, self.options = ws, [Path(p) for p in paths], options
+        self.batches: deque[WatchBatch] = deque(maxlen=keep)
+        self.ready = threading.Event()
+        self.error: str | None = None
+        """Why the watch ended on its own (a path gone at the start, the store unreachable...)."""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="workbench-watch", daemon=True)
+
+    def start(self) -> FolderWatch:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            watch_workspace(self.ws, self.paths, self.batches.append, stop=self._stop, ready=self.ready.set,
+                            **self.options)
+        except Exception as exc:  # a thread's error would be lost: kept for the page to show
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop after the batch under way, waiting up to ``timeout`` seconds for it."""
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def status(self) -> str:
+        """One line for people: what is watched and the last batch written or failed."""
+        where = ", ".join(map(str, self.paths))
+        if self.error is not None:
+            return f"stopped watching {where}: {self.error}"
+        if not self.running:
+            return f"stopped watching {where}"
+        if not self.ready.is_set():
+            return f"catching up with {where}..."
+        told = next((b for b in reversed(self.batches) if b.state != WRITING), None)
+        if told is None or told.number == 0:
+            return f"watching {where}: no change yet"
+        if told.state == FAILED:
+            return f"watching {where}: batch {told.number} not written yet ({told.message})"
+        report = told.report
+        assert report is not None
+        return (f"watching {where}: batch {told.number} written, {report.documents_added} added, "
+                f"{report.documents_updated} updated, {report.documents_removed} removed; "
+                f"{told.documents:,} documents")
