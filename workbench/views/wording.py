@@ -2,8 +2,8 @@
 
 >>> counted(1, "document"), counted(3, "chunk"), counted(0, "entity", "entities")
 ('1 document', '3 chunks', '0 entities')
->>> stage_text("ingest", 1200, 61190), stage_text("context graph", 0, 1), stage_text("context graph", 1, 1)
-('ingest: 1,200 of 61,190 documents', 'context graph...', 'context graph: done')
+>>> stage_text("ingest", 1_200_000, 30_000_000), stage_text("context graph", 0, 1), stage_text("context graph", 1, 1)
+('ingest: 1,200,000 of 30,000,000 characters of text', 'context graph...', 'context graph: done')
 """
 
 from __future__ import annotations
