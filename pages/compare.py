@@ -12,7 +12,8 @@ from workbench.ingest.safe_text import printable
 from workbench.vectors import NeedsRepair
 from workbench.views.chunks import human_date
 from workbench.views.wording import plain_reason
-from workbench.views.compare import answer_first, highlight_terms, missed_documents, short_why, superseded_by
+from workbench.views.compare import (answer_first, highlight_terms, missed_documents, newer_first, short_why,
+                                     superseded_by)
 from workbench.views.retrieval import (communities_used_frame, impact_frame, longest_chains, path_frame, path_line,
                                        path_text, rank_overlap, seeds_text, shared_hits, walk_frames)
 
@@ -111,7 +112,9 @@ def show_result(mode: str) -> None:
         st.caption(f"{len(chains) - 3} more cited paths under “What {mode} walked” below.")
     if not result.hits:
         st.write("No hits.")
-    for number, hit in enumerate(result.hits):
+    # A note another hit supersedes comes after it (a note's own words, accepted, or its front matter).
+    ranked = {hit.chunk_id: hit.rank for hit in result.hits}
+    for number, hit in enumerate(newer_first(result.hits, superseded)):
         with st.container(border=True):
             also = [m for m in shared.get(hit.chunk_id, []) if m != mode]
             title = titles.get(hit.document)
@@ -121,8 +124,11 @@ def show_result(mode: str) -> None:
                 human_date(hit.time) or "undated", f"also in {', '.join(also)}" if also else "") if part)))
             if hit.document in superseded:
                 newer = ", ".join(f"{d.rsplit('/', 1)[-1]} ({human_date(dates.get(d))})" for d in superseded[hit.document])
-                st.markdown(f":orange-badge[superseded] by {ui.md_text(newer)}",
-                            help="A later note contradicts or supersedes this one (its front matter says so).")
+                st.markdown(f":orange-badge[superseded] by {ui.md_text(newer)}"
+                            + (f" (ranked #{ranked[hit.chunk_id]} by {mode}, shown after the newer note)"
+                               if ranked[hit.chunk_id] != hit.rank else ""),
+                            help="A later note contradicts or supersedes this one: its front matter says so, or its "
+                                 "text does and a person accepted that on the Corpus page.")
             text = hit.text if len(hit.text) < 600 else hit.text[:600] + "…"
             st.text(printable(text, keep_newlines=True))
             st.caption(ui.md_text(short_why(hit.why)))

@@ -47,6 +47,22 @@ with from_upload:
         ui.upload_and_ingest(ws, uploads)
         st.rerun()
 
+# A note that says in its text that it replaces an earlier one: a person confirms it here.
+superseding = ws.store.candidate_triples("SUPERSEDES")
+if superseding:
+    st.subheader("Notes that say they replace another")
+    st.caption("Read from the notes' own words (“this replaces the November 2024 schedule”). Accept one and the "
+               "older note is marked superseded on the Compare page, its hits shown after the newer note's.")
+    for i, triple in enumerate(superseding[:20]):
+        said, accept = st.columns([6, 1], vertical_alignment="center")
+        said.markdown(f"**{ui.md_text(triple.subject)}** replaces **{ui.md_text(triple.object)}** "
+                      f"({triple.confidence:.1f}; chunk {ui.md_text(triple.chunk_id)})")
+        if accept.button("Accept", key=f"corpus.supersedes.{i}") and ui.run_write(
+                ws, ws.accept_candidate, triple.subject, triple.relation, triple.object):
+            st.rerun()
+    if len(superseding) > 20:
+        st.caption(f"{len(superseding) - 20} more: `python -m workbench candidates` lists them all.")
+
 # Keep a folder live: `watch` run by this app, one batch of changes a write (workbench/workspace_watch.py).
 st.subheader("Keep a folder live")
 watching = ui.folder_watch(ws)

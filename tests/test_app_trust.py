@@ -331,3 +331,69 @@ def test_a_bare_agreed_is_not_listed_as_a_decision(sample_workspace):
     decisions = [d.text for episode in sample_workspace.episodes() for d in episode.decisions]
     assert decisions
     assert not [text for text in decisions if re.fullmatch(r"(@[\w.]+:\s*)?Agreed\.", text)], decisions
+
+
+# -- 6. Superseding read from the text ------------------------------------------------------------
+
+EXPORT_QUESTION = "When does the nightly partner export start?"
+
+
+def export_notes(folder: Path) -> Path:
+    """A November 2024 schedule, another note of that month, and a February 2025 note whose text
+    says it replaces the November schedule (no front matter says so)."""
+    folder.mkdir(parents=True)
+    notes = {
+        "2024-11-partner-export.md": ("Decision: nightly partner export at 04:30 UTC", "2024-11-12",
+                                      "Decision: the nightly partner export starts at 04:30 UTC every night and writes "
+                                      "Parquet files to the partner drop. The nightly partner export start time is "
+                                      "04:30 UTC."),
+        "2024-11-billing.md": ("Decision: billing batch at 01:00 UTC", "2024-11-20",
+                               "The billing batch starts at 01:00 UTC and finishes before the backups."),
+        "2025-02-partner-export.md": ("Partner export moves earlier", "2025-02-03",
+                                      "From 3 February the export starts at 02:00 UTC. This replaces the November "
+                                      "2024 schedule."),
+    }
+    for name, (title, day, text) in notes.items():
+        (folder / name).write_text(f"---\ntitle: \"{title}\"\ndate: {day}\n---\n{text}\n", encoding="utf-8")
+    return folder
+
+
+def test_a_note_that_says_it_replaces_another_gets_a_supersedes_candidate(make_workspace, tmp_path):
+    ws = make_workspace("exports-ws")
+    ws.ingest([export_notes(tmp_path / "exports")])
+    found = [(t.subject, t.relation, t.object) for t in ws.store.candidate_triples("SUPERSEDES")]
+    assert found == [("Partner export moves earlier", "SUPERSEDES", "Decision: nightly partner export at 04:30 UTC")]
+    assert not any(e.relation == "SUPERSEDES" for e in ws.graph.edges())  # a candidate, not a fact
+    ws.ingest([tmp_path / "exports"])  # nothing changed: proposed once
+    assert len(ws.store.candidate_triples("SUPERSEDES")) == 1
+
+
+def test_an_accepted_supersedes_candidate_badges_the_old_note_and_ranks_the_new_one_first(monkeypatch, make_workspace,
+                                                                                        tmp_path):
+    from tests.test_app_analyst import compare
+    from workbench.retrieve import retrieve
+
+    ws = make_workspace("exports-ws")
+    ws.ingest([export_notes(tmp_path / "exports")])
+    assert retrieve(ws, EXPORT_QUESTION, "keyword", 5).hits[0].document.endswith("2024-11-partner-export.md")
+    at = open_app(monkeypatch, ws.path)
+    assert any("replaces" in m.value and "Partner export moves earlier" in m.value for m in at.markdown)
+    at.button(key="corpus.supersedes.0").click().run()
+    assert not at.exception and not at.error
+    assert not ws.store.candidate_triples("SUPERSEDES")
+    page(at, "compare")
+    compare(at, EXPORT_QUESTION, ["keyword"])
+    cards = [m.value for m in at.markdown if m.value.startswith("**#")]
+    assert cards[0].startswith("**#1 · Partner export moves earlier**")
+    badges = [m.value for m in at.markdown if "superseded] by" in m.value]
+    assert len(badges) == 1 and "2025\\-02\\-partner\\-export\\.md" in badges[0] and "ranked #1 by keyword" in badges[0]
+
+
+def test_the_legend_counts_the_entities_on_screen(monkeypatch, sample_workspace):
+    at = page(open_app(monkeypatch, sample_workspace.path), "graph")
+    at.selectbox(key="keep.entity").select("redis").run()
+    srcdoc = at.get("iframe")[0].proto.srcdoc
+    visible = [n for n in node_data(srcdoc) if not n.get("hidden")]
+    assert len(visible) < len(node_data(srcdoc))  # some wait for a click
+    legend = srcdoc[srcdoc.index('<div id="legend"'):srcdoc.index("</div>", srcdoc.index('<div id="legend"'))]
+    assert sum(int(n) for n in re.findall(r"\((\d+)\)</span>", legend)) == len(visible)

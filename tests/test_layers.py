@@ -27,7 +27,7 @@ LAYERS = [
      "context_graph.merge_suggestions", "context_graph.name_keys", "context_graph.name_scan",
      "context_graph.passages", "context_graph.ppr", "context_graph.synonyms", "corpus.communities", "corpus.episodes", "corpus.keyphrases",
      "corpus.note_neighbours", "corpus.outdated", "ingest.chunking", "ingest.corpus_limits", "ingest.file_formats",
-     "ingest.file_hashes", "ingest.loaders", "ingest.sentences"},
+     "ingest.file_hashes", "ingest.loaders", "ingest.sentences", "ingest.superseding"},
     {"scope", "vector_compaction", "workspace", "workspace_merges", "workspace_preload", "workspace_view", "workspace_watch", "context_graph.assemble", "context_graph.derivation_rows",
      "context_graph.graph_questions", "context_graph.graph_snapshot", "corpus.summaries", "corpus.timeline",
      "ingest.embedding_cache", "ingest.note_links", "ingest.pipeline"},

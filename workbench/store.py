@@ -487,13 +487,14 @@ class Store(NoteRows, DerivationRowReads):
             (COMENTION_RELATION,)).fetchone()
         return rows + pairs
 
-    def candidate_triples(self) -> list[Triple]:
-        """The triples stored as candidates, most confident first (then by subject, object and
-        when stored), through their own index: reading every triple to find them took 5.7 s of
-        each assembled context on a 30 MB file's 1.18 M triples."""
+    def candidate_triples(self, relation: str | None = None) -> list[Triple]:
+        """The triples stored as candidates (of ``relation`` only, when given), most confident first
+        (then by subject, object and when stored), through their own index: reading every triple
+        to find them took 5.7 s of each assembled context on a 30 MB file's 1.18 M triples."""
+        which = "" if relation is None else " AND relation = ?"
         return [Triple(*row) for row in self.db.execute(
-            f"SELECT {_TRIPLE_COLUMNS} FROM triples WHERE origin = 'candidate' "
-            "ORDER BY confidence DESC, subject, object, rowid")]
+            f"SELECT {_TRIPLE_COLUMNS} FROM triples WHERE origin = 'candidate'{which} "
+            "ORDER BY confidence DESC, subject, object, rowid", () if relation is None else (relation,))]
 
     def chunk_context(self) -> dict[str, tuple[str, str | None]]:
         """``chunk id -> (document id, timestamp)`` for building edges' provenance."""
@@ -506,6 +507,24 @@ class Store(NoteRows, DerivationRowReads):
             db.execute("DELETE FROM triples WHERE origin='candidate' AND relation='SIMILAR_TO'")
             db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", [triple_row(t) for t in triples])
             self._bump(db)
+
+    def replace_superseding_candidates(self, triples: Sequence[Triple]) -> bool:
+        """Replace the ``SUPERSEDES`` candidates read from notes' text
+        (:mod:`workbench.ingest.superseding`); a pair already accepted stays accepted and is not
+        proposed again. True when they changed (the version moves only then)."""
+        with self.transaction() as db:
+            accepted = {(row[0], row[1]) for triple in triples for row in db.execute(
+                "SELECT subject, object FROM triples WHERE chunk_id = ? AND relation = ? AND origin = 'accepted'",
+                (triple.chunk_id, triple.relation))}
+            wanted = sorted(triple_row(t) for t in triples if (t.subject, t.object) not in accepted)
+            stored = sorted(db.execute("SELECT chunk_id, subject, relation, object, confidence, origin, subject_type, "
+                                       "object_type FROM triples WHERE origin = 'candidate' AND relation = 'SUPERSEDES'"))
+            if [tuple(row) for row in stored] == [tuple(row) for row in wanted]:
+                return False
+            db.execute("DELETE FROM triples WHERE origin = 'candidate' AND relation = 'SUPERSEDES'")
+            db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)", wanted)
+            self._bump(db)
+        return True
 
     def add_triples(self, triples: Sequence[Triple]) -> None:
         """Add statements to the chunks they cite (typed relation candidates), in one transaction."""

@@ -26,7 +26,7 @@ from .embedding_cache import embed_cached
 from .failures import StepFailed, describe_os_error
 
 __all__ = ["MAX_CANDIDATES_PER_NOTE", "NOTE_KINDS", "best_per_note", "discover_typed_relations",
-           "note_similarity_candidates", "refresh_candidates", "unresolved_note_targets"]
+           "note_similarity_candidates", "refresh_candidates", "refresh_superseding", "unresolved_note_targets"]
 
 #: Document kinds compared for SIMILAR_TO candidates (chat logs and records are not notes).
 NOTE_KINDS = ("markdown", "text")
@@ -54,6 +54,7 @@ def refresh_candidates(store: Store, vectors: VectorIndex, embedder: Embedder, t
     try:
         refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder, vectors)[0], embedder.name,
                                 threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
+        refresh_superseding(store)
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
         what = describe_os_error(exc) if isinstance(exc, OSError) else \
             (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
@@ -61,6 +62,17 @@ def refresh_candidates(store: Store, vectors: VectorIndex, embedder: Embedder, t
             f"the note-similarity step failed ({what}); every document "
             "written is kept and the workspace is marked to finish the step: free memory or disk, then run "
             "`python -m workbench repair` (the next ingest or remove finishes it too)") from exc
+
+
+def refresh_superseding(store: Store) -> bool:
+    """Read the ``SUPERSEDES`` candidates from the notes' text again
+    (:mod:`workbench.ingest.superseding`); only the chunks that use a superseding verb are read,
+    and the notes' titles and dates only when there is one. True when the candidates changed."""
+    from .superseding import cue_chunks, notes_for_superseding, superseding_candidates
+
+    chunks = cue_chunks(store.db)
+    found = superseding_candidates(notes_for_superseding(store.db), chunks) if chunks else []
+    return store.replace_superseding_candidates(found)
 
 
 def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list[str]:

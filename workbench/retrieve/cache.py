@@ -27,7 +27,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..array_file import ArrayFileUnusable
-from ..corpus.outdated import outdated_documents
+from ..corpus.outdated import OUTDATING_RELATIONS, outdated_documents
 from ..model import Edge
 from ..workspace import KEYWORD_INDEX_FILE
 from .keyword_index import KeywordIndex
@@ -140,6 +140,24 @@ class RetrievalIndexes:
             return {chunk_id: tuple(edges) for chunk_id, edges in out.items()}
 
     @cached_property
+    def title_links_from(self) -> dict[str, tuple[str, ...]]:
+        """Chunk id -> the chunks whose titles it names (the passage layer's title links)."""
+        with self._lock:
+            out: dict[str, list[str]] = defaultdict(list)
+            for chunk_id, target in self.ws.graph.passages.title_links:
+                out[chunk_id].append(target)
+            return {chunk_id: tuple(targets) for chunk_id, targets in out.items()}
+
+    @cached_property
+    def titled_chunks(self) -> dict[str, tuple[str, ...]]:
+        """Entity key -> the chunks of the documents it titles."""
+        with self._lock:
+            out: dict[str, list[str]] = defaultdict(list)
+            for chunk_id, key in sorted(self.ws.graph.passages.title_of.items()):
+                out[key].append(chunk_id)
+            return {key: tuple(chunks) for key, chunks in out.items()}
+
+    @cached_property
     def opening_chunks(self) -> dict[str, str]:
         """Document id -> its first chunk (its title and first lines)."""
         with self._lock:
@@ -188,7 +206,11 @@ class RetrievalIndexes:
         """Document id -> the notes that make it outdated
         (:func:`~workbench.corpus.outdated.outdated_documents`)."""
         with self._lock:
-            return outdated_documents(list(self.documents.values()))
+            # Relations between notes in the graph too: a SUPERSEDES candidate a person accepted.
+            graph = self.ws.graph
+            stated = [(graph.name(edge.source), edge.relation, graph.name(edge.target))
+                      for edge in graph.edges() if edge.relation.upper() in OUTDATING_RELATIONS]
+            return outdated_documents(list(self.documents.values()), stated)
 
     @cached_property
     def key_of(self):

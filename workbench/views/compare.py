@@ -20,19 +20,20 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
 from ..context_graph.graph import COMENTION_RELATION, EntityNotFound
 from ..ingest.safe_text import printable
-from ..model import GraphPath, RetrievalResult, Why
+from ..model import GraphPath, Hit, RetrievalResult, Why
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["AnswerFirst", "answer_first", "missed_documents", "superseded_by", "short_why", "highlight_terms"]
+__all__ = ["AnswerFirst", "answer_first", "missed_documents", "superseded_by", "newer_first", "short_why",
+           "highlight_terms"]
 
 _ASKED = {"lead": "Who leads the team that owns {0}", "owner": "Who owns {0}", "depends": "What {0} depends on",
           "impact": "What breaks if {0} fails", "relate": "How {0} relate"}
@@ -150,6 +151,29 @@ def superseded_by(outdated: Mapping[str, Iterable[str]], dates: Mapping[str, str
         if kept:
             out[old] = kept
     return out
+
+
+def newer_first(hits: Sequence[Hit], superseded: Mapping[str, Iterable[str]]) -> list[Hit]:
+    """``hits`` in rank order, except that a hit of a superseded document comes right after the
+    first hit of a document superseding it, when that one is among the hits; ranks renumbered.
+
+    >>> hits = [Hit("c1", "old.md", "t", 0.9, 1), Hit("c2", "other.md", "t", 0.8, 2), Hit("c3", "new.md", "t", 0.7, 3)]
+    >>> [(h.document, h.rank) for h in newer_first(hits, {"old.md": ["new.md"]})]
+    [('other.md', 1), ('new.md', 2), ('old.md', 3)]
+    >>> [h.document for h in newer_first(hits, {"old.md": ["elsewhere.md"]})]
+    ['old.md', 'other.md', 'new.md']
+    """
+    first: dict[str, int] = {}
+    for position, hit in enumerate(hits):
+        first.setdefault(hit.document, position)
+
+    def place(item: tuple[int, Hit]) -> tuple[float, int]:
+        position, hit = item
+        after = [first[newer] + 0.5 for newer in superseded.get(hit.document, ()) if newer in first]
+        return max([float(position), *after]), position
+
+    ordered = [hit for _, hit in sorted(enumerate(hits), key=place)]
+    return [replace(hit, rank=rank) for rank, hit in enumerate(ordered, 1)]
 
 
 #: A fused ranking's parts, as people say them.

@@ -476,10 +476,12 @@ def type_color(entity_type: str) -> str:
 
 
 def type_legend(view: GraphView) -> list[tuple[str, str, int]]:
-    """``(type, colour, entities shown)`` for every entity type in ``view``, most shown first."""
+    """``(type, colour, entities shown)`` for every entity type in ``view``, most shown first; the
+    entities drawn hidden until a click (:attr:`GraphView.folded`) are not counted."""
     counts: dict[str, int] = {}
     for entity in view.nodes:
-        counts[entity.type] = counts.get(entity.type, 0) + 1
+        if entity.key not in view.folded:
+            counts[entity.type] = counts.get(entity.type, 0) + 1
     return [(t, type_color(t), n) for t, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
