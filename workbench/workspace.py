@@ -24,10 +24,12 @@ from .context_graph.canon import Canonicalizer, build_merges
 from .context_graph.derivation_rows import FILE_NAME as ROWS_FILE
 from .context_graph.derivation_rows import followed_rows, rows_key
 from .context_graph.name_keys import NAME_KEY_VERSION
+from .context_graph.passages import LINK_RULES_VERSION
 from .context_graph.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
 from .context_graph.graph import ContextGraph
 from .context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE
 from .context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
+from .workspace_identity import WorkspaceCopied, copied_message, new_identity, record_home
 from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from .context_graph.name_scan import load_name_scan, save_name_scan
 from .context_graph.passages import NameScan
@@ -146,8 +148,8 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         self._chroma = chroma
         self._vectors: VectorIndex | None = None
         self._vectors_checked: tuple | None = None
-        self.entity_vectors = EntityVectors(self.path)
         self._version_seen: int | None = None  # the record version follow_writes last saw
+        self.entity_vectors = EntityVectors(self.path)
         self._lock = FileLock(str(self.path / "workspace.lock"))
         self.lock_timeout = lock_timeout
         self._derived: _Derived | None = None
@@ -174,16 +176,18 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         """The Chroma collections of the embedder's vector space (see :mod:`workbench.vectors`)."""
         space = self.embedder.name
         if self._vectors is None:
+            copied = copied_message(self.store, self.path) if self.settings.vector_store.backend == "server" else None
+            if copied is not None:  # the copy and its original would share one set of collections
+                raise WorkspaceCopied(copied)
             client = self._chroma if self._chroma is not None else (lambda: chroma_client(self.settings, self.path))
             self._vectors = VectorIndex(client, self.settings.vector_store.collection_prefix, self.store.workspace_id,
                                         space, guard=lambda searched: stale_space(self.store, searched),
                                         verify=self._verify_vectors, exists=self._vector_store_exists)
         elif self._vectors.space != space:  # the embedder was swapped: its own collections
             self._vectors = self._vectors.in_space(space)
-        return self._vectors
         self.follow_writes()
+        return self._vectors
 
-    def _vector_store_exists(self) -> bool:
     def follow_writes(self) -> bool:
         """Reopen the vector store when another process wrote a newer record version since this
         handle last looked; True when it was closed for the next read to open it again.
@@ -204,6 +208,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             self._version_seen = seen
         return False
 
+    def _vector_store_exists(self) -> bool:
         """Whether the vector store is there to read: a server always, an embedded one when its
         folder exists (a reader must not create it: ``chromadb.PersistentClient`` would)."""
         return self.settings.vector_store.backend == "server" or (self.path / "chroma").is_dir()
@@ -250,6 +255,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest.pipeline`)."""
         with self._write_lock():
+            record_home(self.store, self.path)
             self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
             if report.chunks_written or report.documents_removed:  # an unchanged ingest never opens Chroma
@@ -318,6 +324,23 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             removed = ", ".join(map(str, paths))
             raise StepFailed(f"removed {removed} ({documents}); {self.path / 'chroma'} {failure}")
         return ids
+
+    def new_identity(self) -> tuple[str, str, int]:
+        """Give this workspace an id of its own and record its folder (after ``cp -r``: the copy
+        keeps the original's id, and so its collections on a Chroma server); its vectors are
+        copied into its own collections (renamed, in an embedded store), its derived files made
+        again. Returns ``(old id, new id, vectors copied)``; :meth:`repair` should follow."""
+        with self._write_lock():
+            embedded = self.settings.vector_store.backend == "embedded"
+            client = None
+            if not embedded or self._vector_store_exists():
+                client = self._chroma if self._chroma is not None else chroma_client(self.settings, self.path)
+            found = new_identity(self.store, client, self.settings.vector_store.collection_prefix, self.path,
+                                 rename=embedded)
+            self._vectors, self._derived = None, None
+            for derived_file in DERIVED_FILES:  # keyed by the id: made again
+                (self.path / derived_file).unlink(missing_ok=True)
+        return found
 
     def repair(self) -> int:
         """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
@@ -508,7 +531,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         every setting that shapes the graph (see :mod:`workbench.context_graph.graph_snapshot`)."""
         record, options, impact = version
         shaping = {"workspace": self.store.workspace_id, "version": record, "passages": asdict(options),
-                   "name_key": NAME_KEY_VERSION,
+                   "name_key": NAME_KEY_VERSION, "link_rules": LINK_RULES_VERSION,
                    "impact_relations": list(impact),
                    "canonicalization": self.settings.canonicalization.model_dump(mode="json")}
         return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()

@@ -39,6 +39,7 @@ from ..extract.names import STOP_NAMES, joined_words, name_words
 from ..settings import setting_default
 from .passage_links import EntitiesOf
 from .synonyms import SynonymScan, synonym_scan
+from .title_aliases import aliased_titles
 
 _ARTICLES = ("the ", "a ", "an ")
 #: Texts of at most this many words (a question) are read without the matcher's prefix set.
@@ -49,7 +50,10 @@ _PREFIXES_AFTER_TEXTS = 64
 #: Past this many changed names, every passage's text is read again (cheaper than the tests).
 _MOST_CHANGED_NAMES = 512
 
-__all__ = ["NameMatcher", "NameScan", "NameTable", "PassageLayer", "link_passages", "words_of"]
+#: The rules that link passages (title aliases since 2): a snapshot made under other rules is derived again.
+LINK_RULES_VERSION = 2
+
+__all__ = ["LINK_RULES_VERSION", "NameMatcher", "NameScan", "NameTable", "PassageLayer", "link_passages", "words_of"]
 
 
 def words_of(name: str) -> str:
@@ -182,6 +186,12 @@ class NameMatcher:
         if words and words not in STOP_NAMES:
             self._key_of.setdefault(words, key)  # type: ignore[attr-defined]  # the dict a build makes
 
+    def add_alias(self, words: str, key: str) -> str | None:
+        """Know ``words`` (as :func:`words_of` gives them) as a name of ``key`` unless they already
+        name an entity; returns the key they name after the call (None for a stop name)."""
+        self._add(words, key)
+        return self._key_of.get(words)
+
     def __len__(self) -> int:
         return len(self._key_of)
 
@@ -191,13 +201,21 @@ class NameMatcher:
         ``capitalised_only`` accepts a match only where the text starts it with a capital or a
         digit, which keeps a common-word title ("Music") from matching ordinary prose.
         """
+        return list(dict.fromkeys(key for key, _, _ in self.find_spans(text, capitalised_only)))
+
+    def find_spans(self, text: str, capitalised_only: bool = True) -> list[tuple[str, int, int]]:
+        """``(key, start, end)`` of each name ``text`` writes, in text order, as :meth:`find` reads them.
+
+        >>> NameMatcher({"oslo": ["Oslo"]}).find_spans("From Oslo.")
+        [('oslo', 5, 9)]
+        """
         tokens = name_words(text)
         prefixes = self._prefixes
         if prefixes is None and len(tokens) > _SHORT_TEXT_TOKENS:
             if self._long_texts_left <= 0:
                 prefixes = self._prefixes = self._prefixes_of(self._key_of)
             self._long_texts_left -= 1
-        found: list[str] = []
+        found: list[tuple[str, int, int]] = []
         i = 0
         while i < len(tokens):
             if capitalised_only:
@@ -215,11 +233,12 @@ class NameMatcher:
                 if grown in self._key_of:
                     best = n
             if best:
-                found.append(self._key_of[" ".join(t[0] for t in tokens[i:i + best])])
+                found.append((self._key_of[" ".join(t[0] for t in tokens[i:i + best])], tokens[i][1],
+                              tokens[i + best - 1][2]))
                 i += best
             else:
                 i += 1
-        return list(dict.fromkeys(found))
+        return found
 
 
 @dataclass(frozen=True)
@@ -304,6 +323,22 @@ class PassageLayer:
                 "common_names": len(self.common)}
 
 
+def _titles_by_alias(matcher: NameMatcher, forms: Mapping[str, Iterable[str]],
+                     title_of: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Entity key -> the title keys a passage naming it links to: its own, and those of the titles
+    it is a short form of (:mod:`~workbench.context_graph.title_aliases`). Short forms no entity
+    has yet become names of their title in ``matcher``; only keys with aliased titles are listed."""
+    title_keys = set(title_of.values())
+    titles = {key: max(forms.get(key) or (key,), key=len) for key in sorted(title_keys)}  # the title: the longest form
+    known = {words_of(form) for key in title_keys for form in forms.get(key, ())}
+    linked: dict[str, tuple[str, ...]] = {}
+    for words, keys in aliased_titles(titles, words_of, known).items():
+        key = matcher.add_alias(words, keys[0])
+        if key is not None:
+            linked[key] = tuple(dict.fromkeys(((key,) if key in title_keys else ()) + tuple(keys)))
+    return linked
+
+
 def link_passages(
     chunks: Iterable[tuple[str, str]],
     mentioned: Mapping[str, Iterable[str]],
@@ -335,6 +370,7 @@ def link_passages(
         a full scan)
     """
     matcher = NameMatcher(forms)
+    titles_of_key = _titles_by_alias(matcher, forms, title_of) if title_link_weight > 0 else {}
     reuse = previous.reusable(matcher) if previous is not None else None
     entities_of: dict[str, frozenset[str]] = {}
     chunks_of: dict[str, list[str]] = defaultdict(list)
@@ -360,7 +396,8 @@ def link_passages(
             own = title_of.get(chunk_id)
             for key in sorted(linked - common):
                 if key != own:
-                    links.extend((chunk_id, target) for target in titled.get(key, ()) if target != chunk_id)
+                    links.extend((chunk_id, target) for title in titles_of_key.get(key, (key,)) if title != own
+                                 for target in titled.get(title, ()) if target != chunk_id)
     display = dict(names or {})
     for key, key_forms in forms.items():
         display.setdefault(key, next(iter(key_forms), key))
