@@ -107,10 +107,11 @@ class Why:
     """Rank of the chunk in each ranking fused, ``None`` where it is absent: ``keyword`` and
     ``vector`` (hybrid); ``walk``, ``provenance`` and ``hybrid`` (graphrag). JSON: ``<name>_rank``."""
     via: str | None = None
-    """How an expansion mode reached it: ``direct`` (vector hit), ``expansion`` or ``comention``."""
+    """How an expansion mode reached it: ``direct`` (vector hit), ``expansion`` or ``comention``;
+    ``bridge`` when graphrag placed it after the passage whose names lead to it."""
     parent: str | None = None
-    """The direct hit's chunk it was reached from (expand, comention); for a direct hit (expand),
-    the higher hit whose note has a relation leading to its note."""
+    """The direct hit's chunk it was reached from (expand, comention) or bridged from (graphrag);
+    for a direct hit (expand), the higher hit whose note has a relation leading to its note."""
     edge: Hop | None = None
     """The edge that led from the parent to it (expand, comention)."""
     reached: str | None = None
@@ -171,6 +172,9 @@ class Why:
                 lead += f", followed {self.direction}: {self.edge.reads(backward=self.direction == 'backward')}"
         elif self.via == "comention":
             lead = f"Reached {self.hops or 1} hop(s) from the entities of chunk {self.parent}"
+        if self.via == "bridge":
+            lead = (lead + "; " if lead else "") + (f"placed after chunk {self.parent}, which names its title, as the "
+                                                   "linked passage most similar to what the question asks beside its names")
         if self.edge is not None:
             parts.append("through " + self.edge.describe())
         if self.reached is not None:

@@ -140,6 +140,24 @@ class RetrievalIndexes:
             return {chunk_id: tuple(edges) for chunk_id, edges in out.items()}
 
     @cached_property
+    def title_links_from(self) -> dict[str, tuple[str, ...]]:
+        """Chunk id -> the chunks whose titles it names (the passage layer's title links)."""
+        with self._lock:
+            out: dict[str, list[str]] = defaultdict(list)
+            for chunk_id, target in self.ws.graph.passages.title_links:
+                out[chunk_id].append(target)
+            return {chunk_id: tuple(targets) for chunk_id, targets in out.items()}
+
+    @cached_property
+    def titled_chunks(self) -> dict[str, tuple[str, ...]]:
+        """Entity key -> the chunks of the documents it titles."""
+        with self._lock:
+            out: dict[str, list[str]] = defaultdict(list)
+            for chunk_id, key in sorted(self.ws.graph.passages.title_of.items()):
+                out[key].append(chunk_id)
+            return {key: tuple(chunks) for key, chunks in out.items()}
+
+    @cached_property
     def opening_chunks(self) -> dict[str, str]:
         """Document id -> its first chunk (its title and first lines)."""
         with self._lock:

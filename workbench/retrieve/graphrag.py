@@ -51,8 +51,9 @@ from ..context_graph.passage_links import ChunksOf
 from ..embedding import EmbeddingUnavailable
 from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, PathStep, RetrievalResult, RetrievalStats,
                      Seed, Why)
-from ..vectors import VectorStoreUnavailable
+from ..vectors import CHUNKS, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .bridges import asked_beside_names, chain_order, chain_starts
 from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import OVERFETCH, hybrid_ranking
@@ -411,6 +412,10 @@ class GraphRAGRetriever:
                                k=ws.settings.retrieval.rrf_k), key=lambda item: (-item[1], item[0]))
             provenance_of = {cid: (m, keys) for cid, m, keys in provenance}
             top_walk = max(walk.values(), default=0.0) or 1.0
+            rrf_of = dict(fused)
+        with timer("bridges"):
+            fused, bridged_from = self._bridged(ws, query, fused, named)
+        with timer("fuse"):
             # A question with a structural reading (what breaks, who owns...) has cited paths
             # for an answer: the chunks stating them lead (at most half of the hits), the
             # fused ranking follows. A long chain holds the short ones: longest first.
@@ -424,7 +429,6 @@ class GraphRAGRetriever:
                 graph_context.entities = list(reading.entities)
                 graph_context.paths = paths[:settings.max_triples]
                 graph_context.impact = reading.impact
-            rrf_of = dict(fused)
             top_score = fused[0][1] if fused else 0.0
             fused = [(cid, round(top_score + len(stated) - i, 6)) for i, cid in enumerate(stated)] + \
                 [(cid, score) for cid, score in fused if cid not in stated]
@@ -438,6 +442,8 @@ class GraphRAGRetriever:
                 if cid in provenance_of:
                     m, keys = provenance_of[cid]
                     why.ppr_mass, why.entities = m, [graph.name(key) for key in keys]
+                if cid in bridged_from:
+                    why.via, why.parent = "bridge", bridged_from[cid]
                 ranked.append((cid, score, why))
         with timer("fetch"):
             hits = make_hits(ws, ranked)
@@ -462,6 +468,34 @@ class GraphRAGRetriever:
             reason += f"; {reading.summary}, their chunks first"
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
+
+    def _bridged(self, ws: WorkspaceView, query: str, fused: list[tuple[str, float]],
+                 named: Mapping[str, float]) -> tuple[list[tuple[str, float]], dict[str, str]]:
+        """``fused`` in :func:`~workbench.retrieve.bridges.chain_order`: the chain's starts, their
+        bridges, the rest; each place keeps the score the fused ranking had there. Returns it and
+        bridge chunk -> the start it bridges from."""
+        settings = ws.settings.graphrag
+        if settings.bridges_per_start == 0 or not fused:
+            return fused, {}
+        indexes = indexes_for(ws)
+        titled = {cid for key in named for cid in indexes.titled_chunks.get(key, ())}
+        ranked = [cid for cid, _ in fused]
+        starts = chain_starts(ranked, titled, settings.chain_starts)
+        linked = sorted({cid for start in starts for cid in indexes.title_links_from.get(start, ())} - set(starts))
+        if not linked:
+            return fused, {}
+        spans = [(start, end) for _, start, end in ws.graph.passages.matcher.find_spans(query)]
+        asked = embed_query(ws, asked_beside_names(query, spans) or query)
+        try:
+            vectors = ws.vectors.get_vectors(CHUNKS, linked)
+        except VectorStoreUnavailable:  # the hits stand without their bridges
+            return fused, {}
+        similarity = {cid: float(np.dot(v, asked) / ((np.linalg.norm(v) * np.linalg.norm(asked)) or 1.0))
+                      for cid, v in vectors.items()}
+        order = chain_order(ranked, indexes.title_links_from, similarity, starts, settings.bridges_per_start)
+        scores = [score for _, score in fused]
+        placed = [(cid, scores[min(i, len(scores) - 1)]) for i, (cid, _) in enumerate(order)]
+        return placed, {cid: start for cid, start in order if start is not None}
 
     def _vector_only(self, ws: WorkspaceView, query, vector, k, timer: StageTimer, reason: str) -> RetrievalResult:
         """Hybrid search (semantic + keyword), no graph context."""
