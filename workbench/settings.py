@@ -158,6 +158,7 @@ class ExtractionSettings(_Section):
     typed_relations: bool = Field(False, description="Ask the chat model of the llm section, once per new note (markdown or text), how it relates to its most similar notes (the most recent ones when none reaches retrieval.min_vector_score), in the eight declared relation types only; answers with a target that was not offered, another type or a confidence under typed_relation_min_confidence are dropped. What passes is stored as a candidate with the model's confidence (never a fact until candidates --accept). An ingest with it on and no model configured stops before writing anything.")
     typed_relation_candidates: int = Field(5, gt=0, le=50, description="Notes offered to the model per new note by typed_relations.")
     typed_relation_min_confidence: float = Field(0.6, ge=0, le=1, description="typed_relations: a relation the model gives below this confidence is dropped (one it gives no confidence for counts 0.5).")
+    nlp: bool = Field(False, description="Also read every chunk with spaCy's English small pipeline (en_core_web_sm 3.8.0, no LLM): named entities, proper-noun phrases and subject-verb-object relations from its dependency parse (relations at confidence 0.6, origin 'nlp'). Off by default: it costs more than the rest of extraction together (the README's benchmark section gives the cost per passage and what it changes in recall).")
     llm: bool = Field(False, description="Also ask the chat model of the llm section for each chunk's triples; one request per chunk. They are stored as candidates (origin 'candidate', with the model's confidence), never graph facts until accepted (candidates accept).")
 
 
@@ -178,7 +179,7 @@ class GraphSettings(_Section):
     max_path_hops: int = Field(5, gt=0, le=10, description="Longest path searched between two entities.")
     max_paths: int = Field(5, gt=0, le=1000, description="Paths returned between two entities, best corroborated first.")
     max_entity_passages: int = Field(200, gt=0, le=10_000_000, description="Names mentioned in more passages than this are too common to link passages in the walk (a year, 'United States').")
-    title_link_weight: float = Field(2.0, ge=0, description="Weight of the edge from a passage to each passage whose title it names, against 1 for a mention (0: none).")
+    title_link_weight: float = Field(4.0, ge=0, description="Weight of the edge from a passage to each passage whose title it names, or a short form of it ('Tim McCann' for 'Tim McCann (director)'), against 1 for a mention (0: none).")
     relation_weight: float = Field(1.0, ge=0, description="Weight in the graphrag walk of a cited relation edge per corroborating chunk, against 1 for a passage's mention of an entity.")
     synonym_threshold: float = Field(0.8, gt=0, description="Character-trigram similarity at which two names get a synonym edge, also offered as a merge suggestion (1 or more: none).")
 
@@ -199,8 +200,8 @@ class VectorStoreSettings(_Section):
     host: str = Field("127.0.0.1", description="Chroma server host, for backend 'server'.")
     port: int = Field(8000, gt=0, lt=65536, description="Chroma server port, for backend 'server'.")
     collection_prefix: str = Field("wb", min_length=1, description="Prefix of the collection names, so several workspaces can share a server.")
-
     timeout_seconds: float = Field(10.0, gt=0, le=600, description="Longest wait, in seconds, for one answer of the Chroma server (backend 'server'): a server that does not answer in time (stopped, hung) makes the command stop with one line instead of waiting for ever.")
+
 
 class RetrievalSettings(_Section):
     k: int = Field(10, gt=0, le=1000, description="Hits returned by default.")
@@ -229,7 +230,9 @@ class GraphRAGSettings(_Section):
     dense_candidates: int = Field(100, gt=0, le=100_000, description="Passages scored by dense similarity for the walk ranking.")
     similar_seed_weight: float = Field(0.1, ge=0, description="Restart weight of an entity the query only evokes (name-embedding seed) against one it names: specificity x similarity x this.")
     entity_seed_share: float = Field(0.8, ge=0, le=1, description="Share of the restart mass on the seed entities; the rest goes to the dense passage seeds.")
-    graph_weight: float = Field(1.0, ge=0, description="Walk ranking of a passage: dense similarity + graph_weight x its PageRank mass / the best passage's.")
+    graph_weight: float = Field(3.0, ge=0, description="Walk ranking of a passage: dense similarity + graph_weight x its PageRank mass / the best passage's.")
+    chain_starts: int = Field(3, gt=0, le=100, description="A chain starts at the passages among the fused ranking's first chain_starts that are titled by a name the question writes (else at its first passage); each start's bridges follow the starts (see bridges_per_start).")
+    bridges_per_start: int = Field(2, ge=0, le=100, description="Passages placed after the chain's starts for each start: those whose titles it names, most similar to what the question asks beside its names first (0: none, the fused ranking as it is).")
 
 
 class CommunitySettings(_Section):

@@ -27,6 +27,7 @@ from workbench.extract.base import Extraction, Extractor, PatternTimeout
 from workbench.extract.entities import EntityExtractor
 from workbench.extract.llm import ChatClient, LLMError, LLMExtractor
 from workbench.extract.names import GENERIC_TYPES, NameExtractor
+from workbench.extract.nlp import NLPExtractor, NLPUnavailable
 from workbench.extract.notes import DeclaredRelationExtractor, similar_note_candidates
 from workbench.extract.patterns import RelationPatternExtractor
 from workbench.model import Chunk, Document, Mention
@@ -46,6 +47,8 @@ __all__ = [
     "RelationPatternExtractor",
     "DeclaredRelationExtractor",
     "LLMExtractor",
+    "NLPExtractor",
+    "NLPUnavailable",
     "similar_note_candidates",
     "extractors_from_settings",
     "extract_all",
@@ -55,7 +58,8 @@ __all__ = [
 
 def extractors_from_settings(settings: ExtractionSettings, llm_client: ChatClient | None = None) -> list[Extractor]:
     """The standard extractors: relation phrases, typed entities, declared relations, general
-    names; with ``extraction.llm`` on, the chat model ``llm_client`` as well.
+    names; with ``extraction.nlp`` on, spaCy's parse; with ``extraction.llm`` on, the chat model
+    ``llm_client`` as well.
 
     Build them once and reuse them: construction compiles every pattern (and raises a
     ``ValueError`` naming a pattern that does not compile). ``extraction.llm`` on without a client
@@ -68,6 +72,8 @@ def extractors_from_settings(settings: ExtractionSettings, llm_client: ChatClien
     extractors: list[Extractor] = [relations, entities, DeclaredRelationExtractor()]
     if settings.names:
         extractors.append(NameExtractor())
+    if settings.nlp:
+        extractors.append(NLPExtractor())
     if settings.llm:
         if llm_client is None:
             raise LLMError("extraction.llm is on but no language model is configured: set WORKBENCH_LLM_BASE_URL and "

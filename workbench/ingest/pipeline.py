@@ -358,9 +358,12 @@ def pipeline_fingerprint(settings) -> str:
     and extractions are. A relation pattern's ``any_of`` guard is left out: it only keeps the
     regex off chunks it cannot match (workspaces made before relations had guards keep their
     fingerprint, and are not extracted again for it); so is ``chunking.pack_paragraphs`` when off,
-    which changes nothing then (nor are workspaces made before it chunked again), and
-    ``chunking.pack_from_chars`` when empty or when every document is packed anyway."""
-    extraction = settings.extraction.model_dump_json(exclude={"relations": {"__all__": {"any_of"}}})
+    which changes nothing then (nor are workspaces made before it chunked again), ``extraction.nlp``
+    when off, and ``chunking.pack_from_chars`` when empty or when every document is packed anyway."""
+    unread: dict = {"relations": {"__all__": {"any_of"}}}
+    if not settings.extraction.nlp:
+        unread["nlp"] = True  # off is how every workspace made before it was extracted
+    extraction = settings.extraction.model_dump_json(exclude=unread)
     packing, unused = settings.chunking, set()
     if not packing.pack_paragraphs:
         unused.add("pack_paragraphs")
