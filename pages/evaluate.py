@@ -64,9 +64,27 @@ if st.button("Run the evaluation", type="primary", key="eval.run", disabled=task
                              answer_client=client if with_answers else None)
         save_run(run, ws.path)
         st.session_state["eval.last_run"] = run
+        st.session_state["eval.open_run"] = run.run_id  # the box below (not drawn yet) shows it, and the link keeps it
         saved = list_runs(ws.path)
     except (StrategyFailed, ValueError, OSError) as exc:
         st.error(f"The evaluation could not run: {exc}")
+
+# A saved run opens as it was shown; its id in the address opens it again after a reload or from a link.
+run_ids = [r["run_id"] for r in saved][::-1]  # newest first
+URL = [ui.UrlField("run", "eval.open_run", choices=run_ids)]
+ui.view_from_url("evaluate", URL)
+if st.session_state.get("eval.open_run") not in (None, *run_ids):
+    st.session_state["eval.open_run"] = None  # its file is gone
+opened = st.selectbox("Open a saved run", run_ids, index=None, key="eval.open_run", placeholder="Choose a saved run",
+                      format_func=lambda i: next(f"{i} · {r['created']} · k = {r['k']} · {', '.join(r['strategies'] or [])}"
+                                                 for r in saved if r["run_id"] == i)) if run_ids else None
+ui.view_to_url(URL)
+shown = st.session_state.get("eval.last_run")
+if opened is not None and (shown is None or shown.run_id != opened):
+    try:
+        st.session_state["eval.last_run"] = load_run(opened, ws.path)
+    except RunNotFound as exc:
+        st.error(ui.md_text(exc))
 
 run = st.session_state.get("eval.last_run")
 if run is None:
@@ -111,17 +129,21 @@ else:
     with tempfile.TemporaryDirectory() as folder:
         csv_data = export_csv(run, Path(folder) / "cases.csv").read_bytes()
         markdown_data = export_markdown(run, Path(folder) / "report.md").read_bytes()
-    left, right = st.columns(2)
+    left, middle, right = st.columns(3)
     left.download_button("Download cases (CSV)", csv_data, file_name=f"{run.run_id}.csv", mime="text/csv")
-    right.download_button("Download report (Markdown)", markdown_data, file_name=f"{run.run_id}.md",
-                          mime="text/markdown")
+    middle.download_button("Download report (Markdown)", markdown_data, file_name=f"{run.run_id}.md",
+                           mime="text/markdown")
+    right.download_button("Download report (HTML, opens offline)", ui.run_report_html(run, metric),
+                          file_name=f"{run.run_id}.html", mime="text/html", key="eval.download_html",
+                          help="One file: the tables, the charts (drawn without the internet), the settings and the "
+                               "code version. A reviewer opens it in a browser, without the app.")
 
 st.subheader("Saved runs")
 if not saved:
     st.write(f"No run saved yet in {ws.path / 'runs'}.")
     st.stop()
 ui.table(runs_frame(saved))
-ids = [r["run_id"] for r in saved][::-1]  # newest first
+ids = run_ids
 if len(ids) < 2:
     st.write("Run the evaluation again (other strategies, k or settings) to compare two runs.")
     st.stop()

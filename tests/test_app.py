@@ -434,7 +434,8 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     assert len(at.get("plotly_chart")) == 3
     bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]
     assert bars["name"] == "Δ recall" and bars["y"] and "error_y" in bars  # the CI is plotted on the difference
-    assert [b.proto.label for b in at.get("download_button")] == ["Download cases (CSV)", "Download report (Markdown)"]
+    assert [b.proto.label for b in at.get("download_button")] == ["Download cases (CSV)", "Download report (Markdown)",
+                                                                   "Download report (HTML, opens offline)"]
     assert len(at.expander) == 4  # one per strategy
     assert "Run the evaluation again" in texts(at)  # one saved run: nothing to compare yet
     assert "This run has no answer stage: retrieval only." in texts(at)  # no model configured here

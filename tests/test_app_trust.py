@@ -397,3 +397,82 @@ def test_the_legend_counts_the_entities_on_screen(monkeypatch, sample_workspace)
     assert len(visible) < len(node_data(srcdoc))  # some wait for a click
     legend = srcdoc[srcdoc.index('<div id="legend"'):srcdoc.index("</div>", srcdoc.index('<div id="legend"'))]
     assert sum(int(n) for n in re.findall(r"\((\d+)\)</span>", legend)) == len(visible)
+
+
+# -- teams review a run ---------------------------------------------------------------------------
+
+def small_eval(make_workspace, tmp_path):
+    """A workspace of three notes and a two-task set beside them."""
+    corpus = tmp_path / "evalcorpus"
+    corpus.mkdir()
+    (corpus / "auth.md").write_text("---\ntitle: Auth notes\n---\nThe Auth Service depends on the token cache.\n",
+                                    encoding="utf-8")
+    (corpus / "cache.md").write_text("---\ntitle: Cache notes\n---\nThe token cache is backed by Redis.\n",
+                                     encoding="utf-8")
+    (corpus / "billing.md").write_text("---\ntitle: Billing\n---\nThe billing service sends invoices monthly.\n",
+                                       encoding="utf-8")
+    tasks = tmp_path / "tasks.yaml"
+    tasks.write_text("- id: t1\n  question: What does the Auth Service depend on?\n"
+                     "  gold_documents: [evalcorpus/auth.md, evalcorpus/cache.md]\n"
+                     "- id: t2\n  question: Who sends invoices?\n  gold_documents: [evalcorpus/billing.md]\n",
+                     encoding="utf-8")
+    ws = make_workspace("eval-small")
+    ws.ingest([corpus])
+    return ws, tasks
+
+
+def test_a_saved_run_opens_as_it_was_shown_and_its_link_opens_it_again(monkeypatch, make_workspace, tmp_path):
+    ws, tasks = small_eval(make_workspace, tmp_path)
+    monkeypatch.chdir(tmp_path)  # the task file lies under the folder the app starts in
+    at = page(open_app(monkeypatch, ws.path), "evaluate")
+    at.text_input(key="keep.eval.tasks").set_value(str(tasks)).run()
+    at.multiselect(key="keep.eval.modes").set_value(["vector"]).run()
+    at.button(key="eval.run").click().run()
+    assert not at.exception and not at.error
+    run_id = at.selectbox(key="eval.open_run").value
+    assert run_id and at.query_params["run"] == run_id
+    summary = dataframes(at)[0]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download report (HTML, opens offline)" in labels
+    # A reload (a new session) on the same address shows the same run, table for table.
+    from streamlit.testing.v1 import AppTest
+
+    again = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    again.switch_page("pages/evaluate.py")
+    again.query_params["run"] = run_id
+    again.run()
+    assert not again.exception
+    assert any(h.value.startswith(f"Summary (run {run_id}") for h in again.subheader)
+    assert dataframes(again)[0].equals(summary)
+    assert len(again.get("plotly_chart")) == 3
+
+
+def test_the_html_report_is_self_contained_with_the_numbers_of_the_page(make_workspace, tmp_path):
+    from workbench.evaluate.runner import run_evaluation
+    from workbench.evaluate.tasks import load_resolved_tasks
+    from workbench.views.eval_html import offline_check, run_html
+    from workbench.views.eval_tables import summary_table
+
+    ws, tasks = small_eval(make_workspace, tmp_path)
+    run = run_evaluation(ws, load_resolved_tasks(ws, tasks), ["vector"], k=3, task_file=str(tasks))
+    page_html = run_html(run, version="abc123")
+    assert offline_check(page_html) == []
+    assert "Plotly.newPlot" in page_html and len(page_html) > 1_000_000  # plotly.js inlined
+    assert page_html.count('class="plotly-graph-div"') == 3
+    assert "abc123" in page_html and "retrieval" in page_html  # the code version and the settings
+    for value in summary_table(run).select_dtypes("number").to_numpy().ravel():
+        assert f"{value:.2f}" in page_html
+    for text in summary_table(run).select_dtypes("object").to_numpy().ravel():
+        assert str(text) in page_html
+
+
+def test_eval_html_writes_the_same_report(make_workspace, tmp_path):
+    from tests.conftest import run_cli
+
+    ws, tasks = small_eval(make_workspace, tmp_path)
+    ws.close()
+    out = tmp_path / "report.html"
+    done = run_cli("--workspace", str(ws.path), "eval", str(tasks), "--modes", "vector", "--k", "3", "--html", str(out))
+    assert done.returncode == 0, done.stderr
+    written = out.read_text(encoding="utf-8")
+    assert "<h1>Evaluation run " in written and "Plotly.newPlot" in written and f"wrote {out}" in done.stdout

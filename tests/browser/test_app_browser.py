@@ -263,6 +263,20 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     wait_idle(page)
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
     assert page.get_by_text("Run the evaluation again").count() == 1
+    # The run's HTML report opens offline in chromium, charts drawn, with the page's numbers.
+    with page.expect_download(timeout=LONG) as download:
+        page.get_by_role("button", name="Download report (HTML, opens offline)").click()
+    report = tmp_path / "report.html"
+    download.value.save_as(report)
+    offline = browser.new_context(viewport=VIEWPORT, offline=True).new_page()
+    offline.goto(report.as_uri())
+    offline.locator(".plotly .main-svg").first.wait_for(timeout=30_000)
+    assert offline.locator(".plotly-graph-div").count() == 3
+    summary_report = offline.locator("table").first.inner_text()
+    assert "direct" in summary_report and "+0.00 [0.00, 0.00]" in summary_report
+    screenshot(offline, "evaluate-report", screenshot_dir)
+    offline.context.close()
+    assert "run=" in page.url  # the run shown is in the address: a reload or a link opens it again
     page.get_by_role("button", name="Run the evaluation").click()
     page.get_by_text("Download the comparison (CSV)").first.wait_for(timeout=LONG)
     wait_idle(page)

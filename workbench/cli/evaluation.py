@@ -116,6 +116,10 @@ def cmd_eval(args):
         written.append(str(report.export_csv(run, args.csv)))
     if args.md:
         written.append(str(report.export_markdown(run, args.md)))
+    if args.html:
+        from ..views.eval_html import export_html
+
+        written.append(str(export_html(run, args.html)))
     payload = {**run.to_json(), "summary": report.summary_frame(run).to_dict("records"),
                "answer_summary": report.answer_summary_frame(run).to_dict("records"),
                "highlights": report.highlights(run), "written": written}
@@ -138,6 +142,8 @@ def register(subparsers, common) -> None:
     p.add_argument("--k", type=like_setting("retrieval.k"), default=None, help="hits per query (default: retrieval.k of the settings)")
     p.add_argument("--csv", metavar="FILE", help="write the per-case table as CSV")
     p.add_argument("--md", metavar="FILE", help="write summary, highlights and cases as Markdown")
+    p.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML file (tables, charts drawn "
+                   "offline, settings, code version), as the Evaluate page's HTML download")
     p.add_argument("--save", action=argparse.BooleanOptionalAction, default=True,
                    help="save the run under <workspace>/runs/ (default: on)")
     p.add_argument("--answers", action="store_true",
