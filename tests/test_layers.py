@@ -28,7 +28,7 @@ LAYERS = [
      "context_graph.passages", "context_graph.ppr", "context_graph.synonyms", "corpus.communities", "corpus.episodes", "corpus.keyphrases",
      "corpus.note_neighbours", "corpus.outdated", "ingest.chunking", "ingest.corpus_limits", "ingest.file_formats",
      "ingest.file_hashes", "ingest.loaders", "ingest.sentences", "ingest.superseding"},
-    {"scope", "vector_compaction", "workspace", "workspace_merges", "workspace_preload", "workspace_view", "workspace_watch", "context_graph.assemble", "context_graph.derivation_rows",
+    {"scope", "vector_compaction", "workspace", "workspace_identity", "workspace_merges", "workspace_preload", "workspace_view", "workspace_watch", "context_graph.assemble", "context_graph.derivation_rows",
      "context_graph.graph_questions", "context_graph.graph_snapshot", "corpus.summaries", "corpus.timeline",
      "ingest.embedding_cache", "ingest.note_links", "ingest.pipeline"},
     {"retrieve"},

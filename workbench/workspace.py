@@ -29,7 +29,6 @@ from .context_graph.entity_vectors import EntityVectors, EntityVectorsDamaged, r
 from .context_graph.graph import ContextGraph
 from .context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE
 from .context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
-from .workspace_identity import WorkspaceCopied, copied_message, new_identity, record_home
 from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from .context_graph.name_scan import load_name_scan, save_name_scan
 from .context_graph.passages import NameScan
@@ -49,6 +48,7 @@ from .pinned_reads import PinnedReads
 from .progress import ENTITY_NAMES, GRAPH, SUMMARIES
 from .workspace_merges import MergeSteps
 from .workspace_preload import BackgroundReads
+from .workspace_identity import WorkspaceCopied, copied_message, new_identity, record_home
 
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 

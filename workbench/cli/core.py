@@ -264,14 +264,19 @@ def cmd_repair(args):
     from ..vectors import CHUNKS
 
     ws = open_workspace(args)
+    identity = ws.new_identity() if args.new_identity else None
     damaged = ws.entity_index_damage()
     record_mb, chroma_mb, deleted = ws.store.size_bytes() / 2**20, folder_mb(ws.path / "chroma"), ws.vectors.deleted(CHUNKS)
     changed = ws.repair()
-    emit(args, {"vectors_changed": changed, "entity_index_rebuilt": damaged is not None,
+    emit(args, {"new_identity": None if identity is None else {"was": identity[0], "id": identity[1],
+                                                                "vectors_copied": identity[2]},
+                "vectors_changed": changed, "entity_index_rebuilt": damaged is not None,
                 "integrity_ok": ws.store.integrity_ok(), "record_mib_before": round(record_mb, 1),
                 "record_mib": round(ws.store.size_bytes() / 2**20, 1), "deleted_vectors_freed": deleted,
                 "chroma_mib_before": chroma_mb, "chroma_mib": folder_mb(ws.path / "chroma"), **ws.vector_counts()},
-         lambda p: f"{p['vectors_changed']} vectors repaired"
+         lambda p: (f"new identity {identity[1]} (was {identity[0]}), {identity[2]} vectors copied into its own "
+                    "collections; " if identity else "")
+                   + f"{p['vectors_changed']} vectors repaired"
                    + (f"; the record went from {p['record_mib_before']} to {p['record_mib']} MiB (chunk vectors "
                       "an earlier version kept beside Chroma's copy were dropped)"
                       if p["record_mib"] < p["record_mib_before"] - 1 else "")
@@ -365,4 +370,7 @@ def register(subparsers, common) -> None:
     p.set_defaults(handler=cmd_chunk)
 
     p = subparsers.add_parser("repair", parents=[common], help="make the vector store agree with the SQLite record")
+    p.add_argument("--new-identity", action="store_true",
+                   help="first give this workspace an id of its own (a copied folder: cp -r keeps the original's id, "
+                        "and so its collections on a Chroma server), its vectors copied into its own collections")
     p.set_defaults(handler=cmd_repair)
