@@ -1,24 +1,29 @@
 """GraphRAG over the one context graph: seeds, Personalized PageRank, cited context, fusion.
 
-1. **Seeds.** The entities the query *names* (found by the graph's name lookup, each weighted
-   by its specificity, 1 / the passages that mention it) and the entities whose name
-   embedding is most similar to the query (``max_seeds x vector_overfetch_multiplier``
-   candidates, those at ``seed_similarity_threshold`` or above, the best ``max_seeds``;
-   weighted specificity x similarity x ``similar_seed_weight``) share ``entity_seed_share``
-   of the restart mass; the ``dense_seeds`` passages most similar
-   to the query share the rest.
+1. **Seeds.** The entities the query *names*, whole (the graph's name lookup) or in part ("the
+   Stanford gene therapy trial": :mod:`~workbench.retrieve.partial_names`), each weighted by its
+   specificity, 1 / the passages that mention it, and the entities whose name embedding is most
+   similar to the query (``max_seeds x vector_overfetch_multiplier`` candidates, those at
+   ``seed_similarity_threshold`` or above, the best ``max_seeds``; weighted specificity x
+   similarity x ``similar_seed_weight``) share ``entity_seed_share`` of the restart mass; the
+   ``dense_seeds`` passages most similar to the query share the rest.
 2. **Walk.** Personalized PageRank (damping ``ppr_damping``) over the whole graph: entities,
    relation, co-mention and synonym edges, and passages linked to the entities they mention
-   and to the passages whose titles they name. It stops when no score moves by 1e-6 or after
-   100 iterations, and keeps its scores either way. Only the mass the walk *adds* is kept for
-   passages (the restart share would only echo the dense seeds).
+   and to the passages whose titles they name. It stops when no score moves by
+   :data:`PPR_TOLERANCE` (1e-5) or after 100 iterations, and keeps its scores either way. Only
+   the mass the walk *adds* is kept for passages (the restart share would only echo the dense
+   seeds).
 3. **Context.** The ``ppr_top_k`` entities with the most mass give the graph context: their
    cited triples (at most ``max_triples``) and their provenance chunks, those that state
    relations among them first.
 4. **Fusion.** Passages ranked by ``dense similarity + graph_weight x walk mass / best mass``,
    the provenance chunks and the hybrid ranking are fused by Reciprocal Rank Fusion
    (``retrieval.rrf_k``).
-5. **Structure.** When the question has a structural reading
+5. **Chain.** The passages the question starts at (the first ``chain_starts`` of the fusion
+   titled by a name it writes) are followed by the passages whose titles they name that best
+   answer what the question asks beside its names (:mod:`~workbench.retrieve.bridges`,
+   ``bridges_per_start`` each): the second hop of a two-hop question.
+6. **Structure.** When the question has a structural reading
    (:mod:`~workbench.retrieve.questions`: what breaks if X fails, who owns X...), one chunk per
    hop of its cited paths, longest path first, leads the hits (at most half of them), each
    saying which hop it states; the cited paths join the graph context.
@@ -54,6 +59,7 @@ from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, Pat
 from ..vectors import CHUNKS, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .bridges import asked_beside_names, chain_order, chain_starts
+from .partial_names import partial_name_seeds
 from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import OVERFETCH, hybrid_ranking
@@ -68,9 +74,8 @@ __all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", 
            "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks", "too_large",
            "graph_triples"]
 
-#: The walk stops when no score moves by this much in one iteration... (1e-5 against 1e-6: the same
-#: top 10 for 50 of 50 questions at 61k passages in 22% fewer iterations, 37.5 against 48, and the
-#: same R@2/R@5 on MuSiQue and HotpotQA, 2026-12-02)
+#: The walk stops when no score moves by this much in one iteration (seed 003 says 1e-6, which
+#: graphrag-seed keeps; this one gave the same top 10 in a fifth fewer iterations: docs/scale.md)...
 PPR_TOLERANCE = 1e-5
 #: ...or after this many iterations, keeping its scores.
 PPR_MAX_ITERATIONS = 100
@@ -363,6 +368,10 @@ class GraphRAGRetriever:
             nodes = len(graph)
             with timer("seeds"):
                 named = name_seeds(graph, query)
+                # A name written in part ("the Stanford gene therapy trial") names its entity too.
+                whole = [(start, end) for _, start, end in graph.passages.matcher.find_spans(query)]
+                for key in partial_name_seeds(ws, query, whole):
+                    named.setdefault(key, graph.passages.specificity(key) or 1.0)
                 similar, best_similarity, best_key = find_seeds(ws, vector)
         except VectorStoreUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
