@@ -115,3 +115,18 @@ def test_flags_outside_their_range_are_one_line_naming_the_flag(small_path, run_
     done = run_cli("--workspace", small_path, *args)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[-1].endswith(f"error: {named}")
+
+
+@pytest.mark.parametrize("args, named", [
+    (["bench", "scale", "--chat-mb", "inf"], "argument --chat-mb: inf is not a number from 0 to 10000"),
+    (["bench", "perf", "--queries", "0"], "argument --queries: 0 is not a whole number from 1 to 100000"),
+    (["llm-serve", "--threads", "-2"], "argument --threads: -2 is not a whole number from 1 to 1024"),
+    (["llm-serve", "--timeout", "nan"], "argument --timeout: nan is not a number from 0.1 to 3600"),
+])
+def test_flags_of_benchmarks_and_servers_state_their_range(capsys, args, named):
+    from workbench.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(args)
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"error: {named}")

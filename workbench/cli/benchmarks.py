@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from .bounds import between, finite_between
 from .render import CommandError, emit
 
 __all__ = ["register"]
@@ -233,7 +234,7 @@ def register(subparsers, common) -> None:
     p.add_argument("--data", type=Path, required=True, help="benchmark folder, e.g. ../shared/bench/musique")
     p.add_argument("--modes", help="comma-separated modes besides the baselines keyword,vector,hybrid "
                                    "(default: every registered mode)")
-    p.add_argument("--limit", type=int, default=None, help="use only the first N questions")
+    p.add_argument("--limit", type=between(1, 10_000_000), default=None, help="use only the first N questions")
     p.add_argument("--ablation", action="store_true",
                    help="run graphrag under each variant of workbench.bench.ablation instead of every mode")
     # --workspace (from the common options) names the corpus workspace; default: a cache under
@@ -254,7 +255,7 @@ def _register_perf(sub, common) -> None:
                    help="benchmark folder with corpus.jsonl to ingest (default ../shared/bench/2wikimultihopqa)")
     p.add_argument("--musique-data", type=Path, default=DEFAULT_MUSIQUE,
                    help="multi-hop set for the static embedder's and every embedding backend's recall ('none' to skip)")
-    p.add_argument("--queries", type=int, default=100, help="queries per retrieval mode (default 100)")
+    p.add_argument("--queries", type=between(1, 100_000), default=100, help="queries per retrieval mode (default 100)")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
                    help="where the benchmark workspace is kept between runs (default ~/.cache/workbench/bench)")
     p.add_argument("--sections", default=",".join(SECTIONS), help=f"sections to run (default {','.join(SECTIONS)})")
@@ -372,13 +373,13 @@ def _register_scale(sub, common) -> None:
                    help="benchmark folder with corpus.jsonl (default ../shared/bench/2wikimultihopqa)")
     p.add_argument("--copies", type=int, default=10,
                    help="copies of the corpus (default 10: about 60k passages; 33: about 200k; at most 241; 0 skips this run)")
-    p.add_argument("--notes", type=int, default=0,
+    p.add_argument("--notes", type=between(0, 10_000_000), default=0,
                    help="also ingest this many generated one-paragraph notes, then add one (20000: a note vault)")
-    p.add_argument("--file-mb", type=float, default=0,
+    p.add_argument("--file-mb", type=finite_between(0, 10_000), default=0,
                    help="also ingest one generated Markdown file of this many MB (30: a wiki export)")
-    p.add_argument("--chat-mb", type=float, default=0,
+    p.add_argument("--chat-mb", type=finite_between(0, 10_000), default=0,
                    help="also ingest one generated .jsonl chat log of this many MB (30: a channel's history)")
-    p.add_argument("--queries", type=int, default=50, help="queries per mode (default 50)")
+    p.add_argument("--queries", type=between(1, 100_000), default=50, help="queries per mode (default 50)")
     p.add_argument("--no-server", action="store_true", help="skip the chroma run server half")
     p.add_argument("--embedder", choices=("model", "static"), default="model",
                    help="embed the corpus with the settings' model (default) or the static embedder, the model "

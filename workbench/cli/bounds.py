@@ -17,13 +17,14 @@ argparse.ArgumentTypeError: 1000000000000000000000000000000 is not a whole numbe
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 import annotated_types
 
 from ..settings import Settings
 
-__all__ = ["between", "like_setting", "setting_range"]
+__all__ = ["between", "finite_between", "like_setting", "setting_range"]
 
 
 def between(low: int, high: int) -> Callable[[str], int]:
@@ -36,6 +37,24 @@ def between(low: int, high: int) -> Callable[[str], int]:
         if value is None or not low <= value <= high:
             shown = text if len(text) <= 40 else text[:37] + "..."
             raise argparse.ArgumentTypeError(f"{shown} is not a whole number from {low} to {high}")
+        return value
+    return parse
+
+
+def finite_between(low: float, high: float) -> Callable[[str], float]:
+    """An argparse ``type``: a number from ``low`` to ``high`` (``inf`` and ``nan`` are neither).
+
+    >>> finite_between(0, 100)("2.5")
+    2.5
+    """
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not low <= value <= high:  # false for nan
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise argparse.ArgumentTypeError(f"{shown} is not a number from {low:g} to {high:g}")
         return value
     return parse
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..context_graph.entity_vectors import FILE_NAME as ENTITY_FILE
 from ..vectors import CHUNKS
+from .bounds import between, finite_between
 from .render import emit, invoked_as
 
 __all__ = ["register"]
@@ -106,7 +107,8 @@ def register(subparsers, common) -> None:
     p.add_argument("--model", default=None,
                    help="chat model to serve: smollm2-135m (bundled) or an installed one (`models list`)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8088, help="port (default 8088)")
-    p.add_argument("--threads", type=int, default=2, help="CPU threads for the model (default 2)")
-    p.add_argument("--timeout", type=float, default=120, help="seconds to wait for the server to answer")
+    p.add_argument("--port", type=between(1, 65535), default=8088, help="port (default 8088)")
+    p.add_argument("--threads", type=between(1, 1024), default=2, help="CPU threads for the model (default 2)")
+    p.add_argument("--timeout", type=finite_between(0.1, 3600), default=120,
+                   help="seconds to wait for the server to answer")
     p.set_defaults(handler=cmd_llm_serve)
