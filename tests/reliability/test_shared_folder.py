@@ -110,3 +110,22 @@ def test_a_compressed_member_that_inflates_past_its_bound_is_refused_before_infl
         assert ws.snapshot_status.startswith("rebuilt") and "inflate" in ws.snapshot_status
     finally:
         ws.close()
+
+
+def test_a_saved_evaluation_run_never_lands_where_a_planted_link_points(tmp_path):
+    from workbench.evaluate.report import load_run, save_run
+    from workbench.evaluate.runner import EvalRun
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "runs").symlink_to(outside)
+    run = EvalRun(run_id="20261206-120000-abcdef", created="2026-12-06T12:00:00+00:00", task_file="tasks.yaml",
+                  k=5, direct="direct", strategies=["direct"], cases=[], settings={})
+    path = save_run(run, workspace)
+    assert list(outside.iterdir()) == [] and not (workspace / "runs").is_symlink()
+    (workspace / "runs" / "second.json").symlink_to(outside / "target.json")
+    save_run(EvalRun(**{**run.__dict__, "run_id": "second"}), workspace)  # replaces the link, never follows it
+    assert list(outside.iterdir()) == [] and not (workspace / "runs" / "second.json").is_symlink()
+    assert load_run(path).run_id == run.run_id

@@ -17,6 +17,8 @@ Examples
 from __future__ import annotations
 
 import json
+import os
+import uuid
 from pathlib import Path
 from typing import Sequence
 
@@ -226,10 +228,25 @@ def _runs_dir(workspace: str | Path) -> Path:
 
 
 def save_run(run: EvalRun, workspace: str | Path) -> Path:
-    """Save ``run`` as ``<workspace>/runs/<run id>.json``."""
+    """Save ``run`` as ``<workspace>/runs/<run id>.json``.
+
+    In a workspace folder others can write to, a link planted at ``runs`` is replaced by a
+    folder, and the file is written to a temporary created new (``O_EXCL | O_NOFOLLOW``) and
+    renamed over its place: the run never lands where a link points."""
     folder = _runs_dir(workspace)
+    if folder.is_symlink():
+        folder.unlink()
     folder.mkdir(parents=True, exist_ok=True)
-    return export_json(run, folder / f"{run.run_id}.json")
+    path = folder / f"{run.run_id}.json"
+    temporary = folder / f".{path.name}.{uuid.uuid4().hex}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        with os.fdopen(os.open(temporary, flags, 0o666), "w", encoding="utf-8") as out:
+            out.write(json.dumps(run.to_json(), indent=2, ensure_ascii=False))
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
 
 
 def load_run(run: str | Path, workspace: str | Path | None = None) -> EvalRun:
