@@ -364,6 +364,18 @@ def load_settings(path: str | Path | None = None) -> Settings:
     return settings
 
 
+def _stated_range(field_info) -> str:
+    """The bounds the model puts on a number setting, as written after its description.
+
+    >>> _stated_range(GraphSettings.model_fields["max_path_hops"])
+    ' (more than 0, at most 10)'
+    """
+    said = {"gt": "more than", "ge": "at least", "lt": "less than", "le": "at most"}
+    parts = [f"{said[name]} {getattr(rule, name):,}" for rule in field_info.metadata for name in said
+             if hasattr(rule, name)]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def render_defaults_yaml() -> str:
     """The default settings as commented YAML: the text of the project's ``settings.yaml``."""
     lines = [
@@ -377,7 +389,7 @@ def render_defaults_yaml() -> str:
         lines.append("")
         lines.append(f"{section_name}:")
         for name, field_info in type(section).model_fields.items():
-            lines.append(f"  # {field_info.description}")
+            lines.append(f"  # {field_info.description}{_stated_range(field_info)}")
             value = section.model_dump(mode="json")[name]
             if isinstance(value, (list, dict)) and any(isinstance(v, (list, dict)) for v in value):
                 dumped = yaml.safe_dump({name: value}, sort_keys=False, allow_unicode=True, width=100,
