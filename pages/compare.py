@@ -75,8 +75,10 @@ if answer is not None:
         st.markdown(f"**{ui.md_text(answer.asked)}?** {ui.md_text(answer.headline)}")
         if answer.kind == "impact":
             st.markdown("**Still standing:** " + (ui.md_text(", ".join(map(printable, answer.survivors))) or "nothing"))
-            st.caption(f"Failure spread along the dependency relations (graph.impact_relations) only: {answer.left_out} people, teams, incidents and other entities with no "
-                       "dependency relation are left out.")
+            spread = ", ".join(relation.replace("_", " ").casefold() for relation in ws.graph.impact_relations[:3])
+            st.caption(f"Failure spreads along dependencies only ({ui.md_text(spread)}...): "
+                       f"{answer.left_out} people, teams, incidents and other entities with no dependency relation "
+                       "are left out.")
         chains = answer.chains  # every entity listed lies on one of these cited chains
         for chain in chains:
             st.text("Cited path: " + path_text(chain))

@@ -476,3 +476,17 @@ def test_eval_html_writes_the_same_report(make_workspace, tmp_path):
     assert done.returncode == 0, done.stderr
     written = out.read_text(encoding="utf-8")
     assert "<h1>Evaluation run " in written and "Plotly.newPlot" in written and f"wrote {out}" in done.stdout
+
+
+def test_no_caption_of_compare_names_a_setting(monkeypatch, sample_workspace):
+    at = page(open_app(monkeypatch, sample_workspace.path), "compare")
+    shown = texts(at).replace("\\", "")
+    assert "Failure spreads along dependencies only" in shown
+    assert not re.search(r"\b(?:graph|graphrag|retrieval|extraction)\.[a-z_]+\b|\b[a-z]+_[a-z_]+=", shown), shown
+
+
+def test_a_reason_naming_a_setting_is_said_in_words():
+    from workbench.views.wording import plain_reason
+
+    said = plain_reason("vector_only: no entity name reached seed_similarity_threshold=0.3 (best 0.21)")
+    assert "seed_similarity_threshold" not in said and "(0.3)" in said and said.startswith("vector_only: no entity")
