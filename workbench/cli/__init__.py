@@ -34,14 +34,16 @@ def _common() -> argparse.ArgumentParser:
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; ``prog`` (default: :func:`invoked_as`) starts its usage lines."""
     # Imported here: a command module imports its libraries, which takes time, and only one runs.
-    from . import benchmarks, core, evaluation, models, retrieval, serve, temporal, watch
+    from . import benchmarks, core, docs, evaluation, models, retrieval, serve, temporal, watch
 
     common = _common()
     parser = argparse.ArgumentParser(prog=prog or invoked_as(), parents=[common],
                                      description="Context Graph Workbench: a cited context graph beside a vector store.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (core, watch, retrieval, temporal, evaluation, benchmarks, serve, models):  # each adds its commands, in help order
+    for module in (core, watch, retrieval, temporal, evaluation, benchmarks, serve, models, docs):  # each adds its commands, in help order
         module.register(subparsers, common)
+    # `docs` writes the reference of this very parser; handed the builder here, cli.docs need not import this package.
+    parser.set_defaults(build_parser=build_parser)
     return parser
 
 
