@@ -424,7 +424,8 @@ class _Batch:
     extractions wait in ``pending`` until :meth:`flush` embeds them in one model call, upserts
     their vectors into Chroma and inserts their rows; :meth:`commit` ends the transaction
     (vectors go in before the commit: the next ingest reads them back after a crash, see
-    :func:`reconcile_vectors`). ``durable(characters)`` is told the text whose vectors are in Chroma."""
+    :func:`reconcile_vectors`). ``durable(characters)`` is told the text whose vectors are in Chroma
+    after each commit and, inside a document of many windows, after each send."""
 
     def __init__(self, store: Store, vectors: VectorIndex, embedder: Embedder, known: dict[str, str],
                  report: IngestReport, leftovers: set[str], durable: Callable[[int], None]):
@@ -478,8 +479,11 @@ class _Batch:
         self.unsent_chunks += len(unsent)
         self.unsent_chars += sum(len(chunks[i].text) for i in unsent)
         self.durable_chars += sum(len(c.text) for c in chunks if c.id in resumed)
-        if self.unsent_chunks >= VECTOR_BATCH:
-            self._send()
+        # Told while the transaction stays open only inside a document of many windows (its commit
+        # is far): a reader opening the record waits for an open transaction.
+        spanning = bool(self.documents) and self.documents[-1].id in self.started
+        if self.unsent_chunks >= VECTOR_BATCH and self._send() and spanning:
+            self.durable(self.durable_chars)
         for doc in fresh:
             self.writes.document(doc)
             self.started.add(doc.id)
@@ -497,9 +501,10 @@ class _Batch:
         if self.writes is None:
             return
         t = time.perf_counter()
-        self._send()  # vectors go in before the commit (reconcile_vectors removes them after a crash)
+        self._send()  # vectors go in before the commit (the next ingest reads them back after a crash)
         self.writes.commit()
         self.writes = None
+        self.durable(self.durable_chars)
         stale = sorted(self.old_ids - self.new_ids)
         if stale:
             self.vectors.delete(CHUNKS, stale)
@@ -514,10 +519,10 @@ class _Batch:
         self.documents, self.started, self.old_ids, self.new_ids, self.leaving = [], set(), set(), set(), {}
         self.written_chunks = 0
 
-    def _send(self) -> None:
-        """Upsert the vectors embedded since the last send into Chroma, in one call."""
+    def _send(self) -> bool:
+        """Upsert the vectors embedded since the last send into Chroma, in one call; True when some were."""
         if not self.unsent:
-            return
+            return False
         ids = [i for part in self.unsent for i in part[0]]
         metadatas = [m for part in self.unsent for m in part[2]]
         if ids:
@@ -525,7 +530,7 @@ class _Batch:
         self.unsent, self.unsent_chunks = [], 0
         self.durable_chars += self.unsent_chars
         self.unsent_chars = 0
-        self.durable(self.durable_chars)
+        return True
 
     def rollback(self) -> None:
         self.unsent, self.unsent_chunks, self.unsent_chars = [], 0, 0
