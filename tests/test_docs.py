@@ -86,6 +86,43 @@ def test_the_docs_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "reference" / "settings" / "index.html").is_file()
 
 
+def test_the_command_line_guide_has_a_row_for_every_command():
+    text = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    commands = {words[0] for words, _, _ in commands_of(build_parser())}
+    assert len(commands) > 25
+    for command in commands:
+        assert any(row.startswith(f"| `{command}") for row in rows), f"docs/command-line.md has no row for {command!r}"
+
+
+def test_the_retrieval_page_describes_every_mode():
+    text = (ROOT / "docs" / "retrieval.md").read_text(encoding="utf-8")
+    for mode in MODES:
+        assert f"| `{mode}` |" in text, f"docs/retrieval.md has no row for retrieval mode {mode!r}"
+    for used in ("full_graphrag", "vector_only", "keyword_only"):
+        assert f"`{used}`" in text
+
+
+def test_the_docs_state_the_seed_fidelity_each_test_holds():
+    def page(name: str) -> str:
+        return (ROOT / "docs" / name).read_text(encoding="utf-8")
+
+    retrieval, commands, scale = page("retrieval.md"), page("command-line.md"), page("scaling.md")
+    assert "power iteration over the entity graph's directed relation edges" in retrieval  # tests/test_graphrag_seed.py
+    assert "`graphrag.seed_max_graph_nodes` (the seed's 50,000)" in retrieval
+    assert "standard hybrid search's chunks fused by RRF" in retrieval
+    assert "one-hop expansion over the recorded relations" in retrieval  # tests/test_expand_both_ways.py
+    assert "is kept after the dated hits whatever its own date" in retrieval  # tests/test_expand_both_ways.py
+    assert "`impact ENTITY [--relations all\\|dependencies]`" in commands  # tests/test_graph_questions.py
+    assert "forward (`out`) by default as seed 001's" in commands
+    assert "a conversation log's message pairs every two of its entities, as seed 002 says" in scale
+
+
+def test_the_app_page_says_how_to_share_a_view():
+    text = (ROOT / "docs" / "app.md").read_text(encoding="utf-8")
+    assert "**Share a view**" in text and "/compare?q=" in text and "/graph?view=" in text
+
+
 def test_readme_describes_every_retrieval_mode():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for mode in MODES:
