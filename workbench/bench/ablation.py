@@ -36,6 +36,9 @@ ABLATIONS: dict[str, dict[str, dict[str, object]]] = {
     "without title links": {"graph": {"title_link_weight": 0.0}},
     "without synonym edges": {"graph": {"synonym_threshold": 1.0}},
     "damping 0.5 (HippoRAG)": {"graphrag": {"ppr_damping": 0.5}},
+    "without chain bridges": {"graphrag": {"bridges_per_start": 0}},
+    "walk weight 1": {"graphrag": {"graph_weight": 1.0}},
+    "title links weighted 2": {"graph": {"title_link_weight": 2.0}},
 }
 
 #: Variant name -> the mode it runs with the defaults instead of graphrag.
