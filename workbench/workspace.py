@@ -255,7 +255,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest.pipeline`)."""
         with self._write_lock():
-            record_home(self.store, self.path)
+            self._settle_home()
             self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
             if report.chunks_written or report.documents_removed:  # an unchanged ingest never opens Chroma
@@ -324,6 +324,16 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             removed = ", ".join(map(str, paths))
             raise StepFailed(f"removed {removed} ({documents}); {self.path / 'chroma'} {failure}")
         return ids
+
+    def _settle_home(self) -> None:
+        """In a write step: record the folder the record lives in, the first time; an embedded
+        copy (``cp -r``) takes an id of its own at once, so its derived files, keyed by the id,
+        are never taken for a sibling copy's. A copy on a Chroma server waits for ``repair
+        --new-identity`` (its vectors are refused until then)."""
+        if copied_message(self.store, self.path) is None:
+            record_home(self.store, self.path)
+        elif self.settings.vector_store.backend == "embedded":
+            self.new_identity()
 
     def new_identity(self) -> tuple[str, str, int]:
         """Give this workspace an id of its own and record its folder (after ``cp -r``: the copy

@@ -4,10 +4,11 @@ A workspace names its collections on a Chroma server by its workspace id, kept i
 folder copied with ``cp -r`` keeps that id, so the copy and the original would write and repair
 one set of collections (the copy's ingest broke the original's queries, the original's
 ``repair`` deleted the copy's vectors). The record also keeps the identity of the folder it
-lives in (its device and inode, which a copy never shares and a rename keeps): a workspace on a
-Chroma server whose folder is not that one is refused until ``repair --new-identity`` gives it an
-id of its own, its vectors copied into its own collections. Derived files are keyed by the id, so
-the copy's are made again.
+lives in (its inode, which a copy never shares and a rename keeps): a workspace on a Chroma
+server whose folder is not that one is refused until ``repair --new-identity`` gives it an id of
+its own, its vectors copied into its own collections; an embedded copy (its store is its own)
+takes a new id at its first write step. Derived files are keyed by the id, so a copy's are made
+again and a sibling copy's are never taken for its own.
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
@@ -36,9 +37,9 @@ class WorkspaceCopied(NeedsRepair):
 
 
 def folder_identity(path: Path) -> str:
-    """``device:inode`` of the folder ``path``: a copy gets its own, a rename keeps it."""
-    found = os.stat(path)
-    return f"{found.st_dev}:{found.st_ino}"
+    """The inode of the folder ``path``: a copy gets its own, a rename keeps it (the device is
+    left out: its number can change from one boot or mount to the next)."""
+    return str(os.stat(path).st_ino)
 
 
 def copied_message(store, path: Path) -> str | None:

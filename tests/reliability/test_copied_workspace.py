@@ -70,6 +70,30 @@ def test_a_copy_on_a_shared_server_is_refused_until_it_takes_a_new_identity(chro
         original.close()
 
 
+def test_embedded_sibling_copies_never_take_each_others_derived_files(tmp_path, make_workspace, write_corpus):
+    original = make_workspace("original")
+    original.ingest([write_corpus(tmp_path / "corpus", 6)])
+    original.close()
+    for name in ("a", "b"):
+        shutil.copytree(original.path, tmp_path / name)
+    a, b = make_workspace("a"), make_workspace("b")
+    (tmp_path / "only-a").mkdir()
+    (tmp_path / "only-a" / "a.txt").write_text("The ledger service depends on the queue number 1.\n")
+    (tmp_path / "only-b").mkdir()
+    (tmp_path / "only-b" / "b.txt").write_text("The billing service depends on the queue number 2.\n")
+    a.ingest([tmp_path / "only-a"])
+    b.ingest([tmp_path / "only-b"])
+    ids = {original.store.workspace_id, a.store.workspace_id, b.store.workspace_id}
+    assert len(ids) == 3 and a.store.version == b.store.version  # each copy took an id of its own
+    assert "ledger service" in {n.lower() for n in a.graph.names().values()} and b.graph is not None
+    a.close()
+    shutil.copy(b.path / "graph.npz", a.path / "graph.npz")  # the sibling's file, same record version
+    again = make_workspace("a")
+    names = {n.lower() for n in again.graph.names().values()}
+    assert again.snapshot_status.startswith("rebuilt") and "ledger service" in names and "billing service" not in names
+    assert "a.txt" in retrieve(again, "ledger service", "vector", allow_fallback=False).hits[0].document
+
+
 def test_an_embedded_copy_takes_a_new_identity_by_renaming_its_own_collections(tmp_path, make_workspace,
                                                                                write_corpus):
     original = make_workspace("original")
