@@ -429,8 +429,11 @@ def ingest(ws: Workspace, paths: list[Path], started: float | None = None) -> No
     started = time.perf_counter() if started is None else started
     bar = st.progress(0.0, text="Starting...")
 
+    stage_began: dict[str, float] = {}
+
     def progress(stage: str, done: int, total: int) -> None:
-        bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_text(stage, done, total))
+        seconds = time.perf_counter() - stage_began.setdefault(stage, time.perf_counter())
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_text(stage, done, total, seconds))
 
     try:
         report = ws.ingest(paths, progress=progress)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..progress import COUNTED_STAGES
+from ..progress import COUNTED_STAGES, time_left
 
 __all__ = ["counted", "redone_for_settings", "stage_text", "plain_reason"]
 
@@ -39,11 +39,17 @@ def redone_for_settings(files: int) -> str:
             "are not those it was ingested with (a chunk whose text stands keeps its vector)")
 
 
-def stage_text(stage: str, done: int, total: int) -> str:
-    """One line of an ingest's progress (``progress(stage, done, total)``) for people."""
+def stage_text(stage: str, done: int, total: int, seconds: float | None = None) -> str:
+    """One line of an ingest's progress (``progress(stage, done, total)``) for people; given the
+    ``seconds`` the stage has taken so far, with the time left at the rate measured.
+
+    >>> stage_text("ingest", 10_000_000, 30_000_000, seconds=60.0)
+    'ingest: 10,000,000 of 30,000,000 characters of text, 2 min 0 s left'
+    """
     if stage not in COUNTED_STAGES:
         return f"{stage}: done" if done >= total else f"{stage}..."
-    return f"{stage}: {done:,} of {total:,} {COUNTED_STAGES[stage][1]}"
+    left = time_left(done, total, seconds) if seconds is not None and done < total else None
+    return f"{stage}: {done:,} of {total:,} {COUNTED_STAGES[stage][1]}" + (f", {left}" if left else "")
 
 
 def plain_reason(reason: str) -> str:
