@@ -57,3 +57,14 @@ def test_the_paper_the_trial_cites_and_the_grant_that_funds_it_follow_the_trial(
                                               "okafor-vision-grant.md"}
     vector = retrieve(grant_workspace, RELATE, mode="vector", k=5)
     assert _documents(vector)[:3] != _documents(graphrag)[:3]  # what the graph adds: the grant, not the overview
+
+
+def test_with_partial_names_off_only_names_written_whole_are_seeds(grant_workspace):
+    from tests.conftest import reopened
+
+    whole_only = reopened(grant_workspace, graphrag__partial_names=False)
+    try:
+        result = retrieve(whole_only, FUNDS, mode="graphrag", k=5)
+        assert TRIAL not in {seed.entity for seed in result.stats.seeds if seed.source == "named"}
+    finally:
+        whole_only.close()

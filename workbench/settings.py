@@ -231,6 +231,7 @@ class GraphRAGSettings(_Section):
     similar_seed_weight: float = Field(0.1, ge=0, description="Restart weight of an entity the query only evokes (name-embedding seed) against one it names: specificity x similarity x this.")
     entity_seed_share: float = Field(0.8, ge=0, le=1, description="Share of the restart mass on the seed entities; the rest goes to the dense passage seeds.")
     graph_weight: float = Field(3.0, ge=0, description="Walk ranking of a passage: dense similarity + graph_weight x its PageRank mass / the best passage's.")
+    partial_names: bool = Field(True, description="A phrase of the question from a capitalised word to the next stopword that names no entity whole ('the Stanford gene therapy trial') names the entity whose name is most similar to it and holds its words in order ('Stanford Retinal Gene Therapy Trial Phase II'), a named seed like the names written whole.")
     chain_starts: int = Field(3, gt=0, le=100, description="A chain starts at the passages among the fused ranking's first chain_starts that are titled by a name the question writes (else at its first passage); each start's bridges follow the starts (see bridges_per_start).")
     bridges_per_start: int = Field(2, ge=0, le=100, description="Passages placed after the chain's starts for each start: those whose titles it names, most similar to what the question asks beside its names first (0: none, the fused ranking as it is).")
 

@@ -37,6 +37,7 @@ ABLATIONS: dict[str, dict[str, dict[str, object]]] = {
     "without synonym edges": {"graph": {"synonym_threshold": 1.0}},
     "damping 0.5 (HippoRAG)": {"graphrag": {"ppr_damping": 0.5}},
     "without chain bridges": {"graphrag": {"bridges_per_start": 0}},
+    "without names written in part": {"graphrag": {"partial_names": False}},
     "walk weight 1": {"graphrag": {"graph_weight": 1.0}},
     "title links weighted 2": {"graph": {"title_link_weight": 2.0}},
 }

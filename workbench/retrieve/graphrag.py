@@ -369,9 +369,10 @@ class GraphRAGRetriever:
             with timer("seeds"):
                 named = name_seeds(graph, query)
                 # A name written in part ("the Stanford gene therapy trial") names its entity too.
-                whole = [(start, end) for _, start, end in graph.passages.matcher.find_spans(query)]
-                for key in partial_name_seeds(ws, query, whole):
-                    named.setdefault(key, graph.passages.specificity(key) or 1.0)
+                if settings.partial_names:
+                    whole = [(start, end) for _, start, end in graph.passages.matcher.find_spans(query)]
+                    for key in partial_name_seeds(ws, query, whole):
+                        named.setdefault(key, graph.passages.specificity(key) or 1.0)
                 similar, best_similarity, best_key = find_seeds(ws, vector)
         except VectorStoreUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
