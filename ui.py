@@ -36,7 +36,7 @@ __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
     "UrlField", "view_from_url", "view_to_url", "DrawnGraph", "graph_view", "suggestions", "md_text", "upload_and_ingest", "ingest", "show_last_ingest",
     "workspace_metrics", "require_documents", "typed_path", "ENTITY", "COLUMN_HELP", "chunk_dialog",
-    "citation_picker", "clear_choice", "remove_documents", "run_report_html", "eval_columns", "table", "canonical_first", "run_write", "graph_facts_of", "top_weight_of",
+    "citation_picker", "clear_choice", "remove_documents", "eval_columns", "table", "canonical_first", "run_write", "graph_facts_of", "top_weight_of",
     "folder_watch", "start_folder_watch", "stop_folder_watch",
 ]
 
@@ -300,20 +300,6 @@ def graph_view(ws: Workspace, view: str, filters: GraphFilters, height: int = 64
     """A view of the graph drawn for the Graph page (cached by workspace version and filters)."""
     return _graph_view(str(ws.path.resolve()), os.environ.get("WORKBENCH_SETTINGS") or None, ws.version, view,
                        filters, height)
-
-
-@st.cache_data(show_spinner="Writing the report...", max_entries=4)
-def _run_report_html(path: str, run_id: str, created: str, metric: str) -> str:
-    from workbench.evaluate.report import load_run
-    from workbench.views.eval_html import run_html
-
-    return run_html(load_run(run_id, path), metric)
-
-
-def run_report_html(run, metric: str) -> str:
-    """A saved run's self-contained HTML report (:func:`workbench.views.eval_html.run_html`),
-    written once per run and chart metric: plotly.js inlined makes it a few megabytes."""
-    return _run_report_html(str(workspace_path()), run.run_id, run.created, metric)
 
 
 @st.cache_data(show_spinner="Looking for near-duplicate names...", max_entries=8)

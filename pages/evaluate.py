@@ -2,6 +2,7 @@
 
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -10,6 +11,7 @@ import ui
 from workbench.evaluate.report import (RunNotFound, answer_summary_frame, answers_frame, cases_frame, export_csv,
                                        export_markdown, highlights, list_runs, load_run, save_run)
 from workbench.views.eval_charts import run_charts
+from workbench.views.eval_html import run_html
 from workbench.views.eval_tables import comparison_table, estimate_seconds, progress_text, runs_frame, summary_table
 from workbench.evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES, StrategyFailed, run_evaluation
 from workbench.evaluate.tasks import TaskError, load_resolved_tasks
@@ -133,7 +135,8 @@ else:
     left.download_button("Download cases (CSV)", csv_data, file_name=f"{run.run_id}.csv", mime="text/csv")
     middle.download_button("Download report (Markdown)", markdown_data, file_name=f"{run.run_id}.md",
                            mime="text/markdown")
-    right.download_button("Download report (HTML, opens offline)", ui.run_report_html(run, metric),
+    # Written when pressed (a callable): with plotly.js inlined the file is a few megabytes.
+    right.download_button("Download report (HTML, opens offline)", partial(run_html, run, metric),
                           file_name=f"{run.run_id}.html", mime="text/html", key="eval.download_html",
                           help="One file: the tables, the charts (drawn without the internet), the settings and the "
                                "code version. A reviewer opens it in a browser, without the app.")

@@ -96,6 +96,8 @@ def screenshot(page, name: str, folder):
 
 
 def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, screenshot_dir, tmp_path):
+    from playwright.sync_api import expect
+
     dialogs: list[str] = []
     page = new_page(browser, dialogs)
     page.goto(live_app)
@@ -185,7 +187,7 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     page.get_by_text("Neighbours and evidence").first.wait_for(timeout=LONG)
     wait_idle(page)
     finder = page.locator('[data-testid="stSelectbox"]', has_text="Find an entity")
-    assert finder.get_by_role("combobox").input_value() == "Redis"
+    expect(finder.get_by_role("combobox")).to_have_value("Redis", timeout=30_000)
 
     # Compare: three strategies side by side, the overlap table and graphrag's walk.
     open_page(page, "Compare", "Assembled context: graphrag")
@@ -235,9 +237,10 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     page.get_by_text("superseded by").first.wait_for(timeout=LONG)
     wait_idle(page)
     question = page.get_by_role("textbox", name="Question")
-    assert question.input_value() == "Where are web sessions stored?"
-    assert page.locator('[data-testid="stDateInput"]', has_text="As of").locator("input").first.input_value() \
-        == "2024-07-15"
+    # A text box shows the value it was given a moment after the run that gave it (up to seconds here).
+    expect(question).to_have_value("Where are web sessions stored?", timeout=30_000)
+    expect(page.locator('[data-testid="stDateInput"]', has_text="As of").locator("input").first).to_have_value(
+        "2024-07-15", timeout=30_000)
     question.fill("If Redis goes down, what breaks?")
     question.press("Enter")
     wait_idle(page)
@@ -261,6 +264,7 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     page.get_by_role("button", name="Run the evaluation").click()
     page.get_by_text("Download cases (CSV)").first.wait_for(timeout=LONG)
     wait_idle(page)
+    page.locator('[data-testid="stPlotlyChart"]').nth(2).wait_for(timeout=60_000)  # drawn a moment after the run
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
     assert page.get_by_text("Run the evaluation again").count() == 1
     # The run's HTML report opens offline in chromium, charts drawn, with the page's numbers.
@@ -329,6 +333,10 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     assert finder.get_by_role("combobox").input_value() == ""
     assert_canvas_draws(page)
     assert "2)</script" in graph_labels(page)
+    assert not any("onerror" in label for label in graph_labels(page))  # a note's title: hidden by default
+    page.get_by_text("Show values and titles", exact=True).click()
+    wait_idle(page)
+    assert_canvas_draws(page)
     tooltip = hover_node(page, "onerror")
     assert tooltip.startswith("<img src=x onerror=alert(1") and "&lt;" not in tooltip
     page.wait_for_timeout(500)
@@ -352,6 +360,7 @@ def test_a_person_ingests_explores_compares_and_stays_safe(live_app, browser, sc
     open_page(page, "Corpus", removal)
     doomed = "hostile/more.md"  # ids are paths below the folder ingested
     choose(page, removal, doomed)
+    page.keyboard.press("Escape")  # the list of options closes (it covers the buttons below it)
     wait_idle(page)
     assert page.get_by_text(f"Remove {doomed}?").count() == 1
     page.get_by_role("button", name="Cancel").click()
