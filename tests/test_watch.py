@@ -197,3 +197,46 @@ def test_ctrl_c_during_a_batch_stops_once_the_batch_is_written(tmp_path, reader)
     assert ws.store.count("documents") == written["documents"] == 1 + written["documents_added"]
     assert ws.unfinished() is None
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
+
+
+@pytest.mark.parametrize("refusal", ["busy", "step failed"])
+def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, tmp_path, monkeypatch, refusal):
+    import workbench.workspace_watch as watching
+    from workbench.ingest.failures import StepFailed
+    from workbench.workspace import WorkspaceBusy
+    from workbench.workspace_watch import FAILED, WRITTEN, watch_workspace
+
+    monkeypatch.setattr(watching, "_RETRY_SECONDS", 0.5)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("The portal depends on the auth service.\n", encoding="utf-8")
+    ws = make_workspace()
+    real, refusals = ws.ingest, []
+
+    def busy_once(paths, progress=None):
+        if len(refusals) < 1 and (notes / "b.md").exists():
+            refusals.append(paths)
+            if refusal == "busy":
+                raise WorkspaceBusy(f"workspace {ws.path} is busy: another process is writing to it")
+            raise StepFailed(f"writing {ws.path / 'entities.npz'} failed (no space left on device)")
+        return real(paths, progress=progress)
+
+    monkeypatch.setattr(ws, "ingest", busy_once)
+    told, stop, ready = [], threading.Event(), threading.Event()
+    thread = threading.Thread(target=watch_workspace, args=(ws, [notes], told.append),
+                              kwargs={"stop": stop, "ready": ready.set, "quiet_ms": 100})
+    thread.start()
+    try:
+        assert ready.wait(timeout=120)
+        (notes / "b.md").write_text("Billing calls the ledger service.\n", encoding="utf-8")
+        deadline = time.monotonic() + 120
+        while not any(b.number == 1 and b.state == WRITTEN for b in told) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    batch_one = [b.state for b in told if b.number == 1]
+    assert batch_one == ["writing", FAILED, "writing", WRITTEN]  # retried with no further change
+    said = {"busy": "is busy", "step failed": "no space left"}[refusal]
+    assert said in next(b.message for b in told if b.state == FAILED)
+    assert ws.store.count("documents") == 2

@@ -106,8 +106,10 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
     ``tell(batch)`` hears of each batch twice (writing, written) or once more when it failed;
     ``ready()`` is called once the catch-up ingest is done and every later change is seen;
     ``progress`` follows the catch-up ingest. A write refused because another process is writing
-    (:class:`~workbench.workspace.WorkspaceBusy`) or because a path is gone is told as failed and
-    tried again with the next change; a stop asked for during a write takes effect after it.
+    (:class:`~workbench.workspace.WorkspaceBusy`) or a path is gone, or one whose step failed after
+    its commit (:class:`~workbench.ingest.failures.StepFailed`, a full disk), is told as failed and
+    tried again with the next change or a few seconds later; a stop asked for during a write takes
+    effect after it.
 
     Raises
     ------
@@ -116,6 +118,7 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
     """
     from watchfiles import DefaultFilter, watch
 
+    from .ingest.failures import StepFailed
     from .workspace import WorkspaceBusy
 
     stop = stop if stop is not None else threading.Event()
@@ -133,7 +136,7 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
         tell(WatchBatch(number, WRITING, events))
         try:
             report = ws.ingest(touched, progress=follow)
-        except (WorkspaceBusy, LoadError) as exc:
+        except (WorkspaceBusy, LoadError, StepFailed) as exc:  # StepFailed: the record is whole, the next write ends it
             tell(WatchBatch(number, FAILED, events, seconds=time.perf_counter() - since, message=str(exc)))
             return False
         tell(WatchBatch(number, WRITTEN, events, report, ws.store.count("documents"), ws.store.version,
