@@ -15,12 +15,22 @@ import pytest
 
 from tests.conftest import ROOT
 
+import workbench.ingest.pipeline as ingest_module
 from workbench.ingest.pipeline import VECTOR_BATCH
 from workbench.progress import DOCUMENTS
 from workbench.vectors import CHUNKS
 
 #: Two sends of VECTOR_BATCH chunks: the first is durable half way through the one file.
 PARAGRAPHS = 2 * VECTOR_BATCH
+#: The batch sizes of the in-process tests (the subprocess test keeps the real ones).
+SMALL_BATCH, SMALL_VECTOR_BATCH = 16, 64
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    """Windows of SMALL_BATCH chunks, vectors sent SMALL_VECTOR_BATCH at a time: the same steps, fewer chunks."""
+    monkeypatch.setattr(ingest_module, "BATCH_CHUNKS", SMALL_BATCH)
+    monkeypatch.setattr(ingest_module, "VECTOR_BATCH", SMALL_VECTOR_BATCH)
 
 
 def write_handbook(folder: Path, paragraphs: int = PARAGRAPHS) -> Path:
@@ -33,15 +43,15 @@ def write_handbook(folder: Path, paragraphs: int = PARAGRAPHS) -> Path:
     return folder
 
 
-def test_an_ingest_interrupted_half_way_embeds_only_the_rest_when_run_again(make_workspace, tmp_path):
-    corpus = write_handbook(tmp_path / "c")
+def test_an_ingest_interrupted_half_way_embeds_only_the_rest_when_run_again(make_workspace, tmp_path, small_batches):
+    corpus = write_handbook(tmp_path / "c", 2 * SMALL_VECTOR_BATCH)
     ws = make_workspace()
     told: list[tuple[int, int]] = []
 
     def interrupt_half_way(stage: str, done: int, total: int) -> None:
         if stage == DOCUMENTS:
             told.append((done, total))
-            if 0 < done < total:  # the first VECTOR_BATCH vectors are stored: half the file
+            if 0 < done < total:  # the first SMALL_VECTOR_BATCH vectors are stored: half the file
                 raise KeyboardInterrupt  # what Ctrl-C raises
 
     with pytest.raises(KeyboardInterrupt):
@@ -52,8 +62,8 @@ def test_an_ingest_interrupted_half_way_embeds_only_the_rest_when_run_again(make
     assert told[0] == (0, told[0][1]) and len(told) == 2 and 0.45 < told[-1][0] / told[-1][1] < 0.55
 
     report = ws.ingest([corpus])
-    assert report.chunks_written == PARAGRAPHS
-    assert 0 < report.chunks_embedded <= PARAGRAPHS - VECTOR_BATCH  # the first half is read back
+    assert report.chunks_written == 2 * SMALL_VECTOR_BATCH
+    assert report.chunks_embedded == SMALL_VECTOR_BATCH  # the first half is read back
     assert ws.unfinished() is None
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
     # the vectors read back are the ones the model gives
@@ -63,8 +73,8 @@ def test_an_ingest_interrupted_half_way_embeds_only_the_rest_when_run_again(make
     assert all(abs(float(held[c.id] @ v) - 1.0) < 1e-4 for c, v in zip(some, fresh))
 
 
-def test_vectors_of_an_interrupted_ingest_no_chunk_claims_are_deleted(make_workspace, tmp_path):
-    corpus = write_handbook(tmp_path / "c", VECTOR_BATCH + 200)
+def test_vectors_of_an_interrupted_ingest_no_chunk_claims_are_deleted(make_workspace, tmp_path, small_batches):
+    corpus = write_handbook(tmp_path / "c", SMALL_VECTOR_BATCH + 40)
     ws = make_workspace()
 
     def interrupt_once_durable(stage: str, done: int, total: int) -> None:
@@ -73,10 +83,10 @@ def test_vectors_of_an_interrupted_ingest_no_chunk_claims_are_deleted(make_works
 
     with pytest.raises(KeyboardInterrupt):
         ws.ingest([corpus], progress=interrupt_once_durable)
-    assert ws.vectors.count(CHUNKS) == VECTOR_BATCH  # sent before the interrupt, named by no row
+    assert ws.vectors.count(CHUNKS) == SMALL_VECTOR_BATCH  # sent before the interrupt, named by no row
     (corpus / "handbook.md").write_text("The portal depends on the auth service.\n", encoding="utf-8")
     report = ws.ingest([corpus])
-    assert report.chunks_written == 1 and report.vectors_repaired == VECTOR_BATCH
+    assert report.chunks_written == 1 and report.vectors_repaired == SMALL_VECTOR_BATCH
     assert ws.vectors.ids(CHUNKS) == {c.id for c in ws.chunks()}
     assert ws.unfinished() is None
 
