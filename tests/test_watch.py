@@ -240,3 +240,17 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
     said = {"busy": "is busy", "step failed": "no space left"}[refusal]
     assert said in next(b.message for b in told if b.state == FAILED)
     assert ws.store.count("documents") == 2
+
+
+def test_a_written_batch_is_one_line_for_people_with_its_problems_below():
+    from workbench.cli.watch import _batch_text
+    from workbench.ingest.pipeline import IngestReport
+    from workbench.workspace_watch import WRITING, WRITTEN, WatchBatch
+
+    report = IngestReport(documents_added=1, documents_removed=1, chunks_embedded=1,
+                          extraction_problems=["notes/b.md: name '---' has no letter or digit: no entity made for it"])
+    written = WatchBatch(2, WRITTEN, 2, report, documents=1, version=5, seconds=0.333).to_json()
+    assert _batch_text(written) == (
+        "batch 2 (2 changes): 1 added, 0 updated, 1 removed, 1 chunk embedded; 1 document, version 5, 0.33 s\n"
+        "  notes/b.md: name '---' has no letter or digit: no entity made for it")
+    assert _batch_text(WatchBatch(3, WRITING, 1).to_json()) is None  # said once written

@@ -9,6 +9,7 @@ import sys
 import threading
 
 from ..ingest.safe_text import printable
+from ..views.wording import counted
 from .core import open_workspace
 
 __all__ = ["register"]
@@ -23,14 +24,14 @@ def _say(args, payload: dict, text: str | None) -> None:
 
 def _batch_text(p: dict) -> str | None:
     """One line (and a line per problem) for a batch written or failed; None while it is written."""
-    what = "caught up" if p["batch"] == 0 else f"batch {p['batch']} ({p['changes']} changes)"
+    what = "caught up" if p["batch"] == 0 else f"batch {p['batch']} ({counted(p['changes'], 'change')})"
     if p["state"] == "failed":
         return f"{what}: not written, tried again with the next change: {p['message']}"
     if p["state"] != "written":
         return None
     lines = [f"{what}: {p['documents_added']} added, {p['documents_updated']} updated, {p['documents_removed']} removed, "
-             f"{p['chunks_embedded']} chunks embedded; {p['documents']:,} documents, version {p['version']}, "
-             f"{p['seconds']:.2f} s"]
+             f"{counted(p['chunks_embedded'], 'chunk')} embedded; {counted(p['documents'], 'document')}, "
+             f"version {p['version']}, {p['seconds']:.2f} s"]
     lines += [f"  {problem}" for problem in p["problems"] + p["extraction_problems"]]
     return "\n".join(lines)
 
@@ -64,7 +65,7 @@ def cmd_watch(args):
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    _say(args, {"state": "stopped", "batches": written}, f"stopped: {written} batches written")
+    _say(args, {"state": "stopped", "batches": written}, f"stopped: {counted(written, 'batch', 'batches')} written")
 
 
 def _milliseconds(raw: str) -> int:
