@@ -11,7 +11,8 @@ ui.keep_widget_state()
 st.title("Communities")
 st.caption("Themes and sub-themes of the corpus: groups of entities and passages that the graph the graphrag walk "
            "sees ties together (Louvain on relation, co-mention, passage and title links; each theme split again "
-           "into sub-themes). Each report is extractive: its title is its most distinctive key phrases, and every "
+           "into sub-themes). Each report is extractive: its title is its most representative phrase (its key phrases "
+           "are listed beneath it), and every "
            "point is a sentence quoted from a cited chunk. The global retrieval mode answers corpus-wide questions "
            "from these reports.")
 ws = ui.workspace()

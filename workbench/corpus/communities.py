@@ -57,7 +57,7 @@ from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, 
 if TYPE_CHECKING:  # imported where used: the CLI reaches this module for every command
     from scipy import sparse
 
-__all__ = ["GENERIC_TYPES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities",
+__all__ = ["GENERIC_TYPES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities", "title_phrase",
            "louvain", "community_signature", "build_reports", "report_id", "report_order"]
 
 #: General entity types from the names extractor: kept in communities, weighed down in key entities.
@@ -472,9 +472,29 @@ def _report(graph: ContextGraph, community: Community, chunks: Mapping[str, Chun
         terms=terms)
 
 
+def title_phrase(phrases: Sequence[str]) -> str:
+    """A title a person would write from a theme's best key phrases: the best of them that reads
+    as a noun phrase of two words (``partner export``; not ``called accounts``, a verb's
+    participle first), else the best phrase, its first letter capitalised; the key phrases
+    themselves are listed beneath it.
+
+    >>> title_phrase(["primary", "token cache", "burst"]), title_phrase(["churn", "called accounts"])
+    ('Token cache', 'Churn')
+    >>> title_phrase([])
+    ''
+    """
+    def noun_phrase(phrase: str) -> bool:
+        words = phrase.split(" ")
+        return len(words) == 2 and not words[0].endswith(("ed", "ing")) and not words[1].endswith("ed")
+
+    best = next((p for p in phrases if noun_phrase(p)), phrases[0] if phrases else "")
+    return best[:1].upper() + best[1:]
+
+
 def _titled(report: CommunityReport, weights: Mapping[str, float], options: ReportOptions,
             names: frozenset[str]) -> CommunityReport:
-    """The report titled by its key phrases (its most central entities when its text has none).
+    """The report titled by its most representative key phrase, chosen among its best
+    ``title_entities`` (:func:`title_phrase`; its most central entity when its text has none).
 
     A phrase that is a name or a word of one (``names``: people, places) weighs
     ``generic_title_weight`` of its c-TF-IDF and enters the title only when no other phrase
@@ -486,8 +506,8 @@ def _titled(report: CommunityReport, weights: Mapping[str, float], options: Repo
         or sorted((p for p, w in weights.items() if w > 0), key=lambda p: (-weights[p], p))[:_KEY_PHRASES]
     phrases = key_phrases(weights, 8, report.terms) or key_phrases(weights, 8)
     phrases = [p for p in phrases if p not in names] or phrases  # a name only when nothing else is said
-    title = ", ".join(phrases[:options.title_entities]) \
-        or ", ".join(n for n, _, _ in report.key_entities[:options.title_entities])
+    title = title_phrase(phrases[:options.title_entities]) \
+        or ", ".join(n for n, _, _ in report.key_entities[:1])
     listed = list(dict.fromkeys([*phrases[:options.title_entities], *ranked]))[:_KEY_PHRASES]  # the title's first
     return dataclasses.replace(report, title=title, key_phrases=tuple((p, round(weights[p], 5)) for p in listed))
 
