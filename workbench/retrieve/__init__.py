@@ -146,8 +146,7 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
     while True:
         result = retriever.retrieve(ws, text, asked)
         _stamp_times(ws, result.hits)
-        kept = undated_policy(result.hits, window, keep_undated=from_phrase,
-                              related=lambda chunk_ids: _related_documents(ws, chunk_ids))
+        kept = undated_policy(result.hits, window, keep_undated=from_phrase)
         if len(kept) >= k or len(result.hits) < asked or asked >= total:
             break
         asked = min(total, asked * ws.settings.time.overfetch)
@@ -183,37 +182,35 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
     return _name_unread(result, reading.not_understood)
 
 
-def undated_policy(hits: list, window, keep_undated: bool = False, related=None) -> list:
+def undated_policy(hits: list, window, keep_undated: bool = False) -> list:
     """The hits a time window keeps, in order: the dated hits inside it (in their order), then
-    the hits a relation leads to from a kept hit, whatever their own date (the runbook an
-    in-window incident is RESOLVED_BY, written the year before or undated: reached over that
-    edge, ``why.parent``, or a document ``related(kept chunk ids)`` names), each saying so in
+    the hits the mode reached over a relation from a kept hit (``why.parent`` and ``why.edge``:
+    the runbook an in-window incident is RESOLVED_BY, written the year before), whatever their
+    own date, and the undated hits any link from a kept hit reached, each saying so in
     ``why.kept_by_window``; then, with ``keep_undated`` (a year the question names), every other
-    undated hit. Other hits dated outside the window, and undated hits nothing in it leads to,
-    are dropped.
+    undated hit. A hit a mode found by itself (a vector or keyword hit, however related its note)
+    is kept only inside the window or, with ``keep_undated``, undated.
 
-    ``related`` takes the kept chunk ids (best first) and returns ``{document: (chunk id,
-    relation as a sentence)}`` for the documents their relations lead to.
-
-    >>> from workbench.model import Hit, TimeWindow, Why
+    >>> from workbench.model import Hit, Hop, TimeWindow, Why
+    >>> fixed = Hop("incident", "RESOLVED_BY", "fix", 1, ("c2",), ())
     >>> hits = [Hit("c1", "runbook.md", "", 0.9, 1, why=Why(via="expansion", parent="c2")),
     ...         Hit("c2", "incident.md", "", 0.8, 2, time="2024-02-14"),
     ...         Hit("c3", "old.md", "", 0.7, 3, time="2023-02-01"), Hit("c4", "notes.md", "", 0.6, 4),
-    ...         Hit("c5", "fix.md", "", 0.5, 5, time="2023-11-20")]
+    ...         Hit("c5", "fix.md", "", 0.5, 5, time="2023-11-20",
+    ...             why=Why(via="direct", parent="c2", edge=fixed, direction="forward"))]
     >>> window = TimeWindow("2024-02-01", "2024-02-29")
-    >>> [h.chunk_id for h in undated_policy(hits, window, related=lambda ids: {"fix.md": ("c2", "x is fixed by y")})]
+    >>> [h.chunk_id for h in undated_policy(hits, window)]
     ['c2', 'c1', 'c5']
     >>> hits[4].why.kept_by_window
-    'dated 2023-11-20, outside the time window, kept after the hits in it: x is fixed by y (chunk c2)'
+    'dated 2023-11-20, outside the time window, kept after the hits in it: incident is resolved by fix (chunk c2)'
     >>> [h.chunk_id for h in undated_policy(hits, window, keep_undated=True)]
-    ['c2', 'c1', 'c4']
+    ['c2', 'c1', 'c5', 'c4']
     """
     from .timewindow import in_window
 
     inside = [hit for hit in hits if in_window(hit.time, window)]
     kept_ids = [hit.chunk_id for hit in inside]
     outside = [hit for hit in hits if not in_window(hit.time, window)]
-    documents = related(kept_ids) if related is not None and outside and kept_ids else {}
     reached = []
     for hit in outside:
         why = hit.why
@@ -223,8 +220,6 @@ def undated_policy(hits: list, window, keep_undated: bool = False, related=None)
             relation = (why.edge.reads(backward=why.direction == "backward") if why.edge is not None
                         else "reached from it")
             source = why.parent
-        elif hit.document in documents:
-            source, relation = documents[hit.document]
         else:
             continue
         when = f"dated {hit.time[:10]}" if hit.time else "undated"
@@ -233,28 +228,6 @@ def undated_policy(hits: list, window, keep_undated: bool = False, related=None)
     reached_ids = {hit.chunk_id for hit in reached}
     rest = [hit for hit in outside if keep_undated and not hit.time and hit.chunk_id not in reached_ids]
     return inside + reached + rest
-
-
-def _related_documents(ws: WorkspaceView, chunk_ids) -> dict[str, tuple[str, str]]:
-    """Document -> (the kept chunk, the relation as a sentence) for the documents the relations
-    stated by ``chunk_ids`` lead to: the notes their ends title, else the chunk that best states
-    or mentions each end (as ``expand`` follows them); the first chunk's relation for each."""
-    from .cache import indexes_for
-    from .expand import reached_chunks
-
-    indexes = indexes_for(ws)
-    documents = indexes.chunk_documents
-    graph = ws.graph
-    found: dict[str, tuple[str, str]] = {}
-    for chunk_id in chunk_ids:
-        for edge in indexes.edges_stated_by.get(chunk_id, ()):
-            if edge.relation == COMENTION_RELATION:
-                continue
-            for end in (edge.source, edge.target):
-                for reached in reached_chunks(ws, end, documents.get(chunk_id, "")):
-                    found.setdefault(documents.get(reached, ""),
-                                     (chunk_id, graph.cited_hop(edge).reads(backward=end == edge.source)))
-    return found
 
 
 def _name_unread(result: RetrievalResult, phrases: tuple[str, ...]) -> RetrievalResult:
