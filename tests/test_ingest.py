@@ -258,7 +258,7 @@ def test_ingest_reports_each_stage_after_the_documents_so_a_long_one_is_not_take
     calls: list[tuple[str, int, int]] = []
     ws.ingest([make_corpus(tmp_path / "c", 5)], progress=lambda stage, done, total: calls.append((stage, done, total)))
     stages = list(dict.fromkeys(stage for stage, _, _ in calls))
-    assert stages == ["ingest", "context graph", "entity names", "summaries"]
+    assert stages == ["ingest", "context graph", "entity names", "summaries", "keyword index"]
     for stage in stages:
         mine = [(done, total) for s, done, total in calls if s == stage]
         assert mine[-1][0] == mine[-1][1] > 0, (stage, mine)  # each one ends done

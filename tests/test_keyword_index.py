@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from workbench.retrieve.keyword_index import KeywordIndex, KeywordIndexError, KeywordMatch
-from workbench.retrieve.tokenize import tokenize
+from workbench.corpus.keyword_index import KeywordIndex, KeywordIndexError, KeywordMatch
+from workbench.text.tokenize import tokenize
 
 PASSAGES = {
     "redis-down": "The checkout service failed with ECONNREFUSED when Redis restarted.",
@@ -208,7 +208,7 @@ def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
         path.write_bytes(bytes(data))
     else:  # a consistent file whose matrix, or whose passages' tokens, point past its passages or words
         from workbench.array_file import from_text, read_array_file, write_array_file
-        from workbench.retrieve.keyword_index import _FORMAT, _KIND, _versioned
+        from workbench.corpus.keyword_index import _FORMAT, _KIND, _versioned
 
         manifest, arrays = read_array_file(path, _KIND, _FORMAT, _versioned("v1"))
         if damage == "matrix":
@@ -234,7 +234,7 @@ def _corpus(n: int, seed: int) -> tuple[list[str], list[str]]:
 
 
 def test_a_build_lent_an_earlier_index_answers_as_a_fresh_one_and_tokenizes_only_new_passages(tmp_path, monkeypatch):
-    import workbench.retrieve.keyword_index as keyword_index
+    import workbench.corpus.keyword_index as keyword_index
 
     old_ids, old_texts = _corpus(400, 1)
     new_ids, new_texts = _corpus(50, 2)
@@ -258,7 +258,7 @@ def test_a_build_lent_an_earlier_index_answers_as_a_fresh_one_and_tokenizes_only
 
 
 def test_an_earlier_index_that_lost_most_of_its_passages_lends_nothing(monkeypatch):
-    import workbench.retrieve.keyword_index as keyword_index
+    import workbench.corpus.keyword_index as keyword_index
 
     old_ids, old_texts = _corpus(100, 1)
     earlier = KeywordIndex.build(old_ids, old_texts)
@@ -270,9 +270,9 @@ def test_an_earlier_index_that_lost_most_of_its_passages_lends_nothing(monkeypat
 
 
 def test_an_index_kept_by_the_earlier_format_answers_and_lends_no_tokens(tmp_path, monkeypatch):
-    import workbench.retrieve.keyword_index as keyword_index
+    import workbench.corpus.keyword_index as keyword_index
     from workbench.array_file import read_array_file, write_array_file
-    from workbench.retrieve.keyword_index import _FORMAT, _KIND, _versioned
+    from workbench.corpus.keyword_index import _FORMAT, _KIND, _versioned
 
     ids, texts = _corpus(60, 3)
     built = KeywordIndex.build(ids, texts)

@@ -20,7 +20,7 @@ PACKAGE = ROOT / "workbench"
 #: people) sits above it, and the surfaces inside the package (the CLI, the MCP server) on top.
 #: app.py, pages/ and ui.py sit above all of these, outside the package.
 LAYERS = [
-    {"array_file", "chroma_folders", "cores", "gc_paused", "model", "progress", "settings", "context_graph", "corpus", "ingest",
+    {"array_file", "chroma_folders", "cores", "gc_paused", "model", "progress", "settings", "text", "context_graph", "corpus", "ingest",
      "pinned_reads", "context_graph.passage_links", "context_graph.entity_table", "ingest.allowed_paths", "ingest.failures", "ingest.safe_text", "ingest.safe_yaml"},
     {"packed_rows", "embedding", "extract", "installable", "local_model", "store", "store_notes", "store_rows", "vectors", "context_graph.canon",
      "context_graph.entity_vectors", "context_graph.graph", "context_graph.graph_walks",

@@ -8,7 +8,7 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.retrieve.tokenize import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, script_of, tokenize
+from workbench.text.tokenize import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, script_of, tokenize
 
 
 def test_english_words_are_lower_cased_and_stopwords_removed():
@@ -84,7 +84,7 @@ def test_script_of_tells_chinese_from_latin():
 
 def test_english_only_use_does_not_import_jieba():
     code = (
-        "import sys; from workbench.retrieve.tokenize import tokenize; "
+        "import sys; from workbench.text.tokenize import tokenize; "
         "tokenize('ECONNREFUSED in src/auth/token_cache.py'); print('jieba' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -8,11 +8,11 @@ import os
 import sys
 import time
 
-__all__ = ["COUNTED_STAGES", "DOCUMENTS", "ENTITY_NAMES", "GRAPH", "SUMMARIES", "line_progress", "time_left",
+__all__ = ["COUNTED_STAGES", "DOCUMENTS", "ENTITY_NAMES", "GRAPH", "KEYWORDS", "SUMMARIES", "line_progress", "time_left",
            "tqdm_progress"]
 
 #: The stages of an ingest's ``progress(stage, done, total)``: its documents, then what it derives.
-DOCUMENTS, GRAPH, ENTITY_NAMES, SUMMARIES = "ingest", "context graph", "entity names", "summaries"
+DOCUMENTS, GRAPH, ENTITY_NAMES, SUMMARIES, KEYWORDS = "ingest", "context graph", "entity names", "summaries", "keyword index"
 #: What the counted stages count (a bar's unit, the word for many); the others are one step each.
 #: An ingest counts the characters of text whose vectors are stored, so a single large file moves the bar.
 COUNTED_STAGES = {DOCUMENTS: ("char", "characters of text"), ENTITY_NAMES: ("name", "names")}

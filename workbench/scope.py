@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, cast
 from .context_graph.canon import Canonicalizer, build_merges
 from .context_graph.graph_snapshot import snapshot_counts
 from .context_graph.name_scan import load_name_scan
+from .corpus.keyword_index import KeywordIndex
 from .model import Chunk, Triple
 from .pinned_reads import PinnedReads
 from .workspace import ChunkNotFound, Workspace
@@ -238,6 +239,11 @@ class ScopedWorkspace(PinnedReads):
 
     def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:
         return self.store.chunks(ids)
+
+    def keyword_index(self, version: int) -> KeywordIndex:
+        """BM25 over the scope's chunks, built when asked: never the workspace's kept index."""
+        chunks = self.store.chunks()
+        return KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks])
 
     def documents(self) -> list[DocumentRecord]:
         return self.store.documents()

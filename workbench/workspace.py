@@ -31,6 +31,7 @@ from .context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE
 from .context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
 from .context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from .context_graph.name_scan import load_name_scan, save_name_scan
+from .corpus.keyword_index import KeywordIndex, built_index, current_index
 from .context_graph.passages import NameScan
 from .embedding import Embedder, embedder_from_settings
 from .gc_paused import gc_paused, skip_exit_collection
@@ -45,7 +46,7 @@ from .store import RECORD_FILE, DocumentRecord, Store, StoreUnusable, database_e
 from .vector_compaction import compact_chunk_vectors, compaction_due
 from .vectors import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
 from .pinned_reads import PinnedReads
-from .progress import ENTITY_NAMES, GRAPH, SUMMARIES
+from .progress import ENTITY_NAMES, GRAPH, KEYWORDS, SUMMARIES
 from .workspace_merges import MergeSteps
 from .workspace_preload import BackgroundReads
 from .workspace_identity import WorkspaceCopied, copied_message, new_identity, record_home
@@ -53,7 +54,7 @@ from .workspace_identity import WorkspaceCopied, copied_message, new_identity, r
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
 DEFAULT_WORKSPACE = Path("workspace")
-#: The keyword index kept in the folder (written and read by :mod:`workbench.retrieve.cache`).
+#: The keyword index kept in the folder (:mod:`workbench.corpus.keyword_index`), made by each write step.
 KEYWORD_INDEX_FILE = "keywords.npz"
 #: Files derived from the record that ``repair`` removes and makes again (see README, the workspace on disk).
 DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE, ROWS_FILE)
@@ -260,29 +261,52 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
             if report.chunks_written or report.documents_removed:  # an unchanged ingest never opens Chroma
                 self._compact_vectors_after(report)
-            # Chroma keeps each collection it opened in memory (420 MB for a 30 MB file's 203,634
-            # vectors): let it go before the graph is derived; the next search opens it again.
+            # Chroma keeps each collection it opened in memory: let it go before the graph is
+            # derived; the next search opens it again.
             self._drop_legacy_entity_vectors()
             self.vectors.release()
-            stage = report.stage_seconds
-            totals: dict[str, int] = {}
-
-            def tell(label: str, done: int, total: int) -> None:
-                if progress is not None:
-                    totals[label] = total
-                    progress(label, done, total)
-
-            steps = (("graph", GRAPH, lambda: self.graph),
-                     ("entity_vectors", ENTITY_NAMES,
-                      lambda: self.sync_entity_vectors(progress=lambda done, total: tell(ENTITY_NAMES, done, total))),
-                     ("summaries", SUMMARIES, self.sync_summaries))
-            for name, label, step in steps:  # each one told, so a long one is not taken for a hang
-                tell(label, 0, 1)
-                started = time.perf_counter()
-                step()
-                stage[name] += time.perf_counter() - started
-                tell(label, totals.get(label, 1), totals.get(label, 1))
+            self._derive_after_write(progress, report.stage_seconds)
         return report
+
+    def _derive_after_write(self, progress: Progress | None = None, stage: dict[str, float] | None = None) -> None:
+        """The end of every write step, under its lock: the graph (and its snapshot), the
+        entity-name index, the summaries and the keyword index made for the record as it is now,
+        so that no surface derives anything after a write and no reader pays for it. Each stage
+        is told to ``progress`` and timed into ``stage``."""
+        totals: dict[str, int] = {}
+
+        def tell(label: str, done: int, total: int) -> None:
+            if progress is not None:
+                totals[label] = total
+                progress(label, done, total)
+
+        steps = (("graph", GRAPH, lambda: self.graph),
+                 ("entity_vectors", ENTITY_NAMES,
+                  lambda: self.sync_entity_vectors(progress=lambda done, total: tell(ENTITY_NAMES, done, total))),
+                 ("summaries", SUMMARIES, self.sync_summaries),
+                 ("keywords", KEYWORDS, self.sync_keyword_index))
+        for name, label, step in steps:  # each one told, so a long one is not taken for a hang
+            tell(label, 0, 1)
+            started = time.perf_counter()
+            step()
+            if stage is not None:
+                stage[name] += time.perf_counter() - started
+            tell(label, totals.get(label, 1), totals.get(label, 1))
+
+    def sync_keyword_index(self) -> bool:
+        """Keep ``keywords.npz`` made for the record as it is now (a write step's last stage);
+        True when it was built. A full disk leaves it to the next reader, which builds it again."""
+        path, version = self.path / KEYWORD_INDEX_FILE, self.store.version
+        if KeywordIndex.kept_for(path, f"{self.store.workspace_id}:{version}"):
+            return False
+        built_index(path, self.store.workspace_id, version, self.store.chunks, lambda save: self.save_derived(version, save))
+        return True
+
+    def keyword_index(self, version: int) -> KeywordIndex:
+        """BM25 over every chunk of the record at ``version``: the one kept in the folder, else
+        built and kept there when the write lock is free (:func:`~workbench.corpus.keyword_index.current_index`)."""
+        return current_index(self.path / KEYWORD_INDEX_FILE, self.store.workspace_id, version, self.store.chunks,
+                             lambda save: self.save_derived(version, save))
 
     def documents_under(self, path: str | Path) -> list[str]:
         """Ids of the stored documents of a file, a folder or a document id (nothing is changed)."""
@@ -316,8 +340,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
                 refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold)
-            self.sync_entity_vectors()
-            self.sync_summaries()
+            self._derive_after_write()
             failure = self._compact_vectors_or_say()[1] if ids else None
         if failure is not None:
             documents = f"{len(ids)} document" + ("s" if len(ids) != 1 else "")
@@ -372,7 +395,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
                 (self.path / derived_file).unlink(missing_ok=True)
             self._derived = None
             self.sync_entity_vectors(force=True)
-            self.sync_summaries()
+            self._derive_after_write()
         return changed
 
     def _compact_vectors_after(self, report: IngestReport) -> None:

@@ -3,7 +3,7 @@ suggestions, their undo, accepted candidate relations, and the merge suggestions
 
 :class:`MergeSteps` is a part of :class:`~workbench.workspace.Workspace` (which it is mixed
 into): every step is logged in the merge log of the record, under the write lock, and leaves the
-entity-name index and the summaries in step with the graph (a rerun after a crash logs once).
+graph and everything derived from the record current (a rerun after a crash logs once).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from .context_graph.graph import ContextGraph
     from .settings import Settings
     from .store import Store
-    from .corpus.summaries import Summaries
 
 __all__ = ["MergeSteps", "LinkedNames", "EMBEDDING_SUGGESTION_LIMIT", "SPELLING_SUGGESTION_LIMIT"]
 
@@ -73,9 +72,7 @@ class MergeSteps:
 
         def _write_lock(self) -> AbstractContextManager[Any]: ...
 
-        def sync_entity_vectors(self, force: bool = False) -> int: ...
-
-        def sync_summaries(self) -> Summaries | None: ...
+        def _derive_after_write(self) -> None: ...
 
     def add_alias(self, alias: str, canonical: str) -> None:
         """Merge ``alias`` into ``canonical``: from now on both are one entity."""
@@ -185,8 +182,7 @@ class MergeSteps:
         only completed (entity vectors synced), so a rerun after a crash leaves one entry."""
         with self._write_lock():
             entry = None if already_done else self.store.record(action, detail, **change)
-            self.sync_entity_vectors()
-            self.sync_summaries()
+            self._derive_after_write()
         return entry
 
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:
@@ -199,6 +195,8 @@ class MergeSteps:
         """
         with self._write_lock():
             changed = self.store.accept_candidate(subject, relation, obj)
+            if changed:
+                self._derive_after_write()
         if not changed:
             known = [f"{t.subject} -{t.relation}-> {t.object}" for t in self.candidates()[:5]]
             raise ValueError(f"no candidate {subject} -{relation}-> {obj}; candidates: {', '.join(known) or 'none'}")

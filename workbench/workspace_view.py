@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .context_graph.canon import Canonicalizer
+    from .corpus.keyword_index import KeywordIndex
     from .embedding import Embedder
     from .context_graph.entity_vectors import EntityVectors
     from .context_graph.graph import ContextGraph
@@ -63,6 +64,10 @@ class WorkspaceView(Protocol):
     @property
     def version(self) -> int:
         """The record's version: it changes with every write."""
+
+    def keyword_index(self, version: int) -> KeywordIndex:
+        """BM25 over its chunks at ``version`` (a workspace's is kept in its folder by each write step)."""
+        ...
 
     def chunk(self, chunk_id: str) -> Chunk:
         """One chunk; :class:`~workbench.workspace.ChunkNotFound` when there is none."""

@@ -52,13 +52,10 @@ def cmd_ingest(args):
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
     ws = open_workspace(args, create=True)
     report = ws.ingest(args.paths, progress=tqdm_progress())
-    from ..retrieve.cache import indexes_for  # imported here: the retrievers are a second to import
-
-    _ = indexes_for(ws).keyword  # kept in the workspace now, so the next process's first search loads it
     from ..vectors import CHUNKS
 
     wrote = report.chunks_written or report.documents_removed or report.vectors_repaired
-    # read only after a write: an ingest that changed nothing never opens Chroma (0.3 s at 100k chunks)
+    # read only after a write: an ingest that changed nothing never opens Chroma
     payload = {**report.to_json(), "stats": ws.stats(), "deleted_vectors": ws.vectors.deleted(CHUNKS) if wrote else None}
 
     def render(p):

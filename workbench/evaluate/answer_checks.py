@@ -36,7 +36,7 @@ from typing import Iterable, Sequence
 
 from ..model import AnswerContext
 from ..model.jsonable import to_json
-from ..retrieve.tokenize import tokenize
+from ..text.tokenize import tokenize
 from ..settings import setting_default
 
 __all__ = [

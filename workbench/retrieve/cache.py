@@ -26,13 +26,11 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..array_file import ArrayFileUnusable
 from ..corpus.outdated import OUTDATING_RELATIONS, outdated_documents
 from ..model import Edge
-from ..workspace import KEYWORD_INDEX_FILE
-from .keyword_index import KeywordIndex
 
 if TYPE_CHECKING:
+    from ..corpus.keyword_index import KeywordIndex
     from ..store import DocumentRecord
     from ..workspace_view import WorkspaceView
 
@@ -58,25 +56,11 @@ class RetrievalIndexes:
 
     @cached_property
     def keyword(self) -> KeywordIndex:
-        """BM25 over every chunk of the workspace: the one kept in the workspace folder for this
-        version, else built (tokenizing the chunks the one kept for an earlier version lacks) and
-        kept there when the write lock is free."""
+        """BM25 over every chunk of this version (:meth:`~workbench.workspace_view.WorkspaceView.keyword_index`:
+        a workspace's write step keeps it in the folder)."""
         # cached_property alone is not thread-safe: the lock keeps two builds from racing.
         with self._lock:
-            ws = self.ws
-            kept = getattr(ws, "keeps_snapshot", False)  # a scoped view's chunks are not the workspace's
-            path, key = ws.path / KEYWORD_INDEX_FILE, f"{ws.store.workspace_id}:{self.version}"
-            earlier = None
-            if kept:
-                try:
-                    return KeywordIndex.load(path, key)
-                except ArrayFileUnusable:  # the one of an earlier version lends the tokens of the chunks kept
-                    earlier = KeywordIndex.load_earlier(path, f"{ws.store.workspace_id}:")
-            chunks = ws.store.chunks()
-            index = KeywordIndex.build([c.id for c in chunks], [c.text for c in chunks], earlier=earlier)
-            if kept:  # when no write came between: the chunks read are this version's
-                ws.save_derived(self.version, lambda: index.save(path, key))
-            return index
+            return self.ws.keyword_index(self.version)
 
     @cached_property
     def chunk_documents(self) -> dict[str, str]:

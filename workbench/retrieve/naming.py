@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .cache import indexes_for
-from .tokenize import ENGLISH_STOPWORDS
+from ..text.tokenize import ENGLISH_STOPWORDS
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView

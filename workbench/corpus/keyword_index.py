@@ -22,15 +22,19 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from workbench.array_file import (ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text,
                                   write_array_file)
-from workbench.retrieve.tokenize import TOKENIZER_VERSION, tokenize
+from workbench.text.tokenize import TOKENIZER_VERSION, tokenize
+
+if TYPE_CHECKING:
+    from workbench.model import Chunk
 
 _KIND = "keyword index"
 _FORMAT = 2  # 2: each passage's token ids kept, so a rebuild tokenizes only new passages
@@ -42,7 +46,7 @@ def _versioned(key: str) -> str:
     """The key with what else decides the index: the tokenizer's and bm25s's versions."""
     return f"{key}:tokenizer {TOKENIZER_VERSION}:bm25s {importlib.metadata.version('bm25s')}"
 
-__all__ = ["KeywordIndex", "KeywordMatch", "KeywordIndexError"]
+__all__ = ["KeywordIndex", "KeywordMatch", "KeywordIndexError", "built_index", "current_index"]
 
 
 class KeywordIndexError(ValueError):
@@ -133,6 +137,14 @@ class KeywordIndex:
             return cls.load(path, key[:-len(_versioned(""))])
         except ArrayFileUnusable:
             return None
+
+    @staticmethod
+    def kept_for(path: Path, key: str) -> bool:
+        """Whether ``path`` holds an index made for ``key`` by this tokenizer (its manifest alone is read)."""
+        try:
+            return read_manifest(path, _KIND, _READS).get("key") == _versioned(key)
+        except ArrayFileUnusable:
+            return False
 
     def save(self, path: Path, key: str) -> None:
         """Keep the index in ``path`` for :meth:`load`, as made for ``key`` (what it indexes)."""
@@ -226,3 +238,25 @@ class KeywordIndex:
             KeywordMatch(id=self._ids[i], score=float(scores[i]), matched_terms=tuple(t for t in known if held[t][row]))
             for row, i in enumerate(best)
         ]
+
+
+def current_index(path: Path, workspace_id: str, version: int, chunks: Callable[[], Sequence[Chunk]],
+                  keep: Callable[[Callable[[], object]], object]) -> KeywordIndex:
+    """The keyword index of a workspace's record at ``version``: the one kept in ``path`` for it,
+    else :func:`built_index`."""
+    try:
+        return KeywordIndex.load(path, f"{workspace_id}:{version}")
+    except ArrayFileUnusable:
+        return built_index(path, workspace_id, version, chunks, keep)
+
+
+def built_index(path: Path, workspace_id: str, version: int, chunks: Callable[[], Sequence[Chunk]],
+                keep: Callable[[Callable[[], object]], object]) -> KeywordIndex:
+    """The keyword index of ``chunks()``, the chunks of a workspace's record at ``version``, built
+    (tokenizing only the chunks the one kept in ``path`` for an earlier version lacks) and handed
+    to ``keep``, which saves it there when the record is still at ``version``."""
+    earlier = KeywordIndex.load_earlier(path, f"{workspace_id}:")
+    found = chunks()
+    index = KeywordIndex.build([c.id for c in found], [c.text for c in found], earlier=earlier)
+    keep(lambda: index.save(path, f"{workspace_id}:{version}"))
+    return index

@@ -1,0 +1,77 @@
+"""One write step: ``Workspace.ingest``, ``remove`` and the merge steps leave every structure
+derived from the record current, the keyword index included, so no surface (the CLI, the app,
+the MCP server, ``watch``, a notebook) derives anything after them and no reader pays for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import make_corpus
+from workbench.cli import main
+from workbench.corpus.keyword_index import KeywordIndex
+from workbench.retrieve import retrieve
+from workbench.workspace import KEYWORD_INDEX_FILE
+
+
+@pytest.fixture
+def keyword_builds(monkeypatch) -> list[bool]:
+    """One entry per keyword index built: whether the workspace's write lock was held then."""
+    import workbench.workspace as workspace
+
+    builds: list[bool] = []
+    build = KeywordIndex.build.__func__  # type: ignore[attr-defined]
+
+    def counted(cls, ids, texts, earlier=None):
+        builds.append(any(ws._lock.is_locked for ws in opened))
+        return build(cls, ids, texts, earlier=earlier)
+
+    opened: list = []
+    init = workspace.Workspace.__init__
+
+    def remembered(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(KeywordIndex, "build", classmethod(counted))
+    monkeypatch.setattr(workspace.Workspace, "__init__", remembered)
+    return builds
+
+
+def test_after_an_ingest_alone_a_keyword_search_finds_the_new_document_without_building(make_workspace, tmp_path,
+                                                                                    keyword_builds):
+    corpus = make_corpus(tmp_path / "notes", 3)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    (corpus / "ledger.md").write_text("The ledger service writes to Cassandra.\n", encoding="utf-8")
+    ws.ingest([corpus])
+    assert keyword_builds == [True, True]  # one per write, inside it
+    hits = retrieve(ws, "ledger cassandra", mode="keyword", k=3).hits
+    assert len(hits) == 1 and ws.chunk(hits[0].chunk_id).document_id == "notes/ledger.md"
+    assert keyword_builds == [True, True]  # the search loaded the index the write kept
+
+
+def test_remove_and_an_alias_leave_the_keyword_index_current(make_workspace, tmp_path, keyword_builds):
+    corpus = make_corpus(tmp_path / "notes", 4)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    ws.remove(corpus / "svc0001.txt")
+    ws.add_alias("service number 2", "service number 3")
+    path = ws.path / KEYWORD_INDEX_FILE
+    assert KeywordIndex.kept_for(path, f"{ws.store.workspace_id}:{ws.store.version}")
+    assert keyword_builds == [True, True, True]  # the ingest, the removal, the alias
+    hits = retrieve(ws, "service number", mode="keyword", k=10).hits
+    assert {ws.chunk(h.chunk_id).document_id for h in hits} == {f"notes/svc000{i}.txt" for i in (0, 2, 3)}
+    assert keyword_builds == [True, True, True]
+
+
+def test_the_command_line_ingest_builds_the_keyword_index_once_in_the_write_step(tmp_path, monkeypatch, embedder,
+                                                                             keyword_builds, capsys):
+    monkeypatch.setattr("workbench.workspace.embedder_from_settings", lambda settings: embedder)
+    loads: list[str] = []
+    load = KeywordIndex.load.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(KeywordIndex, "load", classmethod(lambda cls, path, key: loads.append(key) or load(cls, path, key)))
+    corpus = make_corpus(tmp_path / "notes", 3)
+    assert main(["--workspace", str(tmp_path / "ws"), "ingest", str(corpus), "--json"]) == 0
+    capsys.readouterr()
+    assert keyword_builds == [True]  # built by the write step, not a second time after it
+    assert loads == []  # nor read back by the command
