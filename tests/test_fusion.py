@@ -10,7 +10,7 @@ from workbench.retrieve.fusion import rrf
 
 
 def test_scores_are_sums_of_reciprocal_ranks():
-    fused = dict(rrf([["a", "b", "c"], ["c", "a"]], k=60))
+    fused = dict(rrf([["a", "b", "c"], ["c", "a"]], rrf_k=60))
     assert fused["a"] == pytest.approx(1 / 61 + 1 / 62)
     assert fused["b"] == pytest.approx(1 / 62)
     assert fused["c"] == pytest.approx(1 / 63 + 1 / 61)
@@ -18,7 +18,7 @@ def test_scores_are_sums_of_reciprocal_ranks():
 
 def test_order_is_by_fused_score():
     # k=1: a = 1/2 + 1/3, c = 1/4 + 1/2, b = 1/3
-    assert [i for i, _ in rrf([["a", "b", "c"], ["c", "a"]], k=1)] == ["a", "c", "b"]
+    assert [i for i, _ in rrf([["a", "b", "c"], ["c", "a"]], rrf_k=1)] == ["a", "c", "b"]
 
 
 def test_equal_scores_keep_first_appearance_order():
@@ -28,13 +28,13 @@ def test_equal_scores_keep_first_appearance_order():
 
 
 def test_weights_scale_each_ranking():
-    fused = dict(rrf([["a"], ["b"]], k=0, weights=[1.0, 3.0]))
+    fused = dict(rrf([["a"], ["b"]], rrf_k=0, weights=[1.0, 3.0]))
     assert fused == {"b": 3.0, "a": 1.0}
-    assert [i for i, _ in rrf([["a"], ["b"]], k=0, weights=[1.0, 3.0])] == ["b", "a"]
+    assert [i for i, _ in rrf([["a"], ["b"]], rrf_k=0, weights=[1.0, 3.0])] == ["b", "a"]
 
 
 def test_duplicate_within_a_ranking_counts_once_at_its_best_rank():
-    fused = dict(rrf([["a", "b", "a"]], k=0))
+    fused = dict(rrf([["a", "b", "a"]], rrf_k=0))
     assert fused == {"a": 1.0, "b": 0.5}
 
 
@@ -52,21 +52,21 @@ def test_negative_weight_and_negative_k_are_rejected():
     with pytest.raises(ValueError, match="weights must be >= 0"):
         rrf([["a"]], weights=[-1.0])
     with pytest.raises(ValueError, match="k must be >= 0"):
-        rrf([["a"]], k=-1)
+        rrf([["a"]], rrf_k=-1)
 
 
 rankings_strategy = st.lists(st.lists(st.sampled_from("abcdefghij"), max_size=12), max_size=5)
 
 
 @given(rankings_strategy, st.integers(min_value=0, max_value=100))
-def test_every_input_id_appears_exactly_once(rankings, k):
-    fused_ids = [i for i, _ in rrf(rankings, k=k)]
+def test_every_input_id_appears_exactly_once(rankings, rrf_k):
+    fused_ids = [i for i, _ in rrf(rankings, rrf_k=rrf_k)]
     assert sorted(fused_ids) == sorted({i for ranking in rankings for i in ranking})
 
 
 @given(rankings_strategy, st.integers(min_value=0, max_value=100))
-def test_scores_are_positive_and_non_increasing(rankings, k):
-    scores = [s for _, s in rrf(rankings, k=k)]
+def test_scores_are_positive_and_non_increasing(rankings, rrf_k):
+    scores = [s for _, s in rrf(rankings, rrf_k=rrf_k)]
     assert all(s > 0 for s in scores)
     assert all(earlier >= later for earlier, later in zip(scores, scores[1:]))
 

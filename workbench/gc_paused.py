@@ -3,13 +3,12 @@
 Loading a graph snapshot or deriving the graph creates millions of small objects (entities,
 edges, tuples, frozensets), none of them in a reference cycle. The cyclic collector still runs
 each time enough objects have been allocated, and each full collection walks every live object:
-at 200,000 passages (1.3 M entities) half of a snapshot's load, 7.8 of 15.5 s, was collection.
+on a large graph that was about half of a snapshot's load.
 Pausing it for such a build frees nothing less (these objects are freed by reference counting);
 it is restored afterwards, as it was.
 
 A process that holds such a graph pays for it once more at exit, where the interpreter runs full
-collections over every live object before it ends (a second of a fresh 61k-passage query's
-6.6 s). :func:`skip_exit_collection` moves what is alive then out of the collector's sight at
+collections over every live object before it ends. :func:`skip_exit_collection` moves what is alive then out of the collector's sight at
 exit (``gc.freeze`` in an exit hook); the process ends all the same, and nothing it wrote is
 affected: files are closed and flushed by their own exit hooks and by the system.
 
@@ -53,7 +52,7 @@ def gc_paused() -> Iterator[None]:
     (``gc.freeze`` then ``gc.unfreeze``, which moves objects without examining them; anything
     frozen before, by any code, is unfrozen with them): it is what a build keeps, a graph held
     for long. Left in the youngest generation, the first allocation after the block would walk
-    all of it (0.19 s after a 61k-passage snapshot's load), and later the middle generation's
+    all of it, and later the middle generation's
     collection again."""
     enabled = gc.isenabled()
     gc.disable()

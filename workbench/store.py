@@ -490,7 +490,7 @@ class Store(NoteRows, DerivationRowReads):
     def candidate_triples(self, relation: str | None = None) -> list[Triple]:
         """The triples stored as candidates (of ``relation`` only, when given), most confident first
         (then by subject, object and when stored), through their own index: reading every triple
-        to find them took 5.7 s of each assembled context on a 30 MB file's 1.18 M triples."""
+        to find them slowed each assembled context on a large file."""
         which = "" if relation is None else " AND relation = ?"
         return [Triple(*row) for row in self.db.execute(
             f"SELECT {_TRIPLE_COLUMNS} FROM triples WHERE origin = 'candidate'{which} "
@@ -724,8 +724,8 @@ class DocumentWrites:
 
 
 def _json_body(text: str):
-    """A stored JSON body, parsed by orjson (the 3,877 summaries of 61k passages: 1.6 s by the
-    standard library, about 1.0 s so), or by the standard library where orjson refuses what it
+    """A stored JSON body, parsed by orjson (faster than the standard
+    library on many summaries), or by the standard library where orjson refuses what it
     wrote (NaN, integers past 64 bits)."""
     try:
         return orjson.loads(text)

@@ -245,7 +245,7 @@ class VectorIndex:
     @_in_use
     def warm(self) -> None:
         """Open the client and the chunk collection now, if the store is there (a reader never
-        creates it): Chroma's first count loads the collection, 0.5 s at 70k chunks."""
+        creates it): Chroma's first count loads the collection."""
         if self._exists is None or self._exists():
             found = self.existing(CHUNKS)
             if found is not None:

@@ -432,7 +432,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
         Skipped when nothing changed since the last complete sync (unless ``force``, which also
         writes the index whole, folding in its delta: ``repair``). ``progress(rows, of rows)``
-        follows the rows written (412,705 names took 69.5-142.1 s of a first ingest in runs AB and Y).
+        follows the rows written (a long step on a first ingest of many names).
         """
         version = str(self.store.version)
         mark = entity_vectors_key(self.embedder.name)  # each vector space is synced on its own

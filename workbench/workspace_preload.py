@@ -53,8 +53,8 @@ class BackgroundReads:
         """Start reading what a first query needs from disk, the graph (from its snapshot) and the
         entity-name index, each in a background thread, unless the graph is current. The caller
         loads the model meanwhile: a fresh process's first graphrag query does the three at once
-        (the name index is mostly file reading and hashing, which leave the interpreter free: at
-        61k passages 2.3 s of it overlapped the graph's 1.9 s)."""
+        (the name index is mostly file reading and hashing, which leave the interpreter free, so it
+        overlaps the graph's load)."""
         derived = self._derived
         if derived is not None and derived.version == self._derive_key():
             return

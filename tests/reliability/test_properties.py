@@ -73,10 +73,10 @@ def test_canonicalizer_is_total_idempotent_and_respects_name_keys(aliases, surfa
 
 
 @given(rankings=st.lists(st.lists(st.sampled_from("abcdefghij"), max_size=10), max_size=5),
-       k=st.integers(0, 100), data=st.data())
-def test_rrf_returns_every_input_hit_exactly_once(rankings, k, data):
+       rrf_k=st.integers(0, 100), data=st.data())
+def test_rrf_returns_every_input_hit_exactly_once(rankings, rrf_k, data):
     weights = data.draw(st.lists(st.floats(0, 5), min_size=len(rankings), max_size=len(rankings)))
-    fused = rrf(rankings, k=k, weights=weights)
+    fused = rrf(rankings, rrf_k=rrf_k, weights=weights)
     ids = [i for i, _ in fused]
     assert sorted(ids) == sorted({i for r in rankings for i in r})
     assert [s for _, s in fused] == sorted((s for _, s in fused), reverse=True)

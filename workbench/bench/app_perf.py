@@ -99,7 +99,7 @@ def bench_stored_communities(workspace_path: Path) -> dict:
     finally:
         ws.close()
     argv = [sys.executable, "-m", "workbench", "--workspace", str(workspace_path), "communities", "--json"]
-    first_s, first = timed(argv, timeout=1800)  # 110.5 s at 61k passages (run AA)
+    first_s, first = timed(argv, timeout=1800)  # builds every community report: minutes on a large corpus
     again_s, again = timed(argv)
     built, read = json.loads(first), json.loads(again)
     return {"first_build_s": round(first_s, 2), "built": built["built"], "stored": built["stored"],

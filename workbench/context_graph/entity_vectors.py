@@ -9,7 +9,7 @@ them takes about 2 ms, and nothing is approximate.
 The index is one file, ``entity_vectors.npz`` in the workspace folder: the entity keys and
 names (each column one UTF-8 buffer with offsets, a string decoded when read: fixed-width string
 arrays would take the longest name's width for every row, and the JSON text of format 1, still
-read, took 0.3 s of a fresh process's first query at 412k names to parse), their unit vectors, the
+read, was slow to parse at a fresh process's first query), their unit vectors, the
 record version and the embedder they were computed with. A write that changes few rows of a large
 index writes only those, to ``entity_vectors.delta.npz``: the rows added or renamed and the
 positions of the base rows they supersede, tied to the base by its checksum and version (one note
@@ -52,9 +52,8 @@ _BLOCK_ROWS = 50_000
 
 def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     """``vectors @ query``, in row blocks on the shared pool and with no BLAS thread. OpenBLAS's
-    worker spins for about 0.1 s after each call it shares, and the PageRank walk that follows a
-    name search lost a core to it: the walk took about 110 ms after the search where it takes 60 ms
-    alone (61k passages, 412,705 names, 2 cores). ``einsum`` is numpy's own loop and releases the GIL.
+    worker spins for a while after each call it shares, and the PageRank walk that follows a
+    name search lost a core to it. ``einsum`` is numpy's own loop and releases the GIL.
 
     >>> similarities(np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32), np.array([1.0, 0.0], dtype=np.float32))
     array([1. , 0.6], dtype=float32)
@@ -304,7 +303,7 @@ class EntityVectors:
     def _load(self, stamp: tuple[int, int]) -> _Loaded:
         try:
             manifest = read_manifest(self.path, KIND, READABLE_FORMATS)
-            # Mapped, not read: at 412k names the vectors are 630 MB, read through the zip in 1.9 s.
+            # Mapped, not read: a large index's vectors are hundreds of megabytes.
             _, arrays = read_array_file(self.path, KIND, READABLE_FORMATS, str(manifest.get("key")), mapped=True)
             if manifest["format"] == 1:
                 keys, names = from_text(arrays["keys"]), from_text(arrays["names"])

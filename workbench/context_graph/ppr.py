@@ -44,15 +44,13 @@ __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_B
 MIN_BLOCK_ENTRIES = 250_000
 
 #: The finest tolerance a Chebyshev walk reaches in single precision. The product reads the
-#: matrix's values and the scores, so float32 halves what an iteration moves through memory (the
-#: walk on the 61k-passage graph 155 -> 107 ms at p50, AVX2-only machine, README run U); its
+#: matrix's values and the scores, so float32 halves what an iteration moves through memory; its
 #: rounding, about 6e-8 of a score, is 16 times below this. A finer tolerance walks in float64.
 SINGLE_PRECISION_TOLERANCE = 1e-6
 
 
 #: What a row costs a product beside its stored entries, counted in entries (its pointer, its
-#: output): on the 61k-passage graph a block of 377k rows took 2.35 ms and one of 106k rows 1.36 ms
-#: for the same 769k entries, about 3.7 ns a row against 1.3 ns an entry.
+#: output): a block of many short rows costs more than its entries alone say.
 ROW_COST_IN_ENTRIES = 3
 
 
@@ -405,9 +403,8 @@ class PageRankIndex:
         Returns ``(scores, iterations, converged)``. The largest-change rule does not loosen
         as the graph grows, unlike the l1 rule of :meth:`run_vector`. A :attr:`reversible` index
         walks by Chebyshev semi-iteration (one matrix product an iteration, as the power
-        iteration): on the 61k-passage graph 22 iterations where the power iteration took 34 (71
-        at most), and nearer the fixed point (largest error 6.8e-6 where the power iteration's was
-        7.2e-5; ``bench scale``, run R in the README).
+        iteration), in fewer iterations than the power iteration and nearer the fixed point
+        (``bench scale`` measures both).
 
         >>> import networkx as nx
         >>> scores, iterations, converged = PageRankIndex(nx.path_graph(3)).walk(np.array([1.0, 0, 0]))

@@ -45,9 +45,8 @@ __all__ = ["NEIGHBOURS_KEY", "NeighbourRefresh", "refresh_note_neighbours", "bes
 _FORMAT = 1
 #: Chunks (and their vectors) read at once while averaging the notes' vectors.
 MEAN_PAGE_CHUNKS = 1000
-#: Note pairs whose exact cosine is computed at once: their two gathered rows (6 MB at 384
-#: dimensions) stay in the cache for the products; 218,606 pairs took 0.18 s where slices of
-#: 8,192 (50 MB) took 0.51 s, the same cosines bit for bit (AVX2-only AMD EPYC).
+#: Note pairs whose exact cosine is computed at once: small enough that their two gathered rows
+#: stay in the CPU cache for the products (larger slices were slower, with the same cosines).
 PAIRS_AT_ONCE = 1024
 
 VectorsOf = Callable[[Sequence[str]], np.ndarray]

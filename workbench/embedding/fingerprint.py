@@ -24,7 +24,7 @@ def model_fingerprint(model_path: Path, tag: str, cache: Path | None = None) -> 
     """16 hex digits of the model files' bytes, :data:`EXPORT_VERSION` and ``tag`` (and the
     calibration, for int8): what names an export's folder in the cache.
 
-    Hashing the model's 90 MB took 0.2 s of every fresh process's first query, so the result is
+    Hashing the model's files would cost every fresh process's first query, so the result is
     kept in ``cache``/:data:`MEMO_FILE` under the files' sizes and modification times, and used
     while they stand (an installed package's files change only by a new install)."""
     from .quantize import CALIBRATION_FILE, calibration_mark

@@ -61,7 +61,7 @@ def file_sizes(paths: Sequence[str | Path]) -> dict[str, int]:
     """``real path -> size`` of every file the load would walk under ``paths``
     (:func:`~workbench.ingest.loaders.iter_files`, so hidden names, a workspace folder inside the
     notes and links out of them are left out as the load leaves them out): a bound, unsupported
-    files counting too, at a stat per file (20,000 notes: 0.2 s). A file that cannot be read
+    files counting too, at a stat per file. A file that cannot be read
     counts nothing; the load reports it.
 
     >>> import tempfile

@@ -1,8 +1,8 @@
 """File digests read again only when a file changed: what tells an ingest which files are new.
 
 An ingest of a folder asks, for every file under it, whether the file is stored as it is now.
-Reading and hashing every file answered it: 20,000 notes cost 0.6-2.9 s of every ingest that
-changed one. Like git's index, each file's size and modification time are kept beside its
+Reading and hashing every file answered it, at a cost that grows with the folder for an
+ingest that changed one file. Like git's index, each file's size and modification time are kept beside its
 SHA-256; a file whose ``stat`` still shows them is not read again.
 
 A file written in the same instant it was hashed could change again without its modification

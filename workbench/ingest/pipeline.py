@@ -66,8 +66,8 @@ Progress = Callable[[str, int, int], None]
 
 BATCH_CHUNKS = 256
 #: Chunk vectors sent to Chroma in one upsert, and so how many chunks of small documents are
-#: committed together: Chroma inserts 20,000 vectors in 5.6 s in upserts of 1,024 against 7.7 s in
-#: upserts of 256 (the cost is its HNSW index, CPU-bound at 1.4-1.6 cores on 2).
+#: committed together: Chroma inserts faster in larger upserts (the cost is its HNSW index,
+#: CPU-bound).
 VECTOR_BATCH = 1024
 #: Meta key set while vectors are being written; still set after a crash.
 VECTORS_IN_FLIGHT = "vectors_in_flight"

@@ -71,7 +71,7 @@ class RetrievalIndexes:
     @cached_property
     def entity_chunks(self) -> Mapping[str, tuple[str, ...]]:
         """Entity key -> the chunks that mention it, sorted: the passage layer's own map (a
-        snapshot loads it; building it again took 0.26 s of a fresh process's first query)."""
+        snapshot loads it, so a fresh process's first query does not build it again)."""
         with self._lock:
             return self.ws.graph.passages.chunks_of
 
@@ -206,7 +206,7 @@ class RetrievalIndexes:
     def entity_names(self) -> dict[str, tuple[str, ...]]:
         """Casefolded display name -> the keys of the entities shown by it, sorted: a text's names
         are found by looking up its substrings of the lengths names have (:attr:`name_lengths`),
-        not by searching it for every name (412k names: 57 ms a query)."""
+        not by searching it for every name, which grows with the names."""
         with self._lock:
             out: dict[str, tuple[str, ...]] = {}
             shared: dict[str, list[str]] = {}  # names several entities show
@@ -250,7 +250,7 @@ def indexes_for(ws: WorkspaceView) -> RetrievalIndexes:
 def warm(ws: WorkspaceView) -> RetrievalIndexes:
     """Build everything a first query needs (graph, PageRank matrix, keyword and entity
     indexes) now, so the first question asked does not pay for it. The display names are left
-    to the first question written without spaces (0.3 s at 412k entities): an English one never
+    to the first question written without spaces: an English one never
     reads them."""
     with ws.pinned():
         indexes = indexes_for(ws)

@@ -1,12 +1,12 @@
 """Reciprocal Rank Fusion: one ranking from several, by rank alone (scores need not agree).
 
 Cormack, Clarke and Buettcher (2009): an id's fused score is the sum, over the rankings that
-hold it, of ``weight / (k + rank)``, rank counted from 1. A large ``k`` flattens the
+hold it, of ``weight / (rrf_k + rank)``, rank counted from 1. A large ``rrf_k`` flattens the
 advantage of the very first ranks.
 
 Examples
 --------
->>> [(i, round(s, 4)) for i, s in rrf([["a", "b", "c"], ["c", "a"]], k=1)]
+>>> [(i, round(s, 4)) for i, s in rrf([["a", "b", "c"], ["c", "a"]], rrf_k=1)]
 [('a', 0.8333), ('c', 0.75), ('b', 0.3333)]
 """
 
@@ -21,8 +21,10 @@ __all__ = ["rrf"]
 
 def rrf(
     rankings: Sequence[Sequence[str]],
-    k: int = setting_default("retrieval.rrf_k"),
+    rrf_k: int = setting_default("retrieval.rrf_k"),
     weights: Sequence[float] | None = None,
+    *,
+    k: int | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse rankings of ids by Reciprocal Rank Fusion.
 
@@ -31,10 +33,12 @@ def rrf(
     rankings : sequence of sequences of str
         Each a ranked list of ids, best first. An id repeated within one ranking counts once,
         at its best rank.
-    k : int, default ``settings.retrieval.rrf_k``
+    rrf_k : int, default ``settings.retrieval.rrf_k``
         Rank constant, >= 0.
     weights : sequence of float, optional
         One non-negative weight per ranking; all 1 when omitted.
+    k : int, optional
+        ``rrf_k`` under its former name, which ``graphrag.py`` still passes; ``rrf_k`` when given.
 
     Returns
     -------
@@ -45,18 +49,20 @@ def rrf(
     Raises
     ------
     ValueError
-        If ``k`` is negative, or ``weights`` has the wrong length or a negative weight.
+        If ``rrf_k`` is negative, or ``weights`` has the wrong length or a negative weight.
 
     Examples
     --------
-    ``b`` is second in both rankings, ``a`` first and third: with ``k=0``, 1/1 + 1/3 beats
+    ``b`` is second in both rankings, ``a`` first and third: with ``rrf_k=0``, 1/1 + 1/3 beats
     1/2 + 1/2.
 
-    >>> rrf([["a", "b", "c"], ["d", "b", "a"]], k=0)
+    >>> rrf([["a", "b", "c"], ["d", "b", "a"]], rrf_k=0)
     [('a', 1.3333333333333333), ('b', 1.0), ('d', 1.0), ('c', 0.3333333333333333)]
     """
-    if k < 0:
-        raise ValueError(f"rrf: k must be >= 0, got {k}")
+    if k is not None:
+        rrf_k = k
+    if rrf_k < 0:
+        raise ValueError(f"rrf: rrf_k must be >= 0, got {rrf_k}")
     if weights is None:
         weights = [1.0] * len(rankings)
     elif len(weights) != len(rankings):
@@ -71,6 +77,6 @@ def rrf(
             if item in seen:
                 continue
             seen.add(item)
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (rrf_k + rank)
     # sorted() is stable, so equal scores stay in first-appearance order.
     return sorted(scores.items(), key=lambda pair: -pair[1])

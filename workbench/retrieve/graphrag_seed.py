@@ -46,7 +46,7 @@ from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
 from .fusion import rrf
 from .graphrag import find_seeds, graph_triples, rank_provenance, top_entities
-from .hybrid import OVERFETCH, hybrid_ranking
+from .hybrid import FUSION_DEPTH, hybrid_ranking
 from .keyword import keyword_ranking
 from .vector import embed_query
 
@@ -100,7 +100,7 @@ class GraphRAGSeedRetriever:
             with timer("seeds"):
                 similar, best_similarity, best_key = find_seeds(ws, vector)
             with timer("hybrid"):
-                hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
+                hybrid = hybrid_ranking(ws, query, vector, k * FUSION_DEPTH)
         except VectorStoreUnavailable as exc:
             return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
         weights = seed_weights(similar)
@@ -128,11 +128,11 @@ class GraphRAGSeedRetriever:
         with timer("provenance"):
             indexes = indexes_for(ws)
             provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
-                                         indexes.relation_edges, limit=k * OVERFETCH)
+                                         indexes.relation_edges, limit=k * FUSION_DEPTH)
         with timer("fuse"):
             ranks = {"provenance": {cid: r for r, (cid, _, _) in enumerate(provenance, 1)},
                      "hybrid": {cid: r for r, (cid, _, _) in enumerate(hybrid, 1)}}
-            fused = sorted(rrf([list(ranks["provenance"]), list(ranks["hybrid"])], k=ws.settings.retrieval.rrf_k),
+            fused = sorted(rrf([list(ranks["provenance"]), list(ranks["hybrid"])], rrf_k=ws.settings.retrieval.rrf_k),
                            key=lambda item: (-item[1], item[0]))
             similarity = {cid: why.similarity for cid, _, why in hybrid if why.similarity is not None}
             provenance_of = {cid: (m, keys) for cid, m, keys in provenance}

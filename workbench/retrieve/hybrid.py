@@ -31,10 +31,13 @@ from .vector import embed_query, literal_boosted, vector_ranking
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "OVERFETCH"]
+__all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "FUSION_DEPTH"]
 
-#: Each ranking fused is this many times deeper than the hits wanted.
-OVERFETCH = 3
+#: Each ranking fused is read this many times deeper than the hits wanted, so that a hit ranked
+#: low by one ranking and high by the other is still fused.
+FUSION_DEPTH = 3
+#: FUSION_DEPTH under its former name, which graphrag.py still imports.
+OVERFETCH = FUSION_DEPTH
 
 
 def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked],
@@ -45,7 +48,7 @@ def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked],
     vector_rank = {chunk_id: rank for rank, (chunk_id, _, _) in enumerate(vector, 1)}
     keyword_why = {chunk_id: why for chunk_id, _, why in keyword}
     vector_why = {chunk_id: why for chunk_id, _, why in vector}
-    fused = rrf([list(keyword_rank), list(vector_rank)], k=rrf_k)
+    fused = rrf([list(keyword_rank), list(vector_rank)], rrf_k=rrf_k)
     out: list[Ranked] = []
     for chunk_id, score in sorted(fused, key=lambda pair: (-pair[1], pair[0])):
         by_keyword, by_vector = keyword_why.get(chunk_id), vector_why.get(chunk_id)
@@ -59,7 +62,7 @@ def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked],
 
 def hybrid_ranking(ws: WorkspaceView, query: str, vector: np.ndarray | None, n: int) -> list[Ranked]:
     """The ``n`` best chunks by RRF of keyword and vector search (keywords alone if ``vector`` is None)."""
-    depth = n * OVERFETCH
+    depth = n * FUSION_DEPTH
     keyword = keyword_ranking(ws, query, depth)
     by_vector = vector_ranking(ws, vector, depth) if vector is not None else []
     return fuse_rankings(keyword, by_vector, ws.settings.retrieval.rrf_k)[:n]
@@ -82,7 +85,7 @@ class HybridRetriever:
         except EmbeddingUnavailable as exc:
             vector, mode_used, reason = None, "keyword_only", f"embeddings unavailable ({exc}); keyword ranking alone"
         found = identifiers(query)
-        depth = k * OVERFETCH if found else k
+        depth = k * FUSION_DEPTH if found else k  # the literal boost reorders a deeper fused ranking
         with timer("search"):
             try:
                 ranked = hybrid_ranking(ws, query, vector, depth)

@@ -78,7 +78,7 @@ _jieba = None
 
 
 def _segmenter():
-    """The jieba module, imported and silenced on first use (it builds a cache, ~0.7 s)."""
+    """The jieba module, imported and silenced on first use (it builds a cache at its first call)."""
     global _jieba
     if _jieba is None:
         import jieba
