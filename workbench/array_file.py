@@ -145,8 +145,8 @@ def write_array_file(path: Path, kind: str, format: int, key: str, arrays: dict[
     (and the JSON-ready ``extra`` entries, readable alone by :func:`read_manifest`).
 
     ``streamed`` adds one more array of ``rows`` rows, written as ``blocks`` yields its row blocks
-    (2-D, one width and dtype, in order), so it is never whole in memory: the 630 MB of name
-    vectors at 412k entities. Its name must sort after the others' (the checksum reads the arrays
+    (2-D, one width and dtype, in order), so it is never whole in memory (a large
+    index's name vectors). Its name must sort after the others' (the checksum reads the arrays
     in name order). The file is what ``np.savez`` writes: every member an uncompressed ``.npy``.
     """
     digest = _digest(arrays)
@@ -389,8 +389,8 @@ def read_array_file(path: Path, kind: str, format: int | tuple[int, ...], key: s
     """The manifest and arrays of the file made for ``key``, checked.
 
     ``mapped`` maps the arrays from the file read-only instead of reading them (on POSIX systems,
-    where a file mapped by a reader can still be replaced by a writer): the 630 MB entity-name
-    index of 412k names loads in a fifth of the time, the checksum still read over every byte.
+    where a file mapped by a reader can still be replaced by a writer): a large entity-name
+    index loads in a fraction of the time, the checksum still read over every byte.
 
     Raises
     ------

@@ -1,10 +1,9 @@
 """A chunk's mentions and co-mention pairs, each kept as one row of the record rather than a row
 apiece.
 
-They are most of a large record: a 30 MB notebook has 1.27 M mentions and 971,816 co-mention
-pairs in 101,817 chunks. A row apiece repeats its chunk id (in the row and in the index that
-finds a chunk's rows) and, for a pair, its relation (``co_mentioned``), origin (``comention``),
-confidence (1) and both types: 93 MiB for the mentions, 130 MiB for the pairs with their index.
+They are most of a large record: millions of mentions and co-mention pairs. A row apiece
+repeats its chunk id (in the row and in the index that finds a chunk's rows) and, for a pair,
+its relation (``co_mentioned``), origin (``comention``), confidence (1) and both types.
 Packed, a chunk's mentions are one row (their types once, each mention as surface, type position
 and offset), and its pairs one row (their entities once, each pair as two positions in that
 list). Unpacking gives the same mentions and triples in the same order.

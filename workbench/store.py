@@ -236,7 +236,7 @@ class Store(NoteRows, DerivationRowReads):
             _write_ahead_logged(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            # The log of one large write (a 30 MB file: 300 MB) is cut back once checkpointed, not kept.
+            # The log of one large write is cut back once checkpointed, not kept at its largest.
             conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
             self._local.conn = conn
         return conn
@@ -323,7 +323,7 @@ class Store(NoteRows, DerivationRowReads):
             "SELECT d.id, source_path, title, kind, content_hash, date, tags, relations, "
             "(SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) FROM documents d ORDER BY d.id"
         ).fetchall()
-        # Most documents have neither tags nor declared relations: "[]" is not parsed 2 x 61k times.
+        # Most documents have neither tags nor declared relations: "[]" is not parsed twice a document.
         return [
             DocumentRecord(r[0], r[1], r[2], r[3], r[4], r[5], () if r[6] == "[]" else tuple(json.loads(r[6])),
                            () if r[7] == "[]" else tuple(DeclaredRelation(a, b) for a, b in json.loads(r[7])), r[8])

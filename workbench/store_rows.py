@@ -51,7 +51,7 @@ class DerivationRowReads:
         """``(rowid, chunk id, ...)`` of the given mention rows (surface, type), stated triple rows
         (subject, object, relation, origin, subject type, object type, confidence) or packed
         mention or co-mention rows (body), all with None:
-        :data:`ROWS_PAGE` rows at a time, each page by rowid (3 M rows held at once were 1 GB)."""
+        :data:`ROWS_PAGE` rows at a time, each page by rowid (never every row held at once)."""
         columns, stated = _ROWS[table]
         if rowids is None:
             cursor = self.db.execute(f"SELECT rowid, {columns} FROM {table} WHERE 1{stated} ORDER BY rowid")

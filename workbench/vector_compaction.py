@@ -20,8 +20,8 @@ from .vectors import CHUNKS, VectorIndex
 
 __all__ = ["COMPACT_AFTER_DELETED", "compact_chunk_vectors", "compaction_due"]
 
-#: Deleted vectors' slots a write step leaves in place however few the chunks (a rebuild of
-#: 101,817 vectors took 50-54 s: not worth it for a handful).
+#: Deleted vectors' slots a write step leaves in place however few the chunks (a rebuild
+#: re-inserts every vector: not worth it for a handful).
 COMPACT_AFTER_DELETED = 10_000
 
 

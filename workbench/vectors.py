@@ -238,7 +238,7 @@ class VectorIndex:
 
     def release(self) -> bool:
         """Close the client this index opened, when no call is using it, so Chroma frees the
-        collections it holds in memory (a 30 MB file's 203,634 vectors: 420 MB); the next call
+        collections it holds in memory (hundreds of MB for a large file's vectors); the next call
         opens it again. True when it was closed. A client handed in is never closed."""
         return self._shared.release()
 

@@ -703,15 +703,15 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
     def merges(self) -> list[Merge]:
         """Every canonical entity that folds two or more surface forms, with counts and chunks.
 
-        Kept until the record changes: on the 61k-passage run they take 16 s to derive, and the
-        app's front page counts them at every rerun."""
+        Kept until the record changes: they are slow to derive on a large corpus, and the app's
+        front page counts them at every rerun."""
         version = self.store.version
         with self._merges_lock:
             if self._merges is None or self._merges[0] != version:
                 derived = self._derived
                 if (derived is None or derived.version != self._derive_key()) and self._current_manifest() is not None:
-                    derived = self._derive()  # the current snapshot keeps the merges: about a second to load at
-                    # 61k passages, where reading and canonicalizing every mention again took 16-24 s
+                    derived = self._derive()  # the current snapshot keeps the merges: loading it is far
+                    # cheaper than reading and canonicalizing every mention again
                 kept = derived.merges if derived is not None and derived.version == self._derive_key() else None
                 self._merges = (version, kept if kept is not None else
                                 build_merges(self.store.iter_mentions(), self.canonicalizer()))

@@ -116,7 +116,7 @@ class ModelClock:
 def cache_name_vectors(folder: Path) -> int:
     """Copy the entity-name vectors of the workspace in ``folder`` into its embedding cache, where
     a served ingest reads every vector (an ingest keeps names in their index alone, and the
-    child reading that index would count its 630 MB at 61k in its RSS). Returns the rows added."""
+    child reading that index would count all of it in its RSS). Returns the rows added."""
     from ..context_graph.entity_vectors import EntityVectors
     from ..embedding import text_hash
     from ..store import RECORD_FILE, Store

@@ -1,8 +1,7 @@
 """The entity-name index's sync after one write's new names, written whole against its delta.
 
 ``python -m workbench.bench.name_index [names] [added] [rounds]`` builds an index of ``names``
-generated names with random 384-dimension unit vectors (MiniLM's width; 412,705 is the 61k
-graph's count), then, alternating in one process, copies it and syncs ``added`` more names into
+generated names with random 384-dimension unit vectors (MiniLM's width), then, alternating in one process, copies it and syncs ``added`` more names into
 each copy: once with the base written whole, once with the delta. It prints each round's sync
 and a new reader's first name search, as JSON lines.
 """

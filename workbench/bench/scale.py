@@ -43,8 +43,8 @@ from .walks import bench_walks
 __all__ = ["SUFFIXES", "perturb", "scale_corpus", "bench_scale"]
 
 _SYLLABLES = ("ar", "el", "on", "is", "ur", "an", "et", "ov", "ix", "ad", "em", "os", "ul", "ip", "ek")
-#: What each copy after the first appends to every capitalised word: one syllable for copies 1-15
-#: (the 61k run), then two (copy 33 of a 200k run: "elon").
+#: What each copy after the first appends to every capitalised word: one syllable for copies 1-15,
+#: then two (copy 33: "elon").
 SUFFIXES = _SYLLABLES + tuple(a + b for a in _SYLLABLES for b in _SYLLABLES)
 _CAPITALISED = regex.compile(r"\b(\p{Lu}\p{Ll}+)\b")
 

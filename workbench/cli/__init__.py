@@ -78,8 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _close(workspaces) -> None:
     """Close what the command opened, so SQLite folds its write-ahead log into the record and
-    deletes it (a process that exits with the connection open leaves the log at its largest:
-    298 MB after a 30 MB file)."""
+    deletes it (a process that exits with the connection open leaves the log at its largest)."""
     import sqlite3
 
     for ws in workspaces:

@@ -149,8 +149,8 @@ class FormTally:
         self.canonicalizer = canonicalizer
         #: key -> display form -> [count, chunk ids in first-seen order]
         self.groups: dict[str, dict[str, list]] = defaultdict(dict)
-        # Each surface is resolved once: a corpus repeats its names (61k passages: 420k entities
-        # among millions of mentions), more of them than the canonicalizer's own bounded memo keeps.
+        # Each surface is resolved once: a corpus repeats its names (far fewer
+        # entities than mentions), more of them than the canonicalizer's own bounded memo keeps.
         self._resolved: dict[str, tuple[str, str]] = {}
 
     def add(self, mention: Mention) -> None:

@@ -122,8 +122,8 @@ def _once(rowids: np.ndarray) -> np.ndarray:
 
 
 def _narrowest(values: np.ndarray) -> np.ndarray:
-    """Integer ``values`` in the smallest integer type that holds them, as they are written (the
-    file of one 30 MB document's rows: 126 MB in int64); :meth:`DerivationRows.load` reads them
+    """Integer ``values`` in the smallest integer type that holds them, as they are written (int64
+    would make the file several times larger); :meth:`DerivationRows.load` reads them
     back as int64. Other arrays as they are.
 
     >>> _narrowest(np.array([0, 300, 7])).dtype, _narrowest(np.array([-1, 100])).dtype
@@ -361,7 +361,7 @@ class DerivationRows:
         key_column, name_key_column = columns["key"], columns["name_key"]
         form_column, tally_column = columns["form"], columns["tally_form"]
         key_id, form_id, canonical = keys.id, forms.id, canonicalizer.key
-        for i, surface in enumerate(new):  # one pass: 400k surfaces at 61k passages
+        for i, surface in enumerate(new):  # one pass over the surfaces not keyed yet
             key_column[i] = key_id(canonical(surface))
             name_key_column[i] = key_id(name_key(surface, articles))
             form_column[i] = form_id(display_form(surface))

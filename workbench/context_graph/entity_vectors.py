@@ -3,8 +3,7 @@
 GraphRAG seeds entities by the similarity of their names to the query. The names are derived
 data (a merge renames, a split adds), tens of thousands on a real corpus, and searched a handful
 at a time, so an exact search over one matrix beats an approximate index: building an HNSW
-collection for the 47,814 names of the 2Wiki corpus took Chroma 28 s, a matrix product over
-them takes about 2 ms, and nothing is approximate.
+collection costs far more than a matrix product over the names, and nothing is approximate.
 
 The index is one file, ``entity_vectors.npz`` in the workspace folder: the entity keys and
 names (each column one UTF-8 buffer with offsets, a string decoded when read: fixed-width string
@@ -12,14 +11,14 @@ arrays would take the longest name's width for every row, and the JSON text of f
 read, was slow to parse at a fresh process's first query), their unit vectors, the
 record version and the embedder they were computed with. A write that changes few rows of a large
 index writes only those, to ``entity_vectors.delta.npz``: the rows added or renamed and the
-positions of the base rows they supersede, tied to the base by its checksum and version (one note
-added to 61k passages rewrote 630 MB of vectors for a few dozen new names). Past a tenth of the
+positions of the base rows they supersede, tied to the base by its checksum and version (rewriting every
+vector for a few dozen new names made one note's write as slow as a large one's). Past a tenth of the
 base, the base is written whole and the delta removed. Each file is replaced by an atomic rename,
 so a reader (the app, the MCP server) sees an old index or the new one, never half of one: a
 delta left beside a base it was not written over is never applied. A name is embedded once per embedder: a sync copies the vector
 of every name the index holds already (under any key) and embeds only the others. The index is
 the only copy of the name vectors (the record's embedding cache keeps chunk texts: names there
-were 630 MB of a 61k-passage workspace), so a damaged file, or a change of embedder, embeds
+doubled the space they take), so a damaged file, or a change of embedder, embeds
 every name again.
 
 The file is an :mod:`~workbench.array_file` (manifest, SHA-256 of the arrays), and every load is
@@ -434,7 +433,7 @@ class EntityVectors:
         Over a base of at least ``delta_from_rows`` rows, the rows added or renamed since the base
         and the base rows they supersede are written as the delta, while they are at most
         :data:`DELTA_SHARE` of the base; past that, or when ``whole``, the base is written whole
-        and the delta removed. One note added to 412,705 names rewrote their 630 MB each time.
+        and the delta removed, so one note added does not rewrite every vector.
         ``progress(rows written, rows to write)`` is called after each block of rows.
         """
         loaded = self._current()
@@ -553,8 +552,7 @@ def _strings(column: Sequence[str]) -> list[str]:
 def _row_blocks(row_names: list[str], loaded: _Loaded | None, vectors_for: Callable[[list[str]], np.ndarray],
                 progress: Callable[[int, int], None] | None = None) -> Iterator[np.ndarray]:
     """The vectors of ``row_names``, :data:`SYNC_BATCH` rows at a time: names ``loaded`` holds (base
-    or delta, superseded rows too) copied, the others embedded; never the whole matrix in memory
-    (630 MB at 412k names). ``progress(rows done, rows)`` follows each block."""
+    or delta, superseded rows too) copied, the others embedded; never the whole matrix in memory. ``progress(rows done, rows)`` follows each block."""
     row_of_name = loaded.row_of_name() if loaded is not None else {}
     for lo in range(0, len(row_names), SYNC_BATCH):
         block_names = row_names[lo:lo + SYNC_BATCH]

@@ -182,7 +182,7 @@ class ContextGraph(GraphWalks):
         self._out: dict[str, list[Edge]] | None = None
         self._in: dict[str, list[Edge]] | None = None
         self._ordered: list[Edge] | None = None
-        self._by_display: dict[str, str] | None = None  # built when first resolved (1.3 M names: 1 s)
+        self._by_display: dict[str, str] | None = None  # built when first resolved: slow on many names
         for end in (key for pair in (passages.synonyms if passages else ()) for key in pair[:2]):
             if end not in self._entity:
                 raise ValueError(f"synonym edge names {end!r}, which is not an entity of the graph")
@@ -252,7 +252,7 @@ class ContextGraph(GraphWalks):
 
     def names(self) -> dict[str, str]:
         """Entity key -> display name, in graph order. A loaded graph reads its name column
-        instead of making every entity (412k of them at 61k passages)."""
+        instead of making every entity."""
         if isinstance(self._entity, EntityTable):
             return dict(zip(self._entity, self._entity.names()))
         return {key: entity.name for key, entity in self._entity.items()}

@@ -1,8 +1,8 @@
 """The derived graph, persisted beside the record, so a fresh process loads it instead of deriving it.
 
 Deriving the context graph from SQLite (canonicalizing every mention, scanning every passage for
-known names, building the PageRank matrix) takes 5 s on the 6k-passage 2Wiki corpus and a minute
-on 61k passages; every CLI call, notebook kernel and MCP start paid it. The snapshot keeps what
+known names, building the PageRank matrix) grows with the corpus, and every CLI call, notebook kernel
+and MCP start would pay it. The snapshot keeps what
 that derivation made: the entities, the edges, the passage layer with its name lookup, the
 PageRank index and the merge record.
 

@@ -366,7 +366,7 @@ _PAREN_TAIL_RE = re.compile(r"[（(]\s*([^()（）\n]{1,60}?)\s*[)）]")
 def _declarations(text: str) -> list[tuple[str, str, str]]:
     """``(left, right, quote)`` of every ``A (B)`` and ``A, also called B`` in ``text``: the
     matches of ``_PAREN_RE``, then of ``_AKA_RE``. Searched as they are, both patterns try 80
-    lengths of a left side at every character (126 s over 61k passages); here each parenthesis
+    lengths of a left side at every character; here each parenthesis
     is found first and its left side read back from it (the same matches, tested), and only a
     text holding an alias word is searched for the other kind.
     """

@@ -40,7 +40,7 @@ __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_B
 
 #: Fewest stored entries of the transition matrix per row block, each block's product on a core
 #: of its own (scipy's product releases the GIL). A thread's hand-off costs tens of microseconds
-#: an iteration, so small graphs keep one block; 1.58 M entries (the 61k-passage run) get two here.
+#: an iteration, so small graphs keep one block.
 MIN_BLOCK_ENTRIES = 250_000
 
 #: The finest tolerance a Chebyshev walk reaches in single precision. The product reads the
@@ -190,7 +190,7 @@ class PageRankIndex:
         pattern = sp.csr_matrix(transition + transition.T)
         #: ``order[i]``: the node (position in :attr:`nodelist`) at internal position ``i``.
         self.order = np.asarray(reverse_cuthill_mckee(pattern, symmetric_mode=True) if n else [], dtype=np.int64)
-        del pattern  # each matrix let go as soon as the next is made: a graph of 4 M entries peaked 130 MB higher
+        del pattern  # each matrix let go as soon as the next is made, which lowers the peak
         self._position = np.empty(n, dtype=np.int64)
         self._position[self.order] = np.arange(n)
         # Stored transposed so each iteration is one CSR matvec, the fast direction, with 32-bit
@@ -431,7 +431,7 @@ class PageRankIndex:
 
     def _blocks_of(self, dtype: type) -> list[tuple[int, int, sp.csr_array]]:
         """The row blocks with their values in ``dtype``; a float32 copy is made at the first
-        single-precision walk (12 MB more at 1.5 M entries: values and indices) and kept while
+        single-precision walk (its values and indices) and kept while
         the blocks stand."""
         if dtype == np.float64:
             return self._blocks
@@ -453,7 +453,7 @@ class PageRankIndex:
         (1 - alpha) p`` from the iterate ``x``; it stops, returning ``y`` as a distribution, when that
         step moves no score nor the total by ``tol`` or more (relative to the total), the rule
         :meth:`walk` states. Checking the total matters: the max rule alone let a spread-out change
-        of mass through, and a seed's score was 2e-4 off at tolerance 1e-5 on the 61k-passage graph.
+        of mass through, leaving a seed's score off by more than the tolerance on a large graph.
         At a tolerance of :attr:`single_precision_tolerance` or coarser the iterates and the matrix
         are float32 (the sums stay float64); the scores come back in float64."""
         dtype = np.float32 if tol >= self.single_precision_tolerance else np.float64

@@ -45,7 +45,7 @@ from .base import Embedder, EmbeddingUnavailable
 
 __all__ = ["RayEmbedder", "STARTUP_TIMEOUT_SECONDS", "connect_ray", "ray_module"]
 
-#: Longest wait for the actors to load their models (a first use exports the model: ~20 s on 2 cores).
+#: Longest wait for the actors to load their models (a first use exports the model).
 STARTUP_TIMEOUT_SECONDS = 600.0
 #: The switch Ray reads when a cluster starts; "0" means no usage report is collected or sent.
 USAGE_STATS_SWITCH = {"RAY_USAGE_STATS_ENABLED": "0"}

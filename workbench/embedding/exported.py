@@ -66,8 +66,8 @@ EXPORTED_BACKENDS = ("onnx-int8", "openvino", "openvino-int8")
 #: larger batches spill out of the cores' caches.
 TOKENS_PER_BATCH: int = setting_default("embedding.batch_tokens")
 #: Input shapes whose compiled kernels OpenVINO keeps. Its default (5,000) let a process grow by
-#: hundreds of MB per thousand chunks, every batch shape kept (1,654 MB after 28k chunks and 48k
-#: names here, and rising); with 100 it levels off at about 740 MB at the same speed.
+#: hundreds of MB per thousand chunks, every batch shape kept; with 100 its memory levels off at
+#: the same speed.
 RUNTIME_CACHE_SHAPES = 100
 #: Part of every export's fingerprint: change it when a change here changes the exported files.
 #: The model files an export is made from; their bytes make the fingerprint.

@@ -1,12 +1,11 @@
 """A corpus too large for this machine is refused before any work starts, with a clear message.
 
 An ingest holds the graph it derives from the whole record, so its peak memory grows with the
-text the workspace will hold. Measured (docs/scale.md; every run with its model resident): 2Wiki's about
-3 MB of text peaked at 683 MiB, 61,190 passages (30.0 MB) at 2,670 MiB, 20,000 short notes
-(6.8 MB) at 1,486 MiB. A fixed 500 MB and 150 bytes of memory per byte of text covers all three
-(short notes cost the most per byte: a chunk costs about the same however short it is).
+text the workspace will hold. A fixed 500 MB and 150 bytes of memory per byte of text covers
+every corpus measured in docs/scale.md (short notes cost the most per byte: a chunk costs about
+the same however short it is).
 ``ingest.max_corpus_mb`` caps the text a workspace may hold after an ingest; left empty it is
-what 80% of this machine's memory holds at that rate (24 GiB: about 130 MB of text).
+what 80% of this machine's memory holds at that rate.
 
 >>> limit_bytes(max_corpus_mb=1.5)
 1500000

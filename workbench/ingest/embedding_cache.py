@@ -1,7 +1,7 @@
 """Where every write step gets a text's vector: computed once per embedder, kept once.
 
 A chunk's vector is kept in one place, the chunk collection of its embedder's space in Chroma
-(1.5 KB a chunk: a second copy in the record doubled a 30 MB file's workspace). A chunk text
+(a second copy in the record doubled a workspace). A chunk text
 ingested again, in another document or after a re-chunking, is read back from the Chroma copy
 of a stored chunk with the same text (found by the record's text-hash index), not embedded
 again. Other texts (community reports, episodes) are kept in the record's embedding cache, by

@@ -101,8 +101,8 @@ def content_hash(
 
 
 def resolved_path(path: Path) -> str:
-    """``str(path.resolve())``, with each folder resolved once for all the files in it (20,000
-    notes: 40,000 resolutions of every folder above them took 2 s of an ingest that changed one).
+    """``str(path.resolve())``, with each folder resolved once for all the files in it (resolving
+    every folder above each of many notes again was most of an ingest that changed one).
 
     >>> resolved_path(Path("a/b.md")) == str(Path("a/b.md").resolve())
     True

@@ -69,7 +69,7 @@ class Entity:
     """Latest timestamp of a chunk that mentions it."""
 
 
-@dataclass(slots=True)  # slots: a 30 MB file's graph holds 970k of them
+@dataclass(slots=True)  # slots: a large graph holds a million of them
 class Edge:
     """A directed relation between two entities, with its provenance."""
 

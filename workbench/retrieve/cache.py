@@ -180,8 +180,8 @@ class RetrievalIndexes:
 
     @cached_property
     def documents(self) -> dict[str, DocumentRecord]:
-        """Document id -> its record, read once per version (61k documents take about a second
-        to read, which every answer's context paid twice)."""
+        """Document id -> its record, read once per version (every answer's context read them
+        twice)."""
         with self._lock:
             return {document.id: document for document in self.ws.store.documents()}
 

@@ -73,8 +73,7 @@ def reached_chunks(ws: WorkspaceView, end: str, parent_document: str, indexes: R
     """The chunks an edge's end leads to, outside the parent's document: its note's opening chunk
     if it titles one, else the one chunk that best states or mentions it (the first by id among
     those stating one of its relations, else among those mentioning it). Kept per workspace
-    version: one document's edges lead to the same ends again and again (a 30 MB file's 9,039
-    edges asked for 2,359 ends 18,082 times, 64 s of one query before)."""
+    version: one document's edges lead to the same ends again and again."""
     indexes = indexes_for(ws) if indexes is None else indexes
     kept = indexes.reached
     found = kept.get((end, parent_document))

@@ -1,8 +1,7 @@
 """Episodes as a person reads them: found by typed text and shown a page at a time.
 
-A chat archive falls into tens of thousands of sessions (27,162 in a generated 30 MB log of
-222,902 messages); the Timeline page drew every one as an open panel, 13 s a rerun before the
-browser had them. It now shows :data:`EPISODES_A_PAGE` at a time, of those a typed text finds.
+A chat archive falls into tens of thousands of sessions, too many to draw as open panels at
+every rerun: the Timeline page shows :data:`EPISODES_A_PAGE` at a time, of those a typed text finds.
 
 Examples
 --------

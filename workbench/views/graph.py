@@ -294,7 +294,7 @@ def graph_facts(graph: ContextGraph) -> GraphFacts:
     >>> facts.keys_by_name, facts.relations
     (('a', 'b'), ('uses',))
     """
-    names = graph.names()  # read from a loaded graph's columns: no entity made (412k at 61k passages)
+    names = graph.names()  # read from a loaded graph's columns: no entity made
     by_name = sorted((name.casefold(), key) for key, name in names.items())
     return GraphFacts(names, tuple(key for _, key in by_name), tuple(sorted(set(graph.types().values()))),
                       tuple(sorted({edge.relation for edge in graph.edges()})), tuple(graph_dates(graph)),
@@ -302,7 +302,7 @@ def graph_facts(graph: ContextGraph) -> GraphFacts:
 
 
 #: Most entities the Graph page's search box lists. A larger graph is narrowed by typed text
-#: first: every option is sent to the browser at each rerun, and 420k names are about 10 MB.
+#: first: every option is sent to the browser at each rerun.
 MAX_LISTED_NAMES = 2000
 
 
@@ -374,7 +374,7 @@ def select_view(graph: ContextGraph, view: str = COMENTION, filters: GraphFilter
     if f.size_by not in RANKINGS:
         raise ValueError(f"size_by must be one of {', '.join(RANKINGS)}, got {f.size_by!r}")
     types = set(f.types) if f.types is not None else None
-    # None: every entity passes (no set of all 412k keys made at 61k passages)
+    # None: every entity passes (no set of every key made)
     keep_type = None if types is None else {key for key, t in graph.types().items() if t in types}
     kept = len(graph) if keep_type is None else len(keep_type)
     all_edges = _view_edges(graph, view)
