@@ -38,3 +38,23 @@ def test_a_scoped_view_is_read_only_and_names_a_filter_that_matches_nothing(samp
         view.store.record("alias", {})
     with pytest.raises(ValueError, match="no stored document matches 'nowhere/'"):
         scoped(sample_workspace, ["nowhere/"])
+
+
+def test_the_command_line_and_the_mcp_server_refuse_a_filter_that_matches_nothing_in_one_message(sample_workspace,
+                                                                                                capsys):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from workbench.cli import main
+    from workbench.mcp_server import _search
+    from workbench.scope import ScopeUnmatched, resolve_filters
+
+    filters = ["sample_corpus/architecture/", "nowhere/"]  # one matches, one names nothing
+    with pytest.raises(ScopeUnmatched) as said:
+        resolve_filters(sample_workspace, filters)
+    assert str(said.value).startswith("no stored document matches 'nowhere/'; give document ids or folder prefixes")
+    code = main(["--workspace", str(sample_workspace.path), "query", "Redis", "--documents", ",".join(filters)])
+    assert code == 2 and str(said.value) in capsys.readouterr().err
+    with pytest.raises(ToolError) as refused:
+        _search(sample_workspace, "Redis", "keyword", 5, filters)
+    assert str(refused.value) == str(said.value)
+    assert resolve_filters(sample_workspace, filters[:1]) == ("sample_corpus/architecture/",)

@@ -39,7 +39,7 @@ from pydantic import Field
 from .context_graph import graph_questions as ask
 from .context_graph.graph import EntityNotFound
 from .retrieve import MODES, retrieve
-from .scope import ScopedWorkspace, document_matches, scoped
+from .scope import ScopedWorkspace, ScopeUnmatched, document_matches, resolve_filters, scoped
 from .settings import Settings, setting_default
 from .vectors import NeedsRepair
 from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
@@ -99,16 +99,13 @@ def open_read_only(path: str | Path, settings: Settings | None = None, **backend
 
 
 def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str] | None:
-    """The filters if at least one matches a stored document; a tool error otherwise."""
+    """The filters if each matches a stored document (:func:`~workbench.scope.resolve_filters`); a tool error otherwise."""
     if not documents:
         return None
-    known = [d.id for d in ws.documents()]
-    unmatched = [f for f in documents if not any(document_matches(d, [f]) for d in known)]
-    if unmatched:
-        examples = ", ".join(sorted(known)[:5])
-        raise ToolError(f"no stored document matches {', '.join(map(repr, unmatched))}; give document ids or "
-                        f"folder prefixes such as: {examples}")
-    return list(documents)
+    try:
+        return list(resolve_filters(ws, documents))
+    except ScopeUnmatched as exc:
+        raise ToolError(str(exc)) from None
 
 
 def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequence[str] | None) -> dict[str, Any]:

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from .corpus.summaries import Summaries
     from .vectors import VectorIndex
 
-__all__ = ["ScopedStore", "ScopedVectors", "ScopedEntityVectors", "ScopedWorkspace", "document_matches", "scoped"]
+__all__ = ["ScopedStore", "ScopedVectors", "ScopedEntityVectors", "ScopedWorkspace", "ScopeUnmatched", "document_matches",
+           "resolve_filters", "scoped"]
 
 
 def document_matches(document_id: str, filters: Sequence[str]) -> bool:
@@ -54,6 +55,28 @@ def document_matches(document_id: str, filters: Sequence[str]) -> bool:
         if document_id == wanted or document_id.startswith(folder + "/") or document_id.startswith(wanted + "#"):
             return True
     return False
+
+
+class ScopeUnmatched(ValueError):
+    """Document filters of which some match no stored document (the message names them)."""
+
+
+def resolve_filters(ws: Workspace, filters: Sequence[str]) -> tuple[str, ...]:
+    """``filters`` (document ids or folder prefixes), each checked to match a stored document: the
+    one check every surface makes before it scopes a retrieval (:func:`scoped`).
+
+    Raises
+    ------
+    ScopeUnmatched
+        Naming every filter that matches no stored document, with a few ids that would.
+    """
+    known = [d.id for d in ws.store.documents()]
+    unmatched = [f for f in filters if not any(document_matches(d, [f]) for d in known)]
+    if unmatched:
+        examples = ", ".join(sorted(known)[:5])
+        raise ScopeUnmatched(f"no stored document matches {', '.join(map(repr, unmatched))}; give document ids or "
+                             f"folder prefixes such as: {examples}")
+    return tuple(filters)
 
 
 #: Store methods that write: a scoped view refuses them.

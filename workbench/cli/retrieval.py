@@ -144,13 +144,12 @@ def _scoped_workspace(args):
     filters = [f.strip() for f in (getattr(args, "documents", None) or "").split(",") if f.strip()]
     if not filters:
         return ws
-    from ..scope import scoped
+    from ..scope import ScopeUnmatched, resolve_filters, scoped
 
     try:
-        return scoped(ws, filters)
-    except ValueError as exc:
-        examples = ", ".join(sorted(d.id for d in ws.documents())[:5])
-        raise CommandError(f"{exc}; give document ids or folder prefixes such as: {examples}", code=2) from None
+        return scoped(ws, resolve_filters(ws, filters))
+    except ScopeUnmatched as exc:
+        raise CommandError(str(exc), code=2) from None
 
 
 #: The modes whose documented fallback, when the vector store fails, is the keyword ranking.
