@@ -50,14 +50,34 @@ def counts_line(stats: dict) -> str:
                      if part)
 
 
+def themes_text(communities: list[dict]) -> str:
+    """A themes answer (``graph_context.themes``): each theme, largest first, with its cited points.
+
+    >>> print(themes_text([{"title": "Partner export", "size": 5, "passages": 9, "first_seen": "2024-01-02",
+    ...                     "last_seen": "2024-03-01", "points": ["It moved to 02:00."], "citations": ["c1"]}]))
+    1. Partner export (5 entities, 9 passages, 2024-01-02..2024-03-01)
+       - It moved to 02:00. [c1]
+    """
+    lines = []
+    for number, theme in enumerate(communities, 1):
+        span = f", {theme['first_seen'][:10]}..{theme['last_seen'][:10]}" if theme.get("first_seen") and \
+            theme.get("last_seen") else ""
+        lines.append(f"{number}. {theme['title']} ({theme['size']} entities, {theme['passages']} passages{span})")
+        lines += [f"   - {' '.join(point.split())} [{chunk}]" for point, chunk in zip(theme["points"], theme["citations"])]
+    return "\n".join(lines)
+
+
 def _renderer(result: RetrievalResult):
-    """The text table of a result: the payload's fields, and each hit's why as a sentence."""
+    """The text table of a result: the payload's fields, and each hit's why as a sentence; a themes
+    answer as its themes, each with its cited points."""
     why = [h.why.describe() for h in result.hits]
 
     def render(p: dict) -> str:
         head = f"mode {p['mode_requested']} (used: {p['mode_used']})" + (f" - {p['reason']}" if p["reason"] else "")
         counts = counts_line(p["stats"])
         head += f"\n{counts}" if counts else ""
+        if p["graph_context"].get("themes"):
+            return head + "\n" + themes_text(p["graph_context"]["communities"])
         rows = [{"rank": h["rank"], "score": round(h["score"], 4), "document": h["document"], "chunk": h["chunk_id"],
                  "time": h.get("time") or "", "text": " ".join(h["text"].split()), "why": reason}
                 for h, reason in zip(p["hits"], why)]

@@ -57,7 +57,7 @@ from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, 
 if TYPE_CHECKING:  # imported where used: the CLI reaches this module for every command
     from scipy import sparse
 
-__all__ = ["GENERIC_TYPES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities", "title_phrase",
+__all__ = ["GENERIC_TYPES", "REPORT_RULES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities", "title_phrase",
            "louvain", "community_signature", "build_reports", "report_id", "report_order"]
 
 #: General entity types from the names extractor: kept in communities, weighed down in key entities.
@@ -68,6 +68,9 @@ EXCLUDED_TYPES = frozenset({"date"})
 MIN_POINT_WORDS = 3
 #: Phrases a report keeps of its passages' text, so a kept report is titled again without them.
 _TERMS_KEPT = 300
+#: The rules a report is made by (2: a sentence of wrapped prose is quoted whole, not line by line);
+#: a report or stored summaries made under earlier rules are made again.
+REPORT_RULES = 2
 #: Key phrases a report lists (the global mode narrows to a theme whose key phrase a question writes).
 _KEY_PHRASES = 12
 
@@ -346,7 +349,8 @@ def report_id(members: Iterable[str]) -> str:
 
 
 def community_signature(graph: ContextGraph, community: Community, options: ReportOptions) -> str:
-    """Hash of the members, the passages, the chunks stating their edges, the level and the options."""
+    """Hash of the members, the passages, the chunks stating their edges, the level, the options and
+    the report rules."""
     members = sorted(community.members)
     inside = set(members)
     chunks: set[str] = set(community.chunks)
@@ -354,7 +358,7 @@ def community_signature(graph: ContextGraph, community: Community, options: Repo
         for edge in graph.out_edges(key):
             if edge.target in inside:
                 chunks.update(edge.chunk_ids)
-    body = json.dumps([members, sorted(chunks), community.level, community.parent_id, options.digest()])
+    body = json.dumps([members, sorted(chunks), community.level, community.parent_id, options.digest(), REPORT_RULES])
     return hashlib.sha1(body.encode()).hexdigest()
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..embedding import LEGACY_NAME, EmbeddingUnavailable
 from ..model import CommunityReport, Episode
-from .communities import ReportOptions, build_reports, report_order
+from .communities import REPORT_RULES, ReportOptions, build_reports, report_order
 from .episodes import episodes_of
 
 if TYPE_CHECKING:
@@ -79,7 +79,8 @@ class Summaries:
 def version_mark(ws: WorkspaceView, version: int) -> str:
     """The version mark of summaries built at ``version`` with the workspace's embedder."""
     name = ws.embedder.name
-    return str(version) if name == LEGACY_NAME else f"{version}@{name}"
+    mark = f"{version}/rules {REPORT_RULES}"  # summaries made under earlier rules are made again
+    return mark if name == LEGACY_NAME else f"{mark}@{name}"
 
 
 def _stored_space(ws: WorkspaceView) -> str:

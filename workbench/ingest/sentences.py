@@ -27,19 +27,52 @@ _CUE = re.compile(r"\b(?:" + "|".join(re.escape(c) for c in DECISION_CUES) + r")
 # A sentence ends at . ! ? (or a line break) followed by space; headings and list items are lines.
 _SENTENCE = re.compile(r"(?:[^\n.!?]|[.!?]+(?![\s.!?]|$))+[.!?]*")
 _MIN_WORDS = 3
+#: A line of wrapped prose at least this long, ending no sentence, goes on on the next line.
+_WRAP_WIDTH = 40
+_ENDS = (".", "!", "?", "。", "！", "？", ":", ";")
+_BLOCK_START = re.compile(r"(?:[#>|`]|[-*+•][ \t]|\d+[.)][ \t]|@[\w.\-]+:|[^\W\d_a-z][\w\-]*(?:[ \t][\w\-]+){0,2}:[ \t])")
 
 
 def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``, stripped, each an exact substring of it."""
+    r"""The sentences of ``text``, stripped, each an exact substring of it. A line break inside a
+    sentence of wrapped prose does not end it (see :func:`_wrapped`).
+
+    >>> split_sentences("Reports are rebuilt every hour and the finance dashboard\nloads them directly.\n- Redis")
+    ['Reports are rebuilt every hour and the finance dashboard\nloads them directly.', 'Redis']
+    """
     return [sentence for _, sentence in _sentences(text)]
+
+
+def _wrapped(line: str, following: str) -> bool:
+    """Whether the line break between ``line`` and ``following`` wraps a sentence: the line ends
+    no sentence, is no heading or table row, and the next line starts no block (a heading, list
+    item, quote, table row, code fence, chat speaker or ``Field:``); the line fills a wrapped
+    width (:data:`_WRAP_WIDTH`) or the next line goes on in lower case."""
+    line, following = line.strip(), following.strip()
+    if not line or not following or line.endswith(_ENDS) or line.startswith(("#", "|")):
+        return False
+    if _BLOCK_START.match(following):
+        return False
+    return len(line) >= _WRAP_WIDTH or following[:1].islower()
 
 
 def _sentences(text: str):
     """``(start of the match, stripped sentence)`` of every sentence of ``text``."""
-    for match in _SENTENCE.finditer(text):
-        sentence = match.group(0).strip().lstrip("#-* ").strip()
+    spans = [(m.start(), m.end()) for m in _SENTENCE.finditer(text)]
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged:
+            before = merged[-1]
+            gap = text[before[1]:start]
+            line = text[text.rfind("\n", 0, before[1]) + 1:before[1]]
+            if gap.strip() == "" and gap.count("\n") == 1 and _wrapped(line, text[start:end]):
+                merged[-1] = (before[0], end)
+                continue
+        merged.append((start, end))
+    for start, end in merged:
+        sentence = text[start:end].strip().lstrip("#-* ").strip()
         if sentence:
-            yield match.start(), sentence
+            yield start, sentence
 
 
 def sentence_starts(text: str) -> list[int]:

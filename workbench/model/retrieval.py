@@ -306,6 +306,10 @@ class CommunityUse:
     """Display names of its most central members."""
     points: tuple[str, ...] = ()
     """The points taken from it, in order."""
+    citations: tuple[str, ...] = ()
+    """The chunk id each point quotes, in the order of ``points``."""
+    passages: int = 0
+    """Its passages."""
 
     def to_json(self) -> dict[str, Any]:
         return to_json(self)
@@ -337,6 +341,9 @@ class GraphContext:
     (paths, graphrag)."""
     communities: list[CommunityUse] = field(default_factory=list)
     """Community reports used (global)."""
+    themes: bool = False
+    """True when global search answered a question asking for the corpus's themes: ``communities``
+    are then the themes, largest first, each with its cited points."""
 
     @property
     def empty(self) -> bool:

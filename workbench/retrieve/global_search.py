@@ -15,6 +15,12 @@ A question that names a theme (one of its key phrases, and no other theme's as s
 was decided about the partner export?") narrows the answer to that theme: its sub-themes then
 take the turns. ``reason`` says so.
 
+A question asking for the themes themselves ("What are the main themes of the corpus?", see
+:func:`asks_for_themes`) is answered with the themes, largest first (as ``communities`` lists
+them), each with its cited points: the themes take the turns in that order, each giving its own
+report's points, and ``graph_context.themes`` is set, ``graph_context.communities`` listing the
+themes in that order with each point's chunk (``citations``).
+
 Each hit is the chunk a point quotes; its ``why`` names the community (the theme or the
 sub-theme whose report holds the point) and the point, and ``graph_context.communities`` lists
 the communities used. A hit's score is ``1 / (round + 1)`` plus a thousandth of the similarity.
@@ -23,11 +29,13 @@ the communities used. A hit's score is ``1 / (round + 1)`` plus a thousandth of 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..corpus.keyphrases import content_words, phrase_counts
+from ..corpus.communities import report_order
 from ..corpus.summaries import current_summaries, rank_by_similarity
 from ..embedding import EmbeddingUnavailable
 from ..ingest.sentences import split_sentences
@@ -38,7 +46,7 @@ from .vector import embed_query
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["ABOUT_THE_CORPUS", "GlobalRetriever", "named_theme"]
+__all__ = ["ABOUT_THE_CORPUS", "THEME_WORDS", "GlobalRetriever", "asks_for_themes", "named_theme"]
 
 #: Weight of a theme's size (log of its passages, the largest theme 1) added to its similarity when
 #: ordering themes: a corpus-wide question is about as unlike every theme, and its main themes are
@@ -51,6 +59,17 @@ NAMED_MARGIN = 1.5
 ABOUT_THE_CORPUS = frozenset({"theme", "themes", "topic", "topics", "subject", "subjects", "main", "major", "key",
                               "overall", "corpus", "document", "documents", "notes", "summary", "summarize",
                               "summarise", "across"})
+#: Words of a question that asks for the themes themselves, not for what one theme says.
+THEME_WORDS = frozenset({"theme", "themes", "topic", "topics", "subject", "subjects"})
+
+
+def asks_for_themes(query: str) -> bool:
+    """Whether the question asks for the corpus's themes (it writes one of :data:`THEME_WORDS`).
+
+    >>> asks_for_themes("What are the main themes of the corpus?"), asks_for_themes("What breaks if Redis fails?")
+    (True, False)
+    """
+    return any(word in THEME_WORDS for word in re.findall(r"\w+", query.casefold()))
 
 
 def named_theme(query: str, themes: Sequence[CommunityReport]) -> tuple[CommunityReport, str] | None:
@@ -155,8 +174,13 @@ class GlobalRetriever:
             largest = math.log1p(max((len(t.chunks) for t in themes), default=0)) or 1.0
             order = {t.id: best[t.id] + SIZE_WEIGHT * math.log1p(len(t.chunks)) / largest for t in themes}
             named = named_theme(query, themes)
+            listing = named is None and asks_for_themes(query)
             units: list[tuple[CommunityReport, list[CommunityReport]]]
-            if named is not None:
+            if listing:
+                units = [(t, []) for t in sorted(themes, key=report_order)]
+                notes.append(f"a question asking for the themes: the {len(units)} themes, "
+                             "largest first, each with its cited points")
+            elif named is not None:
                 theme, phrase = named
                 notes.append(f"the question names the theme {theme.title!r} (key phrase {phrase!r}): its points only")
                 units = [(theme, [])] if not parts[theme.id] else \
@@ -171,7 +195,7 @@ class GlobalRetriever:
             queues = [_queue(theme, sub, settings.points_per_community, entities_of) for theme, sub in units]
             picked: list[tuple[int, int, CommunityReport, object, str]] = []
             seen: set[str] = set()
-            used: dict[str, list[str]] = {}
+            used: dict[str, list[tuple[str, str]]] = {}
             first = min(max(settings.max_communities, k), len(units))  # k points from k themes when there are k
             for batch in (range(first), range(first, len(units))):
                 depth = [0] * len(queues)
@@ -195,18 +219,29 @@ class GlobalRetriever:
                     continue
                 text = point.text if point is not None else _passage_point(chunk.text, units[u][0])  # type: ignore[attr-defined]
                 sim = similarity.get(report.id, 0.0)
+                # Within a round, the larger theme first when the themes are listed; else the more similar.
+                tie = 1.0 - u / len(units) if listing else sim
                 why = Why(community=report.id, community_title=report.title, point=text, similarity=round(sim, 6),
                           entities=list(point.entities) if point is not None else [],  # type: ignore[attr-defined]
                           point_kind=point.kind if point is not None else "passage")  # type: ignore[attr-defined]
                 hits.append(Hit(chunk_id=cid, document=chunk.document_id, text=chunk.text,
-                                score=round(1.0 / (rnd + 1) + 0.001 * sim, 6), rank=len(hits) + 1, why=why))
-                used.setdefault(report.id, []).append(text)
+                                score=round(1.0 / (rnd + 1) + 0.001 * tie, 6), rank=len(hits) + 1, why=why))
+                used.setdefault(report.id, []).append((text, cid))
             # Best first by the score stated above: within a round, the more similar report's point.
             hits = [replace(h, rank=i) for i, h in enumerate(sorted(hits, key=lambda h: -h.score), 1)]
+        listed = reports
+        if listing:  # every theme, largest first, with its report's first points beside those the hits quote
+            listed = [theme for theme, _ in units]
+            for theme in listed:
+                quoted = used.setdefault(theme.id, [])
+                quoted += [(p.text, p.chunk_id) for p in theme.points[:settings.points_per_community]
+                           if (p.text, p.chunk_id) not in quoted][:max(0, settings.points_per_community - len(quoted))]
         context = GraphContext(communities=[
             CommunityUse(r.id, r.title, r.size, round(similarity.get(r.id, 0.0), 6), first_seen=r.first_seen,
                          last_seen=r.last_seen, key_entities=tuple(name for name, _, _ in r.key_entities),
-                         points=tuple(used[r.id])) for r in reports if r.id in used])
+                         points=tuple(text for text, _ in used[r.id]), citations=tuple(cid for _, cid in used[r.id]),
+                         passages=len(r.chunks))
+            for r in listed if r.id in used], themes=listing)
         if not hits:
             notes.append(f"no theme reaches min_similarity={settings.min_similarity}")
         return RetrievalResult(
