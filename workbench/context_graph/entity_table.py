@@ -1,7 +1,7 @@
 """A snapshot's entities as columns, each :class:`~workbench.model.Entity` made when it is read.
 
-Loading a snapshot made every entity object and a key -> entity dict before the first question,
-a large part of the graph's load, where a question reads a few dozen of them. :class:`EntityTable` is the key -> Entity mapping a loaded
+Making every entity object and a key -> entity dict at a snapshot's load would be a large part
+of the load, where a question reads a few dozen of them. :class:`EntityTable` is the key -> Entity mapping a loaded
 :class:`~workbench.context_graph.graph.ContextGraph` keeps instead, over the key positions the
 passage links already hold; the display names are one UTF-8 buffer with offsets
 (:class:`~workbench.array_file.TextColumn`), the types and time stamps codes into their distinct values

@@ -2,7 +2,7 @@
 
 A snapshot keeps which entities each passage links to as CSR arrays (entity positions per
 chunk). Building both maps from them at load (chunk -> frozenset of keys, entity -> tuple of
-chunks) made millions of small objects on a large corpus, where a query reads a
+chunks) would make millions of small objects on a large corpus, where a query reads a
 few hundred entries. :class:`EntitiesOf` and :class:`ChunksOf` are read-only
 mappings with the same contents as those dicts (they compare equal to them), made entry by
 entry, each entry kept once made.

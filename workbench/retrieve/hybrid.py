@@ -72,7 +72,7 @@ class HybridRetriever:
     """Keyword and vector rankings fused by Reciprocal Rank Fusion."""
 
     name = "hybrid"
-    description = "Reciprocal Rank Fusion (k=rrf_k) of the keyword and the vector rankings"
+    description = "Reciprocal Rank Fusion (retrieval.rrf_k) of the keyword and the vector rankings"
 
     def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         if is_empty_query(query):
