@@ -12,8 +12,8 @@ from workbench.ingest.safe_text import printable
 from workbench.vectors import NeedsRepair
 from workbench.views.chunks import human_date
 from workbench.views.wording import plain_reason
-from workbench.views.compare import (answer_first, highlight_terms, missed_documents, newer_first, short_why,
-                                     superseded_by)
+from workbench.views.compare import (answer_first, highlight_terms, missed_documents, newer_first, question_entities,
+                                     short_why, superseded_by)
 from workbench.views.retrieval import (communities_used_frame, impact_frame, longest_chains, path_frame, path_line,
                                        path_text, rank_overlap, seeds_text, shared_hits, walk_frames)
 
@@ -93,6 +93,7 @@ dates = {doc: d.date for doc, d in indexes_for(ws).documents.items()}  # read on
 titles = {doc: d.title for doc, d in indexes_for(ws).documents.items()}
 superseded = superseded_by(indexes_for(ws).outdated, dates, shown_as_of)
 missed = missed_documents(results)
+named = [ws.graph.name(key) for key in question_entities(ws, shown_question)]  # what every column says it names
 st.caption(f"★ marks a chunk returned by two or more strategies ({len(shared)} such chunks).")
 
 
@@ -100,7 +101,7 @@ def show_result(mode: str) -> None:
     result = results[mode]
     context = result.graph_context
     st.subheader(mode)
-    st.caption(f"mode used: {result.mode_used}" + (f" — {ui.md_text(plain_reason(result.reason))}" if result.reason
+    st.caption(f"mode used: {result.mode_used}" + (f" — {ui.md_text(plain_reason(result.reason, named))}" if result.reason
                                                     else ""))
     if missed[mode]:
         st.caption(ui.md_text(f"{mode} missed {', '.join(missed[mode][:6])}"

@@ -32,7 +32,7 @@ from ..model import GraphPath, Hit, RetrievalResult, Why
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["AnswerFirst", "answer_first", "missed_documents", "superseded_by", "newer_first", "short_why",
+__all__ = ["AnswerFirst", "answer_first", "question_entities", "missed_documents", "superseded_by", "newer_first", "short_why",
            "highlight_terms"]
 
 _ASKED = {"lead": "Who leads the team that owns {0}", "owner": "Who owns {0}", "depends": "What {0} depends on",
@@ -76,21 +76,29 @@ class AnswerFirst:
         return f"{lead}: {names}"
 
 
+def question_entities(ws: WorkspaceView, question: str) -> list[str]:
+    """Keys of the entities ``question`` names, as the paths mode and the answer first read them
+    (else, for a structural question, the nearest entity name): one list for every column."""
+    from ..retrieve.naming import find_entities
+    from ..retrieve.paths import entity_by_similarity
+    from ..retrieve.questions import cue_of
+
+    keys = find_entities(ws, question) if question.strip() else []
+    if not keys and question.strip() and cue_of(question) is not None:
+        nearest = entity_by_similarity(ws, question)
+        keys = [nearest] if nearest else []
+    return keys
+
+
 def answer_first(ws: WorkspaceView, question: str) -> AnswerFirst | None:
     """The structural answer to ``question`` on ``ws``'s graph, whatever retrieval mode is chosen;
     ``None`` when the question has no structural reading (see
     :func:`~workbench.retrieve.questions.read_question`)."""
-    from ..retrieve.naming import find_entities
-    from ..retrieve.paths import entity_by_similarity
-    from ..retrieve.questions import cue_of, read_question
+    from ..retrieve.questions import read_question
 
     if not question.strip():
         return None
-    keys = find_entities(ws, question)
-    if not keys and cue_of(question) is not None:  # as the paths mode does: the nearest entity name
-        nearest = entity_by_similarity(ws, question)
-        keys = [nearest] if nearest else []
-    reading = read_question(ws, question, keys)
+    reading = read_question(ws, question, question_entities(ws, question))
     if reading is None:
         return None
     start = " and ".join(printable(e) for e in reading.entities)

@@ -9,10 +9,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ..progress import COUNTED_STAGES, time_left
 
-__all__ = ["counted", "redone_for_settings", "stage_text", "plain_reason"]
+__all__ = ["counted", "redone_for_settings", "stage_text", "names_text", "plain_reason"]
 
 #: Settings a retrieval reason may name, as a reader says them.
 _SETTING_WORDS = {
@@ -21,6 +22,10 @@ _SETTING_WORDS = {
     "max_seeds": "the most entities the walk starts from",
     "similar_notes_threshold": "the closeness two notes need to be called similar",
 }
+#: graphrag's count of the names a question writes whole ("0 entities named in the query,").
+_COUNT_NAMED = re.compile(r"\b\d+ entit(?:y|ies) named in the query,")
+#: paths' list of the names a question writes ("it names Redis, Data team" up to ", but" or ";").
+_IT_NAMES = re.compile(r"it names (no entity of the graph|.+?)(, but |;|$)")
 _SETTING = re.compile(r"\b(?:[a-z]+\.)?([a-z]+(?:_[a-z]+)+)\s*=\s*([-\d.]+)")
 
 
@@ -52,16 +57,36 @@ def stage_text(stage: str, done: int, total: int, seconds: float | None = None) 
     return f"{stage}: {done:,} of {total:,} {COUNTED_STAGES[stage][1]}" + (f", {left}" if left else "")
 
 
-def plain_reason(reason: str) -> str:
+def names_text(names: Sequence[str]) -> str:
+    """What a question names, in words: the entities of the graph it writes, or none.
+
+    >>> names_text(["Data team", "Redis"]), names_text([])
+    ('it names Data team, Redis', 'it names no entity of the graph')
+    """
+    return f"it names {', '.join(names)}" if names else "it names no entity of the graph"
+
+
+def plain_reason(reason: str, names: Sequence[str] | None = None) -> str:
     """A retrieval reason without setting names: ``name=value`` said in words, the value kept.
+    Given ``names``, the entities the question names (one list for every column of a page), what
+    a reason says the question names is said from them (graphrag counts only the names written
+    whole in their own case as named seeds: "0 entities named in the query" beside another mode's
+    "it names Data team").
 
     >>> plain_reason("no entity name reached seed_similarity_threshold=0.3 (best 0.21)")
     'no entity name reached the closeness an entity name needs to start the walk (0.3) (best 0.21)'
     >>> plain_reason("graphrag.some_new_limit=5 hit")
     'the some new limit (5) hit'
+    >>> plain_reason("0 entities named in the query, 3 entity names reached seed_similarity_threshold=0.3", ["Data team"])
+    'it names Data team; 3 entity names reached the closeness an entity name needs to start the walk (0.3)'
+    >>> plain_reason("no structural reading: it names delay, Data team, but asks neither", ["Data team"])
+    'no structural reading: it names Data team, but asks neither'
     """
     def said(match: re.Match) -> str:
         name, value = match.group(1), match.group(2)
         return f"{_SETTING_WORDS.get(name, 'the ' + name.replace('_', ' '))} ({value})"
 
+    if names is not None:
+        reason = _COUNT_NAMED.sub(names_text(names) + ";", reason)
+        reason = _IT_NAMES.sub(lambda m: names_text(names) + m.group(2), reason)
     return _SETTING.sub(said, reason)
