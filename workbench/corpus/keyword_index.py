@@ -146,6 +146,16 @@ class KeywordIndex:
         except ArrayFileUnusable:
             return False
 
+    def holds_exactly(self, ids: Sequence[str]) -> bool:
+        """Whether this index is of exactly the passages ``ids`` (a chunk id names its text), with
+        their tokens kept, so that it serves a later version unchanged.
+
+        >>> index = KeywordIndex.build(["a", "b"], ["redis", "kafka"])
+        >>> index.holds_exactly(["b", "a"]), index.holds_exactly(["a"])
+        (True, False)
+        """
+        return self._tokens is not None and len(ids) == len(self._ids) and set(ids) == set(self._ids)
+
     def save(self, path: Path, key: str) -> None:
         """Keep the index in ``path`` for :meth:`load`, as made for ``key`` (what it indexes)."""
         arrays = {"ids": to_text(list(self._ids))}
@@ -257,6 +267,10 @@ def built_index(path: Path, workspace_id: str, version: int, chunks: Callable[[]
     to ``keep``, which saves it there when the record is still at ``version``."""
     earlier = KeywordIndex.load_earlier(path, f"{workspace_id}:")
     found = chunks()
-    index = KeywordIndex.build([c.id for c in found], [c.text for c in found], earlier=earlier)
+    ids = [c.id for c in found]
+    if earlier is not None and earlier.holds_exactly(ids):  # a merge step: the same chunks, the same index
+        index = earlier
+    else:
+        index = KeywordIndex.build(ids, [c.text for c in found], earlier=earlier)
     keep(lambda: index.save(path, f"{workspace_id}:{version}"))
     return index
