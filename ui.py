@@ -544,6 +544,12 @@ _METRICS = {"recall": "share of the gold documents found in the top k",
             "all_found": "1 when every gold document was found"}
 
 
+#: The Evaluate summary's short headers (``SUMMARY_HEADERS``), with what they count.
+_SUMMARY_HELP = {"beyond direct": "Gold documents found that the direct strategy missed.",
+                 "not gold": "Documents returned beyond direct's that are not gold.",
+                 "ms": "Time to answer one question, in milliseconds."}
+
+
 def table(frame) -> None:
     """An Evaluate table: plain headers with help, rounded numbers, scrolling sideways when wide."""
     st.dataframe(frame, hide_index=True, width="stretch", column_config=eval_columns(frame.columns))
@@ -560,6 +566,11 @@ def eval_columns(columns) -> dict:
         elif column.endswith("_w/t/l"):
             config[column] = text(f"{base}: wins / ties / losses",
                                   help=f"Tasks where this strategy's {base} beat, tied or lost to the direct strategy's.")
+        elif column.endswith("W/T/L"):
+            config[column] = text(column, help="Tasks where this strategy's metric beat, tied or lost to the direct "
+                                               "strategy's: wins / ties / losses.")
+        elif column in _SUMMARY_HELP:
+            config[column] = number(column, format="%.0f", help=_SUMMARY_HELP[column])
         elif column in (f"{base}_a", f"{base}_b") and base in _METRICS:
             config[column] = number(f"{base} in run {column[-1].upper()}", format="%.2f",
                                     help=f"Mean {base} of run {column[-1].upper()}: {_METRICS[base]}.")
@@ -574,8 +585,10 @@ def eval_columns(columns) -> dict:
         elif column == "mode_used":
             config[column] = text("mode used", help="The mode that answered (a graph mode may fall back to hybrid).")
         elif column.startswith("Δ"):
-            config[column] = text(column, help="The difference with its 95% bootstrap confidence interval; an "
-                                               "interval that excludes 0 is a real difference.")
+            against = "run B minus run A" if "B − A" in column else "the strategy minus the direct strategy"
+            config[column] = text(column, help=f"The difference on the same tasks ({against}), with its 95% "
+                                               "bootstrap confidence interval; an interval that excludes 0 is a real "
+                                               "difference.")
     return config
 
 

@@ -12,7 +12,8 @@ from workbench.evaluate.report import (RunNotFound, answer_summary_frame, answer
                                        export_markdown, highlights, list_runs, load_run, save_run)
 from workbench.views.eval_charts import run_charts
 from workbench.views.eval_html import run_html
-from workbench.views.eval_tables import comparison_table, estimate_seconds, progress_text, runs_frame, summary_table
+from workbench.views.eval_tables import (comparison_table, deltas_table, estimate_seconds, progress_text, runs_frame,
+                                         summary_table)
 from workbench.evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES, StrategyFailed, run_evaluation
 from workbench.evaluate.tasks import TaskError, load_resolved_tasks
 from workbench.extract.llm import client_from_settings
@@ -96,6 +97,10 @@ else:
     if run.seconds:
         st.caption(f"Took {run.seconds:.0f} s, of which {run.warm_up_seconds:.0f} s warm-up (not in the latencies).")
     ui.table(summary_table(run))
+    st.caption(f"{len(run.task_ids)} tasks. Δ: the strategy's recall minus {ui.md_text(run.direct)}'s on the same "
+               "tasks, with its 95% bootstrap interval; W/T/L: tasks won, tied and lost against it.")
+    with st.expander("Δ of every metric"):
+        ui.table(deltas_table(run))
     for line in highlights(run):
         st.text("• " + line)
 

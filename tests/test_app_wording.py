@@ -16,3 +16,25 @@ def test_every_compare_column_says_the_same_names_of_the_question(monkeypatch, s
     assert len(heads) == 2, heads
     assert not any("entities named" in head for head in heads), heads  # graphrag said "0 entities named"
     assert all("it names Data team" in head for head in heads), heads
+
+
+def test_evaluate_summary_fits_the_page_and_names_wins_and_losses(monkeypatch, make_workspace, tmp_path):
+    from tests.test_app import dataframes, texts
+    from tests.test_app_trust import small_eval
+
+    ws, tasks = small_eval(make_workspace, tmp_path)
+    monkeypatch.chdir(tmp_path)  # the task file lies under the folder the app starts in
+    at = page(open_app(monkeypatch, ws.path), "evaluate")
+    at.text_input(key="keep.eval.tasks").set_value(str(tasks)).run()
+    at.multiselect(key="keep.eval.modes").set_value(["direct", "graphrag", "keyword"]).run()
+    at.button(key="eval.run").click().run()
+    assert not at.exception and not at.error
+    summary = dataframes(at)[0]
+    assert len(summary) == 3 and len(summary.columns) <= 10
+    # Each column is about as wide as its header or its widest cell: together they fit 1000 px.
+    widths = [max(len(str(c)), *(len(str(v)) for v in summary[c])) for c in summary.columns]
+    assert sum(widths) <= 100, dict(zip(summary.columns, widths))
+    lines = [line for line in texts(at).splitlines() if line.startswith("• ")]
+    for strategy in ("graphrag", "keyword"):
+        said = [line for line in lines if line.startswith(f"• {strategy} against direct (recall): wins ")]
+        assert len(said) == 1 and ", loses " in said[0], lines

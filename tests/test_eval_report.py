@@ -48,10 +48,30 @@ def test_summary_has_paired_delta_ci_and_win_tie_loss_columns():
 
 
 def test_highlights_name_one_case_of_each_kind():
-    lines = highlights(make_run())
+    lines = highlights(make_run())[1:]  # after the wins and losses
     assert lines[0].startswith("Expansion found a prerequisite: a (expand found g2")
     assert lines[1].startswith("Expansion only added irrelevant material: b (expand added noise.md; +20 tokens")
     assert lines[2].startswith("Expansion surfaced a contradicted note: c (expand returned old.md")
+
+
+def test_highlights_name_each_strategys_wins_and_losses_against_direct():
+    run = make_run()
+    run.strategies.append("graphrag")
+    run.cases += [case("a", "graphrag", 0.5), case("b", "graphrag", 0.0), case("c", "graphrag", 0.0)]
+    lines = highlights(run)
+    assert lines[:2] == ["expand against vector (recall): wins 1 (a), loses 1 (c), ties 1.",
+                         "graphrag against vector (recall): wins no task, loses 2 (b, c), ties 1."]
+
+
+def test_the_summary_table_is_narrow_and_every_delta_is_kept_apart():
+    from workbench.views.eval_tables import deltas_table, summary_table
+
+    table = summary_table(make_run())
+    assert list(table.columns) == ["strategy", "recall", "ndcg", "mrr", "Δ recall [95% CI]", "recall W/T/L",
+                                   "beyond direct", "not gold", "tokens", "ms"]
+    assert table.set_index("strategy").loc["expand", "Δ recall [95% CI]"] == "+0.00 [-0.50, 0.50]"
+    deltas = deltas_table(make_run()).set_index(["strategy", "metric"])
+    assert len(deltas) == 6 and deltas.loc[("expand", "mrr"), "W/T/L"] == "1/1/1"
 
 
 def test_markdown_table_escapes_pipes_and_formats_floats():

@@ -32,6 +32,7 @@ __all__ = [
     "answer_summary_frame",
     "METRICS",
     "RunNotFound",
+    "wins_and_losses",
     "cases_frame",
     "summary_frame",
     "paired_deltas",
@@ -147,9 +148,32 @@ def summary_frame(run: EvalRun, metrics: Sequence[str] = ("recall", "ndcg", "mrr
     return pd.DataFrame(rows)
 
 
+def wins_and_losses(run: EvalRun, metric: str = "recall", shown: int = 5) -> list[str]:
+    """For each strategy but direct, a sentence naming the tasks it won and lost against direct on
+    ``metric`` (at most ``shown`` of each, then how many more), wins and losses alike:
+    ``graphrag against direct (recall): wins no task, loses 2 (t3, t7), ties 10.``
+    """
+    def named(tasks: list[str]) -> str:
+        more = f" and {len(tasks) - shown} more" if len(tasks) > shown else ""
+        return f"{len(tasks)} ({', '.join(tasks[:shown])}{more})" if tasks else "no task"
+
+    lines = []
+    for strategy in run.strategies:
+        if strategy == run.direct:
+            continue
+        deltas = paired_deltas(run, strategy, metric)
+        wins = [str(t) for t, d in deltas.items() if d > 1e-9]
+        losses = [str(t) for t, d in deltas.items() if d < -1e-9]
+        ties = len(deltas) - len(wins) - len(losses)
+        lines.append(f"{strategy} against {run.direct} ({metric}): wins {named(wins)}, loses {named(losses)}, "
+                     f"ties {ties}.")
+    return lines
+
+
 def highlights(run: EvalRun) -> list[str]:
-    """Sentences naming one case of each kind the protocol looks for, where the run has one:
-    expansion found a prerequisite, only added irrelevant material, surfaced an outdated note."""
+    """Each strategy's wins and losses against direct (:func:`wins_and_losses`), then sentences
+    naming one case of each kind the protocol looks for, where the run has one: expansion found a
+    prerequisite, only added irrelevant material, surfaced an outdated note."""
     others = [c for c in run.cases if c.strategy != run.direct]
     direct = {c.task_id: c for c in run.cases if c.strategy == run.direct}
 
@@ -159,7 +183,7 @@ def highlights(run: EvalRun) -> list[str]:
         tagged = [c for c in matching if set(c.tags) & set(preferred_tags)]
         return (tagged or matching or [None])[0]
 
-    lines = []
+    lines = wins_and_losses(run)
     found = first(lambda c: c.found_beyond_direct, ("helps", "multi-hop"))
     if found:
         lines.append(f"Expansion found a prerequisite: {found.task_id} ({found.strategy} found "

@@ -20,7 +20,7 @@ import pandas as pd
 from ..evaluate.report import answer_summary_frame, cases_frame, highlights
 from ..evaluate.runner import EvalRun
 from .eval_charts import run_charts
-from .eval_tables import summary_table
+from .eval_tables import deltas_table, summary_table
 
 __all__ = ["run_html", "export_html", "code_version", "offline_check"]
 
@@ -82,7 +82,7 @@ def run_html(run: EvalRun, metric: str = "recall", version: str | None = None) -
                             f"{run.direct} · {len(run.task_ids)} tasks × {len(run.strategies)} strategies"
                             + (f" · took {run.seconds:.0f} s" if run.seconds else "")) + "</p>",
         f"<p>Code: <code>{html.escape(version)}</code></p>",
-        "<h2>Summary</h2>", _table(summary_table(run)),
+        "<h2>Summary</h2>", _table(summary_table(run)), "<h3>Δ of every metric</h3>", _table(deltas_table(run)),
         "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in highlights(run)) + "</ul>",
         f"<h2>Charts ({html.escape(metric)})</h2>", *drawn,
         "<h2>Cases</h2>", _table(cases_frame(run)),

@@ -15,7 +15,8 @@ import pandas as pd
 from ..evaluate.report import compare_runs, summary_frame
 from ..evaluate.runner import EvalRun
 
-__all__ = ["ci_text", "comparison_table", "estimate_seconds", "progress_text", "runs_frame", "summary_table"]
+__all__ = ["SUMMARY_HEADERS", "ci_text", "comparison_table", "deltas_table", "estimate_seconds", "progress_text", "runs_frame",
+           "summary_table"]
 
 
 def ci_text(mean: float, low: float, high: float, digits: int = 2) -> str:
@@ -46,18 +47,37 @@ def _readable(frame: pd.DataFrame, metrics: Sequence[str], label: str) -> pd.Dat
     return out
 
 
-def summary_table(run: EvalRun, metrics: Sequence[str] = ("recall", "ndcg", "mrr")) -> pd.DataFrame:
-    """:func:`summary_frame` for reading: means rounded, each delta against direct as one column
-    ``Δ recall vs <direct> [95% CI]`` holding ``+0.04 [-0.02, 0.10]``, win/tie/loss kept."""
-    frame = summary_frame(run, metrics)
-    keep = ["strategy", "tasks", *metrics, *(c for m in metrics for c in (f"d_{m}", f"d_{m}_low", f"d_{m}_high")),
-            *(f"{m}_w/t/l" for m in metrics), "found_beyond_direct", "added_irrelevant", "tokens", "latency_ms"]
+#: The summary's columns as the page heads them, short enough that the table fits a laptop's
+#: page (a column's header is as wide as its longest word allows): raw name -> header.
+SUMMARY_HEADERS = {"found_beyond_direct": "beyond direct", "added_irrelevant": "not gold", "tokens": "tokens",
+                   "latency_ms": "ms"}
+
+
+def summary_table(run: EvalRun, metrics: Sequence[str] = ("recall", "ndcg", "mrr"), headline: str = "recall") -> pd.DataFrame:
+    """:func:`summary_frame` for reading, narrow enough not to scroll sideways: each strategy's
+    mean ``metrics``, the paired delta of the ``headline`` metric against direct as one column
+    ``Δ recall [95% CI]`` holding ``+0.04 [-0.02, 0.10]`` and its ``recall W/T/L``, the documents
+    found beyond direct and added that are not gold, tokens and milliseconds. The deltas of every
+    metric are :func:`deltas_table`'s."""
+    frame = summary_frame(run, [headline])
+    keep = ["strategy", *metrics, f"d_{headline}", f"d_{headline}_low", f"d_{headline}_high", f"{headline}_w/t/l",
+            "found_beyond_direct", "added_irrelevant", "tokens", "latency_ms"]
     frame = frame[[c for c in keep if c in frame]].copy()
     for column in (*metrics, "tokens", "latency_ms"):
         if column in frame:
-            frame[column] = frame[column].astype(float).round(3 if column in metrics else 1)
-    return _readable(frame, metrics, "Δ").rename(
-        columns=lambda c: c.replace(" [95% CI]", f" vs {run.direct} [95% CI]") if c.startswith("Δ") else c)
+            frame[column] = frame[column].astype(float).round(3 if column in metrics else 0)
+    frame = _readable(frame, [headline], "Δ")
+    return frame.rename(columns={f"{headline}_w/t/l": f"{headline} W/T/L", **SUMMARY_HEADERS})
+
+
+def deltas_table(run: EvalRun, metrics: Sequence[str] = ("recall", "ndcg", "mrr")) -> pd.DataFrame:
+    """Each strategy's paired delta against direct of each of ``metrics``, a row a strategy and
+    metric (``Δ [95% CI]``, ``W/T/L``), so the table stays narrow whatever the metrics."""
+    frame = summary_frame(run, metrics)
+    rows = [{"strategy": row["strategy"], "metric": m, "mean": round(float(row[m]), 3),
+             "Δ [95% CI]": ci_text(row[f"d_{m}"], row[f"d_{m}_low"], row[f"d_{m}_high"]), "W/T/L": row[f"{m}_w/t/l"]}
+            for _, row in frame.iterrows() for m in metrics]
+    return pd.DataFrame(rows, columns=["strategy", "metric", "mean", "Δ [95% CI]", "W/T/L"])
 
 
 def comparison_table(a: EvalRun, b: EvalRun, metrics: Sequence[str] = ("recall", "ndcg", "mrr")) -> pd.DataFrame:
