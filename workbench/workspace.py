@@ -254,7 +254,9 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
     # -- writing -------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
-        """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest.pipeline`)."""
+        """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.ingest.pipeline`),
+        and everything derived from the record with it, the keyword index included: a surface calls
+        this and nothing after it."""
         with self._write_lock():
             self._settle_home()
             self._mark_if_vectors_lost()
