@@ -75,3 +75,11 @@ def test_the_command_line_ingest_builds_the_keyword_index_once_in_the_write_step
     capsys.readouterr()
     assert keyword_builds == [True]  # built by the write step, not a second time after it
     assert loads == []  # nor read back by the command
+
+
+def test_an_accepted_candidate_leaves_nothing_unfinished(sample_private):
+    ws = sample_private
+    candidate = ws.candidates()[0]
+    assert ws.accept_candidate(candidate.subject, candidate.relation, candidate.object)
+    assert ws.unfinished() is None  # the entity-name index follows the new version
+    assert KeywordIndex.kept_for(ws.path / KEYWORD_INDEX_FILE, f"{ws.store.workspace_id}:{ws.store.version}")
