@@ -425,9 +425,10 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     assert "36 tasks × 4 strategies = 144 cases" in shown and "No saved run to estimate the time from" in shown
     at.button(key="eval.run").click().run()
     assert not at.exception and not at.error
-    summary, cases = dataframes(at)[:2]
+    summary, deltas, cases = dataframes(at)[:3]
     assert set(summary["strategy"]) == {"direct", "expand", "expand-comention", "graphrag"}
-    ci = summary.set_index("strategy")["Δ recall vs direct [95% CI]"]
+    assert len(deltas) == 3 * len(summary)  # every metric's difference, a row a strategy and metric
+    ci = summary.set_index("strategy")["Δ recall [95% CI]"]
     assert ci["direct"] == "+0.00 [0.00, 0.00]"
     assert all(re.fullmatch(r"[+-]\d\.\d\d \[-?\d\.\d\d, -?\d\.\d\d\]", v) for v in ci)
     assert not [c for c in summary.columns if c.startswith("d_")] and len(cases) == 4 * len(set(cases["task"]))
@@ -436,7 +437,7 @@ def test_evaluate_page_runs_with_an_estimate_ci_strings_and_a_saved_run_comparis
     assert bars["name"] == "Δ recall" and bars["y"] and "error_y" in bars  # the CI is plotted on the difference
     assert [b.proto.label for b in at.get("download_button")] == ["Download cases (CSV)", "Download report (Markdown)",
                                                                    "Download report (HTML, opens offline)"]
-    assert len(at.expander) == 4  # one per strategy
+    assert len(at.expander) == 5  # every metric's difference, then one per strategy
     assert "Run the evaluation again" in texts(at)  # one saved run: nothing to compare yet
     assert "This run has no answer stage: retrieval only." in texts(at)  # no model configured here
 
