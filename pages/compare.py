@@ -108,6 +108,12 @@ def show_result(mode: str) -> None:
                               + (f" and {len(missed[mode]) - 6} more" if len(missed[mode]) > 6 else "")))
     if context.seeds:
         st.caption(f"seeds: {ui.md_text(seeds_text(context.seeds))} · entities explored: {len(context.nodes)}")
+    if context.themes:  # a question asking for the themes: the themes, largest first, each with its cited points
+        st.markdown("**The themes, largest first**")
+        for number, theme in enumerate(context.communities, 1):
+            st.markdown(f"{number}. **{ui.md_text(theme.title)}** ({theme.size} entities, {theme.passages} passages)")
+            for point, chunk in zip(theme.points, theme.citations):
+                st.caption(ui.md_text(f"{' '.join(point.split())} [{chunk}]"))
     chains = longest_chains(context.paths)  # the whole chains, not the one-hop paths they extend
     for number, path in enumerate(chains[:3], 1):
         st.text(f"Cited path {number}: {path_text(path)}")
@@ -181,7 +187,8 @@ for mode, result in results.items():
         st.dataframe(communities_used_frame(context), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
 
 cited = [hit.chunk_id for result in results.values() for hit in result.hits] + [
-    c for result in results.values() for hop in result.graph_context.triples for c in hop.chunks]
+    c for result in results.values() for hop in result.graph_context.triples for c in hop.chunks] + [
+    c for result in results.values() for use in result.graph_context.communities for c in use.citations]
 ui.citation_picker(ws, cited, key="compare.open_any", label="Open any chunk cited on this page",
                    documents={hit.chunk_id: hit.document for result in results.values() for hit in result.hits})
 for mode, result in results.items():

@@ -38,3 +38,19 @@ def test_evaluate_summary_fits_the_page_and_names_wins_and_losses(monkeypatch, m
     for strategy in ("graphrag", "keyword"):
         said = [line for line in lines if line.startswith(f"• {strategy} against direct (recall): wins ")]
         assert len(said) == 1 and ", loses " in said[0], lines
+
+
+def test_compare_answers_a_themes_question_with_the_themes_largest_first(monkeypatch, sample_workspace):
+    from workbench.corpus.communities import report_order
+
+    at = page(open_app(monkeypatch, sample_workspace.path), "compare")
+    at.text_input(key="keep.compare.question").input("What are the main themes of the corpus?")
+    at.multiselect(key="keep.compare.modes").set_value(["global"])
+    at.button(key="compare.run").click().run()
+    assert not at.exception
+    themes = sorted((r for r in sample_workspace.communities() if r.level == 0), key=report_order)
+    listed = [m.value.replace("\\", "") for m in at.markdown if m.value[:1].isdigit() and ". **" in m.value]
+    assert listed == [f"{i}. **{t.title}** ({t.size} entities, {len(t.chunks)} passages)"
+                      for i, t in enumerate(themes, 1)]
+    points = [c.value for c in at.caption if c.value.rstrip().endswith("]") and c.value.count("[") == 1]
+    assert len(points) >= 2 * len(themes)

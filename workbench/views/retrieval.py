@@ -183,7 +183,8 @@ def impact_frame(impact: Impact) -> pd.DataFrame:
 
 
 def communities_used_frame(context: GraphContext) -> pd.DataFrame:
-    """The community reports global search used, most similar first, with the points it took."""
+    """The community reports global search used, most similar first (for a question asking for the
+    themes: every theme, largest first), with the points it took."""
     rows = [{"community": c.id, "title": printable(c.title), "size": c.size, "similarity": round(c.similarity, 3),
              "points": printable(" | ".join(c.points))} for c in context.communities]
     return pd.DataFrame(rows, columns=["community", "title", "size", "similarity", "points"])
