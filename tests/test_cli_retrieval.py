@@ -30,7 +30,7 @@ def test_query_json_has_the_documented_shape(sample_workspace, capsys):
         assert hit["rank"] == rank and {"walk_rank", "provenance_rank", "hybrid_rank"} <= set(hit["why"])
         assert "rrf" in hit["why"] or "cited_path" in hit["why"]
     assert set(payload["graph_context"]) == {"seeds", "nodes", "triples", "passages", "reading", "entities", "paths",
-                                             "impact", "communities"}
+                                             "impact", "communities", "themes"}
     triple = payload["graph_context"]["triples"][0]
     assert set(triple) == {"source", "relation", "target", "weight", "confidence", "origin", "first_seen",
                            "last_seen", "chunks", "documents"} and triple["chunks"]

@@ -141,4 +141,5 @@ def test_order_renames_and_computed_values():
 def test_graph_context_emits_each_fact_once():
     data = GraphContext().to_json()
     assert "survivors" not in data and "failed" not in data
-    assert set(data) == {"seeds", "nodes", "triples", "passages", "reading", "entities", "paths", "impact", "communities"}
+    assert set(data) == {"seeds", "nodes", "triples", "passages", "reading", "entities", "paths", "impact", "communities",
+                         "themes"}
