@@ -54,3 +54,16 @@ def test_compare_answers_a_themes_question_with_the_themes_largest_first(monkeyp
                       for i, t in enumerate(themes, 1)]
     points = [c.value for c in at.caption if c.value.rstrip().endswith("]") and c.value.count("[") == 1]
     assert len(points) >= 2 * len(themes)
+
+
+def test_a_noun_read_as_a_verb_draws_no_node(monkeypatch, sample_workspace):
+    from tests.test_app import node_data
+
+    # "escalate to the team lead listed on the team leads page": "leads" there is a noun, the team
+    # a word standing for one named elsewhere; it drew "page" led by "team lead listed on the team".
+    names = {e.name for e in sample_workspace.entities()}
+    assert "Platform team" in names and not {"page", "team lead listed on the team"} & names
+    at = page(open_app(monkeypatch, sample_workspace.path), "graph")
+    at.toggle(key="keep.graph.noise").set_value(True).run()  # values and titles shown: still not there
+    shown = {n["label"] for n in node_data(at.get("iframe")[0].proto.srcdoc)}
+    assert "Redis" in shown and not {"page", "team lead listed on the team"} & shown

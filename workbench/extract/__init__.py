@@ -35,7 +35,7 @@ from workbench.settings import ExtractionSettings
 
 #: Raise when an extractor's code changes what it finds: every document is then extracted again
 #: on the next ingest (embeddings are kept, being cached by text).
-EXTRACTION_VERSION = 6
+EXTRACTION_VERSION = 7
 
 __all__ = [
     "EXTRACTION_VERSION",

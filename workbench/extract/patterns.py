@@ -159,7 +159,7 @@ class RelationPatternExtractor:
             for subject, relation, obj in self._statements(chunk, result.problems):
                 if (subject, relation, obj) in seen or subject.lower() == obj.lower():
                     continue
-                if _refers_back(subject) or _refers_back(obj):
+                if _refers_back(subject) or _refers_back(obj) or _ends_referring(subject):
                     continue  # "@mara.chen leads the team": which team is said elsewhere
                 seen.add((subject, relation, obj))
                 result.triples.append(
@@ -282,6 +282,23 @@ _REFERRING = frozenset({"it", "its", "them", "they", "this", "that", "these", "t
 def _refers_back(name: str) -> bool:
     """``True`` for "the team", "it", "them": words standing for a name given elsewhere."""
     return " ".join(name.lower().split()) in _REFERRING
+
+
+#: Prepositions after which a subject's last words are its own noun phrase.
+_PREPOSITIONS = frozenset({"on", "of", "in", "at", "for", "to", "with", "by", "from"})
+
+
+def _ends_referring(subject: str) -> bool:
+    """Whether a subject ends in a preposition and a word standing for a name given elsewhere: the
+    verb's subject is that word, so the subject names nothing ("the team lead listed on the team
+    leads page", where "leads" is a noun).
+
+    >>> _ends_referring("team lead listed on the team"), _ends_referring("Head of Platform")
+    (True, False)
+    """
+    words = subject.lower().split()
+    after = max((i for i, w in enumerate(words) if w in _PREPOSITIONS), default=-1)
+    return after >= 0 and _refers_back(" ".join(words[after + 1:]))
 
 
 def _continues_predicate(between: str) -> bool:
