@@ -1,5 +1,6 @@
-"""AppTests of the Compare page's wording (issue 56): the columns say the same thing of the
-question from the same data."""
+"""AppTests of issue 56's last items: Compare's columns say the same thing of the question from
+the same data and list the themes a themes question asks for; Evaluate's summary fits the page and
+its highlights name each strategy's wins and losses; a noun read as a verb draws no graph node."""
 
 from __future__ import annotations
 
