@@ -28,7 +28,8 @@ def test_query_json_has_the_documented_shape(sample_workspace, capsys):
     for rank, hit in enumerate(payload["hits"], 1):
         assert set(hit) == {"rank", "chunk_id", "document", "score", "time", "text", "why"}
         assert hit["rank"] == rank and {"walk_rank", "provenance_rank", "hybrid_rank"} <= set(hit["why"])
-        assert "rrf" in hit["why"] or "cited_path" in hit["why"]
+        assert "rrf" in hit["why"] or "cited_path" in hit["why"] or (
+            hit["why"].get("via") == "bridge" and hit["why"]["parent"] in {h["chunk_id"] for h in payload["hits"][:rank - 1]})
     assert set(payload["graph_context"]) == {"seeds", "nodes", "triples", "passages", "reading", "entities", "paths",
                                              "impact", "communities", "themes"}
     triple = payload["graph_context"]["triples"][0]

@@ -50,7 +50,9 @@ def test_graph_context_cites_the_triples_among_the_walked_entities(sample_worksp
     assert result.hits
     for hit in result.hits:
         assert set(hit.why.ranks) == {"walk", "provenance", "hybrid"}
-        assert any(r is not None for r in hit.why.ranks.values()) or hit.why.cited_path
+        # Every hit is in a fused ranking, states a cited path, or follows the chain's start it bridges from.
+        assert any(r is not None for r in hit.why.ranks.values()) or hit.why.cited_path or (
+            hit.why.via == "bridge" and hit.why.parent in {h.chunk_id for h in result.hits[:hit.rank - 1]})
         if hit.why.ranks["provenance"] is not None:
             assert hit.why.entities and hit.why.ppr_mass > 0
     walked = result.graph_context.passages

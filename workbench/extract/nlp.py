@@ -106,9 +106,9 @@ class NLPExtractor:
 
     name = "nlp"
 
-    def __init__(self, pipeline: Any = None, batch_size: int = 64) -> None:
+    def __init__(self, pipeline: Any = None, texts_per_pipe: int = 64) -> None:
         self._pipeline = pipeline
-        self.batch_size = batch_size
+        self.texts_per_pipe = texts_per_pipe
 
     @property
     def pipeline(self) -> Any:
@@ -119,7 +119,7 @@ class NLPExtractor:
     def extract(self, document: Document, chunks: Sequence[Chunk]) -> Extraction:
         found = Extraction()
         texts = [chunk.text for chunk in chunks]
-        for chunk, doc in zip(chunks, self.pipeline.pipe(texts, batch_size=self.batch_size)):
+        for chunk, doc in zip(chunks, self.pipeline.pipe(texts, batch_size=self.texts_per_pipe)):
             names = self._names(doc)
             found.mentions.extend(Mention(doc[s:e].text, chunk.id, etype, doc[s].idx) for s, e, etype in names)
             found.triples.extend(self._relations(doc, names, chunk.id))

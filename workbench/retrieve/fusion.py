@@ -23,8 +23,6 @@ def rrf(
     rankings: Sequence[Sequence[str]],
     rrf_k: int = setting_default("retrieval.rrf_k"),
     weights: Sequence[float] | None = None,
-    *,
-    k: int | None = None,
 ) -> list[tuple[str, float]]:
     """Fuse rankings of ids by Reciprocal Rank Fusion.
 
@@ -37,8 +35,6 @@ def rrf(
         Rank constant, >= 0.
     weights : sequence of float, optional
         One non-negative weight per ranking; all 1 when omitted.
-    k : int, optional
-        ``rrf_k`` under its former name, which ``graphrag.py`` still passes; ``rrf_k`` when given.
 
     Returns
     -------
@@ -59,8 +55,6 @@ def rrf(
     >>> rrf([["a", "b", "c"], ["d", "b", "a"]], rrf_k=0)
     [('a', 1.3333333333333333), ('b', 1.0), ('d', 1.0), ('c', 0.3333333333333333)]
     """
-    if k is not None:
-        rrf_k = k
     if rrf_k < 0:
         raise ValueError(f"rrf: rrf_k must be >= 0, got {rrf_k}")
     if weights is None:

@@ -62,7 +62,7 @@ from .bridges import asked_beside_names, chain_order, chain_starts
 from .partial_names import partial_name_seeds
 from .cache import indexes_for
 from .fusion import rrf
-from .hybrid import OVERFETCH, hybrid_ranking
+from .hybrid import FUSION_DEPTH, hybrid_ranking
 from .keyword import keyword_ranking
 from .questions import read_question
 from .vector import embed_query, entity_query, vector_ranking
@@ -360,7 +360,7 @@ class GraphRAGRetriever:
                 dense = {cid: sim for cid, sim, _ in vector_ranking(ws, vector, settings.dense_candidates,
                                                                     min_score=-1.0, dedupe=False)}
             with timer("hybrid"):
-                hybrid = hybrid_ranking(ws, query, vector, k * OVERFETCH)
+                hybrid = hybrid_ranking(ws, query, vector, k * FUSION_DEPTH)
             refused = self._refused_walk(ws, query, vector, k, timer)
             if refused is not None:
                 return refused
@@ -412,14 +412,14 @@ class GraphRAGRetriever:
         with timer("provenance"):
             indexes = indexes_for(ws)
             provenance = rank_provenance(ws.graph.passages.entities_of, dict(top), indexes.entity_chunks,
-                                         indexes.relation_edges, limit=k * OVERFETCH)
+                                         indexes.relation_edges, limit=k * FUSION_DEPTH)
         with timer("fuse"):
-            walked = walk_ranking(walk, dense, settings.graph_weight)[: k * OVERFETCH]
+            walked = walk_ranking(walk, dense, settings.graph_weight)[: k * FUSION_DEPTH]
             ranks = {name: {cid: r for r, cid in enumerate(ids, 1)} for name, ids in (
                 ("walk", [cid for cid, _ in walked]), ("provenance", [cid for cid, _, _ in provenance]),
                 ("hybrid", [cid for cid, _, _ in hybrid]))}
             fused = sorted(rrf([list(ranks["walk"]), list(ranks["provenance"]), list(ranks["hybrid"])],
-                               k=ws.settings.retrieval.rrf_k), key=lambda item: (-item[1], item[0]))
+                               rrf_k=ws.settings.retrieval.rrf_k), key=lambda item: (-item[1], item[0]))
             provenance_of = {cid: (m, keys) for cid, m, keys in provenance}
             top_walk = max(walk.values(), default=0.0) or 1.0
             rrf_of = dict(fused)

@@ -36,8 +36,6 @@ __all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "FUSION_DEPTH"]
 #: Each ranking fused is read this many times deeper than the hits wanted, so that a hit ranked
 #: low by one ranking and high by the other is still fused.
 FUSION_DEPTH = 3
-#: FUSION_DEPTH under its former name, which graphrag.py still imports.
-OVERFETCH = FUSION_DEPTH
 
 
 def fuse_rankings(keyword: Sequence[Ranked], vector: Sequence[Ranked],

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..context_graph.passages import words_of
 from ..extract.names import name_words
-from .tokenize import ENGLISH_STOPWORDS
+from ..text.tokenize import ENGLISH_STOPWORDS
 from .vector import embed_query, entity_query
 
 if TYPE_CHECKING:
