@@ -11,7 +11,7 @@ from workbench.retrieve.cache import indexes_for
 from workbench.ingest.safe_text import printable
 from workbench.vectors import NeedsRepair
 from workbench.views.chunks import human_date
-from workbench.views.wording import plain_reason
+from workbench.views.wording import fallback_notice, plain_reason
 from workbench.views.compare import (answer_first, highlight_terms, missed_documents, newer_first, question_entities,
                                      short_why, superseded_by)
 from workbench.views.retrieval import (communities_used_frame, impact_frame, longest_chains, path_frame, path_line,
@@ -101,6 +101,9 @@ def show_result(mode: str) -> None:
     result = results[mode]
     context = result.graph_context
     st.subheader(mode)
+    notice = fallback_notice(result.mode_requested, result.mode_used, result.reason)
+    if notice:
+        st.warning(ui.md_text(notice))
     st.caption(f"mode used: {result.mode_used}" + (f" — {ui.md_text(plain_reason(result.reason, named))}" if result.reason
                                                     else ""))
     if missed[mode]:

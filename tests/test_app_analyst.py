@@ -359,3 +359,11 @@ def test_the_answer_first_shows_a_hostile_name_as_text(monkeypatch, hostile_work
     headline = next(m.value for m in at.markdown if m.value.startswith("**What "))
     assert "Depends on\\: Redis notes" in headline and "\\<img src=x" in headline
     assert not re.search(r"(?<!\\)<img", headline)  # every bracket escaped for Markdown
+
+
+def test_compare_warns_when_a_strategy_falls_back(monkeypatch, sample_workspace):
+    at = page(open_app(monkeypatch, sample_workspace.path), "compare")
+    compare(at, "qwzx vbnm plkj", ["graphrag", "hybrid"])  # names nothing the graph knows: graphrag answers hybrid
+    warnings = [w.value for w in at.warning]
+    assert any(w.startswith("graphrag fell back to hybrid search without the graph walk") for w in warnings), warnings
+    assert not any(w.startswith("hybrid fell back") for w in warnings)

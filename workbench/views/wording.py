@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..progress import COUNTED_STAGES, time_left
 
-__all__ = ["counted", "redone_for_settings", "stage_text", "names_text", "plain_reason"]
+__all__ = ["counted", "redone_for_settings", "stage_text", "names_text", "plain_reason", "fallback_notice"]
 
 #: Settings a retrieval reason may name, as a reader says them.
 _SETTING_WORDS = {
@@ -90,3 +90,23 @@ def plain_reason(reason: str, names: Sequence[str] | None = None) -> str:
         reason = _COUNT_NAMED.sub(names_text(names) + ";", reason)
         reason = _IT_NAMES.sub(lambda m: names_text(names) + m.group(2), reason)
     return _SETTING.sub(said, reason)
+
+
+#: Modes a strategy falls back to when a store or the model cannot answer, and what each leaves out.
+_FALLBACKS = {"keyword_only": "keyword search alone: no vector similarity and no graph walk",
+              "vector_only": "hybrid search without the graph walk"}
+
+
+def fallback_notice(mode_requested: str, mode_used: str, reason: str | None) -> str | None:
+    """The warning a page shows when a strategy answered in a fallback mode because something
+    was unavailable (the vector store, the model), or None when it answered as asked.
+
+    >>> fallback_notice("graphrag", "keyword_only", "vector store unavailable: connection refused")
+    'graphrag fell back to keyword search alone: no vector similarity and no graph walk (vector store unavailable: connection refused).'
+    >>> fallback_notice("graphrag", "full_graphrag", None) is None
+    True
+    """
+    if mode_used not in _FALLBACKS or mode_used == mode_requested:
+        return None
+    because = f" ({reason.split('; ')[0]})" if reason else ""
+    return f"{mode_requested} fell back to {_FALLBACKS[mode_used]}{because}."
