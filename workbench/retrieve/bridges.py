@@ -68,10 +68,10 @@ def chain_order(ranked: Sequence[str], links_from: Mapping[str, Sequence[str]], 
                         key=lambda cid: (-similarity[cid], cid))
         choices.append(linked)
     bridges: dict[str, str] = {}
-    for depth in range(per_start):
+    for _ in range(per_start):  # each start's best, then each start's second...
         for start, linked in zip(starts, choices):
-            fresh = [cid for cid in linked if cid not in bridges and cid not in placed]
-            if len(fresh) > 0 and depth < len(linked):
+            fresh = [cid for cid in linked if cid not in bridges]
+            if fresh:
                 bridges[fresh[0]] = start
     order: list[tuple[str, str | None]] = [(cid, None) for cid in placed]
     order += [(cid, start) for cid, start in bridges.items()]
