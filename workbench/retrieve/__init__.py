@@ -146,7 +146,8 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
     while True:
         result = retriever.retrieve(ws, text, asked)
         _stamp_times(ws, result.hits)
-        kept = undated_policy(result.hits, window, keep_undated=from_phrase)
+        kept = undated_policy(result.hits, window, keep_undated=from_phrase,
+                              related=lambda chunk_ids: _related_documents(ws, chunk_ids))
         if len(kept) >= k or len(result.hits) < asked or asked >= total:
             break
         asked = min(total, asked * ws.settings.time.overfetch)
@@ -182,14 +183,15 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
     return _name_unread(result, reading.not_understood)
 
 
-def undated_policy(hits: list, window, keep_undated: bool = False) -> list:
+def undated_policy(hits: list, window, keep_undated: bool = False, related=None) -> list:
     """The hits a time window keeps, in order: the dated hits inside it (in their order), then
     the hits the mode reached over a relation from a kept hit (``why.parent`` and ``why.edge``:
     the runbook an in-window incident is RESOLVED_BY, written the year before), whatever their
-    own date, and the undated hits any link from a kept hit reached, each saying so in
-    ``why.kept_by_window``; then, with ``keep_undated`` (a year the question names), every other
-    undated hit. A hit a mode found by itself (a vector or keyword hit, however related its note)
-    is kept only inside the window or, with ``keep_undated``, undated.
+    own date; the undated hits any link from a kept hit reached, or whose note a relation stated
+    by a kept hit leads to (``related(kept chunk ids)`` gives ``{document: (chunk id, relation as
+    a sentence)}``), each saying so in ``why.kept_by_window``; then, with ``keep_undated`` (a year
+    the question names), every other undated hit. A dated hit a mode found by itself (a vector or
+    keyword hit, however related its note) is kept only inside the window.
 
     >>> from workbench.model import Hit, Hop, TimeWindow, Why
     >>> fixed = Hop("incident", "RESOLVED_BY", "fix", 1, ("c2",), ())
@@ -205,12 +207,17 @@ def undated_policy(hits: list, window, keep_undated: bool = False) -> list:
     'dated 2023-11-20, outside the time window, kept after the hits in it: incident is resolved by fix (chunk c2)'
     >>> [h.chunk_id for h in undated_policy(hits, window, keep_undated=True)]
     ['c2', 'c1', 'c5', 'c4']
+    >>> leads = lambda ids: {"notes.md": ("c2", "incident is resolved by notes"), "old.md": ("c2", "x")}
+    >>> [h.chunk_id for h in undated_policy(hits, window, related=leads)]  # old.md is dated: not for a relation
+    ['c2', 'c1', 'c4', 'c5']
     """
     from .timewindow import in_window
 
     inside = [hit for hit in hits if in_window(hit.time, window)]
     kept_ids = [hit.chunk_id for hit in inside]
     outside = [hit for hit in hits if not in_window(hit.time, window)]
+    wanted = related is not None and kept_ids and any(not hit.time for hit in outside)
+    documents = related(kept_ids) if wanted else {}
     reached = []
     for hit in outside:
         why = hit.why
@@ -220,6 +227,8 @@ def undated_policy(hits: list, window, keep_undated: bool = False) -> list:
             relation = (why.edge.reads(backward=why.direction == "backward") if why.edge is not None
                         else "reached from it")
             source = why.parent
+        elif not hit.time and hit.document in documents:
+            source, relation = documents[hit.document]
         else:
             continue
         when = f"dated {hit.time[:10]}" if hit.time else "undated"
@@ -228,6 +237,28 @@ def undated_policy(hits: list, window, keep_undated: bool = False) -> list:
     reached_ids = {hit.chunk_id for hit in reached}
     rest = [hit for hit in outside if keep_undated and not hit.time and hit.chunk_id not in reached_ids]
     return inside + reached + rest
+
+
+def _related_documents(ws: WorkspaceView, chunk_ids) -> dict[str, tuple[str, str]]:
+    """Document -> (the kept chunk, the relation as a sentence) for the documents the relations
+    stated by ``chunk_ids`` lead to: the notes their ends title, else the chunk that best states
+    or mentions each end (as ``expand`` follows them); the first chunk's relation for each."""
+    from .cache import indexes_for
+    from .expand import reached_chunks
+
+    indexes = indexes_for(ws)
+    documents = indexes.chunk_documents
+    graph = ws.graph
+    found: dict[str, tuple[str, str]] = {}
+    for chunk_id in chunk_ids:
+        for edge in indexes.edges_stated_by.get(chunk_id, ()):
+            if edge.relation == COMENTION_RELATION:
+                continue
+            for end in (edge.source, edge.target):
+                for reached in reached_chunks(ws, end, documents.get(chunk_id, "")):
+                    found.setdefault(documents.get(reached, ""),
+                                     (chunk_id, graph.cited_hop(edge).reads(backward=end == edge.source)))
+    return found
 
 
 def _name_unread(result: RetrievalResult, phrases: tuple[str, ...]) -> RetrievalResult:
