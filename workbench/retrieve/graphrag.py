@@ -63,7 +63,7 @@ from .partial_names import partial_name_seeds
 from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import FUSION_DEPTH, hybrid_ranking
-from .keyword import keyword_ranking
+from .fallbacks import keyword_only, vector_only
 from .questions import read_question
 from .vector import embed_query, entity_query, vector_ranking
 
@@ -337,7 +337,7 @@ class GraphRAGRetriever:
             with timer("embed"):
                 vector = embed_query(ws, query)
         except EmbeddingUnavailable as exc:
-            return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
+            return keyword_only(ws, self.name, query, k, timer, f"embeddings unavailable: {exc}")
         return timer, vector
 
     def _refused_walk(self, ws: WorkspaceView, query: str, vector: np.ndarray, k: int,
@@ -346,7 +346,7 @@ class GraphRAGRetriever:
         ``graphrag.max_graph_nodes`` nodes, else None."""
         nodes, what = self.walk_size(ws.graph)
         limit = ws.settings.graphrag.max_graph_nodes
-        return self._vector_only(ws, query, vector, k, timer, too_large(nodes, what, limit)) if nodes > limit else None
+        return vector_only(ws, self.name, query, vector, k, timer, too_large(nodes, what, limit)) if nodes > limit else None
 
     def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
         opened = self._opening(ws, query, k)
@@ -375,7 +375,7 @@ class GraphRAGRetriever:
                         named.setdefault(key, graph.passages.specificity(key) or 1.0)
                 similar, best_similarity, best_key = find_seeds(ws, vector)
         except VectorStoreUnavailable as exc:
-            return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
+            return keyword_only(ws, self.name, query, k, timer, f"vector store unavailable: {exc}")
         dense_seeds = sorted(dense.items(), key=lambda item: (-item[1], item[0]))[:settings.dense_seeds]
         seeds = Seeds(named, dict(similar), dict(dense_seeds))
         seed_list = ([Seed(graph.name(key), key, "named", specificity=round(s, 6))
@@ -384,7 +384,7 @@ class GraphRAGRetriever:
         if not seeds.entity_weights(graph.passages.specificity, settings.similar_seed_weight):
             best = ("no entity vectors" if best_key is None
                     else f"best: {graph.name(best_key)!r} at {best_similarity:.3f}")
-            return self._vector_only(ws, query, vector, k, timer,
+            return vector_only(ws, self.name, query, vector, k, timer,
                                      f"the query names no entity of the graph and no entity name reached "
                                      f"seed_similarity_threshold={settings.seed_similarity_threshold} ({best})")
         with timer("ppr"):
@@ -506,27 +506,3 @@ class GraphRAGRetriever:
         scores = [score for _, score in fused]
         placed = [(cid, scores[min(i, len(scores) - 1)]) for i, (cid, _) in enumerate(order)]
         return placed, {cid: start for cid, start in order if start is not None}
-
-    def _vector_only(self, ws: WorkspaceView, query, vector, k, timer: StageTimer, reason: str) -> RetrievalResult:
-        """Hybrid search (semantic + keyword), no graph context."""
-        with timer("hybrid"):
-            try:
-                ranked = hybrid_ranking(ws, query, vector, k)
-            except VectorStoreUnavailable as exc:
-                return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
-        with timer("fetch"):
-            hits = make_hits(ws, ranked[:k])
-        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0,
-                               hybrid_hits=len(hits))
-        return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
-                               stats=stats, reason=reason)
-
-    def _keyword_only(self, ws: WorkspaceView, query, k, timer: StageTimer, reason: str) -> RetrievalResult:
-        with timer("keyword"):
-            ranked = keyword_ranking(ws, query, k)
-        with timer("fetch"):
-            hits = make_hits(ws, ranked)
-        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0, vector_hits=0,
-                               keyword_hits=len(hits))
-        return RetrievalResult(query=query, mode_requested=self.name, mode_used="keyword_only", hits=hits,
-                               stats=stats, reason=reason)

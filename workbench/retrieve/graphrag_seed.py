@@ -47,7 +47,7 @@ from .cache import indexes_for
 from .fusion import rrf
 from .graphrag import find_seeds, graph_triples, rank_provenance, top_entities
 from .hybrid import FUSION_DEPTH, hybrid_ranking
-from .keyword import keyword_ranking
+from .fallbacks import keyword_only, vector_only
 from .vector import embed_query
 
 if TYPE_CHECKING:
@@ -88,12 +88,12 @@ class GraphRAGSeedRetriever:
             with timer("embed"):
                 vector = embed_query(ws, query)
         except EmbeddingUnavailable as exc:
-            return self._keyword_only(ws, query, k, timer, f"embeddings unavailable: {exc}")
+            return keyword_only(ws, self.name, query, k, timer, f"embeddings unavailable: {exc}")
         settings = ws.settings.graphrag
         graph = ws.graph
         nodes, what = self.walk_size(graph)
         if nodes > settings.seed_max_graph_nodes:
-            return self._vector_only(ws, query, vector, k, timer,
+            return vector_only(ws, self.name, query, vector, k, timer,
                                      f"the walk would run over {nodes} nodes ({what}), more than "
                                      f"seed_max_graph_nodes={settings.seed_max_graph_nodes}")
         try:
@@ -102,12 +102,12 @@ class GraphRAGSeedRetriever:
             with timer("hybrid"):
                 hybrid = hybrid_ranking(ws, query, vector, k * FUSION_DEPTH)
         except VectorStoreUnavailable as exc:
-            return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
+            return keyword_only(ws, self.name, query, k, timer, f"vector store unavailable: {exc}")
         weights = seed_weights(similar)
         if not weights:
             best = ("no entity vectors" if best_key is None
                     else f"best: {graph.name(best_key)!r} at {best_similarity:.3f}")
-            return self._vector_only(ws, query, vector, k, timer,
+            return vector_only(ws, self.name, query, vector, k, timer,
                                      f"no entity name reached seed_similarity_threshold="
                                      f"{settings.seed_similarity_threshold} ({best})")
         seed_list = [Seed(graph.name(key), key, "similar", similarity=round(sim, 6)) for key, sim in similar]
@@ -157,28 +157,3 @@ class GraphRAGSeedRetriever:
             reason += f"; PageRank stopped after {iterations} iterations, scores kept"
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
-
-    def _vector_only(self, ws: WorkspaceView, query: str, vector: np.ndarray, k: int, timer: StageTimer,
-                     reason: str) -> RetrievalResult:
-        """Hybrid search (semantic + keyword), no graph context."""
-        with timer("hybrid"):
-            try:
-                ranked = hybrid_ranking(ws, query, vector, k)
-            except VectorStoreUnavailable as exc:
-                return self._keyword_only(ws, query, k, timer, f"vector store unavailable: {exc}")
-        with timer("fetch"):
-            hits = make_hits(ws, ranked[:k])
-        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0,
-                               hybrid_hits=len(hits))
-        return RetrievalResult(query=query, mode_requested=self.name, mode_used="vector_only", hits=hits,
-                               stats=stats, reason=reason)
-
-    def _keyword_only(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer, reason: str) -> RetrievalResult:
-        with timer("keyword"):
-            ranked = keyword_ranking(ws, query, k)
-        with timer("fetch"):
-            hits = make_hits(ws, ranked)
-        stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0, vector_hits=0,
-                               keyword_hits=len(hits))
-        return RetrievalResult(query=query, mode_requested=self.name, mode_used="keyword_only", hits=hits,
-                               stats=stats, reason=reason)
