@@ -1,4 +1,5 @@
-"""The answers a graph retriever falls back to, saying why: hybrid search without the graph
+"""What a graph retriever does before its walk and what it falls back to, saying why: the empty
+query and the query's embedding (:func:`opening`), hybrid search without the graph
 (``vector_only``) and keyword search alone (``keyword_only``), as graphrag and graphrag-seed give them."""
 
 from __future__ import annotations
@@ -7,16 +8,32 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats
 from ..vectors import VectorStoreUnavailable
-from .base import StageTimer, make_hits
+from .base import StageTimer, empty_result, is_empty_query, make_hits
 from .hybrid import hybrid_ranking
 from .keyword import keyword_ranking
+from .vector import embed_query
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
 
-__all__ = ["vector_only", "keyword_only"]
+__all__ = ["opening", "vector_only", "keyword_only"]
+
+
+def opening(ws: WorkspaceView, mode: str, query: str, k: int) -> RetrievalResult | tuple[StageTimer, np.ndarray]:
+    """The empty query's answer, or keyword only without embeddings; else the timer and the query vector."""
+    if is_empty_query(query):
+        return empty_result(query, mode)
+    timer = StageTimer()
+    ws.preload()  # a fresh process reads the graph and the name index while the model loads
+    try:
+        with timer("embed"):
+            vector = embed_query(ws, query)
+    except EmbeddingUnavailable as exc:
+        return keyword_only(ws, mode, query, k, timer, f"embeddings unavailable: {exc}")
+    return timer, vector
 
 
 def vector_only(ws: WorkspaceView, mode: str, query: str, vector: np.ndarray, k: int, timer: StageTimer,

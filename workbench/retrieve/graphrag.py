@@ -53,17 +53,16 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..context_graph.passage_links import ChunksOf
-from ..embedding import EmbeddingUnavailable
 from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, PathStep, RetrievalResult, RetrievalStats,
                      Seed, Why)
 from ..vectors import CHUNKS, VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .base import Ranked, StageTimer, make_hits
 from .bridges import asked_beside_names, chain_order, chain_starts
 from .partial_names import partial_name_seeds
 from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import FUSION_DEPTH, hybrid_ranking
-from .fallbacks import keyword_only, vector_only
+from .fallbacks import keyword_only, opening, vector_only
 from .questions import read_question
 from .vector import embed_query, entity_query, vector_ranking
 
@@ -325,21 +324,6 @@ class GraphRAGRetriever:
         """The nodes the walk runs over and what they are, as ``graphrag.max_graph_nodes`` counts them."""
         return len(graph) + len(graph.passages.entities_of), "entities and passages"
 
-    def _opening(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult | tuple[StageTimer, np.ndarray]:
-        """What every graphrag variant does first: the empty query and the query's embedding
-        (keyword only without one). A result when one of them decides the answer, else the timer
-        and the query vector."""
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
-        ws.preload()  # a fresh process reads the graph and the name index while the model loads
-        try:
-            with timer("embed"):
-                vector = embed_query(ws, query)
-        except EmbeddingUnavailable as exc:
-            return keyword_only(ws, self.name, query, k, timer, f"embeddings unavailable: {exc}")
-        return timer, vector
-
     def _refused_walk(self, ws: WorkspaceView, query: str, vector: np.ndarray, k: int,
                       timer: StageTimer) -> RetrievalResult | None:
         """The walk-size guard: vector only when the walk would run over more than
@@ -349,7 +333,7 @@ class GraphRAGRetriever:
         return vector_only(ws, self.name, query, vector, k, timer, too_large(nodes, what, limit)) if nodes > limit else None
 
     def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        opened = self._opening(ws, query, k)
+        opened = opening(ws, self.name, query, k)
         if isinstance(opened, RetrievalResult):
             return opened
         timer, vector = opened

@@ -39,16 +39,14 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from ..embedding import EmbeddingUnavailable
 from ..model import ContextNode, GraphContext, RetrievalResult, RetrievalStats, Seed, Why
 from ..vectors import VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .base import Ranked, make_hits
 from .cache import indexes_for
 from .fusion import rrf
 from .graphrag import find_seeds, graph_triples, rank_provenance, top_entities
 from .hybrid import FUSION_DEPTH, hybrid_ranking
-from .fallbacks import keyword_only, vector_only
-from .vector import embed_query
+from .fallbacks import keyword_only, opening, vector_only
 
 if TYPE_CHECKING:
     from ..workspace_view import WorkspaceView
@@ -80,15 +78,10 @@ class GraphRAGSeedRetriever:
         return len(graph), "entities"
 
     def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
-        ws.preload()  # a fresh process reads the graph and the name index while the model loads
-        try:
-            with timer("embed"):
-                vector = embed_query(ws, query)
-        except EmbeddingUnavailable as exc:
-            return keyword_only(ws, self.name, query, k, timer, f"embeddings unavailable: {exc}")
+        opened = opening(ws, self.name, query, k)
+        if isinstance(opened, RetrievalResult):
+            return opened
+        timer, vector = opened
         settings = ws.settings.graphrag
         graph = ws.graph
         nodes, what = self.walk_size(graph)
