@@ -19,3 +19,12 @@ def write_corpus():
 def run_cli():
     """``run_cli(*args, env=None)``: ``python -m workbench ARGS`` in a subprocess, output captured."""
     return _run_cli
+
+
+@pytest.fixture
+def small(tmp_path, make_workspace, write_corpus):
+    """A workspace of six one-line documents, closed so the CLI can open it."""
+    ws = make_workspace()
+    ws.ingest([write_corpus(tmp_path / "corpus", 6)])
+    ws.close()
+    return ws

@@ -6,19 +6,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 
 from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
 from workbench.vectors import CHUNKS
 
-
-@pytest.fixture
-def small(tmp_path, make_workspace, write_corpus):
-    """A workspace of six one-line documents, closed so the CLI can open it."""
-    ws = make_workspace()
-    ws.ingest([write_corpus(tmp_path / "corpus", 6)])
-    ws.close()
-    return ws
 
 
 def test_a_relation_to_a_note_that_does_not_exist_is_named(tmp_path, make_workspace):

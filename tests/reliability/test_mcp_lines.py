@@ -6,19 +6,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from workbench.mcp_server import MAX_LINE_BYTES, TOO_DEEP_METHOD, TOO_LARGE_METHOD
 
 from tests.reliability.test_mcp_read_only import _exchange
 
-
-@pytest.fixture
-def small(tmp_path, make_workspace, write_corpus):
-    ws = make_workspace()
-    ws.ingest([write_corpus(tmp_path / "corpus", 6)])
-    ws.close()
-    return ws
 
 
 def _call(request_id: int, arguments: str) -> str:

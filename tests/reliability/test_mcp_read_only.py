@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import anyio
-import pytest
 
 from workbench.context_graph.entity_vectors import FILE_NAME
 from workbench.mcp_server import MALFORMED_METHOD
@@ -22,13 +21,6 @@ from tests.test_mcp_server import TIMEOUT, error_text, mcp_session, payload
 
 QUERY = "which queue does service number 3 depend on"
 
-
-@pytest.fixture
-def small(tmp_path, make_workspace, write_corpus):
-    ws = make_workspace()
-    ws.ingest([write_corpus(tmp_path / "corpus", 6)])
-    ws.close()
-    return ws
 
 
 def _disk(path) -> tuple:
