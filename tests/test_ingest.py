@@ -315,7 +315,10 @@ def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded
     assert not set(after.values()) & set(before.values())
     assert ws.vectors.ids(CHUNKS) == set(after.values())
     moved = ws.vectors.get_vectors(CHUNKS, [after[t] for t in paragraphs])
-    assert all(np.array_equal(moved[after[t]], stored[before[t]]) for t in paragraphs)
+    # Read back, not embedded (one chunk was): the cosine store keeps a vector normalised, so one
+    # written again may move by a float32 rounding (an embedding in another batch moves as little,
+    # which is why chunks_embedded is the test of it).
+    assert all(np.allclose(moved[after[t]], stored[before[t]], rtol=0, atol=1e-6) for t in paragraphs)
 
 
 def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_space_back(make_workspace, tmp_path,
