@@ -208,9 +208,9 @@ def test_a_link_with_unknown_values_opens_the_page_without_them(monkeypatch, sam
     assert at.radio(key="keep.graph.view").value == "relations" and at.selectbox(key="keep.entity").value is None
 
 
-def test_the_readme_says_how_to_share_a_view():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "share a view" in readme.lower() and "?q=" in readme
+def test_the_app_page_of_the_docs_says_how_to_share_a_view():
+    text = (ROOT / "docs" / "app.md").read_text(encoding="utf-8")
+    assert "**Share a view**" in text and "/compare?q=" in text and "/graph?view=" in text
 
 
 # -- 3. Graph: what is drawn is what is listed ---------------------------------------------------------

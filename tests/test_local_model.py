@@ -162,7 +162,7 @@ def test_the_chosen_model_answers_the_chain_question_citing_its_path(qwen, sampl
 
 
 def test_llm_serve_stops_its_model_server_when_killed(tmp_path):
-    """`kill` (SIGTERM), as the README's `llm-serve ... &` invites, stops the llama.cpp server too."""
+    """`kill` (SIGTERM), as docs/models.md's `llm-serve ... &` invites, stops the llama.cpp server too."""
     import os
     import signal
     import subprocess

@@ -1,7 +1,7 @@
 """Load: 8 MCP sessions over stdio query one workspace for a fixed time while an ingest writes to it.
 
 Every request must be answered without an error; the latencies are printed (run with ``-s``)
-and quoted in the README's guarantees section.
+and quoted in docs/guarantees.md.
 """
 
 from __future__ import annotations
