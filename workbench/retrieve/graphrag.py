@@ -352,9 +352,10 @@ class GraphRAGRetriever:
             nodes = len(graph)
             with timer("seeds"):
                 named = name_seeds(graph, query)
+                # Where the query writes names whole: the rest is what it asks (bridges), or names in part.
+                whole = [(start, end) for _, start, end in graph.passages.matcher.find_spans(query)]
                 # A name written in part ("the Stanford gene therapy trial") names its entity too.
                 if settings.partial_names:
-                    whole = [(start, end) for _, start, end in graph.passages.matcher.find_spans(query)]
                     for key in partial_name_seeds(ws, query, whole):
                         named.setdefault(key, graph.passages.specificity(key) or 1.0)
                 similar, best_similarity, best_key = find_seeds(ws, vector)
@@ -408,7 +409,7 @@ class GraphRAGRetriever:
             top_walk = max(walk.values(), default=0.0) or 1.0
             rrf_of = dict(fused)
         with timer("bridges"):
-            fused, bridged_from = self._bridged(ws, query, fused, named)
+            fused, bridged_from = self._bridged(ws, query, fused, named, whole)
         with timer("fuse"):
             # A question with a structural reading (what breaks, who owns...) has cited paths
             # for an answer: the chunks stating them lead (at most half of the hits), the
@@ -463,11 +464,11 @@ class GraphRAGRetriever:
         return RetrievalResult(query=query, mode_requested=self.name, mode_used="full_graphrag", hits=hits,
                                stats=stats, graph_context=graph_context, reason=reason)
 
-    def _bridged(self, ws: WorkspaceView, query: str, fused: list[tuple[str, float]],
-                 named: Mapping[str, float]) -> tuple[list[tuple[str, float]], dict[str, str]]:
+    def _bridged(self, ws: WorkspaceView, query: str, fused: list[tuple[str, float]], named: Mapping[str, float],
+                 whole: list[tuple[int, int]]) -> tuple[list[tuple[str, float]], dict[str, str]]:
         """``fused`` in :func:`~workbench.retrieve.bridges.chain_order`: the chain's starts, their
-        bridges, the rest; each place keeps the score the fused ranking had there. Returns it and
-        bridge chunk -> the start it bridges from."""
+        bridges, the rest; each place keeps the score the fused ranking had there. ``whole``: where
+        the query writes names whole. Returns it and bridge chunk -> the start it bridges from."""
         settings = ws.settings.graphrag
         if settings.bridges_per_start == 0 or not fused:
             return fused, {}
@@ -478,8 +479,7 @@ class GraphRAGRetriever:
         linked = sorted({cid for start in starts for cid in indexes.title_links_from.get(start, ())} - set(starts))
         if not linked:
             return fused, {}
-        spans = [(start, end) for _, start, end in ws.graph.passages.matcher.find_spans(query)]
-        asked = embed_query(ws, asked_beside_names(query, spans) or query)
+        asked = embed_query(ws, asked_beside_names(query, whole) or query)
         try:
             vectors = ws.vectors.get_vectors(CHUNKS, linked)
         except VectorStoreUnavailable:  # the hits stand without their bridges
