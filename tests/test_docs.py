@@ -159,3 +159,95 @@ def test_the_notebooks_say_what_graphrag_seeds_from_and_who_survives_an_impact()
     assert "take part in impact relations" not in quickstart
     assert "Reverse reachability over every relation" in quickstart
     assert "take part in any cited relation" in quickstart
+
+
+# -- the benchmark tables, written from docs/results/ --------------------------------------------
+
+def test_the_benchmark_tables_are_what_the_results_json_gives():
+    from workbench.views.results_tables import TABLE_FILES, refreshed_files
+
+    pages = refreshed_files(ROOT)
+    assert sorted(pages) == sorted(ROOT / name for name in TABLE_FILES)
+    for path, text in pages.items():
+        committed = path.read_text(encoding="utf-8")
+        for table in ("multihop", "ablation"):
+            assert committed.count(f"<!-- results:{table} -->") == 1, f"{path.name} has no region for the {table} table"
+        assert committed == text, f"{path.name}: a benchmark table is stale: python -m workbench docs"
+    readme = pages[ROOT / "README.md"]
+    graphrag = next(line for line in readme.splitlines() if line.startswith("| **`graphrag`** |"))
+    scores = json.loads((ROOT / "docs/results/multihop-464647f/final_musique.json").read_text())["results"]["graphrag"]
+    assert f"**{scores['recall@2']:.1f}** | **{scores['recall@5']:.1f}**" in graphrag
+
+
+def _results_copy(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "docs" / "results", tmp_path / "docs" / "results")
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
+    shutil.copy(ROOT / "docs" / "benchmarks.md", tmp_path / "docs" / "benchmarks.md")
+    return tmp_path / "docs" / "results"
+
+
+def _set_figure(path, rows, row, key, value):
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data[rows][row][key] = value
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_changed_figure_in_a_run_changes_its_table_and_only_that_cell(tmp_path):
+    from workbench.views.results_tables import results_tables
+
+    results = _results_copy(tmp_path)
+    before = results_tables(results)
+    _set_figure(results / "multihop-464647f" / "final_hotpotqa.json", "results", "vector", "recall@5", 12.3)
+    after = results_tables(results)
+    assert after["ablation"] == before["ablation"]
+    changed = [(old, new) for old, new in zip(before["multihop"].splitlines(), after["multihop"].splitlines()) if old != new]
+    assert changed == [("| `vector` (MiniLM) | 47.0 | 63.0 | 64.5 | 76.5 | 53.9 | 64.1 |",
+                        "| `vector` (MiniLM) | 47.0 | 63.0 | 64.5 | 12.3 | 53.9 | 64.1 |")]
+
+
+def test_published_figures_are_labelled_published_and_come_from_their_own_file(tmp_path):
+    from workbench.views.results_tables import results_tables
+
+    table = results_tables()["multihop"]
+    published = [line for line in table.splitlines() if "HippoRAG" in line or "BM25 |" in line]
+    assert len(published) == 3 and all(line.startswith("| *published") for line in published)
+    assert "not runs of ours" in table
+    results = _results_copy(tmp_path)
+    text = (results / "published.yaml").read_text(encoding="utf-8").replace("2wikimultihopqa: [63.1, 76.5]",
+                                                                            "2wikimultihopqa: [63.1, 66.6]")
+    (results / "published.yaml").write_text(text, encoding="utf-8")
+    assert "| *published:* HippoRAG with REBEL (no LLM) | – | – | – | – | 63.1 | 66.6 |" in results_tables(results)["multihop"]
+
+
+def test_a_run_row_the_index_does_not_label_is_refused_by_name(tmp_path):
+    import pytest
+
+    from workbench.views.results_tables import ResultsError, results_tables
+
+    results = _results_copy(tmp_path)
+    path = results / "multihop-ee9499d" / "abl_musique.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["ablation"]["a new lever"] = {"recall@2": 1.0, "recall@5": 2.0}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ResultsError, match=r"abl_musique\.json has rows \['a new lever'\].*table ablation"):
+        results_tables(results)
+
+
+def test_docs_writes_the_tables_from_the_json_and_check_names_the_stale_pages(tmp_path, monkeypatch, capsys):
+    from workbench.cli import docs
+
+    results = _results_copy(tmp_path)
+    monkeypatch.setattr(docs, "CHECKOUT", tmp_path)
+    monkeypatch.setattr(docs, "REFERENCE_DIR", tmp_path / "docs" / "reference")
+    assert main(["docs"]) == 0  # the reference pages, into the copy
+    capsys.readouterr()
+    _set_figure(results / "multihop-ee9499d" / "abl_2wikimultihopqa.json", "ablation", "defaults", "recall@2", 99.9)
+    assert main(["docs", "--check"]) == 1
+    assert capsys.readouterr().out.splitlines() == [f"{tmp_path / name} is stale: run python -m workbench docs"
+                                                    for name in ("README.md", "docs/benchmarks.md")]
+    assert main(["docs"]) == 0
+    assert "benchmark tables written from docs/results/ into README.md, benchmarks.md" in capsys.readouterr().out
+    assert "| **81.0** | **94.0** | **99.9** | **96.3** |" in (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert main(["docs", "--check"]) == 0
