@@ -22,15 +22,15 @@ import streamlit as st
 
 from workbench.ingest.failures import StepFailed
 from workbench.ingest.loaders import LoadError
-from workbench.store import RECORD_FILE, database_error_message
-from workbench.ingest.safe_text import printable
+from workbench.record.store import RECORD_FILE, database_error_message
+from workbench.text.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views import graph as graph_views
 from workbench.views.wording import redone_for_settings, stage_text
 from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
                                    max_edge_weight, select_view, type_legend)
 from workbench.workspace import Workspace, WorkspaceBusy
-from workbench.workspace_watch import FolderWatch
+from workbench.workspace.watch import FolderWatch
 
 __all__ = [
     "ROOT", "SAMPLE_CORPUS", "SAMPLE_TASKS", "KEEP", "workspace_path", "workspace", "kept", "keep_widget_state",
@@ -317,7 +317,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 def md_text(text: object) -> str:
     r"""``text`` for ``st.markdown`` shown as written: control characters as escapes
-    (:func:`~workbench.ingest.safe_text.printable`), Markdown marks and HTML brackets escaped.
+    (:func:`~workbench.text.safe_text.printable`), Markdown marks and HTML brackets escaped.
 
     Examples
     --------
@@ -469,7 +469,7 @@ def _folder_watches() -> dict[str, FolderWatch]:
 
 
 def folder_watch(ws: Workspace) -> FolderWatch | None:
-    """The folder watch keeping ``ws`` in step (:class:`~workbench.workspace_watch.FolderWatch`), if one was started."""
+    """The folder watch keeping ``ws`` in step (:class:`~workbench.workspace.watch.FolderWatch`), if one was started."""
     return _folder_watches().get(str(ws.path.resolve()))
 
 

@@ -5,7 +5,7 @@ import streamlit as st
 import ui
 from workbench.context_graph.canon import form_reasons
 from workbench.context_graph.merge_suggestions import page_of
-from workbench.ingest.safe_text import printable
+from workbench.text.safe_text import printable
 from workbench.views.merges import log_sentence, merge_log_frame, merge_preview, merges_frame, undoable
 
 SUGGESTIONS_PER_PAGE = 12

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import ui
-from workbench.ingest.safe_text import printable
+from workbench.text.safe_text import printable
 from workbench.views.chunks import human_date
 from workbench.views.tables import communities_frame
 

@@ -5,11 +5,11 @@ import json
 import streamlit as st
 
 import ui
-from workbench.context import build_context
+from workbench.answer.material import build_context
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
 from workbench.retrieve.cache import indexes_for
-from workbench.ingest.safe_text import printable
-from workbench.vectors import NeedsRepair
+from workbench.text.safe_text import printable
+from workbench.vectors.index import NeedsRepair
 from workbench.views.chunks import human_date
 from workbench.views.wording import fallback_notice, plain_reason
 from workbench.views.compare import (answer_first, highlight_terms, missed_documents, newer_first, question_entities,

@@ -18,7 +18,7 @@ from workbench.evaluate.runner import DEFAULT_DIRECT, DEFAULT_STRATEGIES, Strate
 from workbench.evaluate.tasks import TaskError, load_resolved_tasks
 from workbench.extract.llm import client_from_settings
 from workbench.retrieve import MODES
-from workbench.ingest.safe_text import printable
+from workbench.text.safe_text import printable
 
 ui.keep_widget_state()
 st.title("Evaluate")

@@ -3,7 +3,7 @@
 import streamlit as st
 
 import ui
-from workbench.ingest.safe_text import printable
+from workbench.text.safe_text import printable
 from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters
 from workbench.views.tables import edge_chunks_frame, edges_at_frame
 

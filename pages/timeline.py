@@ -4,7 +4,7 @@ import streamlit as st
 
 import ui
 from workbench.context_graph.graph import EntityNotFound
-from workbench.ingest.safe_text import printable
+from workbench.text.safe_text import printable
 from workbench.corpus.timeline import timeline
 from workbench.views.chunks import human_date
 from workbench.views.episodes import EPISODES_A_PAGE, episode_page, find_episodes, page_count

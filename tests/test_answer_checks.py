@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import ROOT
-from workbench.evaluate.answer_checks import (DEFAULT_SUPPORT_THRESHOLD, check_answer, find_citations,
+from workbench.answer.checks import (DEFAULT_SUPPORT_THRESHOLD, check_answer, find_citations,
                                               says_insufficient, split_sentences, support_score)
 from workbench.model import AnswerContext, Hop, Hypothesis, SourceChunk, Subgraph
 
@@ -156,7 +156,7 @@ def test_the_support_threshold_is_the_one_measured_on_the_labelled_examples():
     assert DEFAULT_SUPPORT_THRESHOLD not in {s for s, _ in scored}, "the threshold should sit between two scores"
     # plain overlap (no name rule, no negation rule) does much worse on the same examples
     rows = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
-    from workbench.evaluate.answer_checks import _terms
+    from workbench.answer.checks import _terms
     plain = []
     for r in rows:
         terms = _terms(r["sentence"])

@@ -91,7 +91,7 @@ def test_corpus_page_shows_the_record_while_the_graph_is_still_being_built(monke
     import threading
 
     import ui
-    import workbench.workspace as workspace_module
+    import workbench.workspace.workspace as workspace_module
 
     ws = one_sentence_workspace(make_workspace, tmp_path, "slow-graph")
     expected = ws.stats()

@@ -120,7 +120,7 @@ def test_the_same_files_uploaded_twice_are_reported_unchanged_with_their_folders
 def test_the_ingest_time_is_the_wait(monkeypatch, make_workspace):
     import time
 
-    import workbench.workspace as workspace_module
+    import workbench.workspace.workspace as workspace_module
 
     ws = make_workspace("slow-upload-ws")
     real = workspace_module.Workspace.ingest

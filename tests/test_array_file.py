@@ -7,7 +7,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from workbench.array_file import ArrayFileUnusable, read_array_file, to_text, write_array_file
+from workbench.runtime.array_file import ArrayFileUnusable, read_array_file, to_text, write_array_file
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ def test_mapped_arrays_are_aligned_and_an_unaligned_file_is_read_instead(tmp_pat
     _, mapped = read_array_file(path, "example", 1, "v1", mapped=True)
     assert isinstance(mapped["vectors"], np.memmap) and mapped["vectors"].ctypes.data % 64 == 0
     # np.savez, as files were written before, puts the data wherever the zip headers end
-    from workbench.array_file import _checksum
+    from workbench.runtime.array_file import _checksum
 
     read_not_mapped = []
     for length in range(8):
@@ -131,7 +131,7 @@ def test_npy_headers_are_read_as_numpy_reads_them_without_building_a_syntax_tree
     import ast
     import io
 
-    from workbench.array_file import _npy_header
+    from workbench.runtime.array_file import _npy_header
 
     buffer = io.BytesIO()
     np.save(buffer, array)

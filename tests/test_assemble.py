@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from workbench.context_graph.assemble import assemble_graph, note_resolver
 from workbench.context_graph.canon import Canonicalizer
-from workbench.context_graph.name_keys import name_key
+from workbench.text.name_keys import name_key
 from workbench.model import DeclaredRelation, Mention, Triple
-from workbench.store import DocumentRecord
+from workbench.record.store import DocumentRecord
 
 NAMES = ["The Auth Service", "auth-service", "AuthService", "token cache", "Token Cache", "Redis", "redis", "login flow"]
 RELATIONS = ["depends_on", "backed_by", "uses"]

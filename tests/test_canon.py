@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from workbench.context_graph.canon import Canonicalizer, build_merges, display_names
 from workbench.context_graph.merge_suggestions import suggest_merges
-from workbench.context_graph.name_keys import display_form, name_key
+from workbench.text.name_keys import display_form, name_key
 from workbench.context_graph.merge_suggestions import _embedding_pairs, _string_pairs, _string_pairs_reference
 from workbench.model import Mention
 

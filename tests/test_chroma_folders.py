@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
-import workbench.chroma_folders as chroma_folders
-from workbench.chroma_folders import compact_catalogue
+import workbench.vectors.chroma_folders as chroma_folders
+from workbench.vectors.chroma_folders import compact_catalogue
 
 
 def _catalogue_withfree_pages(folder):

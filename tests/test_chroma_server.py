@@ -10,7 +10,7 @@ import chromadb
 import pytest
 from chromadb.config import Settings as ChromaSettings
 
-from workbench.vectors import VectorStoreUnavailable
+from workbench.vectors.index import VectorStoreUnavailable
 from workbench.workspace import Workspace
 
 from tests.conftest import SAMPLE, free_port, run_cli
@@ -30,7 +30,7 @@ def write_settings_yaml(path: Path, host: str, port: int) -> Path:
 
 def server_ids(client, ws: Workspace, kind: str) -> set[str]:
     """Ids in a workspace's collection, read from the server by a client of our own."""
-    from workbench.vectors import space_suffix
+    from workbench.vectors.index import space_suffix
 
     # <prefix>_<workspace id>_<kind>, and the embedder's vector space for all but torch MiniLM
     name = f"{ws.settings.vector_store.collection_prefix}_{ws.store.workspace_id}_{kind}{space_suffix(ws.embedder.name)}"

@@ -237,7 +237,7 @@ def test_past_sync_max_passages_a_write_stores_no_reports_and_the_first_reader_s
 def test_stored_summary_bodies_read_back_equal_even_where_orjson_refuses_them(tmp_path):
     import math
 
-    from workbench.store import Store
+    from workbench.record.store import Store
 
     store = Store(tmp_path / "workspace.sqlite")
     plain = {"title": "Zürich and the token cache", "points": [{"chunk": "c1", "score": 0.25}], "size": 7}

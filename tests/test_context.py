@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.context import (ANSWER_INSTRUCTION, Answer, answer, answer_paths, build_context, prompt_labels,
+from workbench.answer.material import (ANSWER_INSTRUCTION, Answer, answer, answer_paths, build_context, prompt_labels,
                                render_prompt)
 from workbench.retrieve import retrieve
 

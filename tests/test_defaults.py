@@ -39,12 +39,12 @@ ALIASES = {"alpha": ("ppr_damping",), "tokens_per_batch": ("batch_tokens",), "ma
 #: (qualified name of the callable, parameter) -> why that parameter is not the setting it is
 #: named like. Each entry says which value it is instead.
 NOT_THE_SETTING = {
-    ("workbench.local_model.LocalModelServer.__init__", "host"): "the llama.cpp server's address, not Chroma's",
-    ("workbench.local_model.free_port", "host"): "the llama.cpp server's address, not Chroma's",
-    ("workbench.local_model.server_command", "host"): "the llama.cpp server's address, not Chroma's",
+    ("workbench.embedding.local_model.LocalModelServer.__init__", "host"): "the llama.cpp server's address, not Chroma's",
+    ("workbench.embedding.local_model.free_port", "host"): "the llama.cpp server's address, not Chroma's",
+    ("workbench.embedding.local_model.server_command", "host"): "the llama.cpp server's address, not Chroma's",
     ("workbench.context_graph.graph.ContextGraph.neighbors", "hops"): "a neighbourhood's depth, not the comention mode's walk",
     ("workbench.context_graph.graph_questions.neighborhood", "hops"): "a neighbourhood's depth, not the comention mode's walk",
-    ("workbench.mcp_server.MAX_HOPS", "MAX_HOPS"): "the deepest neighbourhood an agent may ask for, not a path's length",
+    ("workbench.mcp_server.server.MAX_HOPS", "MAX_HOPS"): "the deepest neighbourhood an agent may ask for, not a path's length",
 }
 
 def settings_defaults() -> dict[str, list[tuple[str, Any]]]:
@@ -151,9 +151,29 @@ def _called(node: ast.Call) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
 
 
+def constants_the_settings_take() -> set[tuple[str, str]]:
+    """(module, name) of each constant a setting's default is made from: a constant of the ground
+    floor, which imports no settings, is the one statement of a default the settings model reads
+    (``articles: list[str] = Field(default_factory=lambda: list(DEFAULT_ARTICLES))``)."""
+    import workbench.settings as settings_module
+    tree = ast.parse(inspect.getsource(settings_module))
+    imported = {(a.asname or a.name): (importlib.import_module("." * s.level + (s.module or ""), "workbench.settings").__name__, a.name)
+                for s in tree.body if isinstance(s, ast.ImportFrom) for a in s.names}
+    taken = set()
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and _called(call) == "Field":
+            for keyword in call.keywords:
+                if keyword.arg in ("default", "default_factory"):
+                    taken |= {imported[n.id] for n in ast.walk(keyword.value) if isinstance(n, ast.Name) and n.id in imported}
+    return taken
+
+
 def reads_the_settings(expression: ast.expr | None, module: Any) -> bool:
-    """The default is ``setting_default("...")``, the settings model's own value, or a constant
-    of ``module`` (or one it imports from the package) assigned from it."""
+    """The default is ``setting_default("...")``, the settings model's own value, a constant the
+    settings model takes its default from, or a constant of ``module`` (or one it imports from the
+    package) assigned from either."""
+    if isinstance(expression, ast.Name) and (module.__name__, expression.id) in SETTINGS_SOURCES:
+        return True
     if isinstance(expression, ast.Call):
         if _called(expression) in {"tuple", "frozenset"} and len(expression.args) == 1:  # tuple(setting_default(...))
             return reads_the_settings(expression.args[0], module)
@@ -202,7 +222,8 @@ def restated_constants(modules: list[Any], skip: Callable[[str, str], bool] = la
                 [statement.target] if isinstance(statement, ast.AnnAssign) and statement.value else []
             for target in targets:
                 if not (isinstance(target, ast.Name) and target.id.lstrip("_").isupper()) \
-                        or skip(f"{module.__name__}.{target.id}", target.id):
+                        or skip(f"{module.__name__}.{target.id}", target.id) \
+                        or (module.__name__, target.id) in SETTINGS_SOURCES:  # the statement the settings read
                     continue
                 try:
                     value = ast.literal_eval(statement.value)
@@ -216,6 +237,7 @@ def restated_constants(modules: list[Any], skip: Callable[[str, str], bool] = la
 
 
 MODULES = core_modules()
+SETTINGS_SOURCES = constants_the_settings_take()
 
 
 def excused(where: str, name: str) -> bool:
@@ -281,4 +303,4 @@ def test_a_planted_constant_is_caught(tmp_path, monkeypatch):
 
 
 def test_the_settings_file_states_every_default_it_owns():
-    assert (ROOT / "workbench" / "settings.py").exists() and DEFAULTS["ppr_damping"] == [("graphrag.ppr_damping", 0.85)]
+    assert (ROOT / "workbench" / "settings" / "__init__.py").exists() and DEFAULTS["ppr_damping"] == [("graphrag.ppr_damping", 0.85)]

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 
 from tests.conftest import reopened
 from tests.test_graph_snapshot import damage_bytes, rewrite_member
-from workbench.array_file import ArrayFileUnusable
+from workbench.runtime.array_file import ArrayFileUnusable
 from workbench.context_graph.assemble import GraphParts, graph_parts, note_resolver
 from workbench.context_graph.canon import Canonicalizer, build_merges
 from workbench.context_graph.derivation_rows import FILE_NAME, DerivationRows, RowsStale, rows_key
 from workbench.model import Chunk, Document, Mention, Triple
-from workbench.store import Store
+from workbench.record.store import Store
 
 SERVICES = ["Auth Service", "auth-service", "AuthService", "Billing Service", "the Billing service", "Redis", "redis",
             "Postgres", "PostgreSQL", "PG", "Kafka", "Token Cache", "token-cache"]
@@ -139,7 +139,7 @@ def step(ws, corpus, rng: random.Random, notes: int) -> str:
 @pytest.mark.parametrize("seed", range(8))
 def test_random_writes_derive_the_graph_of_a_full_derivation(make_workspace, tmp_path, seed, monkeypatch):
     if seed % 2:  # the record read a few rows at a time, as a large one is
-        monkeypatch.setattr("workbench.store_rows.ROWS_PAGE", 3)
+        monkeypatch.setattr("workbench.record.derivation_reads.ROWS_PAGE", 3)
     rng = random.Random(seed)
     corpus = tmp_path / "notes"
     corpus.mkdir()

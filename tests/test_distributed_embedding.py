@@ -232,7 +232,7 @@ def test_a_call_of_one_forward_pass_runs_in_this_process(backends, embedder):
 
 def test_an_ingest_with_ray_stores_the_same_chunk_vectors(backends, embedder, settings, sample_workspace, tmp_path):
     from workbench.embedding import text_hash
-    from workbench.vectors import CHUNKS
+    from workbench.vectors.index import CHUNKS
     from workbench.workspace import Workspace
 
     _, distributed = backends.pair(Settings().embedding.backend, embedder)

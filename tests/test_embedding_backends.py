@@ -22,7 +22,7 @@ from tests.test_ingest import write_corpus
 from workbench.embedding import LEGACY_NAME
 from workbench.embedding.fingerprint import MEMO_FILE
 from workbench.embedding.exported import EXPORTED_BACKENDS, ExportedEmbedder, export_model, int8_config
-from workbench.vectors import CHUNKS
+from workbench.vectors.index import CHUNKS
 
 SENTENCES = [
     "Redis is the cache behind the token service.",

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.array_file import to_text, write_array_file
-from workbench.array_file import TextColumn
+from workbench.runtime.array_file import to_text, write_array_file
+from workbench.runtime.array_file import TextColumn
 from workbench.context_graph.entity_table import EntityTable, entity_columns
 from workbench.context_graph.graph import ContextGraph, EntityNotFound
 from workbench.context_graph.graph_snapshot import (FILE_NAME, FORMAT, KIND, SnapshotUnusable, _graph_arrays,

@@ -7,8 +7,8 @@ import zlib
 import numpy as np
 import pytest
 
-from workbench.array_file import read_manifest, to_text, write_array_file
-from workbench.context_graph.entity_vectors import (FILE_NAME, FORMAT, KIND, EntityVectors, EntityVectorsDamaged,
+from workbench.runtime.array_file import read_manifest, to_text, write_array_file
+from workbench.vectors.entity_vectors import (FILE_NAME, FORMAT, KIND, EntityVectors, EntityVectorsDamaged,
                                                      similarities)
 
 
@@ -83,7 +83,7 @@ def test_a_reader_sees_a_writers_replacement_and_no_temporary_file_is_left(tmp_p
 
 
 def test_the_workspace_index_follows_an_alias_and_replaces_a_legacy_collection(make_workspace):
-    from workbench.vectors import LEGACY_ENTITIES
+    from workbench.vectors.index import LEGACY_ENTITIES
 
     ws = make_workspace()
     legacy = f"{ws.settings.vector_store.collection_prefix}_{ws.store.workspace_id}_{LEGACY_ENTITIES}"
@@ -121,7 +121,7 @@ def test_a_workspace_without_the_index_builds_it_on_its_first_name_search(make_w
 
 
 def test_a_sync_embeds_in_slices_and_puts_each_vector_on_its_row(index, monkeypatch):
-    import workbench.context_graph.entity_vectors as module
+    import workbench.vectors.entity_vectors as module
 
     monkeypatch.setattr(module, "SYNC_BATCH", 2)
     recorder = Recorder()
@@ -170,7 +170,7 @@ def test_a_name_shared_by_two_keys_is_embedded_once(index):
 
 def test_names_are_kept_in_their_index_only_and_read_from_it_by_a_cache_first_embedder(make_workspace):
     from workbench.embedding import text_hash
-    from workbench.ingest.embedding_cache import CacheFirstEmbedder
+    from workbench.vectors.embedding_cache import CacheFirstEmbedder
 
     ws = _outage_workspace(make_workspace)
     names = ws.entity_vectors.names()
@@ -206,7 +206,7 @@ def test_a_served_benchmark_workspace_gets_its_name_vectors_cached_once(make_wor
 
 @pytest.mark.parametrize("block_rows", [50_000, 7])  # one block; blocks on the shared pool
 def test_similarities_are_the_product_in_row_order_however_the_rows_are_split(monkeypatch, block_rows):
-    import workbench.context_graph.entity_vectors as module
+    import workbench.vectors.entity_vectors as module
 
     monkeypatch.setattr(module, "_BLOCK_ROWS", block_rows)
     monkeypatch.setattr(module, "usable_cores", lambda: 3)
@@ -269,7 +269,7 @@ class Hashing:
 
 
 def test_a_small_change_to_a_large_index_writes_a_delta_and_leaves_the_base_as_it_was(tmp_path):
-    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+    from workbench.vectors.entity_vectors import DELTA_FILE_NAME
 
     index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
     names = {f"e{i}": f"Name {i}" for i in range(200)}
@@ -295,7 +295,7 @@ def test_a_small_change_to_a_large_index_writes_a_delta_and_leaves_the_base_as_i
 
 
 def test_a_delta_past_a_tenth_of_the_base_is_folded_into_a_base_written_whole(tmp_path):
-    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+    from workbench.vectors.entity_vectors import DELTA_FILE_NAME
 
     index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
     names = {f"e{i}": f"Name {i}" for i in range(200)}
@@ -343,7 +343,7 @@ def test_after_random_syncs_the_index_with_its_delta_answers_as_one_written_whol
 
 def test_a_delta_written_over_another_base_is_never_applied(tmp_path):
     """A sync that wrote the base whole and died before removing the delta left a stale one."""
-    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+    from workbench.vectors.entity_vectors import DELTA_FILE_NAME
 
     index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
     names = {f"e{i}": f"Name {i}" for i in range(200)}
@@ -357,7 +357,7 @@ def test_a_delta_written_over_another_base_is_never_applied(tmp_path):
 
 
 def test_a_damaged_delta_makes_the_index_damaged_and_a_sync_writes_the_base_whole_embedding_nothing(tmp_path):
-    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+    from workbench.vectors.entity_vectors import DELTA_FILE_NAME
 
     index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
     names = {f"e{i}": f"Name {i}" for i in range(200)}
@@ -378,7 +378,7 @@ def test_a_damaged_delta_makes_the_index_damaged_and_a_sync_writes_the_base_whol
 
 
 def test_a_delta_that_supersedes_rows_the_base_does_not_have_is_damage(tmp_path):
-    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME, DELTA_FORMAT, DELTA_KIND
+    from workbench.vectors.entity_vectors import DELTA_FILE_NAME, DELTA_FORMAT, DELTA_KIND
 
     index, embed = EntityVectors(tmp_path, delta_from_rows=100), Hashing()
     index.sync({f"e{i}": f"Name {i}" for i in range(200)}, "1", "m", embed)
@@ -407,7 +407,7 @@ def test_a_reader_keeps_the_base_it_mapped_when_only_the_delta_changes(tmp_path)
 def test_a_workspace_write_and_an_alias_go_to_the_delta_and_repair_folds_it(make_workspace):
     """The workspace's own writes over a base past ``delta_from_rows`` (one row here): the base
     stays as it was, the index follows the graph, and ``repair`` writes it whole again."""
-    from workbench.context_graph.entity_vectors import DELTA_FILE_NAME
+    from workbench.vectors.entity_vectors import DELTA_FILE_NAME
 
     ws = make_workspace()
     notes = ws.path.parent / "notes"

@@ -9,7 +9,7 @@ from workbench.evaluate.runner import StrategyFailed, reading_cost, run_evaluati
 from workbench.corpus.outdated import outdated_documents
 from workbench.evaluate.tasks import EvalTask, load_resolved_tasks
 from workbench.model import DeclaredRelation, Hit, RetrievalResult
-from workbench.store import DocumentRecord
+from workbench.record.store import DocumentRecord
 
 OLD = "sample_corpus/decisions/2023-11-session-store.md"
 NEW = "sample_corpus/decisions/2024-06-session-store-redis.md"

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.context_graph.name_keys import name_key
+from workbench.text.name_keys import name_key
 from workbench.extract import EntityExtractor, extract_all, extractors_from_settings
 from workbench.extract.entities import _window_pairs_reference, window_pairs
 from workbench.model import Chunk, Document

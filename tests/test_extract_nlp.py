@@ -9,7 +9,7 @@ import pytest
 
 from workbench.extract.nlp import (PINNED_WEIGHTS, RELATION_CONFIDENCE, NLPExtractor, NLPUnavailable, _pipeline_path,
                                    check_weights)
-from workbench.ingest.pipeline import pipeline_fingerprint
+from workbench.workspace.ingest_pipeline import pipeline_fingerprint
 from workbench.model import Chunk, Document
 from workbench.settings import Settings
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from workbench.gc_paused import gc_paused
+from workbench.runtime.gc_paused import gc_paused
 
 
 def test_what_a_paused_block_keeps_goes_to_the_oldest_generation_unexamined():
@@ -32,7 +32,7 @@ def test_a_block_inside_a_disabled_collector_leaves_it_disabled():
 
 EXIT = textwrap.dedent("""
     import sys
-    from workbench.gc_paused import skip_exit_collection
+    from workbench.runtime.gc_paused import skip_exit_collection
 
     class Cycle:
         def __del__(self):

@@ -8,7 +8,7 @@ import textwrap
 
 from tests.conftest import SAMPLE
 from workbench.corpus.communities import report_order
-from workbench.ingest.sentences import split_sentences
+from workbench.text.sentences import split_sentences
 from workbench.retrieve import retrieve
 
 THEMES = "What are the main themes of the corpus?"

@@ -19,7 +19,7 @@ from workbench.corpus.keyword_index import KeywordIndex
 from workbench.context_graph.graph_snapshot import (FILE_NAME, SnapshotUnusable, _id_lists, _id_lists_read, load_snapshot,
                                                     read_manifest)
 from workbench.retrieve import retrieve
-from workbench.scope import scoped
+from workbench.workspace.scope import scoped
 
 
 def derived_fresh(ws):
@@ -291,7 +291,7 @@ def test_the_graph_pages_facts_and_views_from_the_snapshot_equal_the_derived_one
                                   "Zürich", "北京", "Øresund", "Bridge", "Zurich"]),
                 max_size=90))
 def test_a_loaded_name_matcher_finds_what_the_built_one_finds_in_short_and_long_texts(words):
-    from workbench.array_file import TextColumn
+    from workbench.runtime.array_file import TextColumn
     from workbench.context_graph.passages import NameMatcher, NameTable
 
     built = NameMatcher({"annlee": ["Ann Lee"], "oslo": ["Oslo"], "ny": ["New York"], "nyc": ["New York City"],

@@ -48,7 +48,7 @@ def test_the_default_team_lead_regex_still_finds_its_lead():
 
 
 def test_a_relation_guard_does_not_change_the_fingerprint_but_its_regex_does():
-    from workbench.ingest.pipeline import pipeline_fingerprint
+    from workbench.workspace.ingest_pipeline import pipeline_fingerprint
     from workbench.settings import Settings
 
     settings = Settings()

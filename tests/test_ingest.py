@@ -14,7 +14,7 @@ import numpy as np
 
 from tests.conftest import ROOT, SAMPLE, committed_documents, make_corpus
 
-from workbench.vectors import CHUNKS
+from workbench.vectors.index import CHUNKS
 
 
 def write_corpus(folder: Path, n: int, offset: int = 0) -> Path:
@@ -136,7 +136,7 @@ def test_kill_during_ingest_then_ingest_again_equals_clean_ingest(make_workspace
 def test_unchanged_reingest_touches_no_vectors_unless_a_write_was_interrupted(make_workspace, tmp_path):
     import numpy as np
 
-    from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
+    from workbench.vectors.in_step import VECTORS_IN_FLIGHT
 
     corpus = write_corpus(tmp_path / "c", 3)
     ws = make_workspace()
@@ -272,7 +272,7 @@ def test_ingest_reports_each_stage_after_the_documents_so_a_long_one_is_not_take
 def test_the_terminal_bar_starts_again_for_each_stage(monkeypatch):
     import io
 
-    from workbench.progress import tqdm_progress
+    from workbench.runtime.progress import tqdm_progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -9,8 +9,8 @@ import pytest
 
 from workbench.cli import main
 from workbench.embedding import EmbeddingUnavailable, SentenceTransformerEmbedder
-from workbench.installable import MODELS, ModelRefused, join_pieces, verified_file
-from workbench.local_model import LocalModelError, model_file
+from workbench.embedding.installable import MODELS, ModelRefused, join_pieces, verified_file
+from workbench.embedding.local_model import LocalModelError, model_file
 
 
 @pytest.fixture

@@ -194,7 +194,7 @@ def test_an_empty_index_is_kept_and_loaded(tmp_path):
 def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
     import numpy as np
 
-    from workbench.array_file import ArrayFileUnusable
+    from workbench.runtime.array_file import ArrayFileUnusable
 
     index = KeywordIndex.build(["a", "b"], ["redis cache", "kafka queue"])
     path = tmp_path / "k.npz"
@@ -207,7 +207,7 @@ def test_a_stale_or_damaged_kept_index_is_refused(tmp_path, damage):
         data[len(data) // 2] ^= 0xFF
         path.write_bytes(bytes(data))
     else:  # a consistent file whose matrix, or whose passages' tokens, point past its passages or words
-        from workbench.array_file import from_text, read_array_file, write_array_file
+        from workbench.runtime.array_file import from_text, read_array_file, write_array_file
         from workbench.corpus.keyword_index import _FORMAT, _KIND, _versioned
 
         manifest, arrays = read_array_file(path, _KIND, _FORMAT, _versioned("v1"))
@@ -271,7 +271,7 @@ def test_an_earlier_index_that_lost_most_of_its_passages_lends_nothing(monkeypat
 
 def test_an_index_kept_by_the_earlier_format_answers_and_lends_no_tokens(tmp_path, monkeypatch):
     import workbench.corpus.keyword_index as keyword_index
-    from workbench.array_file import read_array_file, write_array_file
+    from workbench.runtime.array_file import read_array_file, write_array_file
     from workbench.corpus.keyword_index import _FORMAT, _KIND, _versioned
 
     ids, texts = _corpus(60, 3)

@@ -13,32 +13,24 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "workbench"
 
-#: Lowest first. A module may import its own layer and the layers below it, never one above.
-#: A unit is a top-level module or package of workbench/, or one module of a package named
-#: ``package.module`` when it sits in another layer than its package.
-#: The core runs retrieve < answer < evaluate < bench; ``views`` (tables, text and HTML for
-#: people) sits above it, and the surfaces inside the package (the CLI, the MCP server) on top.
+#: Lowest first, one entry per package of workbench/: a module may import its own package and
+#: the packages of the layers below, never one above (STYLE.md's map). Data flows one way:
+#: files -> chunks -> mentions and triples -> graph and vectors -> retrieval -> answers -> views.
 #: app.py, pages/ and ui.py sit above all of these, outside the package.
 LAYERS = [
-    {"array_file", "chroma_folders", "cores", "gc_paused", "model", "progress", "settings", "text", "context_graph", "corpus", "ingest",
-     "pinned_reads", "context_graph.passage_links", "context_graph.entity_table", "ingest.allowed_paths", "ingest.failures", "ingest.safe_text", "ingest.safe_yaml"},
-    {"packed_rows", "embedding", "extract", "installable", "local_model", "store", "store_notes", "store_rows", "vectors", "context_graph.canon",
-     "context_graph.entity_vectors", "context_graph.graph", "context_graph.graph_walks",
-     "context_graph.merge_suggestions", "context_graph.name_keys", "context_graph.name_scan",
-     "context_graph.passages", "context_graph.ppr", "context_graph.synonyms", "corpus.communities", "corpus.episodes", "corpus.keyphrases",
-     "corpus.note_neighbours", "corpus.outdated", "ingest.chunking", "ingest.corpus_limits", "ingest.file_formats",
-     "ingest.file_hashes", "ingest.loaders", "ingest.sentences", "ingest.superseding"},
-    {"scope", "vector_compaction", "workspace", "workspace_identity", "workspace_merges", "workspace_preload", "workspace_view", "workspace_watch", "context_graph.assemble", "context_graph.derivation_rows",
-     "context_graph.graph_questions", "context_graph.graph_snapshot", "corpus.summaries", "corpus.timeline",
-     "ingest.embedding_cache", "ingest.note_links", "ingest.pipeline"},
+    {"text", "runtime"},  # safe text and YAML, sentences, name keys; atomic array files, threads, progress
+    {"settings", "model"},  # the one settings model; the dataclasses passed between layers
+    {"embedding"},  # one protocol, its backends and the installable models
+    {"record", "vectors"},  # the SQLite record; the Chroma store and the vector files beside it
+    {"ingest", "extract"},  # files -> documents -> chunks; chunks -> mentions and triples
+    {"context_graph"},  # canon, assembly, passages, the persisted graph, PageRank, graph questions
+    {"corpus"},  # corpus-wide views, and the WorkspaceView protocol every reader asks
+    {"workspace"},  # the object a user opens, and its write step
     {"retrieve"},
-    # The answer: its material with citations, and the checks of the model's reply (which the
-    # evaluation's answer stage reuses).
-    {"context", "evaluate.answer_checks"},
-    {"evaluate"},
+    {"answer"},  # answer material with citations, the optional LLM call, the answer checks
+    {"evaluate", "views"},
     {"bench"},
-    {"views"},
-    {"__main__", "cli", "mcp_server"},
+    {"cli", "mcp_server"},
 ]
 #: Only the surfaces outside workbench/ (app.py, pages/, ui.py) may import these.
 FORBIDDEN = {"streamlit"}
@@ -51,16 +43,16 @@ def layer_map(layers: list[set[str]] = LAYERS) -> dict[str, int]:
 LAYER = layer_map()
 
 
-def unit_of_name(parts: list[str], layer: dict[str, int] = LAYER) -> str:
-    """``["retrieve", "vector"]`` -> ``retrieve``; ``["evaluate", "answer_checks"]`` ->
-    ``evaluate.answer_checks`` (a unit of its own)."""
-    return ".".join(parts[:2]) if len(parts) > 1 and ".".join(parts[:2]) in layer else parts[0]
+def unit_of_name(parts: list[str]) -> str:
+    """``["retrieve", "vector"]`` -> ``retrieve``: a unit is a package of workbench/."""
+    return parts[0]
 
 
-def unit_of(path: Path, package: Path = PACKAGE, layer: dict[str, int] = LAYER) -> str:
-    """``workbench/retrieve/vector.py`` -> ``retrieve``; ``workbench/ingest/pipeline.py`` -> ``ingest.pipeline``."""
+def unit_of(path: Path, package: Path = PACKAGE) -> str:
+    """``workbench/retrieve/vector.py`` -> ``retrieve``; workbench's own ``__init__`` and
+    ``__main__`` -> ``__init__`` (the package itself, which may import any layer)."""
     parts = list(path.relative_to(package).with_suffix("").parts)
-    return unit_of_name(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts, layer)
+    return "__init__" if len(parts) == 1 and parts[0] in ("__init__", "__main__") else unit_of_name(parts)
 
 
 def module_name(path: Path, package: Path = PACKAGE) -> str:
@@ -89,7 +81,7 @@ def imported_names(path: Path, package_dir: Path = PACKAGE) -> list[tuple[int, s
 def violations(path: Path, package: Path = PACKAGE, layer: dict[str, int] = LAYER) -> list[str]:
     """One line per import of ``path`` that goes up the layers or to a forbidden package."""
     found = []
-    unit = unit_of(path, package, layer)
+    unit = unit_of(path, package)
     top_package = package.name
     for line, name in imported_names(path, package):
         top, *rest = name.split(".")
@@ -97,7 +89,7 @@ def violations(path: Path, package: Path = PACKAGE, layer: dict[str, int] = LAYE
         if top in FORBIDDEN:
             found.append(f"{where}: imports {name}; the core never imports {top} (use it from app.py, pages/ or ui.py)")
         elif top == top_package and rest and unit != "__init__":
-            target = unit_of_name(rest, layer)
+            target = unit_of_name(rest)
             if target not in layer:
                 found.append(f"{where}: {top_package}.{target} has no layer; add it to LAYERS in tests/test_layers.py")
             elif layer[target] > layer[unit]:
@@ -173,8 +165,17 @@ def test_every_unit_of_the_package_has_a_layer():
     assert units and units <= set(LAYER), f"no layer for: {sorted(units - set(LAYER))}"
 
 
+def test_every_unit_is_a_package_named_once():
+    # No module-sized exceptions: a unit is a folder of workbench/, and each sits in one layer.
+    names = [name for layer in LAYERS for name in layer]
+    assert len(names) == len(set(names)) and all((PACKAGE / name / "__init__.py").is_file() for name in names)
+    assert {p.name for p in PACKAGE.iterdir() if p.suffix == ".py"} == {"__init__.py", "__main__.py"}
+
+
 def test_the_core_runs_retrieve_answer_evaluate_bench_in_that_order():
-    assert LAYER["retrieve"] < LAYER["context"] < LAYER["evaluate"] < LAYER["bench"] < LAYER["views"] < LAYER["cli"]
+    assert LAYER["text"] < LAYER["settings"] < LAYER["ingest"] <= LAYER["extract"] < LAYER["context_graph"] \
+        < LAYER["corpus"] < LAYER["retrieve"] < LAYER["answer"] < LAYER["evaluate"] <= LAYER["views"] \
+        < LAYER["bench"] < LAYER["cli"]
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
@@ -199,35 +200,35 @@ def _plant(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_forbidden_import_is_caught(tmp_path):
-    # The checker itself: a store that reaches up to retrieval, and a core module using streamlit.
-    fake = _plant(tmp_path, {"store.py": "from .retrieve import retrieve\nimport streamlit as st\n",
-                             "retrieve/__init__.py": "", "retrieve/vector.py": "from ..store import Store\nfrom . import base\n"})
-    problems = violations(fake / "store.py", package=fake)
+    # The checker itself: the record reaching up to retrieval, and a core module using streamlit.
+    fake = _plant(tmp_path, {"record/store.py": "from ..retrieve import retrieve\nimport streamlit as st\n",
+                             "retrieve/__init__.py": "",
+                             "retrieve/vector.py": "from ..record.store import Store\nfrom . import base\n"})
+    problems = violations(fake / "record" / "store.py", package=fake)
     assert len(problems) == 2
-    assert "store (layer 1) imports workbench.retrieve.retrieve (layer 3)" in problems[0]
+    assert "record (layer 3) imports workbench.retrieve.retrieve (layer 8)" in problems[0]
     assert "never imports streamlit" in problems[1]
     assert violations(fake / "retrieve" / "vector.py", package=fake) == []
 
 
-@pytest.mark.parametrize("source, upward", [("retrieve/paths.py", "from ..context import build_context\n"),
-                                            ("context.py", "def late():\n    from .evaluate.runner import EvalRun\n"),
-                                            ("evaluate/runner.py", "from ..bench import perf\n")])
+@pytest.mark.parametrize("source, upward", [("retrieve/paths.py", "from ..answer.material import build_context\n"),
+                                            ("answer/material.py", "def late():\n    from ..evaluate.runner import EvalRun\n"),
+                                            ("evaluate/runner.py", "from ..bench import perf\n"),
+                                            ("text/name_keys.py", "from ..settings import setting_default\n"),
+                                            ("ingest/loaders.py", "from ..workspace.ingest_pipeline import ingest_paths\n"),
+                                            ("context_graph/graph_questions.py",
+                                             "if TYPE_CHECKING:\n    from ..corpus.workspace_view import WorkspaceView\n")])
 def test_a_planted_upward_import_inside_the_core_is_caught(tmp_path, source, upward):
-    fake = _plant(tmp_path, {source: upward, "evaluate/__init__.py": "", "evaluate/answer_checks.py": "",
-                             "retrieve/__init__.py": "", "bench/__init__.py": "", "bench/perf.py": ""})
+    # Type-only and function-local imports count: a layer is what a module may know of.
+    fake = _plant(tmp_path, {source: upward})
     (problem,) = violations(fake / source, package=fake)
     assert "a higher layer" in problem
 
 
-def test_the_answer_checks_sit_below_the_rest_of_the_evaluation(tmp_path):
-    fake = _plant(tmp_path, {"context.py": "from .evaluate.answer_checks import check_answer\n",
-                             "evaluate/__init__.py": "", "evaluate/answer_checks.py": "from ..retrieve import tokenize\n",
-                             "evaluate/runner.py": "from ..context import answer\n"})
-    assert [violations(fake / name, package=fake) for name in ("context.py", "evaluate/answer_checks.py",
-                                                              "evaluate/runner.py")] == [[], [], []]
-    bad = _plant(tmp_path / "bad", {"evaluate/answer_checks.py": "from .runner import EvalRun\n"})
-    assert "evaluate.answer_checks (layer 4) imports workbench.evaluate.runner.EvalRun (layer 5)" in \
-        violations(bad / "evaluate" / "answer_checks.py", package=bad)[0]
+def test_an_unknown_package_is_named(tmp_path):
+    fake = _plant(tmp_path, {"retrieve/vector.py": "from ..helpers import tidy\n"})
+    (problem,) = violations(fake / "retrieve" / "vector.py", package=fake)
+    assert "workbench.helpers has no layer" in problem
 
 
 def test_a_planted_circle_is_caught_inside_one_layer_and_through_a_lazy_import(tmp_path):
@@ -236,11 +237,11 @@ def test_a_planted_circle_is_caught_inside_one_layer_and_through_a_lazy_import(t
         "retrieve/__init__.py": "from .vector import VectorRetriever\n",
         "retrieve/vector.py": "from .base import Retriever\n",
         "retrieve/base.py": "def register():\n    from . import vector\n",  # a lazy import closes the circle
-        "embedding.py": "def factory():\n    from .vectors import Store\n",
-        "vectors.py": "from .embedding import Unavailable\n",
-        "store.py": "from .model import Chunk\n", "model.py": "",
+        "record/store.py": "def factory():\n    from ..vectors.index import VectorIndex\n",
+        "vectors/index.py": "from ..record.store import Store\n",
+        "model/__init__.py": "",
     })
-    assert circles(import_graph(fake)) == [["workbench.embedding", "workbench.vectors"],
+    assert circles(import_graph(fake)) == [["workbench.record.store", "workbench.vectors.index"],
                                            ["workbench.retrieve.base", "workbench.retrieve.vector"]]
     # Every one of those imports goes down or stays in its layer: only the circle check sees them.
     assert all(violations(p, package=fake) == [] for p in fake.rglob("*.py"))
@@ -254,19 +255,8 @@ def test_registering_through_the_package_is_a_circle(tmp_path):
 
 
 def test_a_module_that_imports_itself_is_a_circle(tmp_path):
-    fake = _plant(tmp_path, {"store.py": "from . import store\n"})
-    assert circles(import_graph(fake)) == [["workbench.store"]]
-
-
-def test_a_package_module_sits_in_its_own_layer(tmp_path):
-    # ingest/ holds the settings' YAML guard (layer 0) and the pipeline (layer 2): the guard
-    # reaching for the pipeline is caught although both are in one package.
-    fake = _plant(tmp_path, {"ingest/__init__.py": "", "ingest/safe_yaml.py": "from .pipeline import ingest_paths\n",
-                             "ingest/pipeline.py": "from . import safe_yaml\nfrom ..context_graph.graph import G\n",
-                             "context_graph/__init__.py": "", "context_graph/graph.py": ""})
-    (problem,) = violations(fake / "ingest" / "safe_yaml.py", package=fake)
-    assert "ingest.safe_yaml (layer 0) imports workbench.ingest.pipeline.ingest_paths (layer 2)" in problem
-    assert violations(fake / "ingest" / "pipeline.py", package=fake) == []
+    fake = _plant(tmp_path, {"record/store.py": "from . import store\n"})
+    assert circles(import_graph(fake)) == [["workbench.record.store"]]
 
 
 def test_a_planted_circle_between_two_packages_is_caught(tmp_path):

@@ -13,10 +13,10 @@ import pytest
 
 from tests.conftest import REDIS_QUESTION, SAMPLE
 from workbench.cli import main
-from workbench.context import answer, build_context
-from workbench.evaluate.answer_checks import context_sources
+from workbench.answer.material import answer, build_context
+from workbench.answer.checks import context_sources
 from workbench.extract.llm import OpenAICompatibleClient
-from workbench.local_model import LOCAL_MODEL_ALIAS, LocalModelServer, bundled_gguf
+from workbench.embedding.local_model import LOCAL_MODEL_ALIAS, LocalModelServer, bundled_gguf
 from workbench.retrieve import retrieve
 
 

@@ -14,7 +14,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from workbench.mcp_server import TOOL_NAMES, document_matches
+from workbench.mcp_server.server import TOOL_NAMES, document_matches
 from workbench.retrieve import MODES
 
 from tests.conftest import ROOT
@@ -99,13 +99,13 @@ def session_results(sample_workspace, tmp_path_factory):
 
 
 def test_lists_all_its_tools_with_input_schemas(session_results):
-    import workbench.mcp_server
+    import workbench.mcp_server.server
 
     tools = session_results["tools"]
     assert set(tools) == set(TOOL_NAMES)
     # The module's docstring counts them and names each.
     counted = {6: "Six", 7: "Seven", 8: "Eight", 9: "Nine", 10: "Ten"}[len(TOOL_NAMES)]
-    doc = workbench.mcp_server.__doc__ or ""
+    doc = workbench.mcp_server.server.__doc__ or ""
     assert f"\n{counted} read-only tools" in doc and all(f"``{name}``" in doc for name in TOOL_NAMES)
     for tool in tools.values():
         assert tool.input_schema["type"] == "object"

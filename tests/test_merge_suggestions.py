@@ -87,7 +87,7 @@ def test_declarations_are_the_full_patterns_matches(text):
 
 
 def test_past_the_spelling_limit_only_the_most_mentioned_names_are_compared(sample_workspace, monkeypatch):
-    import workbench.workspace_merges as merges
+    import workbench.workspace.merges as merges
 
     def compared(found):  # the pairs whose only evidence is comparing the names themselves
         return {(s.a, s.b) for s in found if set(s.reason.split(" + ")) <= {"name similarity", "embedding similarity"}}

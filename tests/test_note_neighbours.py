@@ -1,6 +1,6 @@
 """The note-similarity step follows only what a write changed (issue 25: adding one note to a
 vault of 20,000 compared every note with every other again), and its candidates stay exactly
-those of the whole-corpus search (:func:`workbench.ingest.pipeline.note_similarity_candidates`)."""
+those of the whole-corpus search (:func:`workbench.workspace.ingest_pipeline.note_similarity_candidates`)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.embedding import text_hash
-from workbench.ingest.embedding_cache import embed_cached
-from workbench.ingest.note_links import MAX_CANDIDATES_PER_NOTE, NOTE_KINDS, note_similarity_candidates
+from workbench.vectors.embedding_cache import embed_cached
+from workbench.workspace.note_links import MAX_CANDIDATES_PER_NOTE, NOTE_KINDS, note_similarity_candidates
 from workbench.model import Chunk, Document
 from workbench.corpus.note_neighbours import refresh_note_neighbours
-from workbench.store import Store
+from workbench.record.store import Store
 
 
 class SeededVectors:

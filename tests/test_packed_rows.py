@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from tests.conftest import reopened
 from tests.test_derivation_rows import assert_followed_exactly, assert_same_graph, ingested_notes, write_note
-from workbench.packed_rows import is_packable, pack_comentions, pack_mentions, unpack_comentions, unpack_mentions
+from workbench.record.packed_rows import is_packable, pack_comentions, pack_mentions, unpack_comentions, unpack_mentions
 from workbench.model import COMENTION_ORIGIN, COMENTION_RELATION, Mention, Triple
-from workbench.store import SCHEMA_VERSION
-from workbench.store_notes import triple_row
+from workbench.record.store import SCHEMA_VERSION
+from workbench.record.note_rows import triple_row
 
 names = st.text(min_size=1, max_size=6)
 pair = st.tuples(st.sampled_from(["c1", "c2", "c3"]), names, names, st.sampled_from(["service", "person", "note"]),

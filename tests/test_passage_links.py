@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.array_file import ragged
+from workbench.runtime.array_file import ragged
 from workbench.context_graph.passage_links import PassageLinks
 
 

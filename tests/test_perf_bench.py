@@ -329,8 +329,8 @@ def test_the_scale_run_times_the_first_build_of_the_communities_and_their_readin
 def test_a_served_benchmark_workspace_gets_its_chunk_vectors_from_chroma_cached_once(make_workspace, settings):
     from workbench.bench.common import cache_chunk_vectors
     from workbench.embedding import text_hash
-    from workbench.ingest.embedding_cache import CacheFirstEmbedder
-    from workbench.vectors import CHUNKS
+    from workbench.vectors.embedding_cache import CacheFirstEmbedder
+    from workbench.vectors.index import CHUNKS
 
     ws = make_workspace()
     ws.ingest([SAMPLE])

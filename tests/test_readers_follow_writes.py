@@ -47,7 +47,7 @@ def test_an_open_workspace_searches_what_another_process_ingested(make_workspace
 
 
 def test_the_mcp_servers_workspace_answers_from_the_newer_record(make_workspace, tmp_path, embedder, settings):
-    from workbench.mcp_server import _search, open_read_only
+    from workbench.mcp_server.server import _search, open_read_only
 
     corpus = _first_corpus(tmp_path / "notes")
     make_workspace().ingest([corpus])

@@ -15,10 +15,10 @@ import pytest
 
 from tests.conftest import ROOT
 
-import workbench.ingest.pipeline as ingest_module
-from workbench.ingest.pipeline import VECTOR_BATCH
-from workbench.progress import DOCUMENTS
-from workbench.vectors import CHUNKS
+import workbench.workspace.ingest_pipeline as ingest_module
+from workbench.workspace.ingest_pipeline import VECTOR_BATCH
+from workbench.runtime.progress import DOCUMENTS
+from workbench.vectors.index import CHUNKS
 
 #: Two sends of VECTOR_BATCH chunks: the first is durable half way through the one file.
 PARAGRAPHS = 2 * VECTOR_BATCH

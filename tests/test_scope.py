@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.retrieve import retrieve
-from workbench.scope import scoped
+from workbench.workspace.scope import scoped
 
 from tests.conftest import REDIS_QUESTION
 
@@ -45,8 +45,8 @@ def test_the_command_line_and_the_mcp_server_refuse_a_filter_that_matches_nothin
     from mcp.server.mcpserver.exceptions import ToolError
 
     from workbench.cli import main
-    from workbench.mcp_server import _search
-    from workbench.scope import ScopeUnmatched, resolve_filters
+    from workbench.mcp_server.server import _search
+    from workbench.workspace.scope import ScopeUnmatched, resolve_filters
 
     filters = ["sample_corpus/architecture/", "nowhere/"]  # one matches, one names nothing
     with pytest.raises(ScopeUnmatched) as said:

@@ -32,7 +32,7 @@ def test_impact_on_an_unseen_corpus_gives_the_cited_chain_and_survivors(tmp_path
         (corpus / name).parent.mkdir(parents=True, exist_ok=True)
         (corpus / name).write_text(text, encoding="utf-8")
     ws = tmp_path / "ws"
-    monkeypatch.setattr("workbench.workspace.embedder_from_settings", lambda settings: embedder)
+    monkeypatch.setattr("workbench.workspace.workspace.embedder_from_settings", lambda settings: embedder)
     assert main(["--workspace", str(ws), "ingest", str(corpus), "--json"]) == 0
     capsys.readouterr()
 

@@ -10,8 +10,8 @@ import numpy as np
 
 from tests.test_chroma_folders import free_pages
 from workbench.cli import main
-from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
-from workbench.vectors import CHUNKS, REBUILD_SUFFIX
+from workbench.vectors.in_step import VECTORS_IN_FLIGHT
+from workbench.vectors.index import CHUNKS, REBUILD_SUFFIX
 
 PARAGRAPHS = [f"Service {i} depends on the queue number {i} and the cache in region {i % 5}." for i in range(400)]
 
@@ -139,7 +139,7 @@ def test_a_reader_searching_between_the_originals_deletion_and_the_copys_rename_
 
 def test_a_write_step_rebuilds_the_collection_once_its_deleted_slots_outnumber_its_chunks(tmp_path, capsys,
                                                                                           monkeypatch):
-    import workbench.vector_compaction as compaction
+    import workbench.vectors.compaction as compaction
 
     monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
     path = tmp_path / "c" / "notes.md"
@@ -171,7 +171,7 @@ def test_a_write_step_rebuilds_the_collection_once_its_deleted_slots_outnumber_i
 
 def test_a_removal_that_leaves_more_deleted_slots_than_chunks_rebuilds_the_collection(make_workspace, tmp_path,
                                                                                       monkeypatch):
-    import workbench.vector_compaction as compaction
+    import workbench.vectors.compaction as compaction
 
     monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
     ws, path = _ingested(make_workspace, tmp_path, 0)
@@ -187,8 +187,8 @@ def test_a_rebuild_that_fails_inside_an_ingest_is_a_problem_of_its_report_and_th
         make_workspace, tmp_path, monkeypatch):
     import errno
 
-    import workbench.vector_compaction as compaction
-    from workbench.vectors import VectorIndex
+    import workbench.vectors.compaction as compaction
+    from workbench.vectors.index import VectorIndex
 
     monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
     ws, path = _ingested(make_workspace, tmp_path, 0)
@@ -219,8 +219,8 @@ def test_a_rebuild_that_fails_after_a_removal_says_so_and_the_removal_stands(mak
                                                                            capsys):
     import errno
 
-    import workbench.vector_compaction as compaction
-    from workbench.vectors import VectorIndex
+    import workbench.vectors.compaction as compaction
+    from workbench.vectors.index import VectorIndex
 
     monkeypatch.setattr(compaction, "COMPACT_AFTER_DELETED", 10)
     ws, path = _ingested(make_workspace, tmp_path, 0)

@@ -9,7 +9,7 @@ from chromadb.config import Settings as ChromaSettings
 
 from tests.conftest import make_corpus
 from workbench.retrieve import retrieve
-from workbench.vectors import CHUNKS, VectorIndex
+from workbench.vectors.index import CHUNKS, VectorIndex
 
 
 def _chroma_running(folder) -> bool:

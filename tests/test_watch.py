@@ -18,8 +18,8 @@ import pytest
 
 from tests.conftest import ROOT, committed_documents
 
-from workbench.vectors import CHUNKS
-from workbench.workspace_watch import touched_roots
+from workbench.vectors.index import CHUNKS
+from workbench.workspace.watch import touched_roots
 
 
 class Watcher:
@@ -201,10 +201,10 @@ def test_ctrl_c_during_a_batch_stops_once_the_batch_is_written(tmp_path, reader)
 
 @pytest.mark.parametrize("refusal", ["busy", "step failed"])
 def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, tmp_path, monkeypatch, refusal):
-    import workbench.workspace_watch as watching
+    import workbench.workspace.watch as watching
     from workbench.ingest.failures import StepFailed
     from workbench.workspace import WorkspaceBusy
-    from workbench.workspace_watch import FAILED, WRITTEN, watch_workspace
+    from workbench.workspace.watch import FAILED, WRITTEN, watch_workspace
 
     monkeypatch.setattr(watching, "_RETRY_SECONDS", 0.5)
     notes = tmp_path / "notes"
@@ -244,8 +244,8 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
 
 def test_a_written_batch_is_one_line_for_people_with_its_problems_below():
     from workbench.cli.watch import _batch_text
-    from workbench.ingest.pipeline import IngestReport
-    from workbench.workspace_watch import WRITING, WRITTEN, WatchBatch
+    from workbench.workspace.ingest_pipeline import IngestReport
+    from workbench.workspace.watch import WRITING, WRITTEN, WatchBatch
 
     report = IngestReport(documents_added=1, documents_removed=1, chunks_embedded=1,
                           extraction_problems=["notes/b.md: name '---' has no letter or digit: no entity made for it"])

@@ -6,13 +6,13 @@ import pytest
 
 from tests.conftest import SAMPLE
 
-import workbench.ingest.pipeline as ingest_module
+import workbench.workspace.ingest_pipeline as ingest_module
 from workbench.bench.sizes import write_big_markdown
 from workbench.ingest.chunking import chunk_document
 from workbench.extract import extract_all, extract_windows, extractors_from_settings
 from workbench.ingest.loaders import load_paths
-from workbench.store_notes import triple_row
-from workbench.vectors import CHUNKS
+from workbench.record.note_rows import triple_row
+from workbench.vectors.index import CHUNKS
 
 
 def _found(extractions) -> tuple[list[str], list[str], list[str]]:
@@ -179,8 +179,8 @@ def test_a_document_of_many_windows_edited_embeds_only_its_changed_chunk(make_wo
 def test_the_log_of_a_large_write_is_cut_back_once_checkpointed(tmp_path, monkeypatch):
     import numpy as np
 
-    import workbench.store as store_module
-    from workbench.store import Store
+    import workbench.record.store as store_module
+    from workbench.record.store import Store
 
     monkeypatch.setattr(store_module, "WAL_LIMIT_BYTES", 2**20)
     store = Store(tmp_path / "workspace.sqlite")

@@ -101,7 +101,7 @@ def test_graph_if_ready_builds_in_the_background_and_never_waits_longer_than_ask
     import threading
     import time
 
-    import workbench.workspace as workspace_module
+    import workbench.workspace.workspace as workspace_module
 
     corpus = tmp_path / "c"
     corpus.mkdir()

@@ -10,13 +10,13 @@ from tests.conftest import make_corpus
 from workbench.cli import main
 from workbench.corpus.keyword_index import KeywordIndex
 from workbench.retrieve import retrieve
-from workbench.workspace import KEYWORD_INDEX_FILE
+from workbench.workspace.workspace import KEYWORD_INDEX_FILE
 
 
 @pytest.fixture
 def keyword_builds(monkeypatch) -> list[bool]:
     """One entry per keyword index built: whether the workspace's write lock was held then."""
-    import workbench.workspace as workspace
+    import workbench.workspace.workspace as workspace
 
     builds: list[bool] = []
     build = KeywordIndex.build.__func__  # type: ignore[attr-defined]
@@ -66,7 +66,7 @@ def test_remove_and_an_alias_leave_the_keyword_index_current(make_workspace, tmp
 
 def test_the_command_line_ingest_builds_the_keyword_index_once_in_the_write_step(tmp_path, monkeypatch, embedder,
                                                                              keyword_builds, capsys):
-    monkeypatch.setattr("workbench.workspace.embedder_from_settings", lambda settings: embedder)
+    monkeypatch.setattr("workbench.workspace.workspace.embedder_from_settings", lambda settings: embedder)
     loads: list[str] = []
     load = KeywordIndex.load.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(KeywordIndex, "load", classmethod(lambda cls, path, key: loads.append(key) or load(cls, path, key)))

@@ -2,7 +2,7 @@
 
 The public API, each imported on first use so that ``python -m workbench --help`` stays quick:
 
-- :class:`Workspace` (from ``workbench.workspace``): open a folder, ingest documents, query the graph;
+- :class:`Workspace` (from ``workbench.workspace.workspace``): open a folder, ingest documents, query the graph;
 - :func:`retrieve` (from ``workbench.retrieve``): one retrieval mode over a workspace, a ``RetrievalResult``;
 - :func:`load_settings` (from ``workbench.settings``): ``settings.yaml`` into the one settings model;
 - the retrieval contract (from ``workbench.model``): :class:`RetrievalResult`, its :class:`Hit`
@@ -37,14 +37,14 @@ __all__ = ["Workspace", "retrieve", "load_settings", "RetrievalResult", "Hit", "
            "Seed", "Hop", "GraphPath", "PathStep", "__version__"]
 
 #: Public name -> the module that defines it.
-_EXPORTS = {"Workspace": "workbench.workspace", "load_settings": "workbench.settings",
+_EXPORTS = {"Workspace": "workbench.workspace.workspace", "load_settings": "workbench.settings",
             **{name: "workbench.model" for name in _RESULTS}}
 
 if TYPE_CHECKING:
     from .model import GraphContext, GraphPath, Hit, Hop, PathStep, RetrievalResult, RetrievalStats, Seed, Why
     from .retrieve import retrieve
     from .settings import load_settings
-    from .workspace import Workspace
+    from .workspace.workspace import Workspace
 
 
 def __getattr__(name: str) -> Any:

@@ -29,9 +29,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import workbench.ingest.pipeline as ingest_module  # noqa: E402
+import workbench.workspace.ingest_pipeline as ingest_module  # noqa: E402
 from workbench.settings import load_settings  # noqa: E402
-from workbench.vectors import CHUNKS  # noqa: E402
+from workbench.vectors.index import CHUNKS  # noqa: E402
 from workbench.workspace import Workspace  # noqa: E402
 
 

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 import workbench.extract.notes as notes_module
-import workbench.ingest.note_links as note_links
-import workbench.ingest.pipeline as ingest_module
+import workbench.workspace.note_links as note_links
+import workbench.workspace.ingest_pipeline as ingest_module
 from workbench.bench.notes_fixture import write_notes
 from workbench.ingest.chunking import chunk_document
 from workbench.embedding import text_hash
 from workbench.extract.notes import NEAREST_NOTES, _similar_note_candidates_reference
-from workbench.ingest.note_links import MAX_CANDIDATES_PER_NOTE, best_per_note, note_similarity_candidates
+from workbench.workspace.note_links import MAX_CANDIDATES_PER_NOTE, best_per_note, note_similarity_candidates
 from workbench.ingest.loaders import load_paths
-from workbench.store import Store
+from workbench.record.store import Store
 
 
 class HashedWordsEmbedder:

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from workbench.ingest.pipeline import DocumentIdCollision
+from workbench.workspace.ingest_pipeline import DocumentIdCollision
 
 
 def _notes(folder, text):

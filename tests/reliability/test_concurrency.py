@@ -12,8 +12,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
-import workbench.ingest.pipeline as ingest_module
-from workbench.vectors import CHUNKS
+import workbench.workspace.ingest_pipeline as ingest_module
+from workbench.vectors.index import CHUNKS
 
 from tests.conftest import ROOT
 
@@ -40,7 +40,7 @@ def test_lock_timeout_that_is_not_a_number_is_named(tmp_path, run_cli):
 
 
 def _open_new_record(path: str, start, said) -> None:
-    from workbench.store import Store
+    from workbench.record.store import Store
 
     start.wait()
     try:

@@ -10,9 +10,9 @@ import shutil
 import pytest
 
 from workbench.retrieve import retrieve
-from workbench.vectors import CHUNKS
+from workbench.vectors.index import CHUNKS
 from workbench.workspace import Workspace
-from workbench.workspace_identity import WorkspaceCopied
+from workbench.workspace.identity import WorkspaceCopied
 
 from tests.conftest import make_corpus
 

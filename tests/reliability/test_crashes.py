@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, committed_documents, make_corpus
-from workbench.store import Store
+from workbench.record.store import Store
 
 HERE = Path(__file__).resolve().parent
 SEED = 20240817
@@ -255,7 +255,7 @@ class _Crash(BaseException):
 
 
 def test_crash_between_removal_commit_and_vector_delete_is_repaired_by_the_rerun(make_workspace, tmp_path, monkeypatch):
-    from workbench.vectors import CHUNKS, VectorIndex
+    from workbench.vectors.index import CHUNKS, VectorIndex
 
     corpus = make_corpus(tmp_path / "corpus", 4)
     ws = make_workspace()

@@ -9,8 +9,8 @@ import sqlite3
 
 import pytest
 
-from workbench.store import Store, database_error_message
-from workbench.workspace import WorkspaceError, _open_store
+from workbench.record.store import Store, database_error_message
+from workbench.workspace.workspace import WorkspaceError, _open_store
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ import textwrap
 
 import pytest
 
-import workbench.ingest.note_links as note_links
+import workbench.workspace.note_links as note_links
 from tests.conftest import ROOT, make_corpus
 from workbench.ingest.failures import StepFailed
-from workbench.ingest.note_links import note_similarity_candidates
-from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
-from workbench.vectors import CHUNKS
+from workbench.workspace.note_links import note_similarity_candidates
+from workbench.vectors.in_step import VECTORS_IN_FLIGHT
+from workbench.vectors.index import CHUNKS
 from workbench.workspace import Workspace
 
 BEFORE, ADDED = 8, 3  # documents ingested cleanly, then added by the step that fails
@@ -80,7 +80,7 @@ def test_a_failure_inside_the_similarity_step_is_finished_by_the_next_step(step,
 
 _DIE_IN_THE_SIMILARITY_STEP = textwrap.dedent("""
     import os, signal, sys
-    import workbench.ingest.note_links as ingest
+    import workbench.workspace.note_links as ingest
     from workbench.settings import load_settings
     from workbench.workspace import Workspace
 
@@ -127,7 +127,7 @@ def test_a_kill_inside_the_similarity_step_is_finished_by_the_next_step(step, ki
 
 _FAIL_IN_THE_CLI = textwrap.dedent("""
     import sys
-    import workbench.ingest.note_links as ingest
+    import workbench.workspace.note_links as ingest
     from workbench.cli import main
 
     def fail(*args, **kwargs):

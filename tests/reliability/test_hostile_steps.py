@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from workbench.ingest.pipeline import VECTORS_IN_FLIGHT
-from workbench.vectors import CHUNKS
+from workbench.vectors.in_step import VECTORS_IN_FLIGHT
+from workbench.vectors.index import CHUNKS
 
 
 

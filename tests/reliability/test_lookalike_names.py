@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from workbench.context_graph.merge_suggestions import lookalike_suggestions
-from workbench.context_graph.name_keys import name_key, skeleton
-from workbench.ingest.safe_text import mark_mixed_scripts, mixed_scripts, printable
+from workbench.text.name_keys import name_key, skeleton
+from workbench.text.safe_text import mark_mixed_scripts, mixed_scripts, printable
 
 IMPOSTOR = "R\u0435dis"  # Latin R, Cyrillic е, Latin dis
 FULLWIDTH = "\uff32\uff45\uff44\uff49\uff53"  # Ｒｅｄｉｓ

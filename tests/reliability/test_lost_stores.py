@@ -12,11 +12,11 @@ import shutil
 import numpy as np
 import pytest
 
-from workbench.array_file import TextColumn, to_text, write_array_file
-from workbench.context_graph.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
+from workbench.runtime.array_file import TextColumn, to_text, write_array_file
+from workbench.vectors.entity_vectors import FILE_NAME, EntityVectors, EntityVectorsDamaged
 from workbench.ingest.failures import StepFailed
 from workbench.retrieve import retrieve
-from workbench.vectors import CHUNKS, VectorStoreMissing
+from workbench.vectors.index import CHUNKS, VectorStoreMissing
 
 QUERY = "which queue does service number 3 depend on"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 
-from workbench.mcp_server import MAX_LINE_BYTES, TOO_DEEP_METHOD, TOO_LARGE_METHOD
+from workbench.mcp_server.server import MAX_LINE_BYTES, TOO_DEEP_METHOD, TOO_LARGE_METHOD
 
 from tests.reliability.test_mcp_read_only import _exchange
 

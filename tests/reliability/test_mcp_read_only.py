@@ -13,8 +13,8 @@ import sys
 
 import anyio
 
-from workbench.context_graph.entity_vectors import FILE_NAME
-from workbench.mcp_server import MALFORMED_METHOD
+from workbench.vectors.entity_vectors import FILE_NAME
+from workbench.mcp_server.server import MALFORMED_METHOD
 
 from tests.conftest import ROOT
 from tests.test_mcp_server import TIMEOUT, error_text, mcp_session, payload

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from workbench.context import SYSTEM_PROMPT, answer, build_context, draw_nonce, prompt_labels, render_prompt
-from workbench.evaluate.answer_checks import check_answer, instructions_in
+from workbench.answer.material import SYSTEM_PROMPT, answer, build_context, draw_nonce, prompt_labels, render_prompt
+from workbench.answer.checks import check_answer, instructions_in
 from workbench.model import AnswerContext, SourceChunk
 from workbench.retrieve import retrieve
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.context_graph.canon import Canonicalizer
-from workbench.context_graph.name_keys import name_key
+from workbench.text.name_keys import name_key
 from workbench.ingest.loaders import SUPPORTED_EXTENSIONS, LoadError, LoadProblem, load_file, load_paths
 from workbench.retrieve.fusion import rrf
 

@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from workbench.array_file import ArrayFileUnusable, read_array_file, read_manifest, write_array_file
+from workbench.runtime.array_file import ArrayFileUnusable, read_array_file, read_manifest, write_array_file
 from workbench.context_graph import derivation_rows, entity_vectors, graph_snapshot, name_scan
 
 from tests.conftest import reopened

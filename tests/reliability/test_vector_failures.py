@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from workbench.retrieve import retrieve
-from workbench.vectors import VectorStoreUnavailable
+from workbench.vectors.index import VectorStoreUnavailable
 from workbench.workspace import Workspace
 
 from tests.conftest import free_port, stop_process, wait_for_http

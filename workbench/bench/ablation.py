@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from .multihop import BenchSet, ModeScore, score_mode
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
 __all__ = ["ABLATIONS", "MODE_VARIANTS", "run_ablation"]
 
@@ -51,7 +51,7 @@ def run_ablation(ws: Workspace, bench: BenchSet, variants: Mapping[str, Mapping]
     """graphrag's Recall@2/@5 on ``bench`` under each variant's settings, then each of
     :data:`MODE_VARIANTS` (when ``variants`` is not given), by variant name."""
     from ..retrieve import retrieve
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
     results: dict[str, ModeScore] = {}
     if variants is None:

@@ -57,12 +57,12 @@ def _app_test(script: str, app_file: Path, pages: Sequence[str], workspace: Path
 _FRESH_QUERY = """
 import json, sys, time
 started = time.perf_counter()
-from workbench.retrieve import retrieve
-from workbench.settings import load_settings
-from workbench.workspace import Workspace
+from ..retrieve import retrieve
+from ..settings import load_settings
+from ..workspace.workspace import Workspace
 embedder = None
 if sys.argv[3] == "static":
-    from workbench.embedding.static import StaticEmbedder
+    from ..embedding.static import StaticEmbedder
     embedder = StaticEmbedder()
 ws = Workspace(sys.argv[1], settings=load_settings(), embedder=embedder, create=False)
 result = retrieve(ws, sys.argv[2], mode="graphrag")
@@ -91,7 +91,7 @@ def bench_stored_communities(workspace_path: Path) -> dict:
     (it detects the communities, reports on them, embeds the reports and stores them), then in
     another (it reads them)."""
     from ..settings import load_settings
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
     ws = Workspace(workspace_path, settings=load_settings(), create=False)
     try:
@@ -116,7 +116,7 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
     the record, the cost a fresh process paid before snapshots."""
     from ..context_graph.graph_snapshot import load_snapshot
     from ..settings import load_settings
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
     stats = [timed([sys.executable, "-m", "workbench", "--workspace", str(workspace_path), "stats", "--json"])[0]
              for _ in range(runs)]
@@ -192,7 +192,7 @@ def bench_app_sample(cache_dir: Path, settings, app_file: Path = ROOT / "app.py"
     1.5x of the CLI's)."""
     import os
 
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
     sample, tasks = ROOT / "sample_corpus", ROOT / "sample_corpus" / "tasks.yaml"
     pages = sorted(str(p.relative_to(app_file.parent)) for p in (app_file.parent / "pages").glob("*.py"))

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..progress import tqdm_progress
+from ..runtime.progress import tqdm_progress
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
 __all__ = ["ROOT", "PerfError", "RssSampler", "cache_chunk_vectors", "cached_vectors", "fresh_ingest", "graph_seconds",
            "passages_file"]
@@ -117,9 +117,9 @@ def cache_name_vectors(folder: Path) -> int:
     """Copy the entity-name vectors of the workspace in ``folder`` into its embedding cache, where
     a served ingest reads every vector (an ingest keeps names in their index alone, and the
     child reading that index would count all of it in its RSS). Returns the rows added."""
-    from ..context_graph.entity_vectors import EntityVectors
+    from ..vectors.entity_vectors import EntityVectors
     from ..embedding import text_hash
-    from ..store import RECORD_FILE, Store
+    from ..record.store import RECORD_FILE, Store
 
     index = EntityVectors(folder)
     space = index.space()
@@ -144,8 +144,8 @@ def cache_chunk_vectors(folder: Path, settings) -> int:
     record's embedding cache, where a served ingest reads every vector (a workspace keeps them in
     Chroma alone). Returns the rows added."""
     from ..embedding import text_hash
-    from ..vectors import CHUNKS
-    from ..workspace import Workspace
+    from ..vectors.index import CHUNKS
+    from ..workspace.workspace import Workspace
 
     ws = Workspace(folder, settings=settings, create=False)
     try:
@@ -173,7 +173,7 @@ def fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, d
     ``embedder``: ``"model"`` (the settings' embedder, warmed up first) or ``"static"``. With
     ``served_from``, chunk and name vectors are read from that workspace's embedding cache (copied
     there first from its Chroma collection and its name index) and
-    the embedder computes only the misses (:class:`~workbench.ingest.pipeline.CacheFirstEmbedder`).
+    the embedder computes only the misses (:class:`~workbench.workspace.ingest_pipeline.CacheFirstEmbedder`).
     ``resident_model`` keeps the settings' model loaded beside a static embedder, as an app
     would. ``keep`` leaves the workspace in ``folder`` afterwards.
     """
@@ -193,11 +193,11 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
     import psutil
 
     from ..embedding import embedder_from_settings
-    from ..ingest.embedding_cache import CacheFirstEmbedder
+    from ..vectors.embedding_cache import CacheFirstEmbedder
     from ..embedding.static import StaticEmbedder
-    from ..store import RECORD_FILE, Store
+    from ..record.store import RECORD_FILE, Store
 
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
     cache = None
     embedder: Any

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..model.jsonable import NOT_IN_JSON, to_json
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
 __all__ = [
     "BASELINE_MODES",
@@ -187,14 +187,14 @@ def bench_workspace(bench: BenchSet, workspace: str | Path | None = None, settin
                     progress=None, on_ingest: Callable[[Any], None] | None = None):
     """Open (building or updating if needed) the workspace that holds ``bench``'s passages.
 
-    Returns the :class:`~workbench.workspace.Workspace`. After one complete ingest the passages
+    Returns the :class:`~workbench.workspace.workspace.Workspace`. After one complete ingest the passages
     file's hash is recorded, and later calls open the workspace without ingesting (or locking).
-    ``on_ingest`` is given the :class:`~workbench.ingest.pipeline.IngestReport` when this call ingested
+    ``on_ingest`` is given the :class:`~workbench.workspace.ingest_pipeline.IngestReport` when this call ingested
     (its seconds are a first ingest's in a new workspace: every text embedded).
     """
     from ..embedding import LEGACY_NAME
-    from ..ingest.pipeline import pipeline_fingerprint
-    from ..workspace import Workspace
+    from ..workspace.ingest_pipeline import pipeline_fingerprint
+    from ..workspace.workspace import Workspace
 
     folder = Path(workspace) if workspace is not None else default_cache_dir(bench)
     folder.mkdir(parents=True, exist_ok=True)

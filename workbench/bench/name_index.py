@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..context_graph.entity_vectors import DELTA_FROM_ROWS, EntityVectors
+from ..vectors.entity_vectors import DELTA_FROM_ROWS, EntityVectors
 
 __all__ = ["bench_name_index_sync"]
 

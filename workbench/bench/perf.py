@@ -42,12 +42,12 @@ from typing import TYPE_CHECKING, Any, Hashable, Sequence
 
 import numpy as np
 
-from ..progress import tqdm_progress
+from ..runtime.progress import tqdm_progress
 from .app_perf import bench_app, bench_app_sample, bench_fresh_process
 from .common import ROOT, PerfError, cached_vectors, fresh_ingest, passages_file
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
 __all__ = ["DEFAULT_PPR_SIZES", "PerfError", "percentile", "parse_sizes", "random_digraph", "bench_ppr",
            "bench_ingest", "bench_embedding", "bench_static_recall", "bench_queries", "bench_app", "bench_app_sample",
@@ -207,7 +207,7 @@ class _FreshQueries:
 def cached_workspace(data_dir: Path, cache_dir: Path, settings=None, embedder=None):
     """The benchmark corpus ingested once with ``embedder`` (default: the settings' one) in
     ``cache_dir/perf-<set>-<hash>``; reused after."""
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
     corpus = data_dir / "corpus.jsonl"
     try:
@@ -265,14 +265,14 @@ def bench_ingest(data_dir: Path, cache_dir: Path, settings, embedder, static) ->
 def bench_embedding(texts: Sequence[str], minilm, static, rounds: int = 3) -> dict:
     """Our ingest's embed path against ``model.encode`` on the same texts, and the static embedder.
 
-    Our path is :func:`~workbench.ingest.pipeline.embed_cached` into an empty store each round (text
+    Our path is :func:`~workbench.workspace.ingest_pipeline.embed_cached` into an empty store each round (text
     hashing, the cache lookup and write, batching), so every text reaches the model. (An ingest's
     chunk texts skip the cache write: Chroma keeps their vectors. So this is an upper bound.)
     """
     import tempfile
 
-    from ..ingest.embedding_cache import embed_cached
-    from ..store import Store
+    from ..vectors.embedding_cache import embed_cached
+    from ..record.store import Store
 
     model = minilm._load()
     texts = list(texts)

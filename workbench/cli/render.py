@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 
 __all__ = ["CommandError", "TEXT_KEYS", "emit", "for_people", "invoked_as", "table"]
 
@@ -26,7 +26,7 @@ TEXT_KEYS = frozenset({"text", "answer"})
 
 
 def for_people(value, key: str | None = None):
-    r"""``value`` with every string made :func:`~workbench.ingest.safe_text.printable` (keys too).
+    r"""``value`` with every string made :func:`~workbench.text.safe_text.printable` (keys too).
 
     Names, ids and messages get their newlines escaped; the bodies under :data:`TEXT_KEYS`
     keep theirs. Used on a payload before it is rendered as text; JSON output stays exact.

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..model import RetrievalResult
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .render import CommandError, emit, table
 from .bounds import like_setting
 from .core import open_workspace
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["register"]
 
@@ -125,7 +125,7 @@ def cmd_compare(args):
 
 
 def cmd_context(args):
-    from ..context import build_context, render_markdown
+    from ..answer.material import build_context, render_markdown
 
     ws = _scoped_workspace(args)
     context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
@@ -133,7 +133,7 @@ def cmd_context(args):
 
 
 def cmd_answer(args):
-    from ..context import answer, build_context
+    from ..answer.material import answer, build_context
     from ..extract.llm import LLMError
 
     ws = _scoped_workspace(args)
@@ -164,7 +164,7 @@ def _scoped_workspace(args):
     filters = [f.strip() for f in (getattr(args, "documents", None) or "").split(",") if f.strip()]
     if not filters:
         return ws
-    from ..scope import ScopeUnmatched, resolve_filters, scoped
+    from ..workspace.scope import ScopeUnmatched, resolve_filters, scoped
 
     try:
         return scoped(ws, resolve_filters(ws, filters))

@@ -3,8 +3,8 @@ and ``llm-serve`` (a local chat model behind an OpenAI-compatible API: ``llm.loc
 
 from __future__ import annotations
 
-from ..context_graph.entity_vectors import FILE_NAME as ENTITY_FILE
-from ..vectors import CHUNKS
+from ..vectors.entity_vectors import FILE_NAME as ENTITY_FILE
+from ..vectors.index import CHUNKS
 from .bounds import between, finite_between
 from .render import emit, invoked_as
 
@@ -12,14 +12,14 @@ __all__ = ["register"]
 
 
 def cmd_mcp(args):
-    from ..mcp_server import serve
+    from ..mcp_server.server import serve
     from ..settings import load_settings
 
     serve(args.workspace, settings=load_settings(args.settings))  # a WorkspaceError: one line, exit 2
 
 
 def cmd_chroma_check(args):
-    from ..mcp_server import open_read_only
+    from ..mcp_server.server import open_read_only
     from ..settings import load_settings
 
     settings = load_settings(args.settings)
@@ -59,11 +59,11 @@ def cmd_chroma_check(args):
 
 
 def cmd_llm_serve(args):
-    from ..local_model import LocalModelError, LocalModelServer
+    from ..embedding.local_model import LocalModelError, LocalModelServer
     from ..settings import load_settings
     from .render import CommandError
 
-    from ..installable import MODELS
+    from ..embedding.installable import MODELS
 
     llm = load_settings(args.settings).llm
     name = args.model or llm.local_model

@@ -8,7 +8,7 @@ from .core import open_workspace
 from .render import CommandError, emit, table
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["register"]
 

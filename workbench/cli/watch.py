@@ -1,5 +1,5 @@
 """``watch PATH...``: keep the workspace in step with folders as they change (see
-:mod:`workbench.workspace_watch`), a line per batch written (``--json``: a JSON object a line)."""
+:mod:`workbench.workspace.watch`), a line per batch written (``--json``: a JSON object a line)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import signal
 import sys
 import threading
 
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 from ..views.wording import counted
 from .core import open_workspace
 
@@ -38,8 +38,8 @@ def _batch_text(p: dict) -> str | None:
 
 def cmd_watch(args):
     from ..ingest.loaders import check_paths
-    from ..progress import tqdm_progress
-    from ..workspace_watch import watch_workspace
+    from ..runtime.progress import tqdm_progress
+    from ..workspace.watch import watch_workspace
 
     check_paths(args.paths)
     ws = open_workspace(args, create=True)

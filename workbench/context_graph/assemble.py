@@ -13,12 +13,12 @@ from pathlib import PurePosixPath
 from typing import Callable, Collection, Iterable, Iterator, Mapping
 
 from ..extract.names import GENERIC_TYPES, title_surface
-from ..gc_paused import gc_paused
+from ..runtime.gc_paused import gc_paused
 from ..model import Edge, Entity, Mention, Triple
 from ..settings import setting_default
-from ..store import DocumentRecord
+from ..record.store import DocumentRecord
 from .canon import Canonicalizer
-from .name_keys import display_form, name_key
+from ..text.name_keys import display_form, name_key
 from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
 from .passages import NameScan, link_passages
 

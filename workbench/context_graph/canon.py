@@ -1,4 +1,4 @@
-"""Canonical names: aliases, splits and the merge record, over the name keys of :mod:`workbench.context_graph.name_keys`;
+"""Canonical names: aliases, splits and the merge record, over the name keys of :mod:`workbench.text.name_keys`;
 the merge suggestions are :mod:`workbench.context_graph.merge_suggestions` (both importable from here too).
 
 Every merge is derived from the mentions and the alias table, so it can be inspected and
@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 
-from workbench.model import Merge, Mention, SurfaceForm
+from ..model import Merge, Mention, SurfaceForm
 
-from workbench.context_graph.name_keys import DEFAULT_ARTICLES, display_form, name_key
+from ..text.name_keys import DEFAULT_ARTICLES, display_form, name_key
 
 __all__ = ["Canonicalizer", "FormTally", "build_merges", "display_names", "form_reasons"]
 

@@ -5,7 +5,7 @@ canonicalizes only the rows added since the last derivation and aggregates the g
 Python, canonicalizing each surface (20,000 notes: 300,000 mentions and 264,000 triples, most of
 a write's graph step). ``rows.npz`` keeps, per row in record order, its rowid, chunk and string
 ids (surface, type; subject, object, relation, origin), a chunk's packed mentions and co-mention
-pairs (:mod:`workbench.packed_rows`) as an entry each with the rowid of their packed row, and per
+pairs (:mod:`workbench.record.packed_rows`) as an entry each with the rowid of their packed row, and per
 distinct surface its canonical key, name key and display forms. A write step (:meth:`DerivationRows.sync`):
 
 - drops the rows of documents written again or removed (a document's mark is its content hash and
@@ -20,7 +20,7 @@ merge record with numpy, to the same graph :func:`assemble_graph` makes (the ref
 against it after random sequences of writes). Note-typed surfaces and declared links depend on
 the documents' titles, so they are resolved again on every derivation (there are few).
 
-The file is an :mod:`~workbench.array_file` (no pickle, checksummed, atomic), keyed by the
+The file is an :mod:`~workbench.runtime.array_file` (no pickle, checksummed, atomic), keyed by the
 workspace, the name-key version and the canonicalization settings: any other file is not used,
 and the rows are read again whole.
 """
@@ -34,14 +34,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
-from ..gc_paused import gc_paused
-from ..packed_rows import unpack_mention_fields, unpack_pairs
+from ..runtime.array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
+from ..runtime.gc_paused import gc_paused
+from ..record.packed_rows import unpack_mention_fields, unpack_pairs
 from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Edge, Entity, Merge
-from ..store import Store
+from ..record.store import Store
 from .assemble import GraphParts, type_rank
 from .canon import Canonicalizer, FormTally
-from .name_keys import DEFAULT_ARTICLES, NAME_KEY_VERSION, display_form, name_key
+from ..text.name_keys import DEFAULT_ARTICLES, NAME_KEY_VERSION, display_form, name_key
 
 __all__ = ["FILE_NAME", "DerivationRows", "RowsStale", "Strings", "followed_rows", "rows_key"]
 
@@ -389,13 +389,13 @@ class DerivationRows:
     # -- the graph's parts ----------------------------------------------------------------------
     def mentioned(self) -> dict[str, np.ndarray]:
         """Every mention's columns: those kept a row apiece, then the packed ones, each in record
-        order as :meth:`~workbench.store.Store.iter_mentions` gives them."""
+        order as :meth:`~workbench.record.store.Store.iter_mentions` gives them."""
         return {name: np.concatenate([self.mentions[name], self.packed_mentions[name]]) for name in _MENTION_COLUMNS}
 
     def stated(self) -> dict[str, np.ndarray]:
         """Every stated triple's columns: the triple rows, then the co-mention pairs (relation
         ``co_mentioned``, origin ``comention``, confidence 1), each in record order as
-        :meth:`~workbench.store.Store.iter_triples` gives them."""
+        :meth:`~workbench.record.store.Store.iter_triples` gives them."""
         c, pairs = self.comentions, len(self.comentions["rowid"])
         packed = {**{name: c[name] for name in _COMENTION_COLUMNS},
                   "relation": np.full(pairs, self.tables["relations"].id(COMENTION_RELATION), dtype=np.int64),

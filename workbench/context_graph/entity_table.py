@@ -4,7 +4,7 @@ Making every entity object and a key -> entity dict at a snapshot's load would b
 of the load, where a question reads a few dozen of them. :class:`EntityTable` is the key -> Entity mapping a loaded
 :class:`~workbench.context_graph.graph.ContextGraph` keeps instead, over the key positions the
 passage links already hold; the display names are one UTF-8 buffer with offsets
-(:class:`~workbench.array_file.TextColumn`), the types and time stamps codes into their distinct values
+(:class:`~workbench.runtime.array_file.TextColumn`), the types and time stamps codes into their distinct values
 (:class:`CodedColumn`), so none of them is parsed at load.
 
 Examples
@@ -24,7 +24,7 @@ from collections.abc import ItemsView, Iterator, Mapping, Sequence, ValuesView
 
 import numpy as np
 
-from ..array_file import TextColumn, from_text, to_text
+from ..runtime.array_file import TextColumn, from_text, to_text
 from ..model import Entity
 
 __all__ = ["CodedColumn", "EntityTable", "entity_columns"]

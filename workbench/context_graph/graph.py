@@ -115,7 +115,7 @@ class ContextGraph(GraphWalks):
         of :meth:`impacted_by`, and what :meth:`dependencies_of` follows.
     key_of : callable, optional
         The canonicalizer's name -> key function (aliases, splits), tried first by
-        :meth:`resolve`; :func:`workbench.context_graph.name_keys.name_key` is always tried after it.
+        :meth:`resolve`; :func:`workbench.text.name_keys.name_key` is always tried after it.
     passages : PassageLayer, optional
         The passages (chunks) and the entities each mentions: nodes of the graph that
         PageRank walks (:meth:`pagerank_index`), not of :attr:`nx`.
@@ -327,7 +327,7 @@ class ContextGraph(GraphWalks):
         >>> graph.resolve("the auth-service")
         'authservice'
         """
-        from .name_keys import name_key  # imported late: canon is the newer module
+        from ..text.name_keys import name_key  # imported late: canon is the newer module
 
         if name in self._entity:
             return name
@@ -348,7 +348,7 @@ class ContextGraph(GraphWalks):
 
     def _suggestions(self, name: str) -> list[str]:
         """Up to five near names (difflib on names and keys), then up to five containing it."""
-        from .name_keys import name_key
+        from ..text.name_keys import name_key
 
         by_form: dict[str, str] = {}
         for key, entity in self._entity.items():

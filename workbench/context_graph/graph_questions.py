@@ -10,18 +10,19 @@ these functions and emits the answer's ``to_json()``, so the two can never drift
   searched as deep and as wide as ``settings.graph`` says unless told otherwise.
 
 ``ws`` is anything with ``graph`` (a :class:`~workbench.context_graph.graph.ContextGraph`) and ``settings``: a
-:class:`~workbench.workspace.Workspace` or a scoped view of one. An entity no name resolves to
+:class:`~workbench.workspace.workspace.Workspace` or a scoped view of one. An entity no name resolves to
 raises :class:`~workbench.context_graph.graph.EntityNotFound`, with suggestions.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from ..model import Comention, Comentions, Impact, Neighbour, Neighborhood, PathAnswer
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..settings import Settings
+    from .graph import ContextGraph
 
 __all__ = ["impact", "neighborhood", "comentions", "paths_between", "IMPACT_READINGS"]
 
@@ -30,7 +31,17 @@ __all__ = ["impact", "neighborhood", "comentions", "paths_between", "IMPACT_READ
 IMPACT_READINGS = ("all", "dependencies")
 
 
-def impact(ws: WorkspaceView, entity: str, relations: Literal["all", "dependencies"] = "all") -> Impact:
+class GraphReader(Protocol):
+    """What a graph question reads of a workspace (or of a scoped view of one)."""
+
+    @property
+    def graph(self) -> ContextGraph: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+
+def impact(ws: GraphReader, entity: str, relations: Literal["all", "dependencies"] = "all") -> Impact:
     """What breaks if ``entity`` fails, each impacted entity with its cited path, and the survivors.
 
     ``relations``: ``all`` spreads the failure along every cited relation (seed 001's
@@ -48,7 +59,7 @@ def impact(ws: WorkspaceView, entity: str, relations: Literal["all", "dependenci
     return graph.impacted_by(entity, None if relations == "all" else graph.impact_relations)
 
 
-def neighborhood(ws: WorkspaceView, entity: str, hops: int = 1, direction: Literal["out", "in", "both"] = "out") -> Neighborhood:
+def neighborhood(ws: GraphReader, entity: str, hops: int = 1, direction: Literal["out", "in", "both"] = "out") -> Neighborhood:
     """The entities within ``hops`` edges of ``entity`` (``out`` along stored edges, ``in`` against
     them, ``both`` either way) and the cited edges walked; co-mention edges are not walked.
 
@@ -63,7 +74,7 @@ def neighborhood(ws: WorkspaceView, entity: str, hops: int = 1, direction: Liter
                         edges=[graph.cited_hop(edge) for edge in walk.edges])
 
 
-def comentions(ws: WorkspaceView, entity: str) -> Comentions:
+def comentions(ws: GraphReader, entity: str) -> Comentions:
     """The entities named in the same chunks as ``entity``, most corroborated first, each with
     its co-mention edge (weight, chunks, first and last seen)."""
     graph = ws.graph
@@ -72,7 +83,7 @@ def comentions(ws: WorkspaceView, entity: str) -> Comentions:
                       comentions=[Comention(name, graph.cited_hop(edge)) for name, edge in found])
 
 
-def paths_between(ws: WorkspaceView, a: str, b: str, max_hops: int | None = None, k: int | None = None) -> PathAnswer:
+def paths_between(ws: GraphReader, a: str, b: str, max_hops: int | None = None, k: int | None = None) -> PathAnswer:
     """Up to ``k`` cited paths from ``a`` to ``b`` of at most ``max_hops`` hops, best corroborated
     first; ``None`` takes ``settings.graph.max_paths`` and ``settings.graph.max_path_hops``."""
     graph, settings = ws.graph, ws.settings.graph

@@ -38,10 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import array_file
-from ..array_file import (ArrayFileUnusable, TextColumn, from_text, ragged, read_array_file, to_text,
+from ..runtime import array_file
+from ..runtime.array_file import (ArrayFileUnusable, TextColumn, from_text, ragged, read_array_file, to_text,
                           write_array_file)
-from ..gc_paused import gc_paused
+from ..runtime.gc_paused import gc_paused
 from ..model import Edge, Merge, SurfaceForm
 from .entity_table import EntityTable, entity_columns
 from .graph import ContextGraph

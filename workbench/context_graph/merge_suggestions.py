@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.model.jsonable import to_json
-from workbench.context_graph.name_keys import DEFAULT_ARTICLES, name_key, skeleton
-from workbench.ingest.safe_text import mixed_scripts
-from workbench.settings import setting_default
+from ..model.jsonable import to_json
+from ..text.name_keys import DEFAULT_ARTICLES, name_key, skeleton
+from ..text.safe_text import mixed_scripts
+from ..settings import setting_default
 
 __all__ = [
     "MergeSuggestion",

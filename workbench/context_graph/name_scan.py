@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
+from ..runtime.array_file import ArrayFileUnusable, from_text, ragged, read_array_file, to_text, write_array_file
 from .passages import NameScan
 from .synonyms import SynonymScan
 

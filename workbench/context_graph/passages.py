@@ -33,7 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..array_file import TextColumn
+from ..runtime.array_file import TextColumn
 
 from ..extract.names import STOP_NAMES, joined_words, name_words
 from ..settings import setting_default

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..context_graph.graph import COMENTION_RELATION, ContextGraph
-from ..ingest.sentences import sentence_naming, split_sentences
+from ..text.sentences import sentence_naming, split_sentences
 from ..model import Chunk, CommunityReport, ReportPoint
 from ..settings import CommunitySettings, setting_default
 from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, sentence_information, top_terms

@@ -5,7 +5,7 @@ its speaker and timestamp. Consecutive messages belong to one session until a pa
 than ``session_gap_minutes``. Each session's :class:`~workbench.model.Episode` names its
 participants (by messages sent), the entities discussed (typed entities first, dates left
 out) and the sentences that state a decision ("we decided", "let's", "agreed", "will
-move"... see :data:`workbench.ingest.sentences.DECISION_CUES`), each with its time and chunk.
+move"... see :data:`workbench.text.sentences.DECISION_CUES`), each with its time and chunk.
 
 Examples
 --------
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from ..context_graph.graph import ContextGraph
-from ..ingest.sentences import split_sentences, states_decision
+from ..text.sentences import split_sentences, states_decision
 from ..model import Chunk, Decision, Episode
 from ..settings import setting_default
 

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from workbench.array_file import (ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text,
+from ..runtime.array_file import (ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text,
                                   write_array_file)
-from workbench.text.tokenize import TOKENIZER_VERSION, tokenize
+from ..text.tokenize import TOKENIZER_VERSION, tokenize
 
 if TYPE_CHECKING:
-    from workbench.model import Chunk
+    from ..model import Chunk
 
 _KIND = "keyword index"
 _FORMAT = 2  # 2: each passage's token ids kept, so a rebuild tokenizes only new passages

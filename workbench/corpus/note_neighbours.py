@@ -37,8 +37,8 @@ import numpy as np
 
 from ..extract.notes import BLOCK_ELEMENTS, NEAREST_NOTES, SLACK, unit_rows
 from ..model import Triple
-from ..store import Store
-from ..store_notes import NOTE_NEIGHBOURS_KEY as NEIGHBOURS_KEY
+from ..record.store import Store
+from ..record.note_rows import NOTE_NEIGHBOURS_KEY as NEIGHBOURS_KEY
 
 __all__ = ["NEIGHBOURS_KEY", "NeighbourRefresh", "refresh_note_neighbours", "best_per_note", "nearest_in_rows"]
 

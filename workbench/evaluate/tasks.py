@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import yaml
 
-from ..ingest import safe_yaml
+from ..text import safe_yaml
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["EvalTask", "TaskError", "load_tasks", "parse_tasks", "resolve_tasks", "load_resolved_tasks"]
 

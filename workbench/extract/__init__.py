@@ -22,16 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from workbench.context_graph.name_keys import name_key
-from workbench.extract.base import Extraction, Extractor, PatternTimeout
-from workbench.extract.entities import EntityExtractor
-from workbench.extract.llm import ChatClient, LLMError, LLMExtractor
-from workbench.extract.names import GENERIC_TYPES, NameExtractor
-from workbench.extract.nlp import NLPExtractor, NLPUnavailable
-from workbench.extract.notes import DeclaredRelationExtractor, similar_note_candidates
-from workbench.extract.patterns import RelationPatternExtractor
-from workbench.model import Chunk, Document, Mention
-from workbench.settings import ExtractionSettings
+from ..text.name_keys import name_key
+from .base import Extraction, Extractor, PatternTimeout
+from .entities import EntityExtractor
+from .llm import ChatClient, LLMError, LLMExtractor
+from .names import GENERIC_TYPES, NameExtractor
+from .nlp import NLPExtractor, NLPUnavailable
+from .notes import DeclaredRelationExtractor, similar_note_candidates
+from .patterns import RelationPatternExtractor
+from ..model import Chunk, Document, Mention
+from ..settings import ExtractionSettings
 
 #: Raise when an extractor's code changes what it finds: every document is then extracted again
 #: on the next ingest (embeddings are kept, being cached by text).
@@ -86,7 +86,7 @@ def extract_all(document: Document, chunks: Sequence[Chunk], extractors: Sequenc
     """Run every extractor over the document, then mention every triple endpoint.
 
     A triple's subject or object that no mention in its chunk names (by
-    :func:`~workbench.context_graph.name_keys.name_key`) gets a mention typed from the triple, at its offset
+    :func:`~workbench.text.name_keys.name_key`) gets a mention typed from the triple, at its offset
     in the chunk text when found there (else -1). A general ``name`` or ``date`` mention of a
     name a typed extractor already found in the same chunk is dropped, so no mention counts
     twice (``title`` mentions stay: they tie each chunk to its document's title).

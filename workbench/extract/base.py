@@ -21,7 +21,7 @@ from typing import Protocol, runtime_checkable
 
 import regex
 
-from workbench.model import Chunk, Document, Mention, Triple
+from ..model import Chunk, Document, Mention, Triple
 
 __all__ = ["Extraction", "Extractor", "PatternTimeout", "GuardedPattern", "compile_user_regex"]
 

@@ -3,7 +3,7 @@
 Terms of every pattern are compiled into one case-insensitive regex of whole words; regex
 patterns run with a time budget per chunk. Where matches overlap, the longest wins. With
 co-mention on, each chunk gives one ``co_mentioned`` triple per unordered pair of distinct
-entities it names (by :func:`~workbench.context_graph.name_keys.name_key`) at most ``comention_window``
+entities it names (by :func:`~workbench.text.name_keys.name_key`) at most ``comention_window``
 sentences apart, subject before object by key; in a conversation log, where a chunk is a
 message, every pair of the message's entities, however far apart (seed 002: the entities of one
 message are linked). Of those, the ``max_comention_pairs`` nearest are kept per chunk, and the
@@ -38,12 +38,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 
-from workbench.context_graph.name_keys import DEFAULT_ARTICLES, display_form, name_key
-from workbench.extract.base import Extraction, GuardedPattern
-from workbench.extract.guard import Guard
-from workbench.model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, Document, Mention, Triple
-from workbench.ingest.sentences import sentence_starts
-from workbench.settings import EntityPattern, setting_default
+from ..text.name_keys import DEFAULT_ARTICLES, display_form, name_key
+from .base import Extraction, GuardedPattern
+from .guard import Guard
+from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, Document, Mention, Triple
+from ..text.sentences import sentence_starts
+from ..settings import EntityPattern, setting_default
 
 __all__ = ["EntityExtractor", "COMMON_WORD_TERMS", "window_pairs"]
 

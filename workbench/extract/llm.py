@@ -29,9 +29,9 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from workbench.extract.base import Extraction
-from workbench.model import Chunk, Document, Triple
-from workbench.settings import LLMSettings, setting_default
+from .base import Extraction
+from ..model import Chunk, Document, Triple
+from ..settings import LLMSettings, setting_default
 
 __all__ = ["ChatClient", "LLMError", "LLMExtractor", "OpenAICompatibleClient", "client_from_settings", "parse_triples"]
 

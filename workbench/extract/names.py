@@ -23,8 +23,8 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from workbench.extract.base import Extraction
-from workbench.model import Chunk, Document, Mention
+from .base import Extraction
+from ..model import Chunk, Document, Mention
 
 __all__ = ["NameExtractor", "GENERIC_TYPES", "STOP_NAMES", "capitalised_inside", "extract_names", "joined_words", "name_words",
            "names_at", "title_surface"]

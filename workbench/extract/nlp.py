@@ -25,8 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from workbench.extract.base import Extraction
-from workbench.model import Chunk, Document, Mention, Triple
+from .base import Extraction
+from ..model import Chunk, Document, Mention, Triple
 
 __all__ = ["NLPExtractor", "NLPUnavailable", "PIPELINE_PACKAGE", "PINNED_WEIGHTS", "RELATION_CONFIDENCE",
            "ENTITY_TYPES", "check_weights", "load_pipeline"]

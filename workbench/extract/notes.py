@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from workbench.extract.base import Extraction
-from workbench.model import DECLARED_RELATION_TYPES, Chunk, Document, Triple
+from .base import Extraction
+from ..model import DECLARED_RELATION_TYPES, Chunk, Document, Triple
 
 __all__ = ["DeclaredRelationExtractor", "similar_note_candidates", "NEAREST_NOTES"]
 

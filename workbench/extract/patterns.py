@@ -24,11 +24,11 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from workbench.context_graph.name_keys import DEFAULT_ARTICLES
-from workbench.extract.base import Extraction, GuardedPattern
-from workbench.extract.guard import Guard
-from workbench.model import Chunk, Document, Triple
-from workbench.settings import RelationPattern, setting_default
+from ..text.name_keys import DEFAULT_ARTICLES
+from .base import Extraction, GuardedPattern
+from .guard import Guard
+from ..model import Chunk, Document, Triple
+from ..settings import RelationPattern, setting_default
 
 __all__ = ["RelationPatternExtractor", "DEFAULT_CHINESE_PHRASES", "MAX_NAME_WORDS", "MAX_CJK_NAME_CHARS"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from workbench.model import DECLARED_RELATION_TYPES, Triple
+from ..model import DECLARED_RELATION_TYPES, Triple
 
 from .llm import LLM_CONFIDENCE, LLM_ORIGIN, _load_json
 

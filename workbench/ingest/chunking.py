@@ -37,8 +37,8 @@ import hashlib
 import re
 from typing import Iterator
 
-from workbench.model import Chunk, Document
-from workbench.settings import setting_default
+from ..model import Chunk, Document
+from ..settings import setting_default
 
 __all__ = ["TINY_PARAGRAPH_CHARS", "chunk_document", "chunk_id", "iter_sentences"]
 

@@ -24,8 +24,8 @@ from typing import Any, Sequence
 import frontmatter
 import yaml
 
-from workbench.ingest import safe_yaml
-from workbench.model import DECLARED_RELATION_TYPES, DeclaredRelation, Document, Segment
+from ..text import safe_yaml
+from ..model import DECLARED_RELATION_TYPES, DeclaredRelation, Document, Segment
 
 __all__ = ["LOADERS", "SUPPORTED_EXTENSIONS", "MAX_FRONT_MATTER_BYTES", "LoadProblem", "content_hash", "resolved_path",
            "normalize_timestamp", "Undated"]

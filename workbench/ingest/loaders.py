@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
-from workbench.ingest.file_formats import (LOADERS, MAX_FRONT_MATTER_BYTES, SUPPORTED_EXTENSIONS, LoadProblem,
+from .file_formats import (LOADERS, MAX_FRONT_MATTER_BYTES, SUPPORTED_EXTENSIONS, LoadProblem,
                                     normalise_newlines, content_hash, normalize_timestamp, resolved_path)
-from workbench.model import Document
-from workbench.store import RECORD_FILE
+from ..model import Document
+from ..record.store import RECORD_FILE
 
 __all__ = [
     "MAX_FILE_BYTES",

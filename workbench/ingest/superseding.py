@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ..model import Triple
-from .sentences import split_sentences
+from ..text.sentences import split_sentences
 
 __all__ = ["NoteRecord", "SUPERSEDES", "superseding_candidates", "cue_chunks", "notes_for_superseding"]
 

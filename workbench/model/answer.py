@@ -1,7 +1,7 @@
 """The material for an answer, typed: :class:`AnswerContext` and its parts.
 
-:func:`workbench.context.build_context` makes it from a retrieval result; the prompt, the
-Markdown and the answer checks (:func:`workbench.evaluate.answer_checks.check_answer`) read it.
+:func:`workbench.answer.material.build_context` makes it from a retrieval result; the prompt, the
+Markdown and the answer checks (:func:`workbench.answer.checks.check_answer`) read it.
 Its ``to_json()`` (also :attr:`AnswerContext.data`) is what ``context --json`` prints.
 
 Examples
@@ -117,7 +117,7 @@ class AnswerContext:
     outdated: dict[str, list[str]] = field(default_factory=dict)
     """Document of a source -> the later notes that outdate it."""
     markdown: str = field(default="", compare=False, metadata=NOT_IN_JSON)
-    """The material as Markdown, for people (made by :func:`workbench.context.build_context`)."""
+    """The material as Markdown, for people (made by :func:`workbench.answer.material.build_context`)."""
 
     def to_json(self) -> dict[str, Any]:
         return to_json(self)

@@ -56,7 +56,7 @@ class Entity:
     """A node of the context graph: one canonical name."""
 
     key: str
-    """The canonical name key (see :func:`workbench.context_graph.name_keys.name_key`)."""
+    """The canonical name key (see :func:`workbench.text.name_keys.name_key`)."""
     name: str
     """Display name: the most frequent surface form."""
     type: str = "concept"

@@ -22,7 +22,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..model import COMENTION_RELATION, RetrievalResult, WindowUse
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .base import Retriever
 from .comention import ComentionRetriever
 from .expand import DirectRetriever, ExpandRetriever
@@ -35,7 +35,7 @@ from .paths import PathsRetriever
 from .vector import VectorRetriever, store_failures
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["MODES", "RETRIEVERS", "Retriever", "get_retriever", "register", "retrieve", "undated_policy"]
 
@@ -69,8 +69,8 @@ def _prefetch(ws: WorkspaceView) -> threading.Thread | None:
     background thread while this one loads the graph: in a fresh process the three overlap
     (importing Chroma alone takes most of a second). Returns the thread, for the search to join
     before it returns: a process must not exit while a native library is loading in it."""
-    from ..scope import ScopedWorkspace
-    from ..workspace import Workspace
+    from ..workspace.scope import ScopedWorkspace
+    from ..workspace.workspace import Workspace
 
     if not isinstance(ws, Workspace | ScopedWorkspace) or ws._prefetched:  # stand-ins have nothing to load
         return None
@@ -104,7 +104,7 @@ def retrieve(ws: WorkspaceView, query: str, mode: str = "hybrid", k: int | None 
 
     A mode whose vector store fails falls back (hybrid and graphrag to the keyword ranking, the
     others to no hits) and says so in ``reason``; with ``allow_fallback=False`` the failure is
-    raised instead, as :class:`~workbench.vectors.VectorStoreUnavailable`.
+    raised instead, as :class:`~workbench.vectors.index.VectorStoreUnavailable`.
     """
     retriever = get_retriever(mode)
     # keyword is the one mode that needs neither the vectors nor the model

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from ..model import Hit, RetrievalResult, RetrievalStats, Why
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["Retriever", "StageTimer", "Ranked", "empty_result", "is_empty_query", "make_hits", "sort_ranked"]
 

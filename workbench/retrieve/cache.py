@@ -31,8 +31,8 @@ from ..model import Edge
 
 if TYPE_CHECKING:
     from ..corpus.keyword_index import KeywordIndex
-    from ..store import DocumentRecord
-    from ..workspace_view import WorkspaceView
+    from ..record.store import DocumentRecord
+    from ..corpus.workspace_view import WorkspaceView
 
 
 __all__ = ["RetrievalIndexes", "indexes_for", "warm"]
@@ -56,7 +56,7 @@ class RetrievalIndexes:
 
     @cached_property
     def keyword(self) -> KeywordIndex:
-        """BM25 over every chunk of this version (:meth:`~workbench.workspace_view.WorkspaceView.keyword_index`:
+        """BM25 over every chunk of this version (:meth:`~workbench.corpus.workspace_view.WorkspaceView.keyword_index`:
         a workspace's write step keeps it in the folder)."""
         # cached_property alone is not thread-safe: the lock keeps two builds from racing.
         with self._lock:

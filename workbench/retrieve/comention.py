@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 from ..embedding import EmbeddingUnavailable
 from ..model import Edge, RetrievalResult, RetrievalStats, Why
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
 from .vector import direct_by_document, unavailable
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["ComentionRetriever", "comention_score"]
 

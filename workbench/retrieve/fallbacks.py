@@ -10,14 +10,14 @@ import numpy as np
 
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .base import StageTimer, empty_result, is_empty_query, make_hits
 from .hybrid import hybrid_ranking
 from .keyword import keyword_ranking
 from .vector import embed_query
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["opening", "vector_only", "keyword_only"]
 

@@ -38,13 +38,13 @@ from ..corpus.keyphrases import content_words, phrase_counts
 from ..corpus.communities import report_order
 from ..corpus.summaries import current_summaries, rank_by_similarity
 from ..embedding import EmbeddingUnavailable
-from ..ingest.sentences import split_sentences
+from ..text.sentences import split_sentences
 from ..model import CommunityReport, CommunityUse, GraphContext, Hit, RetrievalResult, RetrievalStats, Why
 from .base import StageTimer, empty_result, is_empty_query
 from .vector import embed_query
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["ABOUT_THE_CORPUS", "THEME_WORDS", "GlobalRetriever", "asks_for_themes", "named_theme"]
 

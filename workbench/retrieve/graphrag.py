@@ -55,7 +55,7 @@ import numpy as np
 from ..context_graph.passage_links import ChunksOf
 from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, PathStep, RetrievalResult, RetrievalStats,
                      Seed, Why)
-from ..vectors import CHUNKS, VectorStoreUnavailable
+from ..vectors.index import CHUNKS, VectorStoreUnavailable
 from .base import Ranked, StageTimer, make_hits
 from .bridges import asked_beside_names, chain_order, chain_starts
 from .partial_names import partial_name_seeds
@@ -67,7 +67,7 @@ from .questions import read_question
 from .vector import embed_query, entity_query, vector_ranking
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["GraphRAGRetriever", "PPR_TOLERANCE", "PPR_MAX_ITERATIONS", "Seeds", "find_seeds", "name_seeds",
            "personalization", "top_entities", "rank_provenance", "walk_ranking", "path_chunks", "too_large",

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..model import ContextNode, GraphContext, RetrievalResult, RetrievalStats, Seed, Why
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .base import Ranked, make_hits
 from .cache import indexes_for
 from .fusion import rrf
@@ -49,7 +49,7 @@ from .hybrid import FUSION_DEPTH, hybrid_ranking
 from .fallbacks import keyword_only, opening, vector_only
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["GraphRAGSeedRetriever", "seed_weights", "SEED_PPR_TOLERANCE", "SEED_PPR_MAX_ITERATIONS"]
 

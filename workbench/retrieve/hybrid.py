@@ -21,7 +21,7 @@ import numpy as np
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
 from ..settings import setting_default
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .fusion import rrf
 from .keyword import keyword_ranking
@@ -29,7 +29,7 @@ from .literal import identifiers
 from .vector import embed_query, literal_boosted, vector_ranking
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["HybridRetriever", "fuse_rankings", "hybrid_ranking", "FUSION_DEPTH"]
 

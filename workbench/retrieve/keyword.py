@@ -15,7 +15,7 @@ from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .cache import indexes_for
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["KeywordRetriever", "keyword_ranking"]
 

@@ -22,7 +22,7 @@ from .cache import indexes_for
 from ..text.tokenize import ENGLISH_STOPWORDS
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["FAILURE_WORDS", "find_entities", "is_failure_question"]
 
@@ -51,7 +51,7 @@ def find_entities(ws: WorkspaceView, query: str) -> list[str]:
     Longer names win over the names inside them ("auth service" over "service"); failure
     words ("outage") and stopwords never count as names.
     """
-    from ..context_graph.name_keys import name_key
+    from ..text.name_keys import name_key
 
     graph = ws.graph
     indexes = indexes_for(ws)

@@ -31,7 +31,7 @@ from ..text.tokenize import ENGLISH_STOPWORDS
 from .vector import embed_query, entity_query
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["MIN_PHRASE_WORDS", "CANDIDATES", "phrases", "holds_in_order", "partial_name_seeds"]
 

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING
 from ..context_graph.graph import EntityNotFound
 from ..embedding import EmbeddingUnavailable
 from ..model import ContextNode, GraphContext, GraphPath, PathStep, RetrievalResult, RetrievalStats, Why
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
 from .naming import FAILURE_WORDS, find_entities, is_failure_question
 from .questions import Reading, cue_of, read_question
 from .vector import embed_query, entity_query
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["PathsRetriever", "entity_by_similarity", "find_entities", "is_failure_question", "FAILURE_WORDS"]
 

@@ -40,12 +40,12 @@ from ..context_graph.graph import ContextGraph
 from ..embedding import EmbeddingUnavailable
 from ..extract.names import STOP_NAMES
 from ..model import COMENTION_RELATION, GraphPath, Impact
-from ..vectors import VectorStoreUnavailable
+from ..vectors.index import VectorStoreUnavailable
 from .hybrid import hybrid_ranking
 from .naming import find_entities, is_failure_question
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
     import networkx as nx
 from .vector import embed_query, entity_query
 

@@ -27,13 +27,13 @@ import numpy as np
 
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
-from ..vectors import CHUNKS, NeedsRepair, VectorMatch, VectorStoreUnavailable
+from ..vectors.index import CHUNKS, NeedsRepair, VectorMatch, VectorStoreUnavailable
 from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
 from .cache import indexes_for
 from .literal import boost_literal, identifiers
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document", "store_failures"]
 

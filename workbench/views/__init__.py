@@ -2,7 +2,7 @@
 
 One module per concept, each turning core objects into tables (:class:`pandas.DataFrame`),
 text or HTML, with names and texts from documents passed through
-:func:`~workbench.ingest.safe_text.printable`:
+:func:`~workbench.text.safe_text.printable`:
 
 - :mod:`~workbench.views.graph`: filtered views of the context graph drawn as offline pyvis HTML,
   colours per entity type and their legend;

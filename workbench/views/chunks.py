@@ -25,7 +25,7 @@ from ..context_graph.graph import COMENTION_RELATION
 from ..model import Chunk, Hop
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["ChunkNotFound", "ChunkView", "chunk_view", "highlighted_html", "human_date", "neighbour_texts"]
 

@@ -26,11 +26,11 @@ from datetime import date
 from typing import TYPE_CHECKING
 
 from ..context_graph.graph import COMENTION_RELATION, EntityNotFound
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 from ..model import GraphPath, Hit, RetrievalResult, Why
 
 if TYPE_CHECKING:
-    from ..workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["AnswerFirst", "answer_first", "question_entities", "missed_documents", "superseded_by", "newer_first", "short_why",
            "highlight_terms"]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context_graph.graph import COMENTION_RELATION, ContextGraph
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 from ..model import Edge, Entity
 from .wording import counted
 

@@ -1,6 +1,6 @@
 """Canonicalization for people: the merges as a table, the suggestions, the change log as sentences.
 
-Every name passes through :func:`~workbench.ingest.safe_text.printable`: a form written with a control
+Every name passes through :func:`~workbench.text.safe_text.printable`: a form written with a control
 character or a bidi override is shown as escapes, never obeyed.
 """
 
@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 
 __all__ = ["merges_frame", "local_time", "log_sentence", "merge_log_frame", "undoable",
            "merge_preview"]

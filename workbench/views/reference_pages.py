@@ -237,7 +237,7 @@ def settings_reference() -> str:
     lines = [
         "# Settings",
         "",
-        GENERATED_NOTE.format(source="the settings model, workbench/settings.py"),
+        GENERATED_NOTE.format(source="the settings model, workbench/settings/"),
         "",
         "The workbench reads `settings.yaml` at the project root, or the file given with `--settings FILE`. "
         "A file needs only the keys it changes; every other key keeps its default. An unknown key, a "

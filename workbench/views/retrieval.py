@@ -3,7 +3,7 @@ graph strategy walked (seeds, entities, cited triples, cited paths, impacts).
 
 Everything here reads the typed contract of :mod:`workbench.model.retrieval`; a hit's reason is
 its :meth:`~workbench.model.Why.describe`. Names and texts from documents pass through
-:func:`~workbench.ingest.safe_text.printable`.
+:func:`~workbench.text.safe_text.printable`.
 
 Examples
 --------
@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Mapping
 
 import pandas as pd
 
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 from ..model import GraphContext, GraphPath, Hit, Hop, Impact, RetrievalResult, Seed
 
 __all__ = ["shared_hits", "hits_frame", "hit_card", "side_by_side", "rank_overlap", "seeds_text", "walk_frames",

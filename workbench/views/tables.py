@@ -1,7 +1,7 @@
 """Tables of the corpus and the graph for the pages and notebooks: documents, an entity's
 neighbours and the chunks behind its edges, communities, timelines.
 
-Names and texts from documents pass through :func:`~workbench.ingest.safe_text.printable` (chunk texts
+Names and texts from documents pass through :func:`~workbench.text.safe_text.printable` (chunk texts
 keep their newlines), so a table shows what is stored and obeys nothing in it.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..context_graph.graph import COMENTION_RELATION, ContextGraph, Neighborhood
-from ..ingest.safe_text import printable
+from ..text.safe_text import printable
 from ..model import Edge
 from .chunks import human_date
 
@@ -21,7 +21,7 @@ __all__ = ["documents_frame", "neighbours_frame", "edges_at_frame", "edge_chunks
 
 
 def documents_frame(records: Iterable) -> pd.DataFrame:
-    """One row per stored document (a :class:`~workbench.store.DocumentRecord`)."""
+    """One row per stored document (a :class:`~workbench.record.store.DocumentRecord`)."""
     rows = [{"document": printable(r.id), "title": printable(r.title), "kind": r.kind, "date": printable(human_date(r.date)),
              "chunks": r.chunks, "tags": printable(", ".join(r.tags))} for r in records]
     return pd.DataFrame(rows, columns=["document", "title", "kind", "date", "chunks", "tags"])

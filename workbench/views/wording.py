@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..progress import COUNTED_STAGES, time_left
+from ..runtime.progress import COUNTED_STAGES, time_left
 
 __all__ = ["counted", "redone_for_settings", "stage_text", "names_text", "plain_reason", "fallback_notice"]
 

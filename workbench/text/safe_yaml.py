@@ -13,11 +13,11 @@ Examples
 >>> load("x: &a [1, 2]\\ny: *a")
 Traceback (most recent call last):
 ...
-workbench.ingest.safe_yaml.YAMLRefused: uses the YAML alias *a (line 2); aliases are refused, since they can expand without bound
+workbench.text.safe_yaml.YAMLRefused: uses the YAML alias *a (line 2); aliases are refused, since they can expand without bound
 >>> load("tags: [a]", max_bytes=4)
 Traceback (most recent call last):
 ...
-workbench.ingest.safe_yaml.YAMLRefused: is 9 bytes, larger than the 4-byte limit for this YAML
+workbench.text.safe_yaml.YAMLRefused: is 9 bytes, larger than the 4-byte limit for this YAML
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the bundled MiniLM run by torch keeps those original names, any other embedder g
 ``<prefix>_<workspace id>_<kind>_<space>``, so switching ``embedding.backend`` never puts
 vectors of two models in one collection. Vectors are always passed in: Chroma never embeds
 anything itself (its default embedder would try to download a model). Entity-name vectors are
-not here: :mod:`workbench.context_graph.entity_vectors` keeps them as an exact index beside the record
+not here: :mod:`workbench.vectors.entity_vectors` keeps them as an exact index beside the record
 (workspaces made before kept them in a collection ``<prefix>_<workspace id>_entities``, which
 :meth:`VectorIndex.drop_legacy_entities` removes).
 
@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .embedding import LEGACY_NAME
+from ..embedding import LEGACY_NAME
 
 __all__ = ["NeedsRepair", "VectorIndex", "VectorMatch", "VectorStoreMissing", "VectorStoreUnavailable", "chroma_client",
            "space_suffix"]

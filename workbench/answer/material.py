@@ -8,7 +8,7 @@ cited chunks, the chunks stating the path first, the hypotheses touching them (c
 edges) and which of their notes a later note contradicts, as Markdown and as JSON.
 :func:`answer` sends that material (:func:`prompt_messages`) to an OpenAI-compatible chat
 endpoint only when one is configured in the environment, and checks the reply
-(:mod:`workbench.evaluate.answer_checks`); by default nothing is sent anywhere.
+(:mod:`workbench.answer.checks`); by default nothing is sent anywhere.
 
 Sources are fenced as data in the prompt. Each answer draws a random nonce; every source is
 cited by a label made of it (``[c:7f3a9c-1]``), never by its chunk id, and sits between markers
@@ -39,15 +39,15 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from .evaluate.answer_checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
-from .model import (AnswerContext, AnswerPath, GraphPath, Hypothesis, RetrievalResult, SourceChunk,
+from .checks import AnswerChecks, check_answer, context_sources, find_citations, relabel_citations
+from ..model import (AnswerContext, AnswerPath, GraphPath, Hypothesis, RetrievalResult, SourceChunk,
                     Subgraph)
-from .model.jsonable import to_json
-from .retrieve.cache import indexes_for
-from .retrieve.questions import read_question
+from ..model.jsonable import to_json
+from ..retrieve.cache import indexes_for
+from ..retrieve.questions import read_question
 
 if TYPE_CHECKING:
-    from .workspace_view import WorkspaceView
+    from ..corpus.workspace_view import WorkspaceView
 
 __all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",
            "prompt_messages", "prompt_labels", "SYSTEM_PROMPT", "draw_nonce", "ANSWER_INSTRUCTION", "answer_paths"]
@@ -299,7 +299,7 @@ def answer(ws: WorkspaceView, context: AnswerContext, client=None, unanswerable:
     """
     if client is None:
         try:
-            from .extract.llm import client_from_settings
+            from ..extract.llm import client_from_settings
         except ImportError:  # the LLM client module is optional
             return _not_configured(ws.settings.llm)
         client = client_from_settings(ws.settings.llm)

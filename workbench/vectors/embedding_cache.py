@@ -8,7 +8,7 @@ again. Other texts (community reports, episodes) are kept in the record's embedd
 text hash and embedder name; so are chunk vectors written there by earlier versions, read first.
 What is lost with a lost vector store (a deleted ``chroma`` folder) is embedded again by
 ``repair``. Entity names are not cached here: their index
-(:mod:`workbench.context_graph.entity_vectors`) is their store.
+(:mod:`workbench.vectors.entity_vectors`) is their store.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..embedding import Embedder, text_hash
-from ..context_graph.entity_vectors import EntityVectors
-from ..store import Store
-from ..vectors import CHUNKS, VectorIndex
+from .entity_vectors import EntityVectors
+from ..record.store import Store
+from .index import CHUNKS, VectorIndex
 
 __all__ = ["CacheFirstEmbedder", "embed_cached"]
 
@@ -59,7 +59,7 @@ def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder, chunks:
 class CacheFirstEmbedder:
     """An embedder that reads each text's vector from the record's embedding cache (the texts
     cached there: reports, a benchmark's passages, chunk texts an earlier version kept) or,
-    given ``names`` (an :class:`~workbench.context_graph.entity_vectors.EntityVectors`), from
+    given ``names`` (an :class:`~workbench.vectors.entity_vectors.EntityVectors`), from
     that entity-name index when it is this embedder's, and computes only the misses, writing
     nothing (safe on a read path, or a scoped read-only view). ``missed`` counts the texts it
     computed."""

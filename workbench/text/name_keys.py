@@ -18,7 +18,6 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from workbench.settings import setting_default
 
 __all__ = ["NAME_KEY_VERSION", "DEFAULT_ARTICLES", "name_key", "display_form", "skeleton"]
 
@@ -36,7 +35,9 @@ _CONFUSABLE = str.maketrans({
 })
 
 
-DEFAULT_ARTICLES: tuple[str, ...] = tuple(setting_default("canonicalization.articles"))
+#: The leading words a name key drops unless told otherwise; the default of the setting
+#: ``canonicalization.articles``, which takes it from here (this floor imports no settings).
+DEFAULT_ARTICLES: tuple[str, ...] = ("the", "a", "an")
 
 
 # Trailing/leading punctuation that is never part of a name. Explicit sets rather than

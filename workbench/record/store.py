@@ -24,9 +24,9 @@ import orjson
 
 from .packed_rows import (is_packable, pack_comentions, pack_mentions, unpack_comentions,
                           unpack_mentions)
-from .model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
-from .store_notes import NoteRows, triple_row
-from .store_rows import DerivationRowReads
+from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
+from .note_rows import NoteRows, triple_row
+from .derivation_reads import DerivationRowReads
 
 __all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION", "database_error_message",
            "passes_check"]
@@ -454,7 +454,7 @@ class Store(NoteRows, DerivationRowReads):
     def iter_mentions(self) -> Iterator[Mention]:
         """Every mention, a few at a time (the graph's derivation never holds them all): those an
         earlier version kept a row apiece, then those kept packed, chunk by chunk
-        (:mod:`workbench.packed_rows`)."""
+        (:mod:`workbench.record.packed_rows`)."""
         for row in self.db.execute("SELECT surface, chunk_id, entity_type, start FROM mentions"):
             yield Mention(*row)
         for chunk_id, body in self.db.execute("SELECT chunk_id, body FROM chunk_mentions ORDER BY rowid"):
@@ -468,7 +468,7 @@ class Store(NoteRows, DerivationRowReads):
 
     def iter_triples(self) -> Iterator[Triple]:
         """Every triple, a few at a time: those of the ``triples`` table, then the co-mention
-        pairs kept packed, chunk by chunk (:mod:`workbench.packed_rows`)."""
+        pairs kept packed, chunk by chunk (:mod:`workbench.record.packed_rows`)."""
         for row in self.db.execute(f"SELECT {_TRIPLE_COLUMNS} FROM triples"):
             yield Triple(*row)
         for chunk_id, body in self.db.execute("SELECT chunk_id, body FROM comentions ORDER BY rowid"):
@@ -604,7 +604,7 @@ class Store(NoteRows, DerivationRowReads):
 
     def pack_unpacked_rows(self) -> int:
         """Pack the mentions and co-mention pairs schema 1 kept a row apiece into a row a chunk each
-        (:mod:`workbench.packed_rows`; the same mentions and triples are read back) and compact the
+        (:mod:`workbench.record.packed_rows`; the same mentions and triples are read back) and compact the
         file (:meth:`_compact`). Returns the rows packed."""
         pairs_where = "FROM triples WHERE relation = ? AND origin = ? AND confidence = 1.0"
         with self.transaction() as db:

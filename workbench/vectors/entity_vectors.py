@@ -21,7 +21,7 @@ the only copy of the name vectors (the record's embedding cache keeps chunk text
 doubled the space they take), so a damaged file, or a change of embedder, embeds
 every name again.
 
-The file is an :mod:`~workbench.array_file` (manifest, SHA-256 of the arrays), and every load is
+The file is an :mod:`~workbench.runtime.array_file` (manifest, SHA-256 of the arrays), and every load is
 validated: one row per key and name, a 2-D float matrix of finite unit vectors, the width the
 query has. A file failing any of these is *damaged*: a search raises :class:`EntityVectorsDamaged`
 (naming ``repair``), and the next writer, or ``repair``, builds it again. A file of the earlier
@@ -38,10 +38,10 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..array_file import ArrayFileUnusable, TextColumn, from_text, read_array_file, read_manifest, write_array_file
-from ..cores import thread_map, usable_cores
-from ..gc_paused import gc_paused
-from ..vectors import NeedsRepair, VectorMatch
+from ..runtime.array_file import ArrayFileUnusable, TextColumn, from_text, read_array_file, read_manifest, write_array_file
+from ..runtime.cores import thread_map, usable_cores
+from ..runtime.gc_paused import gc_paused
+from .index import NeedsRepair, VectorMatch
 
 __all__ = ["DELTA_FILE_NAME", "EntityVectors", "EntityVectorsDamaged", "FILE_NAME", "remove_stale_temporaries", "similarities"]
 
@@ -62,7 +62,7 @@ def similarities(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     return np.concatenate(thread_map(lambda block: np.einsum("ij,j->i", block, query), blocks))
 
 FILE_NAME = "entity_vectors.npz"
-#: The array file's kind and format (see :mod:`workbench.array_file`).
+#: The array file's kind and format (see :mod:`workbench.runtime.array_file`).
 #: 2: keys and names as text columns (format 1: JSON text, still read).
 KIND, FORMAT = "entity_vectors", 2
 READABLE_FORMATS = (1, 2)

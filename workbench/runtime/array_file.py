@@ -20,7 +20,7 @@ Examples
 >>> read_array_file(path, "example", 1, "v8")
 Traceback (most recent call last):
 ...
-workbench.array_file.ArrayFileUnusable: index.npz was made for another version of what it indexes
+workbench.runtime.array_file.ArrayFileUnusable: index.npz was made for another version of what it indexes
 """
 
 from __future__ import annotations

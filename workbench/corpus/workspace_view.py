@@ -1,7 +1,7 @@
 """What retrieval, answering and the views read of a workspace: :class:`WorkspaceView`.
 
-A :class:`~workbench.workspace.Workspace` is one; so is the read-only view of some of its
-documents that :func:`workbench.scope.scoped` makes. Functions that only read take a
+A :class:`~workbench.workspace.workspace.Workspace` is one; so is the read-only view of some of its
+documents that :func:`workbench.workspace.scope.scoped` makes. Functions that only read take a
 ``WorkspaceView``; those that write (ingest, merges, repair) take a ``Workspace``.
 """
 
@@ -13,15 +13,15 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .context_graph.canon import Canonicalizer
-    from .corpus.keyword_index import KeywordIndex
-    from .embedding import Embedder
-    from .context_graph.entity_vectors import EntityVectors
-    from .context_graph.graph import ContextGraph
-    from .model import Chunk, Triple
-    from .settings import Settings
-    from .store import DocumentRecord, Store
-    from .vectors import VectorIndex
+    from ..context_graph.canon import Canonicalizer
+    from .keyword_index import KeywordIndex
+    from ..embedding import Embedder
+    from ..vectors.entity_vectors import EntityVectors
+    from ..context_graph.graph import ContextGraph
+    from ..model import Chunk, Triple
+    from ..settings import Settings
+    from ..record.store import DocumentRecord, Store
+    from ..vectors.index import VectorIndex
 
 __all__ = ["WorkspaceView"]
 
@@ -70,7 +70,7 @@ class WorkspaceView(Protocol):
         ...
 
     def chunk(self, chunk_id: str) -> Chunk:
-        """One chunk; :class:`~workbench.workspace.ChunkNotFound` when there is none."""
+        """One chunk; :class:`~workbench.workspace.workspace.ChunkNotFound` when there is none."""
         ...
 
     def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:

@@ -1,7 +1,7 @@
 """The record's rows of the note-similarity step (:mod:`workbench.corpus.note_neighbours`): each
 note's mean chunk vector, its nearest notes and the ``SIMILAR_TO`` candidates made from them.
 
-:class:`NoteRows` is a part of :class:`~workbench.store.Store` (mixed into it, which is where to
+:class:`NoteRows` is a part of :class:`~workbench.record.store.Store` (mixed into it, which is where to
 call these from).
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .model import Triple
+from ..model import Triple
 
 __all__ = ["NOTE_NEIGHBOURS_KEY", "NoteRows", "triple_row"]
 

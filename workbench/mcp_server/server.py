@@ -36,13 +36,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from .context_graph import graph_questions as ask
-from .context_graph.graph import EntityNotFound
-from .retrieve import MODES, retrieve
-from .scope import ScopedWorkspace, ScopeUnmatched, document_matches, resolve_filters, scoped
-from .settings import Settings, setting_default
-from .vectors import NeedsRepair
-from .workspace import ChunkNotFound, Workspace, WorkspaceMissing
+from ..context_graph import graph_questions as ask
+from ..context_graph.graph import EntityNotFound
+from ..retrieve import MODES, retrieve
+from ..workspace.scope import ScopedWorkspace, ScopeUnmatched, document_matches, resolve_filters, scoped
+from ..settings import Settings, setting_default
+from ..vectors.index import NeedsRepair
+from ..workspace.workspace import ChunkNotFound, Workspace, WorkspaceMissing
 
 __all__ = [
     "SERVER_NAME",
@@ -99,7 +99,7 @@ def open_read_only(path: str | Path, settings: Settings | None = None, **backend
 
 
 def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str] | None:
-    """The filters if each matches a stored document (:func:`~workbench.scope.resolve_filters`); a tool error otherwise."""
+    """The filters if each matches a stored document (:func:`~workbench.workspace.scope.resolve_filters`); a tool error otherwise."""
     if not documents:
         return None
     try:
@@ -247,7 +247,7 @@ def build_server(ws: Workspace) -> MCPServer:
 
     def timeline(entity: EntityName) -> dict[str, Any]:
         """An entity's dated mentions, relations and decisions, oldest first, each with its chunk id."""
-        from .corpus.timeline import timeline as entity_timeline
+        from ..corpus.timeline import timeline as entity_timeline
 
         with turn:
             try:

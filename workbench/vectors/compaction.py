@@ -3,7 +3,7 @@
 Chroma 1.5 keeps the slot of every vector deleted, on disk and in memory
 (chroma-core/chroma#2594), and a chunk whose ordinal moves gets a new id: each edit near the top
 of a large file leaves the slots of every chunk below it. :func:`compact_chunk_vectors` rebuilds
-the chunk collection (:meth:`~workbench.vectors.VectorIndex.rebuild`), deletes the folder Chroma
+the chunk collection (:meth:`~workbench.vectors.index.VectorIndex.rebuild`), deletes the folder Chroma
 leaves behind for the old one and gives back its catalogue's pages. A write step (ingest,
 remove) calls it when :func:`compaction_due`, so the store holds at most about twice the slots
 of its chunks; ``repair`` calls it always.
@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from .chroma_folders import compact_catalogue, remove_orphan_folders
-from .ingest.pipeline import vector_writes
-from .store import Store
-from .vectors import CHUNKS, VectorIndex
+from .in_step import vector_writes
+from ..record.store import Store
+from .index import CHUNKS, VectorIndex
 
 __all__ = ["COMPACT_AFTER_DELETED", "compact_chunk_vectors", "compaction_due"]
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 
 import orjson
 
-from .model import COMENTION_ORIGIN, COMENTION_RELATION, Mention, Triple
+from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Mention, Triple
 
 __all__ = ["is_packable", "pack_comentions", "pack_mentions", "unpack_comentions",
            "unpack_mention_fields", "unpack_mentions", "unpack_pairs"]

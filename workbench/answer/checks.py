@@ -1,7 +1,7 @@
 """Answer checks: does a generated answer keep its sources, and does it say only what they say?
 
 Deterministic checks of an answer's text against the material it was given (the answer
-context of :func:`workbench.context.build_context`), observed apart from retrieval quality:
+context of :func:`workbench.answer.material.build_context`), observed apart from retrieval quality:
 
 - **coverage**: every sentence that states a fact cites at least one chunk of the context,
   written ``[c:<chunk id>]``; a cited id the context does not hold is an unknown citation.

@@ -9,7 +9,7 @@ only when its hash is the pinned one. Nothing here runs at import time, and ever
 (:func:`verified_file`) checks the hash again, so a damaged or swapped file is refused with one
 line rather than served.
 
-Chat models are GGUF files served by llama.cpp (:mod:`workbench.local_model`); embedders are
+Chat models are GGUF files served by llama.cpp (:mod:`workbench.embedding.local_model`); embedders are
 sentence-transformers folders (``embedding.model``, :mod:`workbench.embedding`).
 
 Examples

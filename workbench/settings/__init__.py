@@ -22,7 +22,8 @@ import regex
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from .ingest import safe_yaml
+from ..text import safe_yaml
+from ..text.name_keys import DEFAULT_ARTICLES
 
 __all__ = ["Settings", "SettingsError", "load_settings", "setting_default", "DEFAULT_SETTINGS_PATH"]
 
@@ -163,7 +164,7 @@ class ExtractionSettings(_Section):
 
 
 class CanonicalizationSettings(_Section):
-    articles: list[str] = Field(default_factory=lambda: ["the", "a", "an"], description="Leading words dropped from names.")
+    articles: list[str] = Field(default_factory=lambda: list(DEFAULT_ARTICLES), description="Leading words dropped from names.")
     aliases: dict[str, str] = Field(
         default_factory=lambda: {"postgres": "PostgreSQL", "user db": "user database", "k8s": "Kubernetes"},
         description="Alias -> canonical name, merged before the graph is built (the user's aliases override these).")
@@ -382,7 +383,7 @@ def render_defaults_yaml() -> str:
     lines = [
         "# Context Graph Workbench settings. Every key is shown with its default and what it does.",
         "# Unknown keys and wrong types stop the workbench with a message naming the key.",
-        "# Regenerate after changing workbench/settings.py: python -m workbench settings --defaults > settings.yaml",
+        "# Regenerate after changing workbench/settings/: python -m workbench settings --defaults > settings.yaml",
     ]
     defaults = Settings()
     for section_name in Settings.model_fields:

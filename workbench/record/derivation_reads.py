@@ -2,7 +2,7 @@
 which mention and stated triple rows there are (rowids, their count and sum), those rows a page
 at a time, and each document's mark (its content hash and write time).
 
-:class:`DerivationRowReads` is a part of :class:`~workbench.store.Store` (mixed into it, which is
+:class:`DerivationRowReads` is a part of :class:`~workbench.record.store.Store` (mixed into it, which is
 where to call these from).
 """
 
