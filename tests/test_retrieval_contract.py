@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from workbench.retrieve import MODES, RETRIEVERS, get_retriever, retrieve
+from workbench.retrieve import KEYWORD_ONLY, MODES, RETRIEVERS, Capabilities, get_retriever, register, retrieve
 
 QUERIES = ["If Redis goes down, what breaks?", "How does the login flow relate to Redis?", "缓存雪崩"]
 
@@ -15,6 +15,26 @@ def test_modes_are_registered_in_a_stable_order():
     assert MODES[:6] == ("keyword", "vector", "hybrid", "expand", "graphrag", "paths")
     assert tuple(RETRIEVERS) == MODES
     assert all(RETRIEVERS[m].name == m and RETRIEVERS[m].description for m in MODES)
+
+
+def test_every_mode_declares_what_it_reads_and_falls_back_to():
+    declared = {m: RETRIEVERS[m].capabilities for m in MODES}
+    assert all(isinstance(c, Capabilities) and c.reads() for c in declared.values())
+    assert [m for m, c in declared.items() if not c.needs_vector_store_or_model] == ["keyword"]
+    assert [m for m, c in declared.items() if c.fallback == KEYWORD_ONLY] == ["hybrid", "graphrag", "graphrag-seed"]
+    assert {m for m, c in declared.items() if c.max_hits_per_k == 2} == {"expand", "comention", "expand-comention"}
+
+
+def test_a_retriever_without_capabilities_is_refused():
+    class Bare:
+        name, description = "bare", "no declaration"
+
+        def retrieve(self, ws, query, k):
+            raise AssertionError("never asked")
+
+    with pytest.raises(TypeError, match="capabilities"):
+        register(Bare())
+    assert "bare" not in MODES
 
 
 def test_unknown_mode_names_the_modes():
@@ -31,7 +51,7 @@ def test_every_mode_keeps_the_retrieval_contract(backend_workspace, mode):
             assert result.mode_requested == mode
             assert result.mode_used
             # Expansion modes add up to k hits after their k direct ones.
-            assert len(result.hits) <= k * getattr(get_retriever(mode), "max_hits_per_k", 1)
+            assert len(result.hits) <= k * get_retriever(mode).capabilities.max_hits_per_k
             assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
             # Best first; comention ranks its added hits after the direct ones, each part by score.
             parts: dict[str, list[float]] = {}
@@ -57,7 +77,7 @@ def test_every_mode_keeps_the_retrieval_contract(backend_workspace, mode):
         assert result.hits == [] and result.reason == "empty query"
 
     no_hit = retrieve(ws, "zzzxqv qqqwv", mode=mode, k=5)
-    assert len(no_hit.hits) <= 5 * getattr(get_retriever(mode), "max_hits_per_k", 1)
+    assert len(no_hit.hits) <= 5 * get_retriever(mode).capabilities.max_hits_per_k
     if mode == "keyword":
         assert no_hit.hits == [] and no_hit.reason
 

@@ -10,6 +10,9 @@ from workbench.settings import LLMSettings, SettingsError, load_settings
 BAD_SETTINGS = [
     ("chunking:\n  max_chars: 500\n  max_char: 3\n", "chunking.max_char", "unknown key"),
     ("retrievl:\n  k: 5\n", "retrievl", "unknown key"),
+    ("time:\n  overfetch: 4\n", "time.overfetch", "renamed time.window_depth: write window_depth instead"),
+    ("graphrag:\n  vector_overfetch_multiplier: 3\n", "graphrag.vector_overfetch_multiplier",
+     "renamed graphrag.seed_candidates_per_seed"),
     ("retrieval:\n  k: many\n", "retrieval.k", "integer"),
     ("retrieval:\n  k: -3\n", "retrieval.k", "greater than 0"),
     ("graph:\n  max_path_hops: 0\n", "graph.max_path_hops", "greater than 0"),

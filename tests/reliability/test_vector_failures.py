@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.retrieve import retrieve
+from workbench.retrieve import KEYWORD_ONLY, MODES, get_retriever, retrieve
 from workbench.vectors.index import VectorStoreUnavailable
 from workbench.workspace import Workspace
 
@@ -81,6 +81,24 @@ def test_with_the_server_refusing_connections_a_query_stops_unless_a_fallback_is
             assert fallback.mode_used == "keyword_only" and "vector store unavailable" in fallback.reason
             assert fallback.hits
         assert retrieve(ws, QUESTION, "keyword", allow_fallback=False).hits  # needs no vector store
+    finally:
+        ws.close()
+
+
+def test_each_mode_falls_back_as_its_capabilities_declare(served, embedder, settings):
+    nobody = free_port()
+    ws = Workspace(served, settings=_on_server(settings, "127.0.0.1", nobody), embedder=embedder)
+    try:
+        assert len(MODES) >= 11
+        for mode in MODES:
+            capabilities = get_retriever(mode).capabilities
+            result = retrieve(ws, QUESTION, mode)
+            # The keyword ranking alone where declared, and nowhere else.
+            assert (result.mode_used == KEYWORD_ONLY) == (capabilities.fallback == KEYWORD_ONLY), (mode, result.reason)
+            if capabilities.fallback == KEYWORD_ONLY:
+                assert result.hits and "unavailable" in result.reason, mode
+            if not capabilities.vectors:  # reads no chunk vector: the refused store is never met
+                assert retrieve(ws, QUESTION, mode, allow_fallback=False).mode_used == mode
     finally:
         ws.close()
 

@@ -17,7 +17,7 @@ __all__ = ["register"]
 
 
 def _run(ws: WorkspaceView, text: str, mode: str, k: int | None, args=None) -> RetrievalResult:
-    from ..retrieve import retrieve
+    from ..retrieve import KEYWORD_ONLY, get_retriever, retrieve
 
     window = {name: getattr(args, name, None) for name in ("since", "until", "as_of")}
     try:
@@ -25,7 +25,7 @@ def _run(ws: WorkspaceView, text: str, mode: str, k: int | None, args=None) -> R
     except ValueError as exc:
         raise CommandError(str(exc), code=2) from None
     except VectorStoreUnavailable as exc:
-        fallback = "the keyword ranking alone" if mode in _KEYWORD_FALLBACK else "no hits"
+        fallback = "the keyword ranking alone" if get_retriever(mode).capabilities.fallback == KEYWORD_ONLY else "no hits"
         raise CommandError(f"{mode}: the vector store failed ({exc}); --allow-fallback answers with {fallback}, "
                            "saying so", code=1) from None
 
@@ -172,13 +172,12 @@ def _scoped_workspace(args):
         raise CommandError(str(exc), code=2) from None
 
 
-#: The modes whose documented fallback, when the vector store fails, is the keyword ranking.
-_KEYWORD_FALLBACK = ("hybrid", "graphrag", "graphrag-seed")
-
-
 def _fallback_option(p) -> None:
+    from ..retrieve import KEYWORD_ONLY, modes_falling_back_to
+
+    keyword = modes_falling_back_to(KEYWORD_ONLY)
     p.add_argument("--allow-fallback", action="store_true",
-                   help="when the vector store fails, answer as the mode falls back (hybrid and graphrag: the "
+                   help=f"when the vector store fails, answer as the mode falls back ({', '.join(keyword)}: the "
                         "keyword ranking; the others: no hits), saying so, instead of stopping with exit 1")
 
 

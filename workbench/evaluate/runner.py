@@ -204,7 +204,7 @@ def scoring_depth(strategies: Sequence[str], k: int) -> int:
     """
     from ..retrieve import RETRIEVERS
 
-    return k * max((getattr(RETRIEVERS.get(s), "max_hits_per_k", 1) for s in strategies), default=1)
+    return k * max((RETRIEVERS[s].capabilities.max_hits_per_k for s in strategies if s in RETRIEVERS), default=1)
 
 
 def _score(task: EvalTask, strategy: str, result: Any, k: int, depth: int, latency_ms: float,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..model import COMENTION_RELATION, RetrievalResult, WindowUse
 from ..vectors.index import VectorStoreUnavailable
-from .base import Retriever
+from .base import KEYWORD_ONLY, Capabilities, Retriever
 from .comention import ComentionRetriever
 from .expand import DirectRetriever, ExpandRetriever
 from .global_search import GlobalRetriever
@@ -37,7 +37,8 @@ from .vector import VectorRetriever, store_failures
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
 
-__all__ = ["MODES", "RETRIEVERS", "Retriever", "get_retriever", "register", "retrieve", "undated_policy"]
+__all__ = ["KEYWORD_ONLY", "MODES", "RETRIEVERS", "Capabilities", "Retriever", "get_retriever", "modes_falling_back_to",
+           "register", "retrieve", "undated_policy"]
 
 #: Every registered retriever by mode name, in registration order.
 RETRIEVERS: dict[str, Retriever] = {}
@@ -49,8 +50,10 @@ MODES: tuple[str, ...] = ()
 def register(retriever: Retriever) -> Retriever:
     """Add (or replace) a retriever under its ``name``; returns it."""
     global MODES
-    if not getattr(retriever, "name", None) or not callable(getattr(retriever, "retrieve", None)):
-        raise TypeError(f"{retriever!r} is not a Retriever: it needs a name and a retrieve(ws, query, k) method")
+    if not getattr(retriever, "name", None) or not callable(getattr(retriever, "retrieve", None)) \
+            or not isinstance(getattr(retriever, "capabilities", None), Capabilities):
+        raise TypeError(f"{retriever!r} is not a Retriever: it needs a name, a retrieve(ws, query, k) method and "
+                        "its capabilities (workbench.retrieve.base.Capabilities)")
     RETRIEVERS[retriever.name] = retriever
     MODES = tuple(RETRIEVERS)
     return retriever
@@ -62,6 +65,16 @@ def get_retriever(name: str) -> Retriever:
         return RETRIEVERS[name]
     except KeyError:
         raise ValueError(f"unknown retrieval mode {name!r}; modes: {', '.join(RETRIEVERS)}") from None
+
+
+def modes_falling_back_to(fallback: str | None) -> tuple[str, ...]:
+    """The registered modes that declare ``fallback`` (:data:`KEYWORD_ONLY`, or None: no hits)
+    for a failing vector store or model, in registration order.
+
+    >>> modes_falling_back_to(KEYWORD_ONLY)
+    ('hybrid', 'graphrag', 'graphrag-seed')
+    """
+    return tuple(name for name, retriever in RETRIEVERS.items() if retriever.capabilities.fallback == fallback)
 
 
 def _prefetch(ws: WorkspaceView) -> threading.Thread | None:
@@ -107,8 +120,7 @@ def retrieve(ws: WorkspaceView, query: str, mode: str = "hybrid", k: int | None 
     raised instead, as :class:`~workbench.vectors.index.VectorStoreUnavailable`.
     """
     retriever = get_retriever(mode)
-    # keyword is the one mode that needs neither the vectors nor the model
-    prefetch = _prefetch(ws) if mode != "keyword" else None
+    prefetch = _prefetch(ws) if retriever.capabilities.needs_vector_store_or_model else None
     try:
         with ws.pinned(), store_failures() as failed:  # one graph for the whole query, whatever a writer commits
             result = _retrieve(ws, retriever, query, k, since, until, as_of)
@@ -142,7 +154,7 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
     if from_phrase:
         text = query
     total = max(1, ws.store.count("chunks"))
-    asked = min(total, k * ws.settings.time.overfetch)
+    asked = min(total, k * ws.settings.time.window_depth)
     while True:
         result = retriever.retrieve(ws, text, asked)
         _stamp_times(ws, result.hits)
@@ -150,7 +162,7 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
                               related=lambda chunk_ids: _related_documents(ws, chunk_ids))
         if len(kept) >= k or len(result.hits) < asked or asked >= total:
             break
-        asked = min(total, asked * ws.settings.time.overfetch)
+        asked = min(total, asked * ws.settings.time.window_depth)
     if not kept and since is None and until is None:
         # Nothing the question's time phrase points at is dated in the corpus: the phrase was
         # about the subject, not a filter on the sources. Say so and answer without it.
@@ -161,7 +173,7 @@ def _retrieve(ws: WorkspaceView, retriever, query: str, k: int | None, since, un
         result.stats.time_window = WindowUse(window, in_window=0, ignored=True)
         return _name_unread(result, reading.not_understood)
     # A mode that adds reached hits after its direct ones (expand) keeps room for them.
-    kept = kept[:k * max(1, getattr(retriever, "max_hits_per_k", 1))]
+    kept = kept[:k * max(1, retriever.capabilities.max_hits_per_k)]
     for rank, hit in enumerate(kept, 1):
         hit.rank = rank
     fetched = len(result.hits)

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..embedding import EmbeddingUnavailable
 from ..model import Edge, RetrievalResult, RetrievalStats, Why
-from ..vectors.index import VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
+from .base import Capabilities, Ranked, SearchSkeleton, StageTimer, make_hits, sort_ranked
 from .cache import indexes_for
-from .vector import direct_by_document, unavailable
+from .vector import direct_by_document
 
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
@@ -39,25 +37,18 @@ def comention_score(parent: float, discount: float, hops: int) -> float:
     return round(parent * discount ** hops, 12)
 
 
-class ComentionRetriever:
+class ComentionRetriever(SearchSkeleton):
     """Vector hits, then the chunks of the entities co-mentioned (or related) with theirs."""
 
     name = "comention"
     description = ("vector hits, then the documents of the entities named beside theirs: a 1-2 hop walk over "
                    "co-mention and relation edges, each added hit with the entity and edge that brought it")
+    # k direct hits and up to k more after them
+    capabilities = Capabilities(vectors=True, embedder=True, graph=True, max_hits_per_k=2)
 
-    #: Returns ``k`` direct hits and up to ``k`` more after them.
-    max_hits_per_k = 2
-
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
         settings = ws.settings.retrieval
-        timer = StageTimer()
-        try:
-            direct = direct_by_document(ws, query, k, timer)
-        except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
-            return unavailable(query, self.name, exc, timer)
+        direct = direct_by_document(ws, query, k, timer)
         with timer("walk"):
             indexes = indexes_for(ws)
             documents = indexes.chunk_documents

@@ -34,12 +34,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..embedding import EmbeddingUnavailable
 from ..model import COMENTION_RELATION, Edge, RetrievalResult, RetrievalStats, Why
-from ..vectors.index import VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
+from .base import Capabilities, Ranked, SearchSkeleton, StageTimer, make_hits, sort_ranked
 from .cache import RetrievalIndexes, indexes_for
-from .vector import direct_by_document, unavailable
+from .vector import direct_by_document
 
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
@@ -107,21 +105,16 @@ def _direct_stage(ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> l
             for chunk_id, score, why in direct_by_document(ws, query, k, timer)]
 
 
-class DirectRetriever:
+class DirectRetriever(SearchSkeleton):
     """The direct stage expansion starts from, alone: the baseline that isolates the edges."""
 
     name = "direct"
     description = ("vector hits, best chunk per document: exactly the direct stage expand starts from, "
                    "without its edges (the evaluation's baseline)")
+    capabilities = Capabilities(vectors=True, embedder=True)
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
-        try:
-            direct = _direct_stage(ws, query, k, timer)
-        except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
-            return unavailable(query, self.name, exc, timer)
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
+        direct = _direct_stage(ws, query, k, timer)
         with timer("fetch"):
             hits = make_hits(ws, direct)
         min_score = ws.settings.retrieval.min_vector_score
@@ -130,15 +123,15 @@ class DirectRetriever:
                                reason="" if hits else f"no chunk reaches min_vector_score={min_score}")
 
 
-class ExpandRetriever:
+class ExpandRetriever(SearchSkeleton):
     """Direct vector hits (one per document) plus what the relation edges of their notes lead to.
 
     ``comention``: whether co-mention edges are followed too; None (``expand``) takes
     ``retrieval.expand_comention``, True is the ``expand-comention`` mode.
     """
 
-    #: Returns ``k`` direct hits and up to ``k`` expanded ones.
-    max_hits_per_k = 2
+    # k direct hits and up to k expanded ones
+    capabilities = Capabilities(vectors=True, embedder=True, graph=True, max_hits_per_k=2)
 
     def __init__(self, comention: bool | None = None) -> None:
         self.comention = comention
@@ -154,16 +147,10 @@ class ExpandRetriever:
                                 "expand_discount x confidence and merged by score (co-mention edges with "
                                 "retrieval.expand_comention)")
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
         settings = ws.settings.retrieval
         comention = settings.expand_comention if self.comention is None else self.comention
-        timer = StageTimer()
-        try:
-            direct = _direct_stage(ws, query, k, timer)
-        except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
-            return unavailable(query, self.name, exc, timer)
+        direct = _direct_stage(ws, query, k, timer)
         with timer("expand"):
             indexes = indexes_for(ws)
             documents = indexes.chunk_documents

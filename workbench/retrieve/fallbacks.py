@@ -1,6 +1,7 @@
-"""What a graph retriever does before its walk and what it falls back to, saying why: the empty
-query and the query's embedding (:func:`opening`), hybrid search without the graph
-(``vector_only``) and keyword search alone (``keyword_only``), as graphrag and graphrag-seed give them."""
+"""What a graph retriever does before its walk and what it falls back to, saying why: the query's
+embedding while the graph loads (:func:`opening`), hybrid search without the graph
+(``vector_only``) and keyword search alone (``keyword_only``, the fallback
+:class:`~workbench.retrieve.base.SearchSkeleton` gives a strategy that declares it)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats
 from ..vectors.index import VectorStoreUnavailable
-from .base import StageTimer, empty_result, is_empty_query, make_hits
+from .base import KEYWORD_ONLY, SearchSkeleton, StageTimer, make_hits
 from .hybrid import hybrid_ranking
 from .keyword import keyword_ranking
 from .vector import embed_query
@@ -19,21 +20,24 @@ from .vector import embed_query
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
 
-__all__ = ["opening", "vector_only", "keyword_only"]
+__all__ = ["KeywordFallback", "opening", "vector_only", "keyword_only"]
 
 
-def opening(ws: WorkspaceView, mode: str, query: str, k: int) -> RetrievalResult | tuple[StageTimer, np.ndarray]:
-    """The empty query's answer, or keyword only without embeddings; else the timer and the query vector."""
-    if is_empty_query(query):
-        return empty_result(query, mode)
-    timer = StageTimer()
-    ws.preload()  # a fresh process reads the graph and the name index while the model loads
-    try:
-        with timer("embed"):
-            vector = embed_query(ws, query)
-    except EmbeddingUnavailable as exc:
-        return keyword_only(ws, mode, query, k, timer, f"embeddings unavailable: {exc}")
-    return timer, vector
+class KeywordFallback(SearchSkeleton):
+    """A strategy whose answer, when the vector store or the embedding model fails, is the keyword
+    ranking alone (``mode_used`` :data:`~workbench.retrieve.base.KEYWORD_ONLY`), saying which failed."""
+
+    def fall_back(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer, exc: Exception) -> RetrievalResult:
+        failed = "embeddings" if isinstance(exc, EmbeddingUnavailable) else "vector store"
+        return keyword_only(ws, self.name, query, k, timer, f"{failed} unavailable: {exc}")
+
+
+def opening(ws: WorkspaceView, query: str, timer: StageTimer) -> np.ndarray:
+    """The query's vector, timed as ``embed``; a fresh process reads the graph and the name index
+    meanwhile. Raises :class:`~workbench.embedding.EmbeddingUnavailable` as the model does."""
+    ws.preload()
+    with timer("embed"):
+        return embed_query(ws, query)
 
 
 def vector_only(ws: WorkspaceView, mode: str, query: str, vector: np.ndarray, k: int, timer: StageTimer,
@@ -59,5 +63,5 @@ def keyword_only(ws: WorkspaceView, mode: str, query: str, k: int, timer: StageT
         hits = make_hits(ws, ranked)
     stats = RetrievalStats(seconds=timer.total(), seeds=[], top_entities=0, provenance_hits=0, vector_hits=0,
                            keyword_hits=len(hits))
-    return RetrievalResult(query=query, mode_requested=mode, mode_used="keyword_only", hits=hits, stats=stats,
+    return RetrievalResult(query=query, mode_requested=mode, mode_used=KEYWORD_ONLY, hits=hits, stats=stats,
                            reason=reason)

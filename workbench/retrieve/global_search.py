@@ -40,7 +40,7 @@ from ..corpus.summaries import current_summaries, rank_by_similarity
 from ..embedding import EmbeddingUnavailable
 from ..text.sentences import split_sentences
 from ..model import CommunityReport, CommunityUse, GraphContext, Hit, RetrievalResult, RetrievalStats, Why
-from .base import StageTimer, empty_result, is_empty_query
+from .base import Capabilities, SearchSkeleton, StageTimer, empty_result
 from .vector import embed_query
 
 if TYPE_CHECKING:
@@ -127,17 +127,16 @@ def _passage_point(text: str, theme: CommunityReport) -> str:
                                          -sentences.index(s)))
 
 
-class GlobalRetriever:
+class GlobalRetriever(SearchSkeleton):
     """Map over community reports, reduce to cited points from distinct themes."""
 
     name = "global"
     description = ("corpus-wide questions: community reports ranked against the question, one cited point per "
                    "theme per round (a question naming a theme narrows to it)")
+    # without the model, the themes are taken largest first (inside the step); no chunk vectors
+    capabilities = Capabilities(embedder=True, graph=True, community_reports=True)
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
         settings = ws.settings.global_search
         with timer("reports"):
             summaries = current_summaries(ws)

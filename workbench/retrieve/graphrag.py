@@ -3,7 +3,7 @@
 1. **Seeds.** The entities the query *names*, whole (the graph's name lookup) or in part ("the
    Stanford gene therapy trial": :mod:`~workbench.retrieve.partial_names`), each weighted by its
    specificity, 1 / the passages that mention it, and the entities whose name embedding is most
-   similar to the query (``max_seeds x vector_overfetch_multiplier`` candidates, those at
+   similar to the query (``max_seeds x seed_candidates_per_seed`` candidates, those at
    ``seed_similarity_threshold`` or above, the best ``max_seeds``; weighted specificity x
    similarity x ``similar_seed_weight``) share ``entity_seed_share`` of the restart mass; the
    ``dense_seeds`` passages most similar to the query share the rest.
@@ -56,13 +56,13 @@ from ..context_graph.passage_links import ChunksOf
 from ..model import (ContextNode, GraphContext, GraphPath, Hop, PassageMass, PathStep, RetrievalResult, RetrievalStats,
                      Seed, Why)
 from ..vectors.index import CHUNKS, VectorStoreUnavailable
-from .base import Ranked, StageTimer, make_hits
+from .base import KEYWORD_ONLY, Capabilities, Ranked, StageTimer, make_hits
 from .bridges import asked_beside_names, chain_order, chain_starts
 from .partial_names import partial_name_seeds
 from .cache import indexes_for
 from .fusion import rrf
 from .hybrid import FUSION_DEPTH, hybrid_ranking
-from .fallbacks import keyword_only, opening, vector_only
+from .fallbacks import KeywordFallback, opening, vector_only
 from .questions import read_question
 from .vector import embed_query, entity_query, vector_ranking
 
@@ -116,7 +116,7 @@ def find_seeds(ws: WorkspaceView, vector: np.ndarray) -> tuple[list[tuple[str, f
     Candidates not in the graph (a stale vector) are skipped. Ties go by key.
     """
     settings = ws.settings.graphrag
-    wanted = settings.max_seeds * settings.vector_overfetch_multiplier
+    wanted = settings.max_seeds * settings.seed_candidates_per_seed
     graph = ws.graph
     candidates = sorted(((m.id, m.similarity) for m in entity_query(ws, vector, wanted) if m.id in graph),
                         key=lambda pair: (-pair[1], pair[0]))
@@ -312,13 +312,14 @@ def graph_triples(ws: WorkspaceView, top: list[tuple[str, float]], limit: int) -
     return [graph.cited_hop(e) for e in ranked[:limit]]
 
 
-class GraphRAGRetriever:
+class GraphRAGRetriever(KeywordFallback):
     """Seeds from the query's names and name embeddings, PageRank over entities and passages,
     cited triples, fused with hybrid search."""
 
     name = "graphrag"
     description = ("seed entities the query names or evokes, Personalized PageRank over entities and passages, "
                    "the top entities' cited triples and provenance chunks, fused with hybrid chunks by RRF")
+    capabilities = Capabilities(vectors=True, embedder=True, graph=True, keyword_index=True, fallback=KEYWORD_ONLY)
 
     def walk_size(self, graph) -> tuple[int, str]:
         """The nodes the walk runs over and what they are, as ``graphrag.max_graph_nodes`` counts them."""
@@ -332,35 +333,29 @@ class GraphRAGRetriever:
         limit = ws.settings.graphrag.max_graph_nodes
         return vector_only(ws, self.name, query, vector, k, timer, too_large(nodes, what, limit)) if nodes > limit else None
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        opened = opening(ws, self.name, query, k)
-        if isinstance(opened, RetrievalResult):
-            return opened
-        timer, vector = opened
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
+        vector = opening(ws, query, timer)
         settings = ws.settings.graphrag
-        try:
-            # The graph's no part: a fresh process runs them while the graph's snapshot loads.
-            with timer("dense"):
-                dense = {cid: sim for cid, sim, _ in vector_ranking(ws, vector, settings.dense_candidates,
-                                                                    min_score=-1.0, dedupe=False)}
-            with timer("hybrid"):
-                hybrid = hybrid_ranking(ws, query, vector, k * FUSION_DEPTH)
-            refused = self._refused_walk(ws, query, vector, k, timer)
-            if refused is not None:
-                return refused
-            graph = ws.graph
-            nodes = len(graph)
-            with timer("seeds"):
-                named = name_seeds(graph, query)
-                # Where the query writes names whole: the rest is what it asks (bridges), or names in part.
-                whole = [(start, end) for _, start, end in graph.passages.matcher.find_spans(query)]
-                # A name written in part ("the Stanford gene therapy trial") names its entity too.
-                if settings.partial_names:
-                    for key in partial_name_seeds(ws, query, whole):
-                        named.setdefault(key, graph.passages.specificity(key) or 1.0)
-                similar, best_similarity, best_key = find_seeds(ws, vector)
-        except VectorStoreUnavailable as exc:
-            return keyword_only(ws, self.name, query, k, timer, f"vector store unavailable: {exc}")
+        # The graph's no part: a fresh process runs them while the graph's snapshot loads.
+        with timer("dense"):
+            dense = {cid: sim for cid, sim, _ in vector_ranking(ws, vector, settings.dense_candidates,
+                                                                min_score=-1.0, dedupe=False)}
+        with timer("hybrid"):
+            hybrid = hybrid_ranking(ws, query, vector, k * FUSION_DEPTH)
+        refused = self._refused_walk(ws, query, vector, k, timer)
+        if refused is not None:
+            return refused
+        graph = ws.graph
+        nodes = len(graph)
+        with timer("seeds"):
+            named = name_seeds(graph, query)
+            # Where the query writes names whole: the rest is what it asks (bridges), or names in part.
+            whole = [(start, end) for _, start, end in graph.passages.matcher.find_spans(query)]
+            # A name written in part ("the Stanford gene therapy trial") names its entity too.
+            if settings.partial_names:
+                for key in partial_name_seeds(ws, query, whole):
+                    named.setdefault(key, graph.passages.specificity(key) or 1.0)
+            similar, best_similarity, best_key = find_seeds(ws, vector)
         dense_seeds = sorted(dense.items(), key=lambda item: (-item[1], item[0]))[:settings.dense_seeds]
         seeds = Seeds(named, dict(similar), dict(dense_seeds))
         seed_list = ([Seed(graph.name(key), key, "named", specificity=round(s, 6))

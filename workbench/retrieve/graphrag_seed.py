@@ -1,7 +1,7 @@
 """GraphRAG as seed 003 describes it, beside :mod:`~workbench.retrieve.graphrag` to compare.
 
 1. **Seeds.** The entities whose name embedding is at least ``seed_similarity_threshold``
-   similar to the query (``max_seeds x vector_overfetch_multiplier`` candidates fetched, the
+   similar to the query (``max_seeds x seed_candidates_per_seed`` candidates fetched, the
    best ``max_seeds`` kept), each weighted by its similarity. No names matched in the
    question, no passage seeds.
 2. **Walk.** Personalized PageRank (damping ``ppr_damping``) by power iteration over the
@@ -40,13 +40,12 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from ..model import ContextNode, GraphContext, RetrievalResult, RetrievalStats, Seed, Why
-from ..vectors.index import VectorStoreUnavailable
-from .base import Ranked, make_hits
+from .base import KEYWORD_ONLY, Capabilities, Ranked, StageTimer, make_hits
 from .cache import indexes_for
 from .fusion import rrf
 from .graphrag import find_seeds, graph_triples, rank_provenance, top_entities
 from .hybrid import FUSION_DEPTH, hybrid_ranking
-from .fallbacks import keyword_only, opening, vector_only
+from .fallbacks import KeywordFallback, opening, vector_only
 
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
@@ -64,7 +63,7 @@ def seed_weights(seeds: Sequence[tuple[str, float]]) -> dict[str, float]:
     return {key: float(similarity) for key, similarity in seeds if similarity > 0}
 
 
-class GraphRAGSeedRetriever:
+class GraphRAGSeedRetriever(KeywordFallback):
     """Seed 003's GraphRAG: name-embedding seeds, PageRank over the entities' directed relation
     edges, provenance and hybrid chunks fused by RRF."""
 
@@ -72,16 +71,14 @@ class GraphRAGSeedRetriever:
     description = ("seed 003 as written: entity-name embedding seeds weighted by similarity, Personalized PageRank "
                    "by power iteration over the entities' directed relation edges, the top entities' provenance "
                    "chunks and the hybrid search's chunks fused by RRF")
+    capabilities = Capabilities(vectors=True, embedder=True, graph=True, keyword_index=True, fallback=KEYWORD_ONLY)
 
     def walk_size(self, graph) -> tuple[int, str]:
         """The walk runs over entities alone."""
         return len(graph), "entities"
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        opened = opening(ws, self.name, query, k)
-        if isinstance(opened, RetrievalResult):
-            return opened
-        timer, vector = opened
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
+        vector = opening(ws, query, timer)
         settings = ws.settings.graphrag
         graph = ws.graph
         nodes, what = self.walk_size(graph)
@@ -89,13 +86,10 @@ class GraphRAGSeedRetriever:
             return vector_only(ws, self.name, query, vector, k, timer,
                                      f"the walk would run over {nodes} nodes ({what}), more than "
                                      f"seed_max_graph_nodes={settings.seed_max_graph_nodes}")
-        try:
-            with timer("seeds"):
-                similar, best_similarity, best_key = find_seeds(ws, vector)
-            with timer("hybrid"):
-                hybrid = hybrid_ranking(ws, query, vector, k * FUSION_DEPTH)
-        except VectorStoreUnavailable as exc:
-            return keyword_only(ws, self.name, query, k, timer, f"vector store unavailable: {exc}")
+        with timer("seeds"):
+            similar, best_similarity, best_key = find_seeds(ws, vector)
+        with timer("hybrid"):
+            hybrid = hybrid_ranking(ws, query, vector, k * FUSION_DEPTH)
         weights = seed_weights(similar)
         if not weights:
             best = ("no entity vectors" if best_key is None

@@ -22,11 +22,11 @@ from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
 from ..settings import setting_default
 from ..vectors.index import VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .base import KEYWORD_ONLY, Capabilities, Ranked, SearchSkeleton, StageTimer, make_hits
 from .fusion import rrf
 from .keyword import keyword_ranking
 from .literal import identifiers
-from .vector import embed_query, literal_boosted, vector_ranking
+from .vector import LITERAL_DEPTH, embed_query, literal_boosted, vector_ranking
 
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
@@ -66,29 +66,28 @@ def hybrid_ranking(ws: WorkspaceView, query: str, vector: np.ndarray | None, n: 
     return fuse_rankings(keyword, by_vector, ws.settings.retrieval.rrf_k)[:n]
 
 
-class HybridRetriever:
+class HybridRetriever(SearchSkeleton):
     """Keyword and vector rankings fused by Reciprocal Rank Fusion."""
 
     name = "hybrid"
     description = "Reciprocal Rank Fusion (retrieval.rrf_k) of the keyword and the vector rankings"
+    capabilities = Capabilities(vectors=True, embedder=True, keyword_index=True, fallback=KEYWORD_ONLY)
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
+        # Its fallback keeps the keyword half of the fusion (the vector half empty), inside the step.
         mode_used, reason = self.name, ""
         try:
             with timer("embed"):
                 vector = embed_query(ws, query)
         except EmbeddingUnavailable as exc:
-            vector, mode_used, reason = None, "keyword_only", f"embeddings unavailable ({exc}); keyword ranking alone"
+            vector, mode_used, reason = None, KEYWORD_ONLY, f"embeddings unavailable ({exc}); keyword ranking alone"
         found = identifiers(query)
-        depth = k * FUSION_DEPTH if found else k  # the literal boost reorders a deeper fused ranking
+        depth = k * LITERAL_DEPTH if found else k
         with timer("search"):
             try:
                 ranked = hybrid_ranking(ws, query, vector, depth)
             except VectorStoreUnavailable as exc:
-                mode_used, reason = "keyword_only", f"vector store unavailable ({exc}); keyword ranking alone"
+                mode_used, reason = KEYWORD_ONLY, f"vector store unavailable ({exc}); keyword ranking alone"
                 ranked = hybrid_ranking(ws, query, None, depth)
         with timer("literal"):
             ranked = literal_boosted(ws, ranked, found)[:k]

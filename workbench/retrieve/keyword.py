@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..model import RetrievalResult, RetrievalStats, Why
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .base import Capabilities, Ranked, SearchSkeleton, StageTimer, make_hits
 from .cache import indexes_for
 
 if TYPE_CHECKING:
@@ -26,16 +26,14 @@ def keyword_ranking(ws: WorkspaceView, query: str, n: int) -> list[Ranked]:
     return [(m.id, m.score, Why(matched_terms=list(m.matched_terms), bm25=round(m.score, 6))) for m in matches]
 
 
-class KeywordRetriever:
+class KeywordRetriever(SearchSkeleton):
     """BM25 (bm25s) over chunks; jieba for Chinese, literal identifiers for the rest."""
 
     name = "keyword"
     description = "BM25 over chunks: jieba for Chinese, lower-cased words and literal identifiers otherwise"
+    capabilities = Capabilities(keyword_index=True)
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
         with timer("index"):
             indexes_for(ws).keyword  # noqa: B018  (built once per workspace version)
         with timer("search"):

@@ -21,7 +21,7 @@ from ..context_graph.graph import EntityNotFound
 from ..embedding import EmbeddingUnavailable
 from ..model import ContextNode, GraphContext, GraphPath, PathStep, RetrievalResult, RetrievalStats, Why
 from ..vectors.index import VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits
+from .base import Capabilities, Ranked, SearchSkeleton, StageTimer, make_hits
 from .naming import FAILURE_WORDS, find_entities, is_failure_question
 from .questions import Reading, cue_of, read_question
 from .vector import embed_query, entity_query
@@ -76,18 +76,17 @@ def _context(ws: WorkspaceView, reading: Reading) -> GraphContext:
         impact=reading.impact)
 
 
-class PathsRetriever:
+class PathsRetriever(SearchSkeleton):
     """The question read structurally (impact, dependencies, owner, lead, relation), answered by
     the cited paths of that walk; hybrid search when it has no structural reading."""
 
     name = "paths"
     description = ("questions read structurally: what breaks if X fails, what X depends on, who owns X, who leads "
                    "the team that owns X, how X relates to Y; each answered by cited paths")
+    # the vectors, the model and the keyword index for the hybrid hits of a question it cannot read
+    capabilities = Capabilities(vectors=True, embedder=True, graph=True, keyword_index=True)
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
         with timer("entities"):
             keys = find_entities(ws, query)
             matched_by = "name"

@@ -25,17 +25,24 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..embedding import EmbeddingUnavailable
 from ..model import RetrievalResult, RetrievalStats, Why
 from ..vectors.index import CHUNKS, NeedsRepair, VectorMatch, VectorStoreUnavailable
-from .base import Ranked, StageTimer, empty_result, is_empty_query, make_hits, sort_ranked
+from .base import Capabilities, Ranked, SearchSkeleton, StageTimer, make_hits, sort_ranked
 from .cache import indexes_for
 from .literal import boost_literal, identifiers
 
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
 
-__all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document", "store_failures"]
+__all__ = ["VectorRetriever", "embed_query", "vector_query", "vector_ranking", "best_per_document", "store_failures",
+           "DEDUPE_DEPTH", "LITERAL_DEPTH"]
+
+#: A ranking kept to one chunk per document is read this many times deeper than the hits
+#: wanted: the chunks of documents already in it are thrown away.
+DEDUPE_DEPTH = 3
+#: A ranking the literal-identifier boost reorders is read this many times deeper than the hits
+#: wanted, so a chunk holding the identifier below the first ``k`` can rise into them.
+LITERAL_DEPTH = 3
 
 _QUERY_CACHE_SIZE = 256
 _query_vectors: "weakref.WeakKeyDictionary[object, OrderedDict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
@@ -121,15 +128,8 @@ def direct_by_document(ws: WorkspaceView, query: str, k: int, timer: StageTimer)
     with timer("embed"):
         vector = embed_query(ws, query)
     with timer("search"):
-        ranked = vector_ranking(ws, vector, k * 3, dedupe=False)
+        ranked = vector_ranking(ws, vector, k * DEDUPE_DEPTH, dedupe=False)
     return best_per_document(ranked, indexes_for(ws).chunk_documents)[:k]
-
-
-def unavailable(query: str, mode: str, exc: Exception, timer: StageTimer) -> RetrievalResult:
-    """The empty result of a mode whose vector search cannot run, saying why."""
-    result = empty_result(query, mode, reason=f"vector search unavailable: {exc}")
-    result.stats.seconds = timer.total()
-    return result
 
 
 def best_per_document(ranked: Sequence[Ranked], chunk_documents: Mapping[str, str]) -> list[Ranked]:
@@ -153,8 +153,7 @@ def vector_ranking(ws: WorkspaceView, vector: np.ndarray, n: int, min_score: flo
     settings = ws.settings.retrieval
     min_score = settings.min_vector_score if min_score is None else min_score
     dedupe = settings.dedupe_by_document if dedupe is None else dedupe
-    # De-duplication throws chunks away, so ask for more than we keep.
-    matches = vector_query(ws, CHUNKS, vector, n * 3 if dedupe else n)
+    matches = vector_query(ws, CHUNKS, vector, n * DEDUPE_DEPTH if dedupe else n)
     ranked = sort_ranked([(m.id, m.similarity, Why(similarity=round(m.similarity, 6)))
                           for m in matches if m.similarity >= min_score])
     if dedupe:
@@ -162,24 +161,19 @@ def vector_ranking(ws: WorkspaceView, vector: np.ndarray, n: int, min_score: flo
     return ranked[:n]
 
 
-class VectorRetriever:
+class VectorRetriever(SearchSkeleton):
     """Cosine similarity between the query and chunk embeddings (Chroma)."""
 
     name = "vector"
     description = "Chroma cosine search over chunk embeddings, with a minimum score and optional best chunk per document"
+    capabilities = Capabilities(vectors=True, embedder=True)
 
-    def retrieve(self, ws: WorkspaceView, query: str, k: int) -> RetrievalResult:
-        if is_empty_query(query):
-            return empty_result(query, self.name)
-        timer = StageTimer()
-        try:
-            with timer("embed"):
-                vector = embed_query(ws, query)
-            with timer("search"):
-                found = identifiers(query)
-                ranked = vector_ranking(ws, vector, k * 3 if found else k)
-        except (EmbeddingUnavailable, VectorStoreUnavailable) as exc:
-            return unavailable(query, self.name, exc, timer)
+    def search(self, ws: WorkspaceView, query: str, k: int, timer: StageTimer) -> RetrievalResult:
+        with timer("embed"):
+            vector = embed_query(ws, query)
+        with timer("search"):
+            found = identifiers(query)
+            ranked = vector_ranking(ws, vector, k * LITERAL_DEPTH if found else k)
         with timer("literal"):
             ranked = literal_boosted(ws, ranked, found)[:k]
         with timer("fetch"):

@@ -29,6 +29,9 @@ __all__ = ["Settings", "SettingsError", "load_settings", "setting_default", "DEF
 
 #: A settings file larger than this is refused (settings.yaml with every default is ~10 KB).
 MAX_SETTINGS_BYTES = 1024 * 1024
+#: Keys an earlier version read, by their names now: a settings file that writes one is told the new name.
+RENAMED = {"time.overfetch": "time.window_depth",
+           "graphrag.vector_overfetch_multiplier": "graphrag.seed_candidates_per_seed"}
 DEFAULT_SETTINGS_PATH = Path(__file__).resolve().parent.parent / "settings.yaml"
 
 
@@ -220,7 +223,7 @@ class RetrievalSettings(_Section):
 
 class GraphRAGSettings(_Section):
     seed_similarity_threshold: float = Field(0.3, ge=-1, le=1, description="Entities whose name embedding is at least this similar to the query become seeds, beside the entities the query names.")
-    vector_overfetch_multiplier: int = Field(3, gt=0, le=100, description="Entity candidates fetched from the vector index per seed wanted, before the threshold.")
+    seed_candidates_per_seed: int = Field(3, gt=0, le=100, description="Entity candidates fetched from the entity-name index per seed wanted (max_seeds), before seed_similarity_threshold keeps the seeds.")
     ppr_damping: float = Field(0.85, gt=0, lt=1, description="Personalized PageRank damping factor.")
     max_triples: int = Field(200, gt=0, le=100_000, description="Most triples given as graph context.")
     max_seeds: int = Field(3, gt=0, le=1000, description="Seed entities wanted.")
@@ -265,7 +268,7 @@ class GlobalSearchSettings(_Section):
 
 
 class TimeSettings(_Section):
-    overfetch: int = Field(4, gt=1, le=1000, description="Under a time window, retrievers are asked for k x this many hits (and more, up to every chunk) so that k dated hits survive the filter.")
+    window_depth: int = Field(4, gt=1, le=1000, description="Under a time window, a retriever is asked for k x this many hits (then this many times more again, up to every chunk) so that k dated hits survive the filter.")
 
 
 class LLMSettings(_Section):
@@ -356,6 +359,8 @@ def load_settings(path: str | Path | None = None) -> Settings:
         for err in exc.errors():
             key = ".".join(str(p) for p in err["loc"])
             msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden" and key in RENAMED:
+                msg = f"renamed {RENAMED[key]}: write {RENAMED[key].rpartition('.')[2]} instead"
             if err["type"] == "literal_error":  # say what was given, not only what is allowed
                 msg = f"{err['input']!r} is not one of the choices: {msg}"
             problems.append(f"{key}: {msg}")
