@@ -1,43 +1,34 @@
 """The notebooks: executed with nbclient on the venv's Python and the real model, checked on what
-they print and display; and the committed files checked for stripped outputs and a run time.
+they print and display; and the committed files checked for the outputs that run gives (they
+are committed with them: ``python -m workbench notebooks`` writes them) and a run time.
 
 Notebooks 01-03 share one sample workspace (01 embeds the corpus, 02 and 03 reopen it), kept in
-a temporary folder through ``WORKBENCH_NOTEBOOK_WORKSPACES`` so nothing is written to the repo.
+a temporary folder through ``WORKBENCH_NOTEBOOK_WORKSPACES`` so nothing is written to the repo;
+they run exactly as ``python -m workbench notebooks`` runs them (``workbench.views.notebook_run``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 
 import nbformat
 import pytest
 
 from tests.conftest import BENCH, ROOT
+from workbench.views.notebook_run import (MAX_BYTES, PLOTLY, STATIC_FIGURE, execute, leaks, notebook_environment,
+                                          notebook_names, output_kinds, private_paths)
 
 NOTEBOOKS = ROOT / "notebooks"
 NAMES = ("01_quickstart", "02_compare_retrieval", "03_expansion_evaluation", "04_multihop_benchmark")
-KERNEL = "workbench-venv"
-PLOTLY = "application/vnd.plotly.v1+json"
 CHUNK_ID = re.compile(r"\b[0-9a-f]{16}\b")
 
 
 @pytest.fixture(scope="session")
 def notebook_env(tmp_path_factory):
-    """A kernelspec that starts this very Python (the venv's), and a folder for the workspaces."""
-    jupyter_path = tmp_path_factory.mktemp("jupyter")
-    spec = jupyter_path / "kernels" / KERNEL
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "workbench venv", "language": "python",
-    }))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("JUPYTER_PATH", str(jupyter_path))
-        mp.setenv("WORKBENCH_NOTEBOOK_WORKSPACES", str(tmp_path_factory.mktemp("notebook-workspaces")))
-        mp.setenv("WORKBENCH_BENCH_DATA", str(BENCH))  # the committed slices, not ../shared/bench
+    """The venv's Python as the kernel, and a folder for the workspaces."""
+    with notebook_environment(tmp_path_factory.mktemp("notebook-workspaces"), BENCH):  # the committed slices
         yield
 
 
@@ -45,16 +36,12 @@ def notebook_env(tmp_path_factory):
 def run_notebook(notebook_env):
     """``run_notebook(name) -> (executed notebook, seconds)``, run once per session (with the cwd
     in notebooks/, as Jupyter does); later calls reuse the result."""
-    from nbclient import NotebookClient
-
     done: dict[str, tuple[nbformat.NotebookNode, float]] = {}
 
     def run(name: str) -> tuple[nbformat.NotebookNode, float]:
         if name not in done:
-            nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
             started = time.perf_counter()
-            NotebookClient(nb, timeout=300, kernel_name=KERNEL,
-                           resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
+            nb = execute(NOTEBOOKS / f"{name}.ipynb")
             done[name] = (nb, time.perf_counter() - started)
         return done[name]
 
@@ -85,16 +72,58 @@ def line_starting(text: str, prefix: str) -> str:
 
 # -- the committed files ------------------------------------------------------------------------
 
+def committed(name: str):
+    return nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+
+
+def test_every_notebook_is_tested():
+    assert tuple(notebook_names()) == NAMES
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_committed_notebook_has_no_outputs_and_states_its_run_time(name):
-    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+def test_committed_notebook_has_the_outputs_its_code_gives(name, executed):
+    """Same cells with outputs, same kinds of output (not the same bytes: timings and figures vary
+    from run to run); stale outputs mean: python -m workbench notebooks."""
+    nb = committed(name)
     nbformat.validate(nb)
+    kinds, ran = output_kinds(nb), output_kinds(executed(name))
+    assert sum(map(len, ran)) > 0
+    for number, (have, want) in enumerate(zip(kinds, ran)):
+        assert have == want, f"{name}, code cell {number}: committed outputs {have}, the code gives {want}"
+    assert len(kinds) == len(ran)
+    numbers = [cell.execution_count for cell in nb.cells if cell.cell_type == "code"]
+    assert numbers == list(range(1, len(numbers) + 1)), f"{name}: not run top to bottom in one kernel"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_committed_notebook_is_fit_to_browse_and_states_its_run_time(name):
+    path = NOTEBOOKS / f"{name}.ipynb"
+    nb = committed(name)
     first = nb.cells[0]
     assert first.cell_type == "markdown"
     assert re.search(r"\*\*Run time:\*\* about \d+ s", first.source)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, f"{name}: outputs not stripped"
+    assert path.stat().st_size < MAX_BYTES
+    assert leaks(nb, private_paths()) == [], f"{name}: its outputs show paths of this machine"
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not any(o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr") for o in outputs)
+    assert all("execution" not in cell.metadata for cell in nb.cells)  # timings change every run
+    for output in outputs:
+        data = output.get("data", {})
+        if PLOTLY in data:
+            assert data[STATIC_FIGURE].startswith("iVBORw0KGgo"), f"{name}: a plotly figure without its PNG"  # PNG magic
+        assert not re.search(r"<script[^>]+src=[\"']?https?://", json.dumps(data)), f"{name}: loads a script from the network"
+
+
+def test_a_notebook_that_no_longer_runs_fails(tmp_path, notebook_env):
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(f"import sys\nsys.path.insert(0, {str(ROOT)!r})\nprint('set up')"),
+        nbformat.v4.new_code_cell("from workbench.bench.multihop import a_function_that_left"),  # an API that moved
+        nbformat.v4.new_code_cell("print('never reached')")])
+    nbformat.write(nb, tmp_path / "04_broken.ipynb")
+    with pytest.raises(CellExecutionError, match="a_function_that_left"):
+        execute(tmp_path / "04_broken.ipynb")
 
 
 # -- 01 quickstart ------------------------------------------------------------------------------

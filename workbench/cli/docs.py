@@ -1,5 +1,6 @@
-"""The ``docs`` command: write the documentation's generated parts from the code and the results
-data, or check them: the reference pages, and the benchmark tables of the README and the docs."""
+"""The documentation's generated parts: ``docs`` writes the reference pages from the code and the
+benchmark tables of the README and the docs from the results data (or checks them); ``notebooks``
+executes the notebooks and writes them with their outputs."""
 
 from __future__ import annotations
 
@@ -62,6 +63,29 @@ def cmd_docs(args) -> int:
     return 0
 
 
+def cmd_notebooks(args) -> int:
+    try:
+        import kaleido  # noqa: F401  (draws each plotly figure's PNG)
+        import nbclient  # noqa: F401
+    except ImportError as exc:
+        raise CommandError(f"{exc.name} is missing: it comes with requirements-dev.txt "
+                           "(.venv/bin/pip install -r requirements-dev.txt)") from exc
+    from ..views.notebook_run import NOTEBOOKS_DIR, NotebookFailed, NotebookUnfit, notebook_names, regenerate
+
+    known = notebook_names()
+    unknown = [name for name in args.names if name not in known]
+    if unknown:
+        raise CommandError(f"no notebook {', '.join(unknown)} in {NOTEBOOKS_DIR}; there are: {', '.join(known)}")
+    try:
+        for written in regenerate(args.names or None):
+            print(written.describe(), flush=True)
+    except NotebookFailed as exc:
+        raise CommandError(f"{exc}; it is left as it was (open it in Jupyter to see the traceback)") from exc
+    except NotebookUnfit as exc:
+        raise CommandError(f"{exc}; it is left as it was") from exc
+    return 0
+
+
 def register(subparsers, common) -> None:
     p = subparsers.add_parser("docs", parents=[common],
                               help="write the documentation's reference pages (commands, settings) from the code, "
@@ -71,3 +95,10 @@ def register(subparsers, common) -> None:
                    help="folder of the reference pages (default: docs/reference/ of the checkout); "
                         "with it, the benchmark tables are left alone")
     p.set_defaults(handler=cmd_docs)
+
+    p = subparsers.add_parser("notebooks", parents=[common],
+                              help="execute the notebooks in place, with fresh workspaces and the benchmark slices of "
+                                   "tests/data/bench, and write them with their outputs (plotly figures with a PNG)")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="the notebooks to run, e.g. 01_quickstart (default: all, in order; 02 and 03 reopen 01's workspace)")
+    p.set_defaults(handler=cmd_notebooks)
