@@ -304,7 +304,7 @@ def graph_view(ws: Workspace, view: str, filters: GraphFilters, height: int = 64
 
 @st.cache_data(show_spinner="Looking for near-duplicate names...", max_entries=8)
 def _suggestions(path: str, settings_path: str | None, version: int):
-    return _open_workspace(path, settings_path).suggestions()
+    return _open_workspace(path, settings_path).corrections.suggestions()
 
 
 def suggestions(ws: Workspace):
@@ -601,7 +601,7 @@ GRAPH_WAIT_S = 5.0
 
 @st.fragment(run_every=2.0)
 def _rerun_when_built(ws: Workspace) -> None:
-    if ws.graph_if_ready() is not None:
+    if ws.background.graph_if_ready() is not None:
         st.rerun()
 
 
@@ -610,8 +610,9 @@ def workspace_metrics(ws: Workspace) -> dict:
     from the graph snapshot's manifest when it is current (the page waits for no graph: at 61k
     passages the first page took 1-2 s less); else, while the graph is still being built, the
     record's counts are shown, and the page reruns when it is done."""
-    stats = ws.stats_from_snapshot()
-    built = stats is not None or ws.graph_if_ready(wait=GRAPH_WAIT_S) is not None
+    counts = ws.derivation.counts_from_snapshot()  # no graph loaded when the snapshot is current
+    stats = None if counts is None else {**ws.record_stats(), **counts}
+    built = stats is not None or ws.background.graph_if_ready(wait=GRAPH_WAIT_S) is not None
     if stats is None:
         stats = ws.stats() if built else ws.record_stats()
     for column, (label, key) in zip(st.columns(4), [("Documents", "documents"), ("Chunks", "chunks"),

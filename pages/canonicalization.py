@@ -61,10 +61,10 @@ else:
                       f"{ui.md_text(suggestion.reason)}")
         if accept.button("Accept", key=f"canon.accept.{i}"):
             canonical, alias = ui.canonical_first(ws, suggestion.a, suggestion.b)
-            if ui.run_write(ws, ws.accept_suggestion, alias, canonical):
+            if ui.run_write(ws, ws.corrections.accept_suggestion, alias, canonical):
                 st.rerun()
         if reject.button("Reject", key=f"canon.reject.{i}"):
-            if ui.run_write(ws, ws.reject_suggestion, suggestion.a, suggestion.b):
+            if ui.run_write(ws, ws.corrections.reject_suggestion, suggestion.a, suggestion.b):
                 st.rerun()
 
 # A merge's effect before it is made: the edges of the less mentioned name move to the other.
@@ -88,17 +88,17 @@ with alias_column, st.form("canon.alias", clear_on_submit=True):
     st.markdown("**Add an alias**: treat one name as another")
     alias = st.text_input("Alias", placeholder="e.g. login service")
     canonical = st.text_input("Canonical name", placeholder="e.g. Auth Service")
-    if st.form_submit_button("Add alias") and ui.run_write(ws, ws.add_alias, alias, canonical):
+    if st.form_submit_button("Add alias") and ui.run_write(ws, ws.corrections.add_alias, alias, canonical):
         st.rerun()
 with split_column, st.form("canon.split"):
     st.markdown("**Split a form out**: give one surface form an entity of its own")
     split_forms = sorted({form.form for merge in merges for form in merge.surface_forms}, key=str.casefold)
     form = st.selectbox("Surface form", split_forms, index=None, placeholder="Choose a form", format_func=printable)
-    if st.form_submit_button("Split") and form and ui.run_write(ws, ws.split, form):
+    if st.form_submit_button("Split") and form and ui.run_write(ws, ws.corrections.split, form):
         st.rerun()
 
 st.subheader("Change log")
-log = ws.merge_log()
+log = ws.corrections.merge_log()
 if not log:
     st.write("No changes yet: every merge so far comes from the name rules and the settings.")
     st.stop()
@@ -108,6 +108,6 @@ if open_entries:
     with st.form("canon.undo"):
         entry = st.selectbox("Undo a change", open_entries, index=None, placeholder="Choose a change",
                              format_func=lambda e: f"#{e['id']}: {log_sentence(e)}")
-        if st.form_submit_button("Undo") and entry and ui.run_write(ws, ws.undo, entry["id"]):
+        if st.form_submit_button("Undo") and entry and ui.run_write(ws, ws.corrections.undo, entry["id"]):
             st.toast(f"Undid #{entry['id']}")
             st.rerun()

@@ -58,7 +58,7 @@ if superseding:
         said.markdown(f"**{ui.md_text(triple.subject)}** replaces **{ui.md_text(triple.object)}** "
                       f"({triple.confidence:.1f}; chunk {ui.md_text(triple.chunk_id)})")
         if accept.button("Accept", key=f"corpus.supersedes.{i}") and ui.run_write(
-                ws, ws.accept_candidate, triple.subject, triple.relation, triple.object):
+                ws, ws.corrections.accept_candidate, triple.subject, triple.relation, triple.object):
             st.rerun()
     if len(superseding) > 20:
         st.caption(f"{len(superseding) - 20} more: `python -m workbench candidates` lists them all.")

@@ -91,7 +91,7 @@ def test_corpus_page_shows_the_record_while_the_graph_is_still_being_built(monke
     import threading
 
     import ui
-    import workbench.workspace.workspace as workspace_module
+    import workbench.workspace.derivation as workspace_module
 
     ws = one_sentence_workspace(make_workspace, tmp_path, "slow-graph")
     expected = ws.stats()
@@ -254,7 +254,7 @@ def test_a_split_can_be_undone_and_merging_a_split_form_again_works(monkeypatch,
     next(sb for sb in at.selectbox if sb.label == "Surface form").select("auth-service")
     submit(at, "Split")
     assert len(ws.graph) == entities + 1
-    split_entry = max(e["id"] for e in ws.merge_log() if e["action"] == "split")
+    split_entry = max(e["id"] for e in ws.corrections.merge_log() if e["action"] == "split")
     undo = next(sb for sb in at.selectbox if sb.label == "Undo a change")
     undo.select(next(o for o in undo.options if o.startswith(f"#{split_entry}:")))
     submit(at, "Undo")

@@ -249,7 +249,7 @@ def test_a_merge_preview_lists_the_edges_that_would_move(monkeypatch, sample_wor
 
     at = page(open_app(monkeypatch, sample_workspace.path), "canonicalization")
     box = at.selectbox(key="canon.preview")
-    chosen = next((s.a, s.b) for s in sample_workspace.suggestions()[:len(box.options)]
+    chosen = next((s.a, s.b) for s in sample_workspace.corrections.suggestions()[:len(box.options)]
                   if not merge_preview(sample_workspace.graph, *reversed(canonical_first(sample_workspace, s.a, s.b))).empty)
     box.set_value(chosen).run()
     assert not at.exception

@@ -18,7 +18,7 @@ def test_suggestions_show_their_total_and_page(monkeypatch, make_workspace, tmp_
             f"Questions go to {handle} on the chat.\n", encoding="utf-8")
     ws = make_workspace("people-ws")
     ws.ingest([corpus])
-    total = len(ws.suggestions())
+    total = len(ws.corrections.suggestions())
     assert total > 12
     at = page(open_app(monkeypatch, ws.path), "canonicalization")
     captions = [c.value for c in at.caption]
@@ -28,7 +28,7 @@ def test_suggestions_show_their_total_and_page(monkeypatch, make_workspace, tmp_
     assert not at.exception
     shown = [m.value for m in at.markdown if "↔" in m.value]
     assert len(shown) == total - 12 and shown[0].startswith("13. ")
-    second_page_first = ws.suggestions()[12]
+    second_page_first = ws.corrections.suggestions()[12]
     at.button(key="canon.accept.12").click().run()
     assert not at.exception
     assert ws.graph.resolve(second_page_first.a) == ws.graph.resolve(second_page_first.b)

@@ -26,7 +26,7 @@ def edge_data(srcdoc: str) -> list[dict]:
 def test_the_merge_preview_keeps_its_pair_when_another_suggestion_is_accepted(monkeypatch, sample_private):
     ws = sample_private
     at = page(open_app(monkeypatch, ws.path), "canonicalization")
-    found = ws.suggestions()
+    found = ws.corrections.suggestions()
     assert len(found) >= 3
     chosen = (found[2].a, found[2].b)
     at.selectbox(key="canon.preview").set_value(chosen).run()
@@ -43,7 +43,7 @@ def test_the_merge_preview_keeps_its_pair_when_another_suggestion_is_accepted(mo
 def test_the_preview_empties_when_its_own_pair_is_accepted(monkeypatch, sample_private):
     ws = sample_private
     at = page(open_app(monkeypatch, ws.path), "canonicalization")
-    first = ws.suggestions()[0]
+    first = ws.corrections.suggestions()[0]
     at.selectbox(key="canon.preview").set_value((first.a, first.b)).run()
     at.button(key="canon.accept.0").click().run()
     assert not at.exception

@@ -59,7 +59,8 @@ def test_global_mode_answers_the_themes_question_with_cited_points(sample_worksp
 def test_timeline_entries_are_in_time_order_and_cited(sample_workspace):
     from workbench.corpus.timeline import timeline
 
-    name, entries = timeline(sample_workspace, "token cache")
+    found = timeline(sample_workspace, "token cache")
+    name, entries = found.entity, found.entries
     assert name == "token cache" and len(entries) >= 5
     dated = [e.time for e in entries if e.time]
     assert dated == sorted(dated)

@@ -92,7 +92,7 @@ def assert_followed_exactly(ws) -> None:
     assert_same_parts(kept_parts(ws)[0], parts)
     assert kept_parts(ws)[1] == merges
     assert ws.merges() == merges
-    assert_same_graph(graph, ws.assemble_from_record())
+    assert_same_graph(graph, ws.derivation.assemble())
 
 
 def write_note(corpus, rng, i, notes):
@@ -119,18 +119,18 @@ def step(ws, corpus, rng: random.Random, notes: int) -> str:
         ws.remove(path)
     elif op == "alias":
         try:
-            ws.add_alias(rng.choice(names + SERVICES), rng.choice(names + SERVICES))
+            ws.corrections.add_alias(rng.choice(names + SERVICES), rng.choice(names + SERVICES))
         except ValueError:
             return "alias refused"
     elif op == "unalias" and ws.store.aliases():
-        ws.remove_alias(rng.choice(sorted(ws.store.aliases())))
+        ws.corrections.remove_alias(rng.choice(sorted(ws.store.aliases())))
     elif op == "split":
-        ws.split(rng.choice(SERVICES + PEOPLE))
+        ws.corrections.split(rng.choice(SERVICES + PEOPLE))
     elif op == "unsplit" and ws.store.splits():
-        ws.unsplit(rng.choice(sorted(ws.store.splits())))
+        ws.corrections.unsplit(rng.choice(sorted(ws.store.splits())))
     elif op == "accept" and ws.candidates():
         candidate = rng.choice(ws.candidates())
-        ws.accept_candidate(candidate.subject, candidate.relation, candidate.object)
+        ws.corrections.accept_candidate(candidate.subject, candidate.relation, candidate.object)
     else:
         return "nothing"
     return op
@@ -148,7 +148,7 @@ def test_random_writes_derive_the_graph_of_a_full_derivation(make_workspace, tmp
         write_note(corpus, rng, i, notes)
     ws = make_workspace()
     ws.ingest([corpus])
-    assert ws.rows_status.startswith("read whole: no rows.npz")
+    assert ws.derivation.rows_status.startswith("read whole: no rows.npz")
     assert_followed_exactly(ws)
     done = []
     for _ in range(12):
@@ -156,7 +156,7 @@ def test_random_writes_derive_the_graph_of_a_full_derivation(make_workspace, tmp
         if done[-1] in {"nothing", "alias refused"}:
             continue
         assert_followed_exactly(ws)
-        assert ws.rows_status.startswith("followed: "), (done, ws.rows_status)
+        assert ws.derivation.rows_status.startswith("followed: "), (done, ws.derivation.rows_status)
     assert len({op for op in done if op not in {"nothing", "alias refused"}}) >= 3, done
 
 
@@ -166,12 +166,12 @@ def test_an_alias_change_reads_no_rows_and_rekeys_the_entity(make_workspace, tmp
     (corpus / "a.md").write_text("# A\n\nThe Auth Service depends on Redis. PG uses Kafka.\n", encoding="utf-8")
     ws = make_workspace()
     ws.ingest([corpus])
-    ws.add_alias("PG", "Kafka")
-    assert ws.rows_status == "followed: 0 rows read, 0 dropped"
+    ws.corrections.add_alias("PG", "Kafka")
+    assert ws.derivation.rows_status == "followed: 0 rows read, 0 dropped"
     assert ws.graph.entity("kafka").mentions == 2
     assert_followed_exactly(ws)
-    ws.remove_alias("PG")
-    assert ws.rows_status == "followed: 0 rows read, 0 dropped"
+    ws.corrections.remove_alias("PG")
+    assert ws.derivation.rows_status == "followed: 0 rows read, 0 dropped"
     assert_followed_exactly(ws)
 
 
@@ -196,15 +196,15 @@ def test_rows_no_extractor_writes_yet_derive_as_the_reference(notes_workspace):
                                                                          for a, r, b, o, st, ot in triples])
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
     assert_followed_exactly(ws)
-    assert ws.rows_status == f"followed: {len(mentions) + len(triples) - 1} rows read, 0 dropped"
+    assert ws.derivation.rows_status == f"followed: {len(mentions) + len(triples) - 1} rows read, 0 dropped"
     assert ws.graph.entity("zetaqueue").type == "technology"
-    ws.split("zeta-queue")
+    ws.corrections.split("zeta-queue")
     assert_followed_exactly(ws)
     path = corpus / "note-1.md"
     path.unlink()
     ws.remove(path)  # the note-typed mentions of note-1.md now resolve to no title
     assert_followed_exactly(ws)
-    assert ws.rows_status.startswith("followed: 0 rows read")
+    assert ws.derivation.rows_status.startswith("followed: 0 rows read")
 
 
 def ingested_notes(make_workspace, folder, notes: int = 5, seed: int = 7):
@@ -248,7 +248,7 @@ def test_damaged_rows_are_detected_and_read_whole(notes_workspace, damage):
             DerivationRows.load(ws.path, key)
     write_note(corpus, rng, 9, 10)
     ws.ingest([corpus])
-    assert ws.rows_status.startswith("read whole: ")
+    assert ws.derivation.rows_status.startswith("read whole: ")
     assert_followed_exactly(ws)
     DerivationRows.load(ws.path, key)  # written whole again
 
@@ -259,19 +259,19 @@ def test_rows_of_other_settings_or_a_record_they_cannot_follow_are_read_whole(no
     try:
         write_note(corpus, rng, 8, 10)
         changed.ingest([corpus])
-        assert changed.rows_status == "read whole: rows.npz was made for another version of what it indexes"
+        assert changed.derivation.rows_status == "read whole: rows.npz was made for another version of what it indexes"
         assert_followed_exactly(changed)
     finally:
         changed.close()
     ws.close()
     fresh = reopened(ws)
     try:
-        assert fresh.graph is not None and fresh.rows_status.startswith("read whole: ")  # back to its settings
+        assert fresh.graph is not None and fresh.derivation.rows_status.startswith("read whole: ")  # back to its settings
         with fresh.store.transaction() as db:  # a row gone while its document stays
             db.execute("DELETE FROM chunk_mentions WHERE rowid = (SELECT MIN(rowid) FROM chunk_mentions)")
             db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
-        fresh.add_alias("PG", "Postgres")
-        assert fresh.rows_status == "read whole: chunk_mentions rows left the record while their documents stayed"
+        fresh.corrections.add_alias("PG", "Postgres")
+        assert fresh.derivation.rows_status == "read whole: chunk_mentions rows left the record while their documents stayed"
         assert_followed_exactly(fresh)
     finally:
         fresh.close()
@@ -285,7 +285,7 @@ def test_rows_whose_tables_outgrow_the_record_are_read_whole_to_compact(notes_wo
         for i in range(5):
             write_note(corpus, rng, i, 5)
         ws.ingest([corpus])
-        statuses.append(ws.rows_status)
+        statuses.append(ws.derivation.rows_status)
         assert_followed_exactly(ws)
     assert statuses[0].startswith("followed: ")
     assert "read whole: the rows' tables hold more than twice the record's chunks" in statuses
@@ -296,7 +296,7 @@ def test_rows_copied_from_another_workspace_are_not_used(notes_workspace, make_w
     other = make_workspace("other")
     shutil.copy(ws.path / FILE_NAME, other.path / FILE_NAME)
     other.ingest([corpus])
-    assert other.rows_status.startswith("read whole: rows.npz was made for another version")
+    assert other.derivation.rows_status.startswith("read whole: rows.npz was made for another version")
     assert_followed_exactly(other)
 
 

@@ -96,7 +96,7 @@ def test_the_workspace_index_follows_an_alias_and_replaces_a_legacy_collection(m
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes)
     assert ws.entity_vectors.version() == str(ws.store.version)
     before = ws.entity_vectors.ids()
-    ws.add_alias("AuthSvc", "Auth Service")
+    ws.corrections.add_alias("AuthSvc", "Auth Service")
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes) != before
 
 
@@ -427,7 +427,7 @@ def test_a_workspace_write_and_an_alias_go_to_the_delta_and_repair_folds_it(make
     (best,) = ws.entity_vectors.query(ws.embedder.embed(["Elasticsearch"])[0], 1)
     assert best.metadata == {"name": "Elasticsearch"}
     before = ws.entity_vectors.ids()
-    ws.add_alias("Billing Service", "Auth Service")  # two entities become one
+    ws.corrections.add_alias("Billing Service", "Auth Service")  # two entities become one
     assert ws.entity_vectors.ids() == set(ws.graph.nx.nodes) != before
     ws.repair()
     assert not (ws.path / DELTA_FILE_NAME).exists() and ws.entity_vectors.ids() == set(ws.graph.nx.nodes)

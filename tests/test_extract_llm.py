@@ -171,8 +171,8 @@ def test_ingest_with_extraction_llm_stores_candidates_kept_out_of_the_graph_unti
     ws.store.replace_candidates([])  # recomputing the SIMILAR_TO candidates keeps the model's
     assert len(ws.candidates()) == 1
     with pytest.raises(ValueError, match="no candidate Cart -uses-> Kafka; candidates: Cart -uses-> Redis"):
-        ws.accept_candidate("Cart", "uses", "Kafka")
-    assert ws.accept_candidate("Cart", "uses", "Redis") == 1
+        ws.corrections.accept_candidate("Cart", "uses", "Kafka")
+    assert ws.corrections.accept_candidate("Cart", "uses", "Redis") == 1
     [edge] = ws.graph.edges(relation="uses")
     assert (ws.graph.name(edge.source), ws.graph.name(edge.target), edge.origin) == ("Cart", "Redis", "accepted")
     assert ws.candidates() == []

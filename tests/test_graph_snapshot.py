@@ -24,13 +24,13 @@ from workbench.workspace.scope import scoped
 
 def derived_fresh(ws):
     """The graph derived from the record in this process, the snapshot left aside."""
-    return SimpleNamespace(graph=ws.assemble_from_record())
+    return SimpleNamespace(graph=ws.derivation.assemble())
 
 
 def test_ingest_leaves_a_snapshot_for_the_record_as_it_is(sample_private):
     ws = sample_private
     manifest = read_manifest(ws.path)
-    assert manifest["key"] == ws._snapshot_key(ws._derive_key())
+    assert manifest["key"] == ws.derivation.snapshot_key()
     assert manifest["counts"]["entities"] == len(ws.graph) > 100
 
 
@@ -39,7 +39,7 @@ def test_a_fresh_process_loads_the_snapshot_identical_to_a_derivation(sample_pri
     fresh = reopened(ws)
     try:
         loaded = fresh.graph
-        assert fresh.snapshot_status == "loaded"
+        assert fresh.derivation.snapshot_status == "loaded"
         derived = derived_fresh(fresh)
         assert loaded.entities() == derived.graph.entities()
         assert list(loaded.nx.edges(keys=True, data="edge")) == list(derived.graph.nx.edges(keys=True, data="edge"))
@@ -73,7 +73,7 @@ def test_graphrag_answers_the_same_from_the_snapshot(sample_private):
     fresh = reopened(ws)
     try:
         after = retrieve(fresh, REDIS_QUESTION, mode="graphrag", k=5)
-        assert fresh.snapshot_status == "loaded"
+        assert fresh.derivation.snapshot_status == "loaded"
         assert before.hits and [(h.chunk_id, h.score) for h in after.hits] == [(h.chunk_id, h.score) for h in before.hits]
         assert after.mode_used == before.mode_used
     finally:
@@ -85,13 +85,13 @@ def test_stats_of_a_fresh_process_come_from_the_manifest_without_loading_the_gra
     expected = ws.stats()
     fresh = reopened(ws)
     try:
-        assert fresh.stats() == expected == fresh.stats_from_snapshot()
-        assert fresh._derived is None
-        fresh.add_alias("Token Cache Service", "Redis")  # the writer derives again and replaces the snapshot
-        assert fresh.stats_from_snapshot() == fresh.stats() != expected
+        assert fresh.stats() == expected == {**fresh.record_stats(), **fresh.derivation.counts_from_snapshot()}
+        assert fresh.derivation.derived is None
+        fresh.corrections.add_alias("Token Cache Service", "Redis")  # the writer derives again and replaces the snapshot
+        assert {**fresh.record_stats(), **fresh.derivation.counts_from_snapshot()} == fresh.stats() != expected
         assert fresh.stats()["user_aliases"] == expected["user_aliases"] + 1
         (fresh.path / FILE_NAME).unlink()
-        assert fresh.stats_from_snapshot() is None  # no current snapshot: the caller derives or waits
+        assert fresh.derivation.counts_from_snapshot() is None  # no current snapshot: the caller derives or waits
     finally:
         fresh.close()
 
@@ -102,13 +102,13 @@ def test_an_ingest_alias_or_removal_replaces_the_snapshot(sample_copy, tmp_path)
     make_corpus(corpus / "extra", 3)
     ws.ingest([corpus])
     after_ingest = read_manifest(ws.path)
-    assert after_ingest["key"] != first and after_ingest["key"] == ws._snapshot_key(ws._derive_key())
-    ws.add_alias("the cache of tokens", "token cache")
-    assert read_manifest(ws.path)["key"] == ws._snapshot_key(ws._derive_key())
+    assert after_ingest["key"] != first and after_ingest["key"] == ws.derivation.snapshot_key()
+    ws.corrections.add_alias("the cache of tokens", "token cache")
+    assert read_manifest(ws.path)["key"] == ws.derivation.snapshot_key()
     ws.remove(corpus / "extra")
     fresh = reopened(ws)
     try:
-        assert fresh.graph is not None and fresh.snapshot_status == "loaded"
+        assert fresh.graph is not None and fresh.derivation.snapshot_status == "loaded"
         assert not any(k.startswith("servicenumber") for k in fresh.graph.nx)
     finally:
         fresh.close()
@@ -119,10 +119,10 @@ def test_a_changed_graph_setting_rebuilds_the_snapshot(sample_private):
     changed = reopened(ws, graph__max_entity_passages=3)
     try:
         graph = changed.graph
-        assert changed.snapshot_status.startswith("rebuilt: ") and "another record version or graph settings" in \
-            changed.snapshot_status
+        assert changed.derivation.snapshot_status.startswith("rebuilt: ") and "another record version or graph settings" in \
+            changed.derivation.snapshot_status
         assert graph.passages.common  # the new limit is applied, not the old snapshot's
-        assert read_manifest(ws.path)["key"] == changed._snapshot_key(changed._derive_key())
+        assert read_manifest(ws.path)["key"] == changed.derivation.snapshot_key()
     finally:
         changed.close()
 
@@ -155,7 +155,7 @@ def test_an_edges_id_lists_come_back_as_written_with_each_id_kept_once(lists):
 def test_a_damaged_snapshot_is_detected_and_rebuilt_never_used(sample_private, damage):
     ws = sample_private
     path = ws.path / FILE_NAME
-    key = ws._snapshot_key(ws._derive_key())
+    key = ws.derivation.snapshot_key()
     if damage == "bytes":
         damage_bytes(path)
     elif damage == "truncated":
@@ -184,7 +184,7 @@ def test_a_damaged_snapshot_is_detected_and_rebuilt_never_used(sample_private, d
     fresh = reopened(ws)
     try:
         graph = fresh.graph
-        assert fresh.snapshot_status.startswith("rebuilt: ")
+        assert fresh.derivation.snapshot_status.startswith("rebuilt: ")
         assert graph.entities() == ws.graph.entities()
         assert fresh.stats() == ws.stats()
         load_snapshot(ws.path, key)  # rewritten whole by the reader, which could take the lock
@@ -200,7 +200,7 @@ def test_a_snapshot_copied_from_another_workspace_is_not_used(sample_private, ma
     fresh = reopened(other)
     try:
         assert len(fresh.graph) == len(other.graph)
-        assert fresh.snapshot_status.startswith("rebuilt: ")
+        assert fresh.derivation.snapshot_status.startswith("rebuilt: ")
     finally:
         fresh.close()
 
@@ -211,9 +211,9 @@ def test_a_reader_that_cannot_take_the_lock_derives_without_writing(sample_priva
     (ws.path / FILE_NAME).unlink()
     fresh = reopened(ws)
     try:
-        with ws._write_lock():  # another writer holds the workspace
+        with ws.lock.hold():  # another writer holds the workspace
             assert len(fresh.graph) == len(ws.graph)
-        assert fresh.snapshot_status == "rebuilt: no graph snapshot yet"
+        assert fresh.derivation.snapshot_status == "rebuilt: no graph snapshot yet"
         assert not (ws.path / FILE_NAME).exists()
     finally:
         fresh.close()
@@ -242,7 +242,7 @@ def test_a_first_graphrag_query_from_the_snapshot_never_builds_the_networkx_grap
     fresh = reopened(ws)
     try:
         result = retrieve(fresh, REDIS_QUESTION, mode="graphrag", k=5)
-        assert result.hits and fresh.snapshot_status == "loaded"
+        assert result.hits and fresh.derivation.snapshot_status == "loaded"
         assert fresh.graph._nx is None  # lookups, the walk and the question's edges need no networkx graph
         assert fresh.graph.nx.number_of_nodes() == len(fresh.graph)  # built when a traversal asks for it
     finally:
@@ -259,7 +259,7 @@ def test_merges_asked_first_in_a_fresh_process_come_from_the_snapshot(sample_pri
 
         monkeypatch.setattr(fresh.store, "iter_mentions", reading)
         assert fresh.merges() == expected and expected
-        assert fresh.snapshot_status == "loaded"
+        assert fresh.derivation.snapshot_status == "loaded"
     finally:
         fresh.close()
 
@@ -334,7 +334,7 @@ def test_repair_derives_the_snapshot_and_the_keyword_index_again(sample_private)
     damage_bytes(ws.path / FILE_NAME)
     (ws.path / "keywords.npz").write_bytes(b"not an index")
     ws.repair()
-    assert load_snapshot(ws.path, ws._snapshot_key(ws._derive_key())).graph.entities() == ws.graph.entities()
+    assert load_snapshot(ws.path, ws.derivation.snapshot_key()).graph.entities() == ws.graph.entities()
     assert KeywordIndex.kept_for(ws.path / "keywords.npz", f"{ws.store.workspace_id}:{ws.store.version}")  # made again
     assert retrieve(ws, "redis", mode="keyword", k=3).hits
 
@@ -343,15 +343,15 @@ def test_preload_reads_the_snapshot_and_the_name_index_in_a_thread(sample_privat
     ws = sample_private
     fresh = reopened(ws)
     try:
-        assert fresh._derived is None and fresh.entity_vectors._loaded is None
+        assert fresh.derivation.derived is None and fresh.entity_vectors._loaded is None
         fresh.preload()
-        fresh._builder.join(60)
-        fresh._names_loader.join(60)
-        assert fresh.snapshot_status == "loaded" and fresh._derived is not None  # no caller asked for the graph
+        fresh.background._builder.join(60)
+        fresh.background._names_loader.join(60)
+        assert fresh.derivation.snapshot_status == "loaded" and fresh.derivation.derived is not None  # no caller asked for the graph
         assert fresh.entity_vectors._loaded is not None
-        thread = fresh._builder
+        thread = fresh.background._builder
         fresh.preload()  # current now: nothing started again
-        assert fresh._builder is thread
+        assert fresh.background._builder is thread
     finally:
         fresh.close()
 
@@ -360,10 +360,10 @@ def test_preload_of_an_unreadable_snapshot_leaves_the_error_to_the_caller(sample
     ws = sample_private
     fresh = reopened(ws)
     try:
-        fresh._derive = lambda: (_ for _ in ()).throw(RuntimeError("disk gone"))  # the thread's read fails
+        fresh.derivation.current = lambda: (_ for _ in ()).throw(RuntimeError("disk gone"))  # the thread's read fails
         fresh.preload()
-        fresh._builder.join(60)
-        fresh._names_loader.join(60)
+        fresh.background._builder.join(60)
+        fresh.background._names_loader.join(60)
         assert "Traceback" not in capfd.readouterr().err  # the caller's own read reports it
     finally:
         fresh.close()

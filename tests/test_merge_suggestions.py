@@ -37,7 +37,7 @@ def test_numbers_years_dates_and_numbered_twins_are_never_suggested():
 
 
 def test_sample_corpus_suggestions_lead_with_translations_and_hold_no_dates(sample_workspace):
-    found = sample_workspace.suggestions()
+    found = sample_workspace.corrections.suggestions()
     assert len(found) >= 4
     ranks = [evidence_rank(s) for s in found]
     assert ranks == sorted(ranks)
@@ -47,8 +47,8 @@ def test_sample_corpus_suggestions_lead_with_translations_and_hold_no_dates(samp
 
 
 def test_a_page_of_suggestions_carries_the_total(sample_workspace):
-    found = sample_workspace.suggestions()
-    page = sample_workspace.suggestion_page(2, 2)
+    found = sample_workspace.corrections.suggestions()
+    page = sample_workspace.corrections.suggestion_page(2, 2)
     assert page.total == len(found) and page.pages == -(-len(found) // 2)
     assert list(page.suggestions) == found[2:4] and page.first == 3
     with pytest.raises(ValueError, match=f"page 99 does not exist: {len(found)} suggestions make"):
@@ -58,7 +58,7 @@ def test_a_page_of_suggestions_carries_the_total(sample_workspace):
 def test_cli_suggestions_pages_with_total(sample_workspace, capsys):
     code = main(["--workspace", str(sample_workspace.path), "suggestions", "--page", "2", "--per-page", "2", "--json"])
     payload = json.loads(capsys.readouterr().out)
-    assert code == 0 and payload["page"] == 2 and payload["total"] == len(sample_workspace.suggestions())
+    assert code == 0 and payload["page"] == 2 and payload["total"] == len(sample_workspace.corrections.suggestions())
     assert [s["rank"] for s in payload["suggestions"]] == [3, 4]
     assert {"a", "b", "score", "reason", "evidence"} <= set(payload["suggestions"][0])
     code = main(["--workspace", str(sample_workspace.path), "suggestions", "--page", "99"])
@@ -87,15 +87,15 @@ def test_declarations_are_the_full_patterns_matches(text):
 
 
 def test_past_the_spelling_limit_only_the_most_mentioned_names_are_compared(sample_workspace, monkeypatch):
-    import workbench.workspace.merges as merges
+    import workbench.workspace.corrections as merges
 
     def compared(found):  # the pairs whose only evidence is comparing the names themselves
         return {(s.a, s.b) for s in found if set(s.reason.split(" + ")) <= {"name similarity", "embedding similarity"}}
 
-    everything = compared(sample_workspace.suggestions())
+    everything = compared(sample_workspace.corrections.suggestions())
     at = {e.name: i for i, e in enumerate(sample_workspace.entities())}  # most mentioned first
     assert len(everything) >= 2
     limit = max(max(at[a], at[b]) for a, b in everything)  # leaves out the pair of the least mentioned name
     monkeypatch.setattr(merges, "SPELLING_SUGGESTION_LIMIT", limit)
-    bounded = compared(sample_workspace.suggestions())
+    bounded = compared(sample_workspace.corrections.suggestions())
     assert bounded == {(a, b) for a, b in everything if at[a] < limit and at[b] < limit} != everything

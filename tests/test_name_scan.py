@@ -74,7 +74,7 @@ def test_a_workspace_keeps_the_scan_and_a_write_derives_what_a_full_scan_derives
     # A new note whose title names a word older passages write: they must be read again.
     (corpus / "kubernetes.md").write_text("# Kubernetes\n\nKubernetes runs the Auth Service and the token cache.\n")
     ws.ingest([corpus])
-    graph = ws.assemble_from_record()  # no scan: every passage read
+    graph = ws.derivation.assemble()  # no scan: every passage read
     a, b = ws.graph.passages, graph.passages
     assert a.entities_of == b.entities_of and a.chunks_of == b.chunks_of and a.title_links == b.title_links
     assert a.synonyms == b.synonyms and a.scan.synonyms.pairs == b.synonyms
@@ -89,7 +89,7 @@ def test_a_damaged_scan_is_ignored_and_replaced(sample_copy):
     assert load_name_scan(ws.path) is None
     (corpus / "extra.md").write_text("# Extra\n\nThe Billing Service calls Redis.\n")
     ws.ingest([corpus])
-    graph = ws.assemble_from_record()
+    graph = ws.derivation.assemble()
     assert ws.graph.passages.entities_of == graph.passages.entities_of
     assert load_name_scan(ws.path) is not None
 

@@ -69,11 +69,11 @@ def test_an_alias_changes_the_seeds_and_the_walk_of_the_next_query(research_work
     try:
         before = retrieve(ws, QUESTION, mode="graphrag", k=5)
         chen_before = ws.graph.resolve("Chen")
-        ws.add_alias("Chen", "Sarah Chen")
+        ws.corrections.add_alias("Chen", "Sarah Chen")
         after = retrieve(ws, QUESTION, mode="graphrag", k=5)
         chen_after = ws.graph.resolve("Chen")
     finally:
-        ws.remove_alias("Chen")
+        ws.corrections.remove_alias("Chen")
         ws.close()
 
     def specificity(result):

@@ -45,16 +45,16 @@ def test_a_pinned_reader_keeps_its_graph_while_another_writer_commits(make_works
 
 def test_a_query_reads_the_graph_once_pinned_and_the_pin_ends_with_it(sample_workspace, monkeypatch):
     derivations = []
-    real = type(sample_workspace)._derive
+    real = type(sample_workspace.derivation).current
 
     def counted(self):
         derivations.append(1)
         return real(self)
 
-    monkeypatch.setattr(type(sample_workspace), "_derive", counted)
+    monkeypatch.setattr(type(sample_workspace.derivation), "current", counted)
     result = retrieve(sample_workspace, "If Redis goes down, what breaks?", mode="graphrag")
     assert result.hits and len(derivations) == 1  # every read of the query came from one derivation
-    assert getattr(sample_workspace._pins, "pin", None) is None
+    assert not sample_workspace.pins.is_pinned()
 
 
 def test_a_pinned_scope_keeps_its_graph_while_another_writer_commits(make_workspace, tmp_path):

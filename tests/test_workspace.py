@@ -28,7 +28,7 @@ def test_second_writer_gets_workspace_busy(make_workspace, tmp_path):
     holder.acquire()
     try:
         with pytest.raises(WorkspaceBusy, match="busy"):
-            ws.add_alias("pg", "PostgreSQL")
+            ws.corrections.add_alias("pg", "PostgreSQL")
     finally:
         holder.release()
 
@@ -41,16 +41,16 @@ def test_alias_merges_two_entities_and_remove_alias_undoes_it(make_workspace, tm
     ws.ingest([corpus])
     assert {"mongo", "mongodb"} <= set(ws.graph.nx.nodes)
     assert "MongoDB" not in {m.canonical for m in ws.merges()}  # read before the alias: kept until the record changes
-    ws.add_alias("Mongo", "MongoDB")
+    ws.corrections.add_alias("Mongo", "MongoDB")
     assert "mongo" not in ws.graph.nx.nodes
     impacted = {name for name, _ in ws.graph.impacted_by("mongodb").impacted}
     assert impacted == {"billing service", "ledger"}
     merged = {m.canonical: m for m in ws.merges()}["MongoDB"]
     assert {f.form for f in merged.surface_forms} == {"Mongo", "MongoDB"}
-    ws.remove_alias("Mongo")
+    ws.corrections.remove_alias("Mongo")
     assert {"mongo", "mongodb"} <= set(ws.graph.nx.nodes)
     assert "MongoDB" not in {m.canonical for m in ws.merges()}
-    assert [entry["action"] for entry in ws.merge_log()] == ["alias", "unalias"]
+    assert [entry["action"] for entry in ws.corrections.merge_log()] == ["alias", "unalias"]
 
 
 def test_split_gives_a_surface_form_its_own_entity(make_workspace, tmp_path):
@@ -60,9 +60,9 @@ def test_split_gives_a_surface_form_its_own_entity(make_workspace, tmp_path):
     ws = make_workspace()
     ws.ingest([corpus])
     assert len(ws.graph.impacted_by("auth service").impacted) == 2
-    ws.split("AuthService")
+    ws.corrections.split("AuthService")
     assert [name for name, _ in ws.graph.impacted_by("auth service").impacted] == ["login flow"]
-    ws.unsplit("AuthService")
+    ws.corrections.unsplit("AuthService")
     assert len(ws.graph.impacted_by("auth service").impacted) == 2
 
 
@@ -101,7 +101,7 @@ def test_graph_if_ready_builds_in_the_background_and_never_waits_longer_than_ask
     import threading
     import time
 
-    import workbench.workspace.workspace as workspace_module
+    import workbench.workspace.derivation as workspace_module
 
     corpus = tmp_path / "c"
     corpus.mkdir()
@@ -120,13 +120,13 @@ def test_graph_if_ready_builds_in_the_background_and_never_waits_longer_than_ask
 
     monkeypatch.setattr(workspace_module, "graph_of_parts", slow)
     started = time.perf_counter()
-    assert ws.graph_if_ready() is None and ws.graph_if_ready(wait=0.3) is None
+    assert ws.background.graph_if_ready() is None and ws.background.graph_if_ready(wait=0.3) is None
     assert time.perf_counter() - started < 5
     release.set()
-    graph = ws.graph_if_ready(wait=30)
+    graph = ws.background.graph_if_ready(wait=30)
     assert graph is not None and "loginflow" in graph.nx.nodes and graph is ws.graph
     assert calls == [1]  # one background build served every call
     ws.close()
     again = reopened(written)  # the next process finds the snapshot that build saved: no wait at all
-    assert again.graph_if_ready(wait=30) is not None and again.snapshot_status == "loaded"
+    assert again.background.graph_if_ready(wait=30) is not None and again.derivation.snapshot_status == "loaded"
     again.close()

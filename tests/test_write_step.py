@@ -22,7 +22,7 @@ def keyword_builds(monkeypatch) -> list[bool]:
     build = KeywordIndex.build.__func__  # type: ignore[attr-defined]
 
     def counted(cls, ids, texts, earlier=None):
-        builds.append(any(ws._lock.is_locked for ws in opened))
+        builds.append(any(ws.lock.is_locked for ws in opened))
         return build(cls, ids, texts, earlier=earlier)
 
     opened: list = []
@@ -55,7 +55,7 @@ def test_remove_and_an_alias_leave_the_keyword_index_current(make_workspace, tmp
     ws = make_workspace()
     ws.ingest([corpus])
     ws.remove(corpus / "svc0001.txt")
-    ws.add_alias("service number 2", "service number 3")
+    ws.corrections.add_alias("service number 2", "service number 3")
     path = ws.path / KEYWORD_INDEX_FILE
     assert KeywordIndex.kept_for(path, f"{ws.store.workspace_id}:{ws.store.version}")
     assert keyword_builds == [True, True]  # the ingest, the removal; the alias changed no chunk: kept as it was
@@ -80,6 +80,6 @@ def test_the_command_line_ingest_builds_the_keyword_index_once_in_the_write_step
 def test_an_accepted_candidate_leaves_nothing_unfinished(sample_private):
     ws = sample_private
     candidate = ws.candidates()[0]
-    assert ws.accept_candidate(candidate.subject, candidate.relation, candidate.object)
+    assert ws.corrections.accept_candidate(candidate.subject, candidate.relation, candidate.object)
     assert ws.unfinished() is None  # the entity-name index follows the new version
     assert KeywordIndex.kept_for(ws.path / KEYWORD_INDEX_FILE, f"{ws.store.workspace_id}:{ws.store.version}")

@@ -67,9 +67,9 @@ def _run(command: dict) -> None:
     if step == "ingest":
         ws.ingest([arg])
     elif step == "alias":
-        ws.add_alias(*arg)
+        ws.corrections.add_alias(*arg)
     elif step == "unalias":
-        ws.remove_alias(arg)
+        ws.corrections.remove_alias(arg)
     elif step == "remove":
         ws.remove(arg)
     elif step != "snapshot":

@@ -90,7 +90,7 @@ def test_embedded_sibling_copies_never_take_each_others_derived_files(tmp_path, 
     shutil.copy(b.path / "graph.npz", a.path / "graph.npz")  # the sibling's file, same record version
     again = make_workspace("a")
     names = {n.lower() for n in again.graph.names().values()}
-    assert again.snapshot_status.startswith("rebuilt") and "ledger service" in names and "billing service" not in names
+    assert again.derivation.snapshot_status.startswith("rebuilt") and "ledger service" in names and "billing service" not in names
     assert "a.txt" in retrieve(again, "ledger service", "vector", allow_fallback=False).hits[0].document
 
 

@@ -130,8 +130,8 @@ class CrashEnv:
         # Prime the cache with every chunk and entity name the steps will need.
         primer = Workspace(root / "primer", settings=settings, embedder=embedder)
         primer.ingest([self.corpus])
-        primer.add_alias(*ALIAS)
-        primer.remove_alias(ALIAS[0])
+        primer.corrections.add_alias(*ALIAS)
+        primer.corrections.remove_alias(ALIAS[0])
         primer.close()
         self.primed = root / "primed.sqlite"
         Store(self.primed).close()

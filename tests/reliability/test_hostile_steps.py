@@ -57,7 +57,7 @@ def test_a_rerun_of_alias_add_after_a_crash_logs_it_once(small, run_cli):
     done = run_cli("--workspace", small.path, "alias", "add", *alias)
     assert done.returncode == 0, done.stderr
     again = small.__class__(small.path, settings=small.settings, embedder=small.embedder)
-    assert [e["action"] for e in again.merge_log()] == ["alias"]
+    assert [e["action"] for e in again.corrections.merge_log()] == ["alias"]
     assert again.entity_vectors.ids() == set(again.graph.nx.nodes)
     again.close()
 

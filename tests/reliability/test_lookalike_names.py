@@ -57,7 +57,7 @@ def test_impact_marks_the_lookalike_and_suggests_the_merge(lookalike_corpus, mak
     redis = ws.graph.impacted_by("Redis")
     impacted = {name for name, _ in redis.impacted}
     assert "Billing Service" in impacted and "Payments API" not in impacted
-    suggestions = [(s.a, s.b) for s in ws.suggestions(use_embeddings=False)]
+    suggestions = [(s.a, s.b) for s in ws.corrections.suggestions(use_embeddings=False)]
     assert (IMPOSTOR, "Redis") in suggestions or ("Redis", IMPOSTOR) in suggestions
     ws.close()
     done = run_cli("--workspace", ws.path, "impact", IMPOSTOR)

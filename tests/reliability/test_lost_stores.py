@@ -195,10 +195,10 @@ def test_a_failed_index_write_leaves_no_temporary_file_and_repair_removes_old_on
     def full_disk(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    ws.add_alias("queue number 5", "queue number 6")
+    ws.corrections.add_alias("queue number 5", "queue number 6")
     monkeypatch.setattr(np.lib.format, "write_array", full_disk)  # every member of an array file
     with pytest.raises(StepFailed, match=r"the disk is full \(ENOSPC.*every change is kept.*repair"):
-        ws.add_alias("queue number 3", "queue number 4")
+        ws.corrections.add_alias("queue number 3", "queue number 4")
     assert [p.name for p in small.path.glob(".*.tmp")] == []  # this failure's and the killed writer's
     monkeypatch.undo()
     assert ws.unfinished() is not None

@@ -55,7 +55,7 @@ def test_an_ingest_writes_no_derived_file_through_planted_links(small, tmp_path,
         targets[name].write_bytes(b"not yours")
         _plant(small.path, name, targets[name])
     small.ingest([write_corpus(tmp_path / "corpus", 9)])  # three more documents: every derived file again
-    small.add_alias("queue number 5", "queue number 6")
+    small.corrections.add_alias("queue number 5", "queue number 6")
     assert len(small.graph) > 0 and small.entity_vectors.damage() is None
     assert {name: target.read_bytes() for name, target in targets.items()} == dict.fromkeys(DERIVED, b"not yours")
 
@@ -72,7 +72,7 @@ def test_a_derived_file_that_is_a_link_is_rebuilt_not_read_through(small, tmp_pa
     ws = reopened(small)
     try:
         assert len(ws.graph) == len(small.graph)
-        assert ws.snapshot_status.startswith("rebuilt") and "symbolic link" in ws.snapshot_status
+        assert ws.derivation.snapshot_status.startswith("rebuilt") and "symbolic link" in ws.derivation.snapshot_status
     finally:
         ws.close()
     assert not snapshot.is_symlink() and snapshot.is_file()  # replaced by the rebuilt file
@@ -107,7 +107,7 @@ def test_a_compressed_member_that_inflates_past_its_bound_is_refused_before_infl
     ws = reopened(small)
     try:
         assert len(ws.graph) == len(small.graph)
-        assert ws.snapshot_status.startswith("rebuilt") and "inflate" in ws.snapshot_status
+        assert ws.derivation.snapshot_status.startswith("rebuilt") and "inflate" in ws.derivation.snapshot_status
     finally:
         ws.close()
 

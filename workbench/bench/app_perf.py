@@ -69,7 +69,7 @@ result = retrieve(ws, sys.argv[2], mode="graphrag")
 seconds = time.perf_counter() - started
 import psutil
 print(json.dumps({"in_process_s": seconds, "mode_used": result.mode_used, "hits": len(result.hits),
-                  "graph": ws.snapshot_status, "rss_mb": psutil.Process().memory_info().rss / 2**20,
+                  "graph": ws.derivation.snapshot_status, "rss_mb": psutil.Process().memory_info().rss / 2**20,
                   "entities": len(ws.graph), "passages": len(ws.graph.passages.entities_of)}))
 """
 
@@ -127,7 +127,7 @@ def bench_fresh_process(workspace_path: Path, question: str, embedder: str = "mo
     ws = Workspace(workspace_path, settings=load_settings(), create=False)
     try:
         started = time.perf_counter()
-        load_snapshot(ws.path, ws._snapshot_key(ws._derive_key()), key_of=ws.canonicalizer().key)
+        load_snapshot(ws.path, ws.derivation.snapshot_key(), key_of=ws.canonicalizer().key)
         load_s = time.perf_counter() - started
         derive_s = graph_seconds(ws)
     finally:

@@ -89,7 +89,7 @@ def graph_seconds(ws: Workspace) -> float:
     """Canonicalization + the one graph (entities, passages, PageRank index) built from the stored
     record, as ``ws.graph`` derives it."""
     started = time.perf_counter()
-    graph = ws.assemble_from_record()
+    graph = ws.derivation.assemble()
     graph.pagerank_index()
     return time.perf_counter() - started
 

@@ -150,7 +150,7 @@ def cmd_merges(args):
 
 def cmd_suggestions(args):
     try:
-        page = open_workspace(args).suggestion_page(args.page, args.per_page)
+        page = open_workspace(args).corrections.suggestion_page(args.page, args.per_page)
     except ValueError as exc:
         raise CommandError(str(exc), code=2) from None
 
@@ -169,7 +169,7 @@ def cmd_candidates(args):
     ws = open_workspace(args)
     if args.accept:
         try:
-            changed = ws.accept_candidate(*args.accept)
+            changed = ws.corrections.accept_candidate(*args.accept)
         except ValueError as exc:
             raise CommandError(str(exc), code=2) from None
         subject, relation, obj = args.accept
@@ -189,16 +189,16 @@ def cmd_alias(args):
         if args.action == "add":
             if not args.canonical:
                 raise CommandError("usage: alias add ALIAS CANONICAL", code=2)
-            ws.add_alias(args.name, args.canonical)  # a rerun completes the first, logged once
+            ws.corrections.add_alias(args.name, args.canonical)  # a rerun completes the first, logged once
             msg = f"{args.name!r} is now an alias of {args.canonical!r}"
         elif args.action == "remove":
-            ws.remove_alias(args.name)
+            ws.corrections.remove_alias(args.name)
             msg = f"alias {args.name!r} removed"
         elif args.action == "split":
-            ws.split(args.name)
+            ws.corrections.split(args.name)
             msg = f"{args.name!r} split out into an entity of its own"
         else:
-            ws.unsplit(args.name)
+            ws.corrections.unsplit(args.name)
             msg = f"{args.name!r} merged back"
     except (KeyError, ValueError) as exc:
         raise CommandError(str(exc).strip('"'), code=2) from None

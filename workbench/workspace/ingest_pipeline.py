@@ -33,7 +33,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -42,7 +41,7 @@ import numpy as np
 
 
 from ..text.name_keys import name_key
-from ..embedding import LEGACY_NAME, Embedder, text_hash
+from ..embedding import Embedder, text_hash
 from ..extract import EXTRACTION_VERSION, Extraction, Extractor, extract_windows, extractors_from_settings
 from ..extract.llm import LLMError, client_from_settings
 from ..model import Chunk, Document
@@ -54,7 +53,7 @@ from ..ingest.corpus_limits import check_corpus_size, file_sizes, limit_bytes, p
 from ..vectors.embedding_cache import embed_cached
 from ..ingest.file_hashes import FileHashes
 from ..ingest.loaders import LoadError, LoadProblem, load_paths, resolved_path
-from ..vectors.in_step import VECTORS_IN_FLIGHT, VECTORS_SPACE, stale_space, vector_writes, vectors_behind
+from ..vectors.in_step import VECTORS_IN_FLIGHT, VECTORS_SPACE, vector_writes, vectors_behind
 from .note_links import NOTE_KINDS, discover_typed_relations, refresh_candidates, unresolved_note_targets
 
 __all__ = ["BATCH_CHUNKS", "DocumentIdCollision", "IngestReport", "Progress", "ingest_paths", "nameless_names",

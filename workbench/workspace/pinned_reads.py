@@ -4,22 +4,18 @@ A query reads the graph many times (its seeds, its walk, the edges it cites, the
 indexes keyed by the record's version). A writer in another thread or process may commit
 between two of those reads; without a pin the query would mix two graphs (an MCP session
 answering during an ingest once cited an edge to an entity its graph did not hold).
-:meth:`PinnedReads.pinned` makes the thread inside the block read one derivation throughout.
+:meth:`Pins.pinned` makes the thread inside the block read one derivation throughout.
 
 Examples
 --------
->>> class View(PinnedReads):
-...     def __init__(self):
-...         self._pins, self.record = threading.local(), 1
-...     def _derivation(self):
-...         return self.record, f"graph of {self.record}"
->>> view = View()
->>> with view.pinned():
-...     first = view._pinned_or_current()
-...     view.record = 2  # a writer commits
-...     view._pinned_or_current() == first
+>>> record = [1]
+>>> pins = Pins(lambda: (record[0], f"graph of {record[0]}"))
+>>> with pins.pinned():
+...     first = pins.read()
+...     record[0] = 2  # a writer commits
+...     pins.read() == first
 True
->>> view._pinned_or_current()
+>>> pins.read()
 (2, 'graph of 2')
 """
 
@@ -28,21 +24,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Callable
 
-__all__ = ["PinnedReads"]
+__all__ = ["Pins"]
 
 
-class PinnedReads:
-    """What a view with a derived graph mixes in: it gives :meth:`_derivation` (the record version
-    and the graph derived for the record as it is now) and a ``_pins`` ``threading.local``."""
+class Pins:
+    """A view's pinned reads: ``derivation()`` gives the record version and the graph derived
+    for the record as it is now; :meth:`read` gives them, or inside a :meth:`pinned` block the
+    ones this thread first read there."""
 
-    _pins: threading.local
+    def __init__(self, derivation: Callable[[], tuple[int, Any]]) -> None:
+        self._derivation = derivation
+        self._pins = threading.local()  # each thread's pinned derivation
 
-    def _derivation(self) -> tuple[int, Any]:
-        raise NotImplementedError
-
-    def _pinned_or_current(self) -> tuple[int, Any]:
+    def read(self) -> tuple[int, Any]:
         """``(record version, graph)``: the pinned ones inside a :meth:`pinned` block (taken at the
         first read), else the current ones."""
         pin = getattr(self._pins, "pin", None)
@@ -52,8 +48,12 @@ class PinnedReads:
             pin.append(self._derivation())
         return pin[0]
 
-    def _is_pinned(self) -> bool:
+    def is_pinned(self) -> bool:
         return getattr(self._pins, "pin", None) is not None
+
+    def version(self, current: Callable[[], int]) -> int:
+        """The pinned record version inside a block, else ``current()`` (no graph derived)."""
+        return self.read()[0] if self.is_pinned() else current()
 
     @contextmanager
     def pinned(self) -> Iterator[None]:
@@ -63,7 +63,7 @@ class PinnedReads:
         commits meanwhile. A query runs in one (:func:`workbench.retrieve.retrieve`), so its graph,
         its record version and the retrieval indexes keyed by that version agree. A block inside
         another keeps the outer pin."""
-        if self._is_pinned():
+        if self.is_pinned():
             yield
             return
         self._pins.pin = []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -29,7 +30,8 @@ from ..context_graph.graph_snapshot import snapshot_counts
 from ..context_graph.name_scan import load_name_scan
 from ..corpus.keyword_index import KeywordIndex
 from ..model import Chunk, Triple
-from .pinned_reads import PinnedReads
+from .derivation import assemble_from_record
+from .pinned_reads import Pins
 from .workspace import ChunkNotFound, Workspace
 
 if TYPE_CHECKING:
@@ -184,7 +186,7 @@ class ScopedEntityVectors:
                                           space=space)
 
 
-class ScopedWorkspace(PinnedReads):
+class ScopedWorkspace:
     """A read-only :class:`~workbench.corpus.workspace_view.WorkspaceView` of a workspace holding only
     some of its documents: the workspace's settings, embedder and folder, a :class:`ScopedStore`,
     :class:`ScopedVectors` and :class:`ScopedEntityVectors`, and the graph derived from the
@@ -205,7 +207,7 @@ class ScopedWorkspace(PinnedReads):
         self._vectors = cast("VectorIndex", ScopedVectors(workspace.vectors, document_ids))
         self._derived: tuple[tuple, ContextGraph] | None = None
         self._derive_lock = threading.Lock()
-        self._pins = threading.local()  # each thread's pinned derivation (see pinned)
+        self.pins = Pins(self._derivation)
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = workspace._prefetched
 
@@ -228,7 +230,11 @@ class ScopedWorkspace(PinnedReads):
     @property
     def version(self) -> int:
         """The record's version (in a :meth:`pinned` block, the version of the graph it reads)."""
-        return self._pinned_or_current()[0] if self._is_pinned() else self.store.version
+        return self.pins.version(lambda: self.store.version)
+
+    def pinned(self) -> AbstractContextManager[None]:
+        """Within the block, this thread reads one graph and record version (see :class:`Pins`)."""
+        return self.pins.pinned()
 
     def _derivation(self) -> tuple[int, ContextGraph]:
         key, graph = self._derive()
@@ -236,20 +242,18 @@ class ScopedWorkspace(PinnedReads):
 
     def _derive(self) -> tuple[tuple, ContextGraph]:
         """The scope's graph, derived again when the record or the graph settings change."""
-        key = self._workspace._derive_key()  # the record's version and the graph settings, as the workspace's
+        key = self._workspace.derivation.key()  # the record's version and the graph settings, as the workspace's
         with self._derive_lock:
             if self._derived is None or self._derived[0] != key:
-                # Workspace.assemble_from_record reads only the store, the settings and the
-                # canonicalizer of its workspace: run over this view, it derives the scope's graph.
-                graph = Workspace.assemble_from_record(
-                    self,  # type: ignore[arg-type]
-                    previous_scan=load_name_scan(self.path), canonicalizer=self.canonicalizer())
+                # The scoped store with the workspace's settings and canonicalizer: the scope's graph.
+                graph = assemble_from_record(self.store, self.settings, self.canonicalizer(),
+                                             previous_scan=load_name_scan(self.path))
                 self._derived = (key, graph)
             return self._derived
 
     @property
     def graph(self) -> ContextGraph:
-        return self._pinned_or_current()[1]
+        return self.pins.read()[1]
 
     def preload(self) -> None:
         """Nothing: a scope's graph is derived from the record when first asked, never loaded."""

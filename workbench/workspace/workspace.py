@@ -8,48 +8,38 @@ up to ``lock_timeout`` seconds and then gets :class:`WorkspaceBusy`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
-import threading
 import time
-from dataclasses import asdict, dataclass
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
-from filelock import FileLock, Timeout
-
-from ..context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, graph_of_parts, note_resolver
-from ..context_graph.canon import Canonicalizer, build_merges
+from ..context_graph.canon import Canonicalizer
 from ..context_graph.derivation_rows import FILE_NAME as ROWS_FILE
-from ..context_graph.derivation_rows import followed_rows, rows_key
-from ..text.name_keys import NAME_KEY_VERSION
-from ..context_graph.passages import LINK_RULES_VERSION
-from ..vectors.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
 from ..context_graph.graph import ContextGraph
 from ..context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE
-from ..context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot, snapshot_counts
+from ..context_graph.graph_snapshot import snapshot_counts
 from ..context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
-from ..context_graph.name_scan import load_name_scan, save_name_scan
 from ..corpus.keyword_index import KeywordIndex, built_index, current_index
-from ..context_graph.passages import NameScan
 from ..embedding import Embedder, embedder_from_settings
-from ..runtime.gc_paused import gc_paused, skip_exit_collection
 from ..ingest.failures import StepFailed, describe_os_error
 from ..ingest.file_formats import LoadProblem
-from .note_links import refresh_candidates
-from ..vectors.in_step import VECTORS_IN_FLIGHT, stale_space, vector_writes
-from .ingest_pipeline import IngestReport, Progress, ingest_paths, reconcile_if_marked, reconcile_vectors, remove_documents
-from ..model import Chunk, Entity, Merge, Mention
-from ..settings import Settings, load_settings
+from ..model import Chunk, Entity, Merge, Triple
 from ..record.store import RECORD_FILE, DocumentRecord, Store, StoreUnusable, database_error_message
-from ..vectors.compaction import compact_chunk_vectors, compaction_due
-from ..vectors.index import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
-from .pinned_reads import PinnedReads
 from ..runtime.progress import ENTITY_NAMES, GRAPH, KEYWORDS, SUMMARIES
-from .merges import MergeSteps
-from .preload import BackgroundReads
+from ..settings import Settings, load_settings
+from ..vectors.compaction import compact_chunk_vectors, compaction_due
+from ..vectors.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
+from ..vectors.in_step import VECTORS_IN_FLIGHT, stale_space, vector_writes
+from ..vectors.index import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
+from .corrections import Corrections
+from .derivation import GraphDerivation
 from .identity import WorkspaceCopied, copied_message, new_identity, record_home
+from .ingest_pipeline import IngestReport, Progress, ingest_paths, reconcile_if_marked, reconcile_vectors, remove_documents
+from .note_links import refresh_candidates
+from .pinned_reads import Pins
+from .preload import BackgroundReads
+from .write_lock import WorkspaceBusy, WriteLock
 
 __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "ChunkNotFound", "DEFAULT_WORKSPACE"]
 
@@ -67,10 +57,6 @@ def entity_vectors_key(space: str) -> str:
     return ENTITY_VECTORS_VERSION + space_suffix(space)
 
 
-class WorkspaceBusy(RuntimeError):
-    """Another process is writing to the workspace."""
-
-
 class WorkspaceError(Exception):
     """A workspace that cannot be opened: the message names the path, the problem and the fix."""
 
@@ -84,14 +70,6 @@ class ChunkNotFound(KeyError):
 
     def __str__(self) -> str:
         return f"no chunk with id {self.args[0]!r}"
-
-
-@dataclass
-class _Derived:
-    version: tuple
-    graph: ContextGraph
-    merges: list[Merge] | None = None
-    """The merge record, when the snapshot held it (else derived on first use)."""
 
 
 def _open_store(path: Path, create: bool) -> Store:
@@ -127,7 +105,7 @@ def _open_store(path: Path, create: bool) -> Store:
         raise WorkspaceError(f"workspace {path}: {database_error_message(db, exc)[0]}") from None
 
 
-class Workspace(MergeSteps, PinnedReads, BackgroundReads):
+class Workspace:
     """A workspace folder, opened. With ``create=False`` (readers) it must already exist. Backends are passed in or made from settings.
 
     Example (it loads the embedding model, so it is shown rather than run)::
@@ -136,6 +114,9 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         ws.ingest(["sample_corpus"])
         ws.graph.impacted_by("redis")
     """
+
+    #: Its graph snapshot and keyword index are read from and saved to the folder (a scoped view's are not).
+    keeps_snapshot = True
 
     def __init__(self, path: str | Path = DEFAULT_WORKSPACE, settings: Settings | None = None,
                  embedder: Embedder | None = None, chroma=None, lock_timeout: float = 10.0, create: bool = True,
@@ -151,24 +132,15 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         self._vectors_checked: tuple | None = None
         self._version_seen: int | None = None  # the record version follow_writes last saw
         self.entity_vectors = EntityVectors(self.path)
-        self._lock = FileLock(str(self.path / "workspace.lock"))
-        self.lock_timeout = lock_timeout
-        self._derived: _Derived | None = None
-        self._derive_lock = threading.Lock()
-        self._merges: tuple[int, list[Merge]] | None = None
-        self._builder: threading.Thread | None = None
-        self._names_loader: threading.Thread | None = None
-        self._builder_lock = threading.Lock()
-        self._merges_lock = threading.Lock()
-        #: How the graph was last had: ``loaded`` from the snapshot, or ``rebuilt: <why>``.
-        self.snapshot_status: str | None = None
-        #: How the last derivation of this process had its rows: followed from the kept ones, or read whole.
-        self.rows_status: str | None = None
-        #: Whether the graph is read from and saved to the snapshot (not by a scoped view).
-        self.keeps_snapshot = True
+        #: The parts: the write lock, the derived graph, one graph per query (pins), the reads
+        #: started in the background, and the user's corrections of the graph.
+        self.lock = WriteLock(self.path, lock_timeout, read_only)
+        self.derivation = GraphDerivation(self.path, self.store, self.settings, self.lock)
+        self.pins = Pins(self._derivation)
+        self.background = BackgroundReads(self.derivation, self.entity_vectors, lambda: self.graph)
+        self.corrections = Corrections(self)
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = False
-        self._pins = threading.local()  # each thread's pinned derivation (see pinned)
         self._legacy_looked_at = False  # see _drop_legacy_entity_vectors
 
     # -- backends ----------------------------------------------------------------------
@@ -201,7 +173,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         process holds the write lock the versions are its own."""
         version = self.store.version
         seen, self._version_seen = self._version_seen, version
-        if seen is None or seen == version or self._vectors is None or self._lock.is_locked:
+        if seen is None or seen == version or self._vectors is None or self.lock.is_locked:
             return False
         if self._vectors.release():
             return True
@@ -243,21 +215,12 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         if not self._vector_store_exists() and self.store.count("chunks"):
             self.store.set_meta(VECTORS_IN_FLIGHT, "1")
 
-    def _write_lock(self):
-        """The workspace's write lock, held for one ``with`` block (acquired exactly once)."""
-        try:
-            return self._lock.acquire(timeout=self.lock_timeout)
-        except Timeout:
-            raise WorkspaceBusy(
-                f"workspace {self.path} is busy: another process is writing to it; try again when it finishes"
-            ) from None
-
     # -- writing -------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.workspace.ingest_pipeline`),
         and everything derived from the record with it, the keyword index included: a surface calls
         this and nothing after it."""
-        with self._write_lock():
+        with self.lock.hold():
             self._settle_home()
             self._mark_if_vectors_lost()
             report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
@@ -267,10 +230,10 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             # derived; the next search opens it again.
             self._drop_legacy_entity_vectors()
             self.vectors.release()
-            self._derive_after_write(progress, report.stage_seconds)
+            self.derive_after_write(progress, report.stage_seconds)
         return report
 
-    def _derive_after_write(self, progress: Progress | None = None, stage: dict[str, float] | None = None) -> None:
+    def derive_after_write(self, progress: Progress | None = None, stage: dict[str, float] | None = None) -> None:
         """The end of every write step, under its lock: the graph (and its snapshot), the
         entity-name index, the summaries and the keyword index made for the record as it is now,
         so that no surface derives anything after a write and no reader pays for it. Each stage
@@ -335,14 +298,14 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         """
         paths = [path] if isinstance(path, (str, Path)) else list(path)
         ids = sorted({i for p in paths for i in self.documents_under(p)})
-        with self._write_lock():
+        with self.lock.hold():
             # A write killed midway (a removal after its commit, say) left vectors behind.
             self._mark_if_vectors_lost()
             reconcile_if_marked(self.store, self.vectors, self.embedder)
             with vector_writes(self.store):
                 remove_documents(ids, self.store, self.vectors)
                 refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold)
-            self._derive_after_write()
+            self.derive_after_write()
             failure = self._compact_vectors_or_say()[1] if ids else None
         if failure is not None:
             documents = f"{len(ids)} document" + ("s" if len(ids) != 1 else "")
@@ -365,14 +328,15 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         keeps the original's id, and so its collections on a Chroma server); its vectors are
         copied into its own collections (renamed, in an embedded store), its derived files made
         again. Returns ``(old id, new id, vectors copied)``; :meth:`repair` should follow."""
-        with self._write_lock():
+        with self.lock.hold():
             embedded = self.settings.vector_store.backend == "embedded"
             client = None
             if not embedded or self._vector_store_exists():
                 client = self._chroma if self._chroma is not None else chroma_client(self.settings, self.path)
             found = new_identity(self.store, client, self.settings.vector_store.collection_prefix, self.path,
                                  rename=embedded)
-            self._vectors, self._derived = None, None
+            self._vectors = None
+            self.derivation.forget()
             for derived_file in DERIVED_FILES:  # keyed by the id: made again
                 (self.path / derived_file).unlink(missing_ok=True)
         return found
@@ -384,7 +348,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         slots Chroma keeps for deleted vectors (and the pages its catalogue kept of them), drop
         the chunk vectors an earlier version cached in the record beside Chroma's copy and pack
         the mentions and co-mention pairs it kept a row apiece. Returns the vectors changed."""
-        with self._write_lock():
+        with self.lock.hold():
             remove_stale_temporaries(self.path)
             with vector_writes(self.store):
                 changed = reconcile_vectors(self.store, self.vectors, self.embedder)
@@ -395,9 +359,9 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             self.store.pack_unpacked_rows()  # the mentions and pairs an earlier version kept a row apiece
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
-            self._derived = None
+            self.derivation.forget()
             self.sync_entity_vectors(force=True)
-            self._derive_after_write()
+            self.derive_after_write()
         return changed
 
     def _compact_vectors_after(self, report: IngestReport) -> None:
@@ -496,14 +460,14 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         built_for = self.entity_vectors.version()
         if built_for is not None and not damaged:
             if built_for != str(self.store.version) and not self.read_only and not self.interrupted \
-                    and self.entity_vectors.space() == self.embedder.name and self._try_write_lock():
+                    and self.entity_vectors.space() == self.embedder.name and self.lock.try_take():
                 # Made for an older record and no writer at work: a step died before it synced it.
                 try:
                     self.sync_entity_vectors()
                 except (AttributeError, OSError, StepFailed):  # a scoped view, a full disk: used as it is
                     pass
                 finally:
-                    self._lock.release()
+                    self.lock.release()
             return
         if not len(self.graph):
             return
@@ -513,7 +477,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
             raise EntityVectorsDamaged(f"the entity-name index {self.entity_vectors.path} is missing: run "
                                        f"`python -m workbench --workspace {self.path} repair` to build it from the record")
         try:
-            with self._write_lock():
+            with self.lock.hold():
                 self.sync_entity_vectors(force=True)
         except (WorkspaceBusy, AttributeError, OSError, StepFailed):  # busy, a read-only scoped view, a full disk
             pass
@@ -529,7 +493,7 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         (what a workspace past ``communities.sync_max_passages`` meets after a write)."""
         from ..corpus.summaries import COMMUNITY, EPISODE, SUMMARIES_VERSION
 
-        with self._write_lock():
+        with self.lock.hold():
             self.store.replace_summaries({COMMUNITY: [], EPISODE: []}, SUMMARIES_VERSION, "")
 
     # -- reading -------------------------------------------------------------------------
@@ -551,139 +515,47 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
         return current_episodes(self)
 
-    def canonicalizer(self) -> Canonicalizer:
-        c = self.settings.canonicalization
-        return Canonicalizer(aliases=c.aliases, user_aliases=self.store.aliases(), splits=self.store.splits(),
-                             articles=tuple(c.articles))
-
-    def _derive_key(self) -> tuple:
-        """What the derived graph depends on: the record's version and the graph settings."""
-        return (self.store.version, PassageOptions.from_settings(self.settings.graph),
-                tuple(self.settings.graph.impact_relations))
-
-    def _snapshot_key(self, version: tuple) -> str:
-        """The derivation key a graph snapshot is made for: this workspace, its record version and
-        every setting that shapes the graph (see :mod:`workbench.context_graph.graph_snapshot`)."""
-        record, options, impact = version
-        shaping = {"workspace": self.store.workspace_id, "version": record, "passages": asdict(options),
-                   "name_key": NAME_KEY_VERSION, "link_rules": LINK_RULES_VERSION,
-                   "impact_relations": list(impact),
-                   "canonicalization": self.settings.canonicalization.model_dump(mode="json")}
-        return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
-
-    def _derive(self) -> _Derived:
-        version = self._derive_key()
-        with self._derive_lock:
-            if self._derived is None or self._derived.version != version:
-                self._derived = self._load_or_assemble(version)
-                skip_exit_collection()  # a graph of millions of objects: not walked once more at exit
-            return self._derived
-
-    def _load_or_assemble(self, version: tuple) -> _Derived:
-        """The graph from the snapshot made for ``version``; else assembled from the record and,
-        when this thread can write, saved as the snapshot for the next process."""
-        key = self._snapshot_key(version)
-        if self.keeps_snapshot:
-            try:
-                snapshot = load_snapshot(self.path, key, key_of=self.canonicalizer().key)
-                self.snapshot_status = "loaded"
-                return _Derived(version, snapshot.graph, snapshot.merges)
-            except SnapshotUnusable as exc:
-                self.snapshot_status = f"rebuilt: {exc}"
-        writing = self.keeps_snapshot and self._try_write_lock()
-        try:
-            current = self._derive_key() if writing else version
-            if current != version:  # the record moved on before the lock was had
-                version, key = current, self._snapshot_key(current)
-            canonicalizer = self.canonicalizer()  # one, so each surface is resolved once
-            if not writing:
-                # Mentions and triples stream from SQLite (1.7 M rows for a 30 MB file are never
-                # held at once); the names found in each passage last time are reused where they
-                # stand (workbench.context_graph.name_scan).
-                graph = self.assemble_from_record(version[1], previous_scan=load_name_scan(self.path),
-                                                  canonicalizer=canonicalizer)
-                return _Derived(version, graph)
-            # The writer follows the record with the rows kept beside it: only rows added since
-            # the last derivation are canonicalized (workbench.context_graph.derivation_rows).
-            rows_file = rows_key(self.store.workspace_id, self.settings.canonicalization.model_dump(mode="json"))
-            rows, chunk_context, self.rows_status = followed_rows(self.path, rows_file, self.store, canonicalizer)
-            with gc_paused():
-                parts, merges = rows.derive(chunk_context, canonicalizer,
-                                            LazyMapping(lambda: note_resolver(self.store.documents())))
-                graph = graph_of_parts(parts, chunk_context, canonicalizer,
-                                       self.settings.graph.impact_relations, self.store.chunk_texts(), version[1],
-                                       self.store.rejected_suggestions(), load_name_scan(self.path))
-            derived = _Derived(version, graph, merges)
-            try:
-                save_snapshot(self.path, key, graph, merges)
-                if graph.passages.scan is not None:
-                    save_name_scan(self.path, graph.passages.scan)
-                rows.save(self.path, rows_file)
-            except OSError:  # a full disk, a read-only folder: the next write step tries again
-                pass
-            return derived
-        finally:
-            if writing:
-                self._lock.release()
-
-    def assemble_from_record(self, options: PassageOptions | None = None,
-                             mentions: Iterable[Mention] | None = None,
-                             previous_scan: NameScan | None = None,
-                             canonicalizer: Canonicalizer | None = None) -> ContextGraph:
-        """The graph derived from the record now (its ``mentions``, when read already), the snapshot
-        left aside (what a write step does); ``previous_scan`` spares reading passages again."""
-        return assemble_graph(
-            self.store.iter_mentions() if mentions is None else mentions, self.store.iter_triples(),
-            self.store.chunk_context(), canonicalizer or self.canonicalizer(),
-            notes=LazyMapping(lambda: note_resolver(self.store.documents())),
-            impact_relations=self.settings.graph.impact_relations,
-            chunk_texts=self.store.chunk_texts(),
-            passage_options=options or PassageOptions.from_settings(self.settings.graph),
-            rejected=self.store.rejected_suggestions(),
-            previous_scan=previous_scan,
-        )
-
-    def save_derived(self, version: int, save: Callable[[], object]) -> bool:
-        """Run ``save`` under the write lock when it is free now and the record is still at
-        ``version`` (see :class:`~workbench.corpus.workspace_view.WorkspaceView`); a full disk makes it
-        False, the file is then derived again by the next process."""
-        if not (self.keeps_snapshot and self._try_write_lock()):
-            return False
-        try:
-            if self.store.version != version:
-                return False
-            save()
-            return True
-        except (OSError, sqlite3.Error):
-            return False
-        finally:
-            self._lock.release()
-
-    def _try_write_lock(self) -> bool:
-        """Take the write lock if it is free now, or already this thread's (never waits); never for
-        a read-only workspace, which so saves no derived file."""
-        if self.read_only:
-            return False
-        try:
-            self._lock.acquire(timeout=0)
-            return True
-        except (Timeout, OSError):
-            return False
-
     @property
     def graph(self) -> ContextGraph:
         """The context graph, rebuilt when the workspace has changed since the last call (in a
         :meth:`pinned` block, the one graph the block first read)."""
-        return self._pinned_or_current()[1]
+        return self.pins.read()[1]
 
     def _derivation(self) -> tuple[int, ContextGraph]:
-        derived = self._derive()
+        derived = self.derivation.current()
         return derived.version[0], derived.graph
 
     @property
     def version(self) -> int:
         """The record's version (in a :meth:`pinned` block, the version of the graph it reads)."""
-        return self._pinned_or_current()[0] if self._is_pinned() else self.store.version
+        return self.pins.version(lambda: self.store.version)
+
+    def pinned(self) -> AbstractContextManager[None]:
+        """Within the block, this thread reads one graph and record version (:meth:`Pins.pinned
+        <workbench.workspace.pinned_reads.Pins.pinned>`)."""
+        return self.pins.pinned()
+
+    def preload(self) -> None:
+        """Start reading the graph and the name index in the background (:meth:`BackgroundReads.preload
+        <workbench.workspace.preload.BackgroundReads.preload>`)."""
+        self.background.preload()
+
+    def canonicalizer(self) -> Canonicalizer:
+        return self.derivation.canonicalizer()
+
+    def save_derived(self, version: int, save: Callable[[], object]) -> bool:
+        """Run ``save`` under the write lock when it is free and the record still at ``version``
+        (:meth:`GraphDerivation.save_derived <workbench.workspace.derivation.GraphDerivation.save_derived>`)."""
+        return self.derivation.save_derived(version, save)
+
+    def merges(self) -> list[Merge]:
+        """Every canonical entity that folds two or more surface forms, with counts and chunks."""
+        return self.derivation.merges()
+
+    def candidates(self) -> list[Triple]:
+        """Relations discovered automatically, suggestions kept out of the graph (see
+        :meth:`Corrections.candidates <workbench.workspace.corrections.Corrections.candidates>`)."""
+        return self.corrections.candidates()
 
     def documents(self) -> list[DocumentRecord]:
         return self.store.documents()
@@ -702,23 +574,6 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
         graph = self.graph
         return sorted(graph.entities(), key=lambda e: (-e.mentions, e.name))
 
-    def merges(self) -> list[Merge]:
-        """Every canonical entity that folds two or more surface forms, with counts and chunks.
-
-        Kept until the record changes: they are slow to derive on a large corpus, and the app's
-        front page counts them at every rerun."""
-        version = self.store.version
-        with self._merges_lock:
-            if self._merges is None or self._merges[0] != version:
-                derived = self._derived
-                if (derived is None or derived.version != self._derive_key()) and self._current_manifest() is not None:
-                    derived = self._derive()  # the current snapshot keeps the merges: loading it is far
-                    # cheaper than reading and canonicalizing every mention again
-                kept = derived.merges if derived is not None and derived.version == self._derive_key() else None
-                self._merges = (version, kept if kept is not None else
-                                build_merges(self.store.iter_mentions(), self.canonicalizer()))
-            return list(self._merges[1])
-
     def record_stats(self) -> dict:
         """The counts the record holds, without deriving the graph."""
         return {"documents": self.store.count("documents"), "chunks": self.store.count("chunks"),
@@ -730,32 +585,11 @@ class Workspace(MergeSteps, PinnedReads, BackgroundReads):
 
         Read from the graph snapshot's manifest when it is current, so a fresh process answers
         without loading the graph."""
-        derived = self._derived
-        if derived is None or derived.version != self._derive_key():
-            from_manifest = self.stats_from_snapshot()
-            if from_manifest is not None:
-                return from_manifest
+        if not self.derivation.is_current():
+            counts = self.derivation.counts_from_snapshot()
+            if counts is not None:
+                return {**self.record_stats(), **counts}
         return {**self.record_stats(), **snapshot_counts(self.graph, self.merges())}
-
-    def stats_from_snapshot(self) -> dict | None:
-        """:meth:`stats` as the current graph snapshot's manifest keeps them, loading no graph;
-        None when there is no current snapshot."""
-        manifest = self._current_manifest()
-        try:
-            return None if manifest is None else {**self.record_stats(), **manifest["counts"]}
-        except (KeyError, TypeError):
-            return None
-
-    def _current_manifest(self) -> dict | None:
-        """The graph snapshot's manifest when the snapshot is made for the record and settings as
-        they are now (read alone, no graph loaded); else None."""
-        if not self.keeps_snapshot:
-            return None
-        try:
-            manifest = read_manifest(self.path)
-            return manifest if manifest.get("key") == self._snapshot_key(self._derive_key()) else None
-        except SnapshotUnusable:
-            return None
 
     def vector_counts(self) -> dict[str, int]:
         return {"chunks": self.vectors.count(CHUNKS), "entities": self.entity_vectors.count()}

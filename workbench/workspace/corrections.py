@@ -1,32 +1,29 @@
 """The user's corrections of the graph, as steps of a workspace: aliases, splits, rejected
 suggestions, their undo, accepted candidate relations, and the merge suggestions offered.
 
-:class:`MergeSteps` is a part of :class:`~workbench.workspace.workspace.Workspace` (which it is mixed
-into): every step is logged in the merge log of the record, under the write lock, and leaves the
-graph and everything derived from the record current (a rerun after a crash logs once).
+:class:`Corrections` is a part of :class:`~workbench.workspace.workspace.Workspace`
+(``ws.corrections``): every step is logged in the merge log of the record, under the write lock,
+and leaves the graph and everything derived from the record current (a rerun after a crash
+logs once).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ..context_graph.merge_suggestions import (MergeSuggestion, SuggestionPage, combine_suggestions,
                                               cross_language_suggestions, declared_alias_suggestions,
                                               lookalike_suggestions, page_of, rank_suggestions, suggest_merges)
 from ..text.name_keys import display_form, name_key
-from ..vectors.entity_vectors import EntityVectors
 from ..vectors.embedding_cache import CacheFirstEmbedder
-from ..model import Entity, Triple
+from ..model import Triple
 
 if TYPE_CHECKING:
-    from ..embedding import Embedder
     from ..context_graph.graph import ContextGraph
-    from ..settings import Settings
-    from ..record.store import Store
+    from .workspace import Workspace
 
-__all__ = ["MergeSteps", "LinkedNames", "EMBEDDING_SUGGESTION_LIMIT", "SPELLING_SUGGESTION_LIMIT"]
+__all__ = ["Corrections", "LinkedNames", "EMBEDDING_SUGGESTION_LIMIT", "SPELLING_SUGGESTION_LIMIT"]
 
 #: Above this many entities, merge suggestions compare spellings only, not name embeddings.
 EMBEDDING_SUGGESTION_LIMIT = 5000
@@ -55,23 +52,11 @@ class LinkedNames(Mapping[str, set[str]]):
         return len(self._key)
 
 
-class MergeSteps:
-    """The merge steps of a workspace (see the module docstring)."""
+class Corrections:
+    """The corrections of one workspace (see the module docstring)."""
 
-    store: Store
-    settings: Settings
-    embedder: Embedder
-    entity_vectors: EntityVectors
-
-    if TYPE_CHECKING:  # the rest of the workspace these steps use
-        @property
-        def graph(self) -> ContextGraph: ...
-
-        def entities(self) -> list[Entity]: ...
-
-        def _write_lock(self) -> AbstractContextManager[Any]: ...
-
-        def _derive_after_write(self) -> None: ...
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
 
     def add_alias(self, alias: str, canonical: str) -> None:
         """Merge ``alias`` into ``canonical``: from now on both are one entity."""
@@ -79,7 +64,7 @@ class MergeSteps:
             raise ValueError("an alias and its canonical name must both contain letters or digits")
         if name_key(alias) == name_key(canonical):
             # One name key, but a split may keep them apart: merging them again undoes the split.
-            split = next((f for f in (alias, canonical) if display_form(f).lower() in self.store.splits()), None)
+            split = next((f for f in (alias, canonical) if display_form(f).lower() in self.ws.store.splits()), None)
             if split is None:
                 raise ValueError(f"{alias!r} and {canonical!r} are already one name")
             self.unsplit(split)
@@ -88,7 +73,7 @@ class MergeSteps:
 
     def _alias_action(self, action: str, alias: str, canonical: str, extra: dict) -> None:
         detail = {"alias": alias, "canonical": canonical, **extra}
-        current = self.store.aliases().get(alias)
+        current = self.ws.store.aliases().get(alias)
         done = current == canonical  # a rerun, after a crash say: log it once
         if current is not None and not done:
             detail["replaced"] = current  # so that an undo restores it
@@ -102,11 +87,11 @@ class MergeSteps:
 
     def remove_alias(self, alias: str) -> None:
         """Undo an alias the user added."""
-        aliases = self.store.aliases()
+        aliases = self.ws.store.aliases()
         done = False
         canonical = aliases.get(alias)
         if alias not in aliases:
-            last = (self.store.merge_log() or [{}])[-1]
+            last = (self.ws.store.merge_log() or [{}])[-1]
             if not (last.get("action") == "unalias" and last.get("alias") == alias):
                 raise KeyError(f"no user alias {alias!r}; aliases: {', '.join(aliases) or 'none'}")
             done, canonical = True, last.get("canonical")  # the last step removed it: a rerun completes it
@@ -115,15 +100,15 @@ class MergeSteps:
     def split(self, form: str) -> None:
         """Give a surface form an entity of its own, undoing the merge that folded it in."""
         key = display_form(form).lower()
-        self._canon_action("split", {"form": display_form(form)}, key in self.store.splits(), split=key)
+        self._canon_action("split", {"form": display_form(form)}, key in self.ws.store.splits(), split=key)
 
     def unsplit(self, form: str) -> None:
         key = display_form(form).lower()
-        self._canon_action("unsplit", {"form": display_form(form)}, key not in self.store.splits(), unsplit=key)
+        self._canon_action("unsplit", {"form": display_form(form)}, key not in self.ws.store.splits(), unsplit=key)
 
     def reject_suggestion(self, a: str, b: str) -> None:
         pair = tuple(sorted((name_key(a), name_key(b))))
-        self._canon_action("reject", {"a": a, "b": b}, pair in self.store.rejected_suggestions(), reject=pair)
+        self._canon_action("reject", {"a": a, "b": b}, pair in self.ws.store.rejected_suggestions(), reject=pair)
 
     def undo(self, entry_id: int) -> int:
         """Undo one entry of the merge log by recording its inverse (itself a log entry).
@@ -139,7 +124,7 @@ class MergeSteps:
         ValueError
             The entry is an undo itself, was already undone, or does not say enough to invert.
         """
-        log = {entry["id"]: entry for entry in self.store.merge_log()}
+        log = {entry["id"]: entry for entry in self.ws.store.merge_log()}
         entry = log.get(entry_id)
         if entry is None:
             raise KeyError(f"no merge log entry #{entry_id}; the log has {len(log)} entries")
@@ -179,9 +164,9 @@ class MergeSteps:
     def _canon_action(self, action: str, detail: dict, already_done: bool = False, **change) -> int | None:
         """Apply and log one action, returning its log entry's id; one already in the record is
         only completed (entity vectors synced), so a rerun after a crash leaves one entry."""
-        with self._write_lock():
-            entry = None if already_done else self.store.record(action, detail, **change)
-            self._derive_after_write()
+        with self.ws.lock.hold():
+            entry = None if already_done else self.ws.store.record(action, detail, **change)
+            self.ws.derive_after_write()
         return entry
 
     def accept_candidate(self, subject: str, relation: str, obj: str) -> int:
@@ -192,10 +177,10 @@ class MergeSteps:
         ValueError
             When no candidate ``subject -relation-> obj`` is stored; the message lists a few that are.
         """
-        with self._write_lock():
-            changed = self.store.accept_candidate(subject, relation, obj)
+        with self.ws.lock.hold():
+            changed = self.ws.store.accept_candidate(subject, relation, obj)
             if changed:
-                self._derive_after_write()
+                self.ws.derive_after_write()
         if not changed:
             known = [f"{t.subject} -{t.relation}-> {t.object}" for t in self.candidates()[:5]]
             raise ValueError(f"no candidate {subject} -{relation}-> {obj}; candidates: {', '.join(known) or 'none'}")
@@ -204,10 +189,10 @@ class MergeSteps:
     def candidates(self) -> list[Triple]:
         """Relations discovered automatically (``SIMILAR_TO`` between similar notes), with their
         confidence, most confident first: suggestions for a person to check, kept out of the graph."""
-        return self.store.candidate_triples()
+        return self.ws.store.candidate_triples()
 
     def merge_log(self) -> list[dict]:
-        return self.store.merge_log()
+        return self.ws.store.merge_log()
 
     def suggestions(self, use_embeddings: bool = True) -> list[MergeSuggestion]:
         """Names that look like one entity but are not yet, each with why, minus those the user
@@ -216,22 +201,22 @@ class MergeSteps:
         Latin with Cyrillic or Greek letters and the name it imitates), then a Chinese name whose
         gloss is an English one (backed by shared neighbours), then similar meaning, then similar
         spelling alone. Numbers, years and dates are never suggested."""
-        graph = self.graph
-        names = [e.name for e in self.entities()]
-        rejected = self.store.rejected_suggestions()
+        graph = self.ws.graph
+        names = [e.name for e in self.ws.entities()]
+        rejected = self.ws.store.rejected_suggestions()
         # Every pair of name embeddings is compared: past a few thousand names that matrix
         # alone takes gigabytes, so large graphs rely on spelling and the synonym edges.
         use_embeddings = use_embeddings and len(names) <= EMBEDDING_SUGGESTION_LIMIT
-        embedder = CacheFirstEmbedder(self.embedder, self.store, self.entity_vectors) if use_embeddings else None
+        embedder = CacheFirstEmbedder(self.ws.embedder, self.ws.store, self.ws.entity_vectors) if use_embeddings else None
         similar = suggest_merges(names[:SPELLING_SUGGESTION_LIMIT], embedder,  # the most mentioned names
-                                 self.settings.canonicalization.suggest_threshold)
+                                 self.ws.settings.canonicalization.suggest_threshold)
         # The synonym edges the walk follows, so accepting or rejecting one changes retrieval.
         synonyms = [MergeSuggestion(graph.name(a), graph.name(b), score,
                                     f"near-identical names (trigram similarity {score:.2f}; a synonym edge in the walk)")
                     for a, b, score in graph.passages.synonyms]
         translated = cross_language_suggestions(names, LinkedNames(graph))
-        declared = declared_alias_suggestions(names, ((c.document_id, c.text) for c in self.store.chunks()))
-        lookalikes = lookalike_suggestions(names, tuple(self.settings.canonicalization.articles))
+        declared = declared_alias_suggestions(names, ((c.document_id, c.text) for c in self.ws.store.chunks()))
+        lookalikes = lookalike_suggestions(names, tuple(self.ws.settings.canonicalization.articles))
         found = rank_suggestions(combine_suggestions(lookalikes, declared, translated, similar, synonyms))
         return [s for s in found if tuple(sorted((name_key(s.a), name_key(s.b)))) not in rejected]
 

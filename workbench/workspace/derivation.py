@@ -1,0 +1,218 @@
+"""The graph derived from the record, a part of the workspace: loaded from its snapshot when
+one is made for the record and settings as they are, else followed from the rows kept beside
+the record (a writer) or assembled from it (a reader), and kept in memory for that version.
+
+:class:`GraphDerivation` also keeps the merge record (what canonicalization folded) and reads
+the snapshot's counts without loading the graph.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from ..context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, graph_of_parts, note_resolver
+from ..context_graph.canon import Canonicalizer, build_merges
+from ..context_graph.derivation_rows import followed_rows, rows_key
+from ..context_graph.graph import ContextGraph
+from ..context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot
+from ..context_graph.name_scan import load_name_scan, save_name_scan
+from ..context_graph.passages import LINK_RULES_VERSION, NameScan
+from ..model import Merge, Mention
+from ..record.store import Store
+from ..runtime.gc_paused import gc_paused, skip_exit_collection
+from ..settings import Settings
+from ..text.name_keys import NAME_KEY_VERSION
+from .write_lock import WriteLock
+
+__all__ = ["Derived", "GraphDerivation", "assemble_from_record", "canonicalizer_of"]
+
+
+@dataclass
+class Derived:
+    version: tuple
+    graph: ContextGraph
+    merges: list[Merge] | None = None
+    """The merge record, when the snapshot held it (else derived on first use)."""
+
+
+def canonicalizer_of(store: Store, settings: Settings) -> Canonicalizer:
+    """The canonicalizer of a record: the configured aliases, the user's aliases and splits."""
+    c = settings.canonicalization
+    return Canonicalizer(aliases=c.aliases, user_aliases=store.aliases(), splits=store.splits(),
+                         articles=tuple(c.articles))
+
+
+def assemble_from_record(store: Store, settings: Settings, canonicalizer: Canonicalizer,
+                         options: PassageOptions | None = None, mentions: Iterable[Mention] | None = None,
+                         previous_scan: NameScan | None = None) -> ContextGraph:
+    """The graph derived from ``store`` now (its ``mentions``, when read already), no snapshot
+    read or written; ``previous_scan`` spares reading passages again. A scoped view passes its
+    narrowed store and derives the scope's graph."""
+    return assemble_graph(
+        store.iter_mentions() if mentions is None else mentions, store.iter_triples(),
+        store.chunk_context(), canonicalizer,
+        notes=LazyMapping(lambda: note_resolver(store.documents())),
+        impact_relations=settings.graph.impact_relations,
+        chunk_texts=store.chunk_texts(),
+        passage_options=options or PassageOptions.from_settings(settings.graph),
+        rejected=store.rejected_suggestions(),
+        previous_scan=previous_scan,
+    )
+
+
+class GraphDerivation:
+    """The workspace's derived graph (see the module docstring)."""
+
+    def __init__(self, path: Path, store: Store, settings: Settings, lock: WriteLock) -> None:
+        self.path, self.store, self.settings, self.lock = path, store, settings, lock
+        self.derived: Derived | None = None
+        self._derive_lock = threading.Lock()
+        self._merges: tuple[int, list[Merge]] | None = None
+        self._merges_lock = threading.Lock()
+        #: How the graph was last had: ``loaded`` from the snapshot, or ``rebuilt: <why>``.
+        self.snapshot_status: str | None = None
+        #: How the last derivation of this process had its rows: followed from the kept ones, or read whole.
+        self.rows_status: str | None = None
+
+    def canonicalizer(self) -> Canonicalizer:
+        return canonicalizer_of(self.store, self.settings)
+
+    def key(self) -> tuple:
+        """What the derived graph depends on: the record's version and the graph settings."""
+        return (self.store.version, PassageOptions.from_settings(self.settings.graph),
+                tuple(self.settings.graph.impact_relations))
+
+    def snapshot_key(self, version: tuple | None = None) -> str:
+        """The derivation key a graph snapshot is made for: this workspace, its record version and
+        every setting that shapes the graph (see :mod:`workbench.context_graph.graph_snapshot`)."""
+        record, options, impact = self.key() if version is None else version
+        shaping = {"workspace": self.store.workspace_id, "version": record, "passages": asdict(options),
+                   "name_key": NAME_KEY_VERSION, "link_rules": LINK_RULES_VERSION,
+                   "impact_relations": list(impact),
+                   "canonicalization": self.settings.canonicalization.model_dump(mode="json")}
+        return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
+
+    def assemble(self, options: PassageOptions | None = None) -> ContextGraph:
+        """The graph derived from the record now, every passage read, no snapshot read or written."""
+        return assemble_from_record(self.store, self.settings, self.canonicalizer(), options)
+
+    def is_current(self) -> bool:
+        """Whether the graph held in memory is derived for the record and settings as they are."""
+        derived = self.derived
+        return derived is not None and derived.version == self.key()
+
+    def current(self) -> Derived:
+        """The graph for the record as it is now: the one held, else loaded or derived."""
+        version = self.key()
+        with self._derive_lock:
+            if self.derived is None or self.derived.version != version:
+                self.derived = self._load_or_assemble(version)
+                skip_exit_collection()  # a graph of millions of objects: not walked once more at exit
+            return self.derived
+
+    def forget(self) -> None:
+        """Drop the graph held (its files were removed): the next read derives it again."""
+        self.derived = None
+
+    def _load_or_assemble(self, version: tuple) -> Derived:
+        """The graph from the snapshot made for ``version``; else assembled from the record and,
+        when this thread can write, saved as the snapshot for the next process."""
+        key = self.snapshot_key(version)
+        try:
+            snapshot = load_snapshot(self.path, key, key_of=self.canonicalizer().key)
+            self.snapshot_status = "loaded"
+            return Derived(version, snapshot.graph, snapshot.merges)
+        except SnapshotUnusable as exc:
+            self.snapshot_status = f"rebuilt: {exc}"
+        writing = self.lock.try_take()
+        try:
+            current = self.key() if writing else version
+            if current != version:  # the record moved on before the lock was had
+                version, key = current, self.snapshot_key(current)
+            canonicalizer = self.canonicalizer()  # one, so each surface is resolved once
+            if not writing:
+                # Mentions and triples stream from SQLite (a large file's millions of rows are
+                # never held at once); the names found in each passage last time are reused where
+                # they stand (workbench.context_graph.name_scan).
+                graph = assemble_from_record(self.store, self.settings, canonicalizer, version[1],
+                                             previous_scan=load_name_scan(self.path))
+                return Derived(version, graph)
+            # The writer follows the record with the rows kept beside it: only rows added since
+            # the last derivation are canonicalized (workbench.context_graph.derivation_rows).
+            rows_file = rows_key(self.store.workspace_id, self.settings.canonicalization.model_dump(mode="json"))
+            rows, chunk_context, self.rows_status = followed_rows(self.path, rows_file, self.store, canonicalizer)
+            with gc_paused():
+                parts, merges = rows.derive(chunk_context, canonicalizer,
+                                            LazyMapping(lambda: note_resolver(self.store.documents())))
+                graph = graph_of_parts(parts, chunk_context, canonicalizer,
+                                       self.settings.graph.impact_relations, self.store.chunk_texts(), version[1],
+                                       self.store.rejected_suggestions(), load_name_scan(self.path))
+            derived = Derived(version, graph, merges)
+            try:
+                save_snapshot(self.path, key, graph, merges)
+                if graph.passages.scan is not None:
+                    save_name_scan(self.path, graph.passages.scan)
+                rows.save(self.path, rows_file)
+            except OSError:  # a full disk, a read-only folder: the next write step tries again
+                pass
+            return derived
+        finally:
+            if writing:
+                self.lock.release()
+
+    def save_derived(self, version: int, save: Callable[[], object]) -> bool:
+        """Run ``save`` under the write lock when it is free now and the record is still at
+        ``version`` (see :class:`~workbench.corpus.workspace_view.WorkspaceView`); a full disk makes it
+        False, the file is then derived again by the next process."""
+        if not self.lock.try_take():
+            return False
+        try:
+            if self.store.version != version:
+                return False
+            save()
+            return True
+        except (OSError, sqlite3.Error):
+            return False
+        finally:
+            self.lock.release()
+
+    def merges(self) -> list[Merge]:
+        """Every canonical entity that folds two or more surface forms, with counts and chunks.
+
+        Kept until the record changes: they are slow to derive on a large corpus, and the app's
+        front page counts them at every rerun."""
+        version = self.store.version
+        with self._merges_lock:
+            if self._merges is None or self._merges[0] != version:
+                derived = self.derived if self.is_current() else None
+                if derived is None and self.current_manifest() is not None:
+                    derived = self.current()  # the current snapshot keeps the merges: loading it is far
+                    # cheaper than reading and canonicalizing every mention again
+                kept = derived.merges if derived is not None and derived.version == self.key() else None
+                self._merges = (version, kept if kept is not None else
+                                build_merges(self.store.iter_mentions(), self.canonicalizer()))
+            return list(self._merges[1])
+
+    def current_manifest(self) -> dict | None:
+        """The graph snapshot's manifest when the snapshot is made for the record and settings as
+        they are now (read alone, no graph loaded); else None."""
+        try:
+            manifest = read_manifest(self.path)
+            return manifest if manifest.get("key") == self.snapshot_key() else None
+        except SnapshotUnusable:
+            return None
+
+    def counts_from_snapshot(self) -> dict | None:
+        """The graph's counts as the current snapshot's manifest keeps them, loading no graph;
+        None when there is no current snapshot."""
+        manifest = self.current_manifest()
+        try:
+            return None if manifest is None else dict(manifest["counts"])
+        except (KeyError, TypeError):
+            return None

@@ -1,0 +1,56 @@
+"""The workspace's write lock: a file lock on the folder, so two processes never write at once.
+
+A writer waits up to ``timeout`` seconds and then gets :class:`WorkspaceBusy`; a reader that
+would save a derived file only takes the lock when it is free now (:meth:`WriteLock.try_take`),
+and a read-only workspace never takes it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+__all__ = ["WorkspaceBusy", "WriteLock"]
+
+
+class WorkspaceBusy(RuntimeError):
+    """Another process is writing to the workspace."""
+
+
+class WriteLock:
+    """``workspace.lock`` in ``path``. ``with lock.hold():`` holds it for one block."""
+
+    def __init__(self, path: Path, timeout: float = 10.0, read_only: bool = False) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.read_only = read_only
+        self._lock = FileLock(str(path / "workspace.lock"))
+
+    def hold(self):
+        """The lock, held for one ``with`` block (acquired exactly once)."""
+        try:
+            return self._lock.acquire(timeout=self.timeout)
+        except Timeout:
+            raise WorkspaceBusy(
+                f"workspace {self.path} is busy: another process is writing to it; try again when it finishes"
+            ) from None
+
+    def try_take(self) -> bool:
+        """Take the lock if it is free now, or already this thread's (never waits); never for a
+        read-only workspace, which so saves no derived file. Give it back with :meth:`release`."""
+        if self.read_only:
+            return False
+        try:
+            self._lock.acquire(timeout=0)
+            return True
+        except (Timeout, OSError):
+            return False
+
+    def release(self) -> None:
+        self._lock.release()
+
+    @property
+    def is_locked(self) -> bool:
+        """Whether this process holds it."""
+        return self._lock.is_locked
