@@ -116,14 +116,14 @@ def test_a_write_rewrites_only_the_candidates_that_changed(tmp_path):
 def test_a_removed_note_refills_only_the_full_lists_it_was_in(tmp_path):
     store, embedder = vault(tmp_path, 200)
     _refresh(store, embedder, 0.0, 3)
-    lists = store.note_neighbour_lists()
+    lists = store.notes.note_neighbour_lists()
     holders = [note for note, entries in lists.items() if "n007.md" in {other for other, _ in entries}]
     assert holders
     store.delete_documents(["n007.md"])
     done = _refresh(store, embedder, 0.0, 3)
     assert done.embedded == 0 and done.rows == len(holders)  # at threshold 0 every list is full
-    assert "n007.md" not in store.note_neighbour_lists()
-    assert all("n007.md" not in {other for other, _ in entries} for entries in store.note_neighbour_lists().values())
+    assert "n007.md" not in store.notes.note_neighbour_lists()
+    assert all("n007.md" not in {other for other, _ in entries} for entries in store.notes.note_neighbour_lists().values())
     store.close()
 
 
@@ -143,7 +143,7 @@ def test_another_threshold_or_embedder_makes_every_list_again(tmp_path):
 def test_a_failed_refresh_leaves_the_record_as_it_was_and_the_next_one_finishes(tmp_path):
     store, embedder = vault(tmp_path, 30)
     _refresh(store, embedder, 0.5, 4)
-    before = (store.note_neighbour_lists(), store.note_vector_hashes(), _key(store.triples()), store.version)
+    before = (store.notes.note_neighbour_lists(), store.notes.note_vector_hashes(), _key(store.triples()), store.version)
     _write(store, 30, 1)
     version = store.version
 
@@ -152,10 +152,10 @@ def test_a_failed_refresh_leaves_the_record_as_it_was_and_the_next_one_finishes(
 
     with pytest.raises(MemoryError):
         refresh_note_neighbours(store, fail, embedder.name, 0.5, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, k=4)
-    assert (store.note_neighbour_lists(), store.note_vector_hashes(), _key(store.triples())) == before[:3]
+    assert (store.notes.note_neighbour_lists(), store.notes.note_vector_hashes(), _key(store.triples())) == before[:3]
     assert store.version == version
     done = _refresh(store, embedder, 0.5, 4)
-    assert done.embedded == 1 and "n030.md" in store.note_vector_hashes()
+    assert done.embedded == 1 and "n030.md" in store.notes.note_vector_hashes()
     store.close()
 
 

@@ -263,7 +263,7 @@ class DerivationRows:
             # Chunks written again leave their old ids (and surfaces) in the tables: start afresh.
             raise RowsStale("the rows' tables hold more than twice the record's chunks")
         self._rekey(canonicalizer, dict(aliases), sorted(splits))
-        marks = store.document_marks()
+        marks = store.rows.document_marks()
         documents = self.tables["documents"]
         changed = [i for i, (doc, mark) in enumerate(zip(documents.values, self.marks)) if marks.get(doc, "") != mark]
         for doc, mark in marks.items():
@@ -282,7 +282,7 @@ class DerivationRows:
                 rows[name] = rows[name][kept]
             new, count = self._new_rowids(store, table, _once(rows["rowid"]))
             if len(new):
-                for fetched in store.row_batches(table, None if len(new) == count else new.tolist()):
+                for fetched in store.rows.row_batches(table, None if len(new) == count else new.tolist()):
                     self._add(rows, table, fetched)
                     read += len(fetched)
             if len(_once(rows["rowid"])) != count:  # written meanwhile: a derivation of this record cannot be made
@@ -296,11 +296,11 @@ class DerivationRows:
         """The rowids of ``table`` not ``held``: those above the highest held when the record's
         count and sum of rowids say the held ones all stand (a write adds rows at the end); else
         from every rowid of the record. And the number of rows in the record."""
-        count, total = store.row_totals(table)
-        above = store.row_ids(table, int(held[-1]) if len(held) else -1)
+        count, total = store.rows.row_totals(table)
+        above = store.rows.row_ids(table, int(held[-1]) if len(held) else -1)
         if count == len(held) + len(above) and total == int(held.sum()) + int(above.sum()):
             return above, count
-        now = store.row_ids(table)  # rows came back below the highest (an accepted candidate)
+        now = store.rows.row_ids(table)  # rows came back below the highest (an accepted candidate)
         if not np.isin(held, now).all():
             raise RowsStale(f"{table} rows left the record while their documents stayed")
         return np.setdiff1d(now, held, assume_unique=True), len(now)

@@ -81,15 +81,15 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
     key = json.dumps([_FORMAT, space, repr(float(threshold)), k, sorted(kinds)])
-    notes = store.note_documents(kinds)  # id -> (title, content hash)
+    notes = store.notes.note_documents(kinds)  # id -> (title, content hash)
     full = full or store.meta(NEIGHBOURS_KEY) != key
-    stored = {} if full else store.note_vector_hashes()
+    stored = {} if full else store.notes.note_vector_hashes()
     gone = {i for i, digest in stored.items() if i not in notes or notes[i][1] != digest}
     fresh = sorted(i for i, (_, digest) in notes.items() if stored.get(i) != digest)
     if not (full or gone or fresh):
         return NeighbourRefresh(None, len(notes), 0, 0, False)
 
-    lists = {} if full else store.note_neighbour_lists()
+    lists = {} if full else store.notes.note_neighbour_lists()
     dirty: set[str] = set()  # notes whose list is written again
     refill: set[str] = set()  # notes whose list is computed again against every note
     valid = stored.keys() - gone  # notes whose stored vector stands (a list never names another)
@@ -105,7 +105,7 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
             lists[note] = kept
 
     made = _mean_vectors(store, vectors_of, fresh)
-    ids, means, firsts = ([], np.zeros((0, 0)), {}) if full else store.note_vectors(exclude=gone | set(made))
+    ids, means, firsts = ([], np.zeros((0, 0)), {}) if full else store.notes.note_vectors(exclude=gone | set(made))
     if made:
         ids += list(made)
         firsts.update({note: first for note, (first, _) in made.items()})
@@ -132,7 +132,7 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
 
     titles = {note: notes[note][0] for note in ids}
     candidates = candidate_triples(lists, position, unit, threshold, titles, firsts, max_per_note)
-    store.write_note_neighbours(
+    store.notes.write_note_neighbours(
         key, full, removed=sorted(gone),
         vectors=[(note, notes[note][1], first, mean) for note, (first, mean) in made.items()],
         lists={note: lists.get(note, []) for note in sorted(dirty)}, candidates=candidates)
@@ -274,7 +274,7 @@ def _mean_vectors(store: Store, vectors_of: VectorsOf, notes: Sequence[str]) -> 
     out: dict[str, tuple[str, np.ndarray]] = {}
     total: np.ndarray | None = None
     count, current, first = 0, "", ""
-    for chunks in store.chunk_pages_of_documents(notes, MEAN_PAGE_CHUNKS):  # by document, then ordinal
+    for chunks in store.notes.chunk_pages_of_documents(notes, MEAN_PAGE_CHUNKS):  # by document, then ordinal
         vectors = vectors_of([text for _, _, text in chunks])
         for (document, chunk_id, _), vector in zip(chunks, vectors.astype(np.float64)):
             if document != current:

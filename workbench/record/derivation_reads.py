@@ -2,15 +2,14 @@
 which mention and stated triple rows there are (rowids, their count and sum), those rows a page
 at a time, and each document's mark (its content hash and write time).
 
-:class:`DerivationRowReads` is a part of :class:`~workbench.record.store.Store` (mixed into it, which is
-where to call these from).
+:class:`DerivationRowReads` is a part of :class:`~workbench.record.store.Store`: ``store.rows``.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -25,26 +24,33 @@ _ROWS = {"mentions": ("chunk_id, surface, entity_type", ""), "triples": (
     "chunk_mentions": ("chunk_id, body", ""), "comentions": ("chunk_id, body", "")}
 
 
+class RecordConnection(Protocol):
+    """What these rows are read (and written) through: the store's connection."""
+
+    @property
+    def db(self) -> sqlite3.Connection: ...
+
+
 class DerivationRowReads:
     """The rows a derivation follows, read from the record."""
 
-    if TYPE_CHECKING:  # the Store's connection these rows are read through
-        @property
-        def db(self) -> sqlite3.Connection: ...
+    def __init__(self, store: RecordConnection) -> None:
+        self.store = store
+
 
     def document_marks(self) -> dict[str, str]:
         """``document id -> content hash and write time``: a document written again gets a new mark."""
-        return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
+        return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.store.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
 
     def row_ids(self, table: str, above: int = -1) -> np.ndarray:
         """The sorted rowids above ``above`` of the rows :meth:`row_batches` reads (``"mentions"``,
         ``"triples"``, ``"chunk_mentions"``, ``"comentions"``)."""
-        rows = self.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{_ROWS[table][1]}", (above,))
+        rows = self.store.db.execute(f"SELECT rowid FROM {table} WHERE rowid > ?{_ROWS[table][1]}", (above,))
         return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64))
 
     def row_totals(self, table: str) -> tuple[int, int]:
         """``(count, sum of rowids)`` of the rows :meth:`row_ids` lists."""
-        count, total = self.db.execute(f"SELECT COUNT(*), SUM(rowid) FROM {table} WHERE 1{_ROWS[table][1]}").fetchone()
+        count, total = self.store.db.execute(f"SELECT COUNT(*), SUM(rowid) FROM {table} WHERE 1{_ROWS[table][1]}").fetchone()
         return count, total or 0
 
     def row_batches(self, table: str, rowids: Sequence[int] | None = None) -> Iterator[list[tuple]]:
@@ -54,12 +60,12 @@ class DerivationRowReads:
         :data:`ROWS_PAGE` rows at a time, each page by rowid (never every row held at once)."""
         columns, stated = _ROWS[table]
         if rowids is None:
-            cursor = self.db.execute(f"SELECT rowid, {columns} FROM {table} WHERE 1{stated} ORDER BY rowid")
+            cursor = self.store.db.execute(f"SELECT rowid, {columns} FROM {table} WHERE 1{stated} ORDER BY rowid")
             while page := cursor.fetchmany(ROWS_PAGE):
                 yield page
             return
         for at in range(0, len(rowids), ROWS_PAGE):
             wanted = [int(i) for i in rowids[at:at + ROWS_PAGE]]
-            yield sorted(row for lo in range(0, len(wanted), 500) for row in self.db.execute(
+            yield sorted(row for lo in range(0, len(wanted), 500) for row in self.store.db.execute(
                 f"SELECT rowid, {columns} FROM {table} WHERE rowid IN ({','.join('?' * len(wanted[lo:lo + 500]))})",
                 wanted[lo:lo + 500]))

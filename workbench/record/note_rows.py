@@ -1,8 +1,7 @@
 """The record's rows of the note-similarity step (:mod:`workbench.corpus.note_neighbours`): each
 note's mean chunk vector, its nearest notes and the ``SIMILAR_TO`` candidates made from them.
 
-:class:`NoteRows` is a part of :class:`~workbench.record.store.Store` (mixed into it, which is where to
-call these from).
+:class:`NoteRows` is a part of :class:`~workbench.record.store.Store`: ``store.notes``.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -28,32 +27,40 @@ def triple_row(t: Triple) -> tuple:
     return (t.chunk_id, t.subject, t.relation, t.object, t.confidence, t.origin, t.subject_type, t.object_type)
 
 
+class RecordConnection(Protocol):
+    """What these rows are read (and written) through: the store's connection."""
+
+    @property
+    def db(self) -> sqlite3.Connection: ...
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
 class NoteRows:
     """The note vectors, neighbour lists and note chunks of the record."""
 
-    if TYPE_CHECKING:  # the Store's connection these rows are read and written through
-        @property
-        def db(self) -> sqlite3.Connection: ...
-        def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+    def __init__(self, store: RecordConnection) -> None:
+        self.store = store
+
 
     def note_documents(self, kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
         """``id -> (title, content hash)`` of the documents of ``kinds`` that have a chunk."""
         kinds = list(kinds)
-        rows = self.db.execute(
+        rows = self.store.db.execute(
             f"SELECT id, title, content_hash FROM documents d WHERE kind IN ({','.join('?' * len(kinds))}) "
             "AND EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)", kinds)
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def note_vector_hashes(self) -> dict[str, str]:
         """``note -> content hash`` its stored mean vector was made from."""
-        return dict(self.db.execute("SELECT note, content_hash FROM note_vectors"))
+        return dict(self.store.db.execute("SELECT note, content_hash FROM note_vectors"))
 
     def note_vectors(self, exclude: Collection[str] = ()) -> tuple[list[str], np.ndarray, dict[str, str]]:
         """The stored notes' ids, mean vectors (float32 rows) and first chunks, ``exclude`` left out."""
         ids: list[str] = []
         rows: list[np.ndarray] = []
         firsts: dict[str, str] = {}
-        for note, first, blob in self.db.execute("SELECT note, first_chunk, vector FROM note_vectors ORDER BY note"):
+        for note, first, blob in self.store.db.execute("SELECT note, first_chunk, vector FROM note_vectors ORDER BY note"):
             if note not in exclude:
                 ids.append(note)
                 rows.append(np.frombuffer(blob, dtype=np.float32))
@@ -64,7 +71,7 @@ class NoteRows:
         """``note -> [(neighbour, similarity)]``, most similar first, ties by neighbour id (each
         short list sorted here, cheaper than SQLite sorting every row)."""
         lists: dict[str, list[tuple[str, float]]] = {}
-        for note, neighbour, similarity in self.db.execute("SELECT note, neighbour, similarity FROM note_neighbours"):
+        for note, neighbour, similarity in self.store.db.execute("SELECT note, neighbour, similarity FROM note_neighbours"):
             lists.setdefault(note, []).append((neighbour, similarity))
         for entries in lists.values():
             entries.sort(key=_most_similar_first)
@@ -76,7 +83,7 @@ class NoteRows:
         out: list[tuple[str, str, str]] = []
         for lo in range(0, len(ids), 500):
             part = ids[lo:lo + 500]
-            out.extend(self.db.execute(
+            out.extend(self.store.db.execute(
                 f"SELECT document_id, id, text FROM chunks WHERE document_id IN ({','.join('?' * len(part))}) "
                 "ORDER BY document_id, ordinal", part))
         return out
@@ -89,7 +96,7 @@ class NoteRows:
             part = ids[lo:lo + 500]
             after: tuple[str, int] = ("", -1)
             while True:
-                rows = self.db.execute(
+                rows = self.store.db.execute(
                     f"SELECT document_id, id, text, ordinal FROM chunks WHERE document_id IN "
                     f"({','.join('?' * len(part))}) AND (document_id, ordinal) > (?, ?) "
                     "ORDER BY document_id, ordinal LIMIT ?", [*part, *after, limit]).fetchall()
@@ -104,7 +111,7 @@ class NoteRows:
         """One transaction: drop the vectors and lists of ``removed`` (everything when ``full``),
         store ``vectors`` (note, content hash, first chunk, mean) and ``lists``, replace every
         ``SIMILAR_TO`` candidate with ``candidates`` and record the lists' ``key``."""
-        with self.transaction() as db:
+        with self.store.transaction() as db:
             if full:
                 db.execute("DELETE FROM note_vectors")
                 db.execute("DELETE FROM note_neighbours")

@@ -22,143 +22,20 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import orjson
 
-from .packed_rows import (is_packable, pack_comentions, pack_mentions, unpack_comentions,
+from .packed_rows import (pack_comentions, pack_mentions, unpack_comentions,
                           unpack_mentions)
 from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
+from .document_writes import DocumentWrites
 from .note_rows import NoteRows, triple_row
+from .schema import (IN_BATCH, LOCK_WAIT_S, RECORD_FILE, SCHEMA, SCHEMA_VERSION, WAL_LIMIT_BYTES, StoreUnusable,
+                     bump_version, database_error_message, passes_check, write_ahead_logged)
 from .derivation_reads import DerivationRowReads
 
-__all__ = ["Store", "DocumentWrites", "DocumentRecord", "StoreUnusable", "SCHEMA_VERSION", "database_error_message",
+__all__ = ["Store", "DocumentRecord", "RECORD_FILE", "StoreUnusable", "SCHEMA_VERSION", "database_error_message",
            "passes_check"]
-
-#: The version of the tables below; a workspace written by a newer workbench is refused.
-SCHEMA_VERSION = 2
-#: Bytes the record's write-ahead log is cut back to after a checkpoint (SQLite keeps it at its
-#: largest size otherwise).
-WAL_LIMIT_BYTES = 64 * 2**20
-#: Seconds a connection waits for another process's lock (SQLite's busy timeout, and the WAL switch).
-LOCK_WAIT_S = 30.0
-#: Values bound in one ``IN (...)`` list at most (SQLite allows 32,766 variables a statement).
-IN_BATCH = 500
-#: The record's file in a workspace folder: what marks a folder as a workspace.
-RECORD_FILE = "workspace.sqlite"
-#: Meta key: the embedder, threshold and k the stored note-neighbour lists were made for.
-
-
-class StoreUnusable(Exception):
-    """The database file cannot be used: not SQLite, not a workbench's, or of a newer schema
-    (``damaged``), or the machine refuses it now: a full disk, an I/O error (not ``damaged``)."""
-
-    def __init__(self, message: str, damaged: bool = True):
-        super().__init__(message)
-        self.damaged = damaged
-
-
-#: SQLite's words for a refusal of the machine (disk, permissions, another process), not damage.
-_CAUSES = (("disk is full", "the disk is full"),
-           ("disk i/o error", "an I/O error of the disk (a full or failing disk)"),
-           ("unable to open", "the file cannot be opened (permissions, or no room for its journal)"),
-           ("readonly", "the file or its folder is read-only"),
-           ("locked", "another process holds it locked"),
-           ("out of memory", "the machine is out of memory"))
-
-
-def passes_check(path: Path) -> bool | None:
-    """Whether the database at ``path`` passes SQLite's ``quick_check`` (None: it cannot be read to tell)."""
-    try:
-        probe = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=5)
-        try:
-            return probe.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-        finally:
-            probe.close()
-    except sqlite3.Error:
-        return None
-
-
-def database_error_message(path: Path, exc: BaseException) -> tuple[str, bool]:
-    """One line saying why the database at ``path`` failed with ``exc``, and whether it is damaged.
-
-    A refusal of the machine (disk full, I/O error, permissions) is named as such, with nothing
-    to discard; a database is called damaged only when it fails SQLite's integrity check."""
-    text = str(exc)
-    cause = next((words for marker, words in _CAUSES if marker in text.lower()), None)
-    healthy = passes_check(path)
-    if cause is not None or healthy:
-        verdict = "it passes its integrity check: nothing stored is lost" if healthy else "nothing stored is lost"
-        return (f"{path}: {cause or 'SQLite refused the step'} ({text}); {verdict}. Fix the cause (free disk "
-                "space, say), then run the step again: an unfinished write is completed by the next one or by "
-                "`python -m workbench repair`"), False
-    return f"{path} cannot be read ({text})", True
-
-
-def _write_ahead_logged(conn: sqlite3.Connection) -> None:
-    """Put ``conn``'s database in WAL mode, waiting up to :data:`LOCK_WAIT_S` for another process.
-
-    Switching a new database to WAL needs it alone, and SQLite answers "database is locked" at once,
-    without its busy timeout, while another process creates the same file: two ``ingest`` runs
-    started together into a new workspace failed so, one open in three."""
-    deadline = time.monotonic() + LOCK_WAIT_S
-    while True:
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.02)
-
 
 #: A triple's columns in :class:`~workbench.model.Triple`'s order.
 _TRIPLE_COLUMNS = "subject, relation, object, chunk_id, confidence, origin, subject_type, object_type"
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    id TEXT PRIMARY KEY, source_path TEXT NOT NULL, title TEXT NOT NULL, kind TEXT NOT NULL,
-    content_hash TEXT NOT NULL, date TEXT, tags TEXT NOT NULL, relations TEXT NOT NULL,
-    ingested_at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS documents_source ON documents(source_path);
-CREATE TABLE IF NOT EXISTS chunks (
-    id TEXT PRIMARY KEY, document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    ordinal INTEGER NOT NULL, text TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL,
-    timestamp TEXT, speaker TEXT, text_hash TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS chunks_document ON chunks(document_id, ordinal);
-CREATE INDEX IF NOT EXISTS chunks_text_hash ON chunks(text_hash);
-CREATE TABLE IF NOT EXISTS mentions (
-    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, surface TEXT NOT NULL,
-    entity_type TEXT NOT NULL, start INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS mentions_chunk ON mentions(chunk_id);
-CREATE TABLE IF NOT EXISTS triples (
-    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, subject TEXT NOT NULL,
-    relation TEXT NOT NULL, object TEXT NOT NULL, confidence REAL NOT NULL, origin TEXT NOT NULL,
-    subject_type TEXT NOT NULL, object_type TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS triples_chunk ON triples(chunk_id);
-CREATE INDEX IF NOT EXISTS triples_candidates ON triples(origin) WHERE origin = 'candidate';
-CREATE TABLE IF NOT EXISTS chunk_mentions (
-    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, mentions INTEGER NOT NULL, body TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS chunk_mentions_chunk ON chunk_mentions(chunk_id);
-CREATE TABLE IF NOT EXISTS comentions (
-    chunk_id TEXT NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, pairs INTEGER NOT NULL, body TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS comentions_chunk ON comentions(chunk_id);
-CREATE TABLE IF NOT EXISTS aliases (alias TEXT PRIMARY KEY, canonical TEXT NOT NULL, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS splits (form TEXT PRIMARY KEY, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS rejected_suggestions (a TEXT NOT NULL, b TEXT NOT NULL, PRIMARY KEY (a, b));
-CREATE TABLE IF NOT EXISTS merge_log (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL, detail TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (source_path TEXT PRIMARY KEY, digest TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS file_hashes (
-    source_path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hashed_ns INTEGER NOT NULL,
-    digest TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS embeddings (
-    hash TEXT NOT NULL, model TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (hash, model));
-CREATE TABLE IF NOT EXISTS note_vectors (
-    note TEXT PRIMARY KEY, content_hash TEXT NOT NULL, first_chunk TEXT NOT NULL, vector BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS note_neighbours (
-    note TEXT NOT NULL, neighbour TEXT NOT NULL, similarity REAL NOT NULL, PRIMARY KEY (note, neighbour));
-CREATE TABLE IF NOT EXISTS summaries (
-    kind TEXT NOT NULL, id TEXT NOT NULL, signature TEXT NOT NULL, body TEXT NOT NULL, vector BLOB,
-    PRIMARY KEY (kind, id));
-"""
 
 
 @dataclass(frozen=True)
@@ -176,12 +53,15 @@ class DocumentRecord:
     chunks: int = 0
 
 
-class Store(NoteRows, DerivationRowReads):
-    """SQLite access for one workspace; safe to share between threads."""
+class Store:
+    """SQLite access for one workspace; safe to share between threads. Its parts: ``notes``
+    (the note-similarity rows) and ``rows`` (the reads of the incremental derivation)."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self._local = threading.local()
+        self.notes = NoteRows(self)
+        self.rows = DerivationRowReads(self)
         self._check()  # before anything is written to the file
         with self.transaction() as db:
             for statement in SCHEMA.split(";"):
@@ -233,7 +113,7 @@ class Store(NoteRows, DerivationRowReads):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=LOCK_WAIT_S, isolation_level=None, check_same_thread=False)
-            _write_ahead_logged(conn)
+            write_ahead_logged(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             # The log of one large write is cut back once checkpointed, not kept at its largest.
@@ -287,7 +167,7 @@ class Store(NoteRows, DerivationRowReads):
 
     @staticmethod
     def _bump(db: sqlite3.Connection) -> None:
-        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+        bump_version(db)
 
     # -- documents ---------------------------------------------------------------------
     def document_hashes(self) -> dict[str, str]:
@@ -669,58 +549,6 @@ class Store(NoteRows, DerivationRowReads):
 
     def integrity_ok(self) -> bool:
         return self.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-
-
-class DocumentWrites:
-    """Documents written into one open transaction, a window of rows at a time, and committed
-    once (``commit``), so a large document is never held whole and is still stored completely
-    or not at all. Until then other connections see none of it; this thread's other writes
-    (the embedding cache) join the transaction. One at a time per thread.
-
-    >>> import tempfile
-    >>> store = Store(Path(tempfile.mkdtemp()) / "w.sqlite")
-    >>> writes = DocumentWrites(store)
-    >>> writes.document(Document("d", "/d", "d", "text", "Hello.", "h"))
-    >>> writes.rows([Chunk("c1", "d", 0, "Hello.", 0, 6)], ["t1"], [Mention("Hello", "c1")], [])
-    >>> writes.rollback()
-    >>> store.count("chunks"), store.version
-    (0, 0)
-    """
-
-    def __init__(self, store: Store):
-        self.store, self.db = store, store.db
-        self.db.execute("BEGIN IMMEDIATE")
-
-    def document(self, doc: Document) -> None:
-        """Replace ``doc``'s row (its old chunks, mentions and triples go with it)."""
-        self.db.execute("DELETE FROM documents WHERE id=?", (doc.id,))
-        self.db.execute(
-            "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?)",
-            (doc.id, doc.source_path, doc.title, doc.kind, doc.content_hash, doc.date,
-             json.dumps(list(doc.tags)), json.dumps([[r.relation, r.target] for r in doc.relations]), time.time()),
-        )
-
-    def rows(self, chunks: Sequence[Chunk], text_hashes: Sequence[str], mentions: Iterable[Mention],
-             triples: Iterable[Triple]) -> None:
-        """Add chunks (with their text hashes), mentions and triples of documents written here (the
-        mentions and the co-mention pairs packed, a row a chunk each)."""
-        self.db.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?)",
-                            [(c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.timestamp, c.speaker, h)
-                             for c, h in zip(chunks, text_hashes)])
-        self.db.executemany("INSERT INTO chunk_mentions VALUES (?,?,?)", pack_mentions(mentions))
-        triples = list(triples)
-        self.db.executemany("INSERT INTO triples VALUES (?,?,?,?,?,?,?,?)",
-                            [triple_row(t) for t in triples if not is_packable(t)])
-        self.db.executemany("INSERT INTO comentions VALUES (?,?,?)", pack_comentions(t for t in triples if is_packable(t)))
-
-    def commit(self) -> None:
-        """Make everything written visible at once, as one new version of the record."""
-        self.store._bump(self.db)
-        self.db.execute("COMMIT")
-
-    def rollback(self) -> None:
-        """Forget everything written here."""
-        self.db.execute("ROLLBACK")
 
 
 def _json_body(text: str):

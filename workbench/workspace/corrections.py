@@ -10,7 +10,7 @@ logs once).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..context_graph.merge_suggestions import (MergeSuggestion, SuggestionPage, combine_suggestions,
                                               cross_language_suggestions, declared_alias_suggestions,
@@ -21,7 +21,12 @@ from ..model import Triple
 
 if TYPE_CHECKING:
     from ..context_graph.graph import ContextGraph
-    from .workspace import Workspace
+    from ..embedding import Embedder
+    from ..model import Entity
+    from ..record.store import Store
+    from ..settings import Settings
+    from ..vectors.entity_vectors import EntityVectors
+    from .write_lock import WriteLock
 
 __all__ = ["Corrections", "LinkedNames", "EMBEDDING_SUGGESTION_LIMIT", "SPELLING_SUGGESTION_LIMIT"]
 
@@ -52,10 +57,27 @@ class LinkedNames(Mapping[str, set[str]]):
         return len(self._key)
 
 
+class CorrectedWorkspace(Protocol):
+    """What the corrections read and write of their workspace."""
+
+    store: Store
+    settings: Settings
+    embedder: Embedder
+    entity_vectors: EntityVectors
+    lock: WriteLock
+
+    @property
+    def graph(self) -> ContextGraph: ...
+
+    def entities(self) -> list[Entity]: ...
+
+    def derive_after_write(self) -> None: ...
+
+
 class Corrections:
     """The corrections of one workspace (see the module docstring)."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: CorrectedWorkspace) -> None:
         self.ws = ws
 
     def add_alias(self, alias: str, canonical: str) -> None:

@@ -46,7 +46,8 @@ from ..extract import EXTRACTION_VERSION, Extraction, Extractor, extract_windows
 from ..extract.llm import LLMError, client_from_settings
 from ..model import Chunk, Document
 from ..runtime.progress import DOCUMENTS
-from ..record.store import DocumentWrites, Store
+from ..record.document_writes import DocumentWrites
+from ..record.store import Store
 from ..vectors.index import CHUNKS, VectorIndex
 from ..ingest.chunking import chunk_document, packs
 from ..ingest.corpus_limits import check_corpus_size, file_sizes, limit_bytes, projected_text_bytes
