@@ -29,12 +29,13 @@ from ..record.store import RECORD_FILE, DocumentRecord, Store, StoreUnusable, da
 from ..runtime.progress import ENTITY_NAMES, GRAPH, KEYWORDS, SUMMARIES
 from ..settings import Settings, load_settings
 from ..vectors.compaction import compact_chunk_vectors, compaction_due
-from ..vectors.entity_vectors import EntityVectors, EntityVectorsDamaged, remove_stale_temporaries
+from ..vectors.entity_vectors import EntityVectors, remove_stale_temporaries
 from ..vectors.in_step import VECTORS_IN_FLIGHT, stale_space, vector_writes
-from ..vectors.index import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client, space_suffix
+from ..vectors.index import CHUNKS, VectorIndex, VectorStoreMissing, chroma_client
 from .corrections import Corrections
 from .derivation import GraphDerivation
 from .identity import WorkspaceCopied, copied_message, new_identity, record_home
+from .name_index import NameIndexUpkeep, entity_vectors_key
 from .ingest_pipeline import IngestReport, Progress, ingest_paths, reconcile_if_marked, reconcile_vectors, remove_documents
 from .note_links import refresh_candidates
 from .pinned_reads import Pins
@@ -48,15 +49,6 @@ DEFAULT_WORKSPACE = Path("workspace")
 KEYWORD_INDEX_FILE = "keywords.npz"
 #: Files derived from the record that ``repair`` removes and makes again (see docs/workspace.md).
 DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE, ROWS_FILE)
-#: Meta key: the workspace version whose entities the entity-name index holds.
-ENTITY_VECTORS_VERSION = "entity_vectors_version"
-
-
-def entity_vectors_key(space: str) -> str:
-    """The meta key holding the version whose entities the entity collection of ``space`` holds."""
-    return ENTITY_VECTORS_VERSION + space_suffix(space)
-
-
 class WorkspaceError(Exception):
     """A workspace that cannot be opened: the message names the path, the problem and the fix."""
 
@@ -139,9 +131,9 @@ class Workspace:
         self.pins = Pins(self._derivation)
         self.background = BackgroundReads(self.derivation, self.entity_vectors, lambda: self.graph)
         self.corrections = Corrections(self)
+        self.names = NameIndexUpkeep(self)
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = False
-        self._legacy_looked_at = False  # see _drop_legacy_entity_vectors
 
     # -- backends ----------------------------------------------------------------------
     @property
@@ -228,7 +220,7 @@ class Workspace:
                 self._compact_vectors_after(report)
             # Chroma keeps each collection it opened in memory: let it go before the graph is
             # derived; the next search opens it again.
-            self._drop_legacy_entity_vectors()
+            self.names.drop_legacy()
             self.vectors.release()
             self.derive_after_write(progress, report.stage_seconds)
         return report
@@ -247,7 +239,7 @@ class Workspace:
 
         steps = (("graph", GRAPH, lambda: self.graph),
                  ("entity_vectors", ENTITY_NAMES,
-                  lambda: self.sync_entity_vectors(progress=lambda done, total: tell(ENTITY_NAMES, done, total))),
+                  lambda: self.names.sync(progress=lambda done, total: tell(ENTITY_NAMES, done, total))),
                  ("summaries", SUMMARIES, self.sync_summaries),
                  ("keywords", KEYWORDS, self.sync_keyword_index))
         for name, label, step in steps:  # each one told, so a long one is not taken for a hang
@@ -360,7 +352,7 @@ class Workspace:
             for derived_file in DERIVED_FILES:  # made again from the record, whatever state they were in
                 (self.path / derived_file).unlink(missing_ok=True)
             self.derivation.forget()
-            self.sync_entity_vectors(force=True)
+            self.names.sync(force=True)
             self.derive_after_write()
         return changed
 
@@ -393,43 +385,6 @@ class Workspace:
         local = self.settings.vector_store.backend != "server"  # a server keeps its own files
         return compact_chunk_vectors(self.store, self.vectors, self.path / "chroma" if local else None)
 
-    def sync_entity_vectors(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
-        """Keep the entity-name index equal to the graph's entities. Returns the entries changed.
-
-        Skipped when nothing changed since the last complete sync (unless ``force``, which also
-        writes the index whole, folding in its delta: ``repair``). ``progress(rows, of rows)``
-        follows the rows written (a long step on a first ingest of many names).
-        """
-        version = str(self.store.version)
-        mark = entity_vectors_key(self.embedder.name)  # each vector space is synced on its own
-        if not force and self.store.meta(mark) == version and self.entity_vectors.version() == version \
-                and self.entity_vectors.space() == self.embedder.name:
-            return 0
-        remove_stale_temporaries(self.path)  # left by a write killed or refused (disk full) before
-        self._drop_legacy_entity_vectors()
-        graph = self.graph
-        wanted = {entity.key: entity.name for entity in graph.entities()}
-        try:
-            changed = self.entity_vectors.sync(wanted, version, self.embedder.name,
-                                               self.embedder.embed,
-                                               dimension=getattr(self.embedder, "dimension", None), whole=force,
-                                               progress=progress)
-        except OSError as exc:  # a full disk, an I/O error: the record is complete, this file is not
-            raise StepFailed(
-                f"writing {self.entity_vectors.path} failed ({describe_os_error(exc)}); every change is kept in "
-                f"the record: free disk space, then run `python -m workbench --workspace {self.path} repair` "
-                "(the next write step finishes it too)") from exc
-        self.store.set_meta(mark, version)
-        return changed
-
-    def _drop_legacy_entity_vectors(self) -> None:
-        """Remove the entity-name collection an earlier version kept in Chroma, when this workspace
-        has no entity-name index yet; looked at once by this handle."""
-        if not self._legacy_looked_at and self.entity_vectors.version() is None \
-                and self.entity_vectors.damage() is None:
-            self.vectors.drop_legacy_entities()
-        self._legacy_looked_at = True
-
     def unfinished(self) -> str | None:
         """What a write step killed or failed midway left undone (None: nothing), which the next
         write step (``ingest``, ``remove``, an alias...) or ``repair`` completes."""
@@ -443,44 +398,14 @@ class Workspace:
         return None
 
     def entity_index_damage(self) -> str | None:
-        """Why the entity-name index cannot be used (see :meth:`EntityVectors.damage`), None if it can."""
-        return self.entity_vectors.damage(self.embedder.name, getattr(self.embedder, "dimension", None))
+        """Why the entity-name index cannot be used, None if it can (:meth:`NameIndexUpkeep.damage
+        <workbench.workspace.name_index.NameIndexUpkeep.damage>`)."""
+        return self.names.damage()
 
     def ensure_entity_vectors(self) -> None:
-        """Build the entity-name index if the folder has none (a workspace made before it existed).
-
-        Also rebuilt when damaged, and synced when it was made for an older record while no
-        writer is at work (a step died before syncing it). Skipped when another process is writing (name search uses the
-        index as it is, or none). A read-only workspace (the MCP server) writes nothing: a damaged
-        index then fails the search with :class:`EntityVectorsDamaged`, naming ``repair``. An index
-        of another embedder (``embedding.backend`` switched) is not rebuilt on a read: name search
-        finds nothing in it, like vector search, until ``ingest`` or ``repair`` syncs the new space.
-        """
-        damaged = self.entity_index_damage() is not None
-        built_for = self.entity_vectors.version()
-        if built_for is not None and not damaged:
-            if built_for != str(self.store.version) and not self.read_only and not self.interrupted \
-                    and self.entity_vectors.space() == self.embedder.name and self.lock.try_take():
-                # Made for an older record and no writer at work: a step died before it synced it.
-                try:
-                    self.sync_entity_vectors()
-                except (AttributeError, OSError, StepFailed):  # a scoped view, a full disk: used as it is
-                    pass
-                finally:
-                    self.lock.release()
-            return
-        if not len(self.graph):
-            return
-        if self.read_only:
-            if damaged:  # the search itself says so, naming repair
-                return
-            raise EntityVectorsDamaged(f"the entity-name index {self.entity_vectors.path} is missing: run "
-                                       f"`python -m workbench --workspace {self.path} repair` to build it from the record")
-        try:
-            with self.lock.hold():
-                self.sync_entity_vectors(force=True)
-        except (WorkspaceBusy, AttributeError, OSError, StepFailed):  # busy, a read-only scoped view, a full disk
-            pass
+        """Have the entity-name index match the graph before a search reads it (:meth:`NameIndexUpkeep.ensure
+        <workbench.workspace.name_index.NameIndexUpkeep.ensure>`)."""
+        self.names.ensure()
 
     def sync_summaries(self):
         """Store the community reports and episodes of the current version (see :mod:`workbench.corpus.summaries`)."""
