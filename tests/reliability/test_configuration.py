@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from workbench.extract.llm import client_from_settings
-from workbench.settings import LLMSettings, SettingsError, load_settings
+from workbench.settings import DEFAULT_SETTINGS_PATH, LLMSettings, SettingsError, load_settings
+
+from tests.conftest import ROOT
 
 BAD_SETTINGS = [
     ("chunking:\n  max_chars: 500\n  max_char: 3\n", "chunking.max_char", "unknown key"),
@@ -34,6 +36,11 @@ def test_bad_settings_raise_settings_error_naming_the_key(tmp_path, text, names,
         load_settings(path)
     assert names in str(caught.value) and says in str(caught.value)
     assert str(path) in str(caught.value)
+
+
+def test_the_settings_read_by_default_are_the_projects_file():
+    # Read when no --settings is given: a path one folder too deep read the defaults instead, silently.
+    assert DEFAULT_SETTINGS_PATH == ROOT / "settings.yaml" and DEFAULT_SETTINGS_PATH.is_file()
 
 
 def test_missing_settings_file_is_named(tmp_path):

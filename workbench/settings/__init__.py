@@ -32,7 +32,8 @@ MAX_SETTINGS_BYTES = 1024 * 1024
 #: Keys an earlier version read, by their names now: a settings file that writes one is told the new name.
 RENAMED = {"time.overfetch": "time.window_depth",
            "graphrag.vector_overfetch_multiplier": "graphrag.seed_candidates_per_seed"}
-DEFAULT_SETTINGS_PATH = Path(__file__).resolve().parent.parent / "settings.yaml"
+#: The project's settings file, beside the workbench package (this module is workbench/settings/__init__.py).
+DEFAULT_SETTINGS_PATH = Path(__file__).resolve().parents[2] / "settings.yaml"
 
 
 class SettingsError(ValueError):
