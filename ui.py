@@ -27,8 +27,8 @@ from workbench.text.safe_text import printable
 from workbench.settings import Settings, SettingsError, load_settings
 from workbench.views import graph as graph_views
 from workbench.views.wording import redone_for_settings, stage_text
-from workbench.views.graph import (GraphFacts, GraphFilters, community_view, graph_facts, graph_html, legend_html,
-                                   max_edge_weight, select_view, type_legend)
+from workbench.views.graph import GraphFacts, GraphFilters, community_view, graph_facts, max_edge_weight, select_view
+from workbench.views.graph_html import graph_html, legend_html, type_legend
 from workbench.workspace import Workspace, WorkspaceBusy
 from workbench.workspace.watch import FolderWatch
 

@@ -310,7 +310,7 @@ def test_graph_page_shows_a_hostile_entity_name_as_written_escaped_once(monkeypa
 
 
 def test_graph_page_has_a_legend_and_a_weight_slider_that_fits_the_data(monkeypatch, sample_workspace):
-    from workbench.views.graph import type_color
+    from workbench.views.graph_html import type_color
 
     at = page(open_app(monkeypatch, sample_workspace.path), "graph")
     at.toggle(key="keep.graph.noise").set_value(True).run()  # note titles and dates drawn too

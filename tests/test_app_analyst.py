@@ -193,7 +193,7 @@ def test_the_focused_view_draws_the_entitys_neighbourhood_and_folds_the_next_ste
 
 
 def test_graph_keeps_type_colours_on_selection_and_has_fit_and_zoom(monkeypatch, sample_workspace):
-    from workbench.views.graph import type_color
+    from workbench.views.graph_html import type_color
 
     at = page(open_app(monkeypatch, sample_workspace.path), "graph")
     at.selectbox(key="keep.entity").select("redis").run()

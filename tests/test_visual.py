@@ -11,8 +11,8 @@ import pytest
 from workbench.context_graph.graph import ContextGraph
 from workbench.model import (ContextNode, Edge, Entity, GraphContext, GraphPath, Hit, Hop, Impact, Merge, PathStep,
                              RetrievalResult, Seed, SurfaceForm, Why)
-from workbench.views.graph import (COMENTION, RELATIONS, GraphFilters, graph_dates, graph_html, legend_html,
-                                   max_edge_weight, select_view, strip_cdn_tags, type_color, type_legend)
+from workbench.views.graph import COMENTION, RELATIONS, GraphFilters, graph_dates, max_edge_weight, select_view
+from workbench.views.graph_html import graph_html, legend_html, strip_cdn_tags, type_color, type_legend
 from workbench.views.merges import local_time, merge_log_frame, merges_frame
 from workbench.views.retrieval import (hit_card, hits_frame, impact_frame, path_frame, path_text, rank_overlap,
                                        seeds_text, shared_hits, walk_frames)

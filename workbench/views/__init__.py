@@ -4,8 +4,9 @@ One module per concept, each turning core objects into tables (:class:`pandas.Da
 text or HTML, with names and texts from documents passed through
 :func:`~workbench.text.safe_text.printable`:
 
-- :mod:`~workbench.views.graph`: filtered views of the context graph drawn as offline pyvis HTML,
-  colours per entity type and their legend;
+- :mod:`~workbench.views.graph`: filtered views of the context graph (what is drawn, what is hidden
+  and why); :mod:`~workbench.views.graph_html` draws one as offline pyvis HTML, colours per entity
+  type and their legend;
 - :mod:`~workbench.views.tables`: documents, an entity's neighbours and the chunks behind its
   edges, communities, timelines;
 - :mod:`~workbench.views.merges`: canonicalization, the merges, suggestions and the change log;
