@@ -8,8 +8,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from workbench.context_graph.merge_suggestions import (_AKA_RE, _PAREN_RE, EVIDENCE_RANKS, _declarations, MergeSuggestion, evidence_rank,
-                                                       is_number_or_date, page_of, rank_suggestions)
+from workbench.context_graph.declared_aliases import _AKA_RE, _PAREN_RE, _declarations
+from workbench.context_graph.merge_suggestions import (EVIDENCE_RANKS, MergeSuggestion, evidence_rank, is_number_or_date,
+                                                       page_of, rank_suggestions)
 from workbench.cli import main
 
 ISSUE_EXAMPLE = [

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..context_graph.declared_aliases import declared_alias_suggestions
 from ..context_graph.merge_suggestions import (MergeSuggestion, SuggestionPage, combine_suggestions,
-                                              cross_language_suggestions, declared_alias_suggestions,
+                                              cross_language_suggestions,
                                               lookalike_suggestions, page_of, rank_suggestions, suggest_merges)
 from ..text.name_keys import display_form, name_key
 from ..vectors.embedding_cache import CacheFirstEmbedder
