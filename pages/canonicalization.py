@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+import ui_widgets
 from workbench.context_graph.canon import form_reasons
 from workbench.context_graph.merge_suggestions import page_of
 from workbench.text.safe_text import printable
@@ -30,7 +31,7 @@ table = merges_frame(merges, lambda chunk_id: chunk_text.get(chunk_id, ""), sear
 if table.empty:
     st.write("No merge matches." if search else "No names have been merged yet.")
 else:
-    st.dataframe(table, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+    st.dataframe(table, hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
     forms = {f"{row['surface form']}  (in {row['canonical']})": row["chunks"].split(", ")
              for row in table.to_dict("records") if row["chunks"]}
     shown_form = st.selectbox("Every chunk where a form occurs", list(forms), index=None,
@@ -39,7 +40,7 @@ else:
         chunks = ws.chunks(forms[shown_form])
         st.dataframe([{"chunk": c.id, "document": printable(c.document_id), "text": printable(c.text, keep_newlines=True)}
                       for c in chunks], hide_index=True, width="stretch")
-        ui.citation_picker(ws, [c.id for c in chunks], key="canon.open", documents={c.id: c.document_id for c in chunks})
+        ui_widgets.citation_picker(ws, [c.id for c in chunks], key="canon.open", documents={c.id: c.document_id for c in chunks})
 
 st.subheader("Suggested merges")
 st.caption("Ranked by evidence: a note or glossary entry that declares two names one, then a Chinese name whose "

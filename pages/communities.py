@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+import ui_widgets
 from workbench.text.safe_text import printable
 from workbench.views.chunks import human_date
 from workbench.views.tables import communities_frame
@@ -25,7 +26,7 @@ if not reports:
     st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
     st.stop()
 themes = [r for r in reports if r.level == 0] or reports
-st.dataframe(communities_frame(reports), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+st.dataframe(communities_frame(reports), hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
 titles = {r.id: f"{printable(r.title)} ({r.size} entities)" for r in reports}
 chosen = st.selectbox("Theme", [r.id for r in themes], format_func=titles.get,
                       key=ui.kept("communities", "id", themes[0].id))
@@ -52,6 +53,6 @@ if report.relations:
 st.markdown("**Representative sentences**")
 for point in report.points:
     st.markdown("- " + ui.md_text(f"{point.text} [{point.chunk_id}; {point.document}]"))
-ui.citation_picker(ws, [p.chunk_id for p in report.points] + [c for r in report.relations for c in r["chunks"]],
+ui_widgets.citation_picker(ws, [p.chunk_id for p in report.points] + [c for r in report.relations for c in r["chunks"]],
                    key="communities.open", documents={p.chunk_id: p.document for p in report.points})
 st.iframe(ui.community_html(ws, report.members), height=540)

@@ -5,6 +5,7 @@ import json
 import streamlit as st
 
 import ui
+import ui_widgets
 from workbench.answer.material import build_context
 from workbench.retrieve import MODES, RETRIEVERS, retrieve
 from workbench.retrieve.cache import indexes_for
@@ -84,7 +85,7 @@ if answer is not None:
             st.text("Cited path: " + path_text(chain))
         if chains:
             hops = [hop for chain in chains for hop in chain.hops]
-            ui.citation_picker(ws, [c for hop in hops for c in hop.chunks], key="compare.answer.open",
+            ui_widgets.citation_picker(ws, [c for hop in hops for c in hop.chunks], key="compare.answer.open",
                                documents={c: d for hop in hops for c, d in zip(hop.chunks, hop.documents)})
         st.caption("Read off the graph from the question alone, the same for every strategy below.")
 
@@ -146,7 +147,7 @@ def show_result(mode: str) -> None:
             st.caption(ui.md_text(short_why(hit.why)))
             if st.button("Open chunk", key=f"compare.open.{mode}.{number}", type="tertiary",
                          help="Its text, document, date, the chunks around it and the edges it states"):
-                ui.chunk_dialog(ws, hit.chunk_id, highlight_terms(hit.why))
+                ui_widgets.chunk_dialog(ws, hit.chunk_id, highlight_terms(hit.why))
             with st.expander("Details"):
                 st.caption(ui.md_text(f"{hit.why.describe()} Score {hit.score:.3g} on {mode}'s own scale; "
                                       f"chunk {hit.chunk_id}."))
@@ -176,23 +177,23 @@ for mode, result in results.items():
         nodes, triples = walk_frames(context)
         left, right = st.columns([1, 2])
         left.caption("Entities of the context" + (", ranked by the walk" if context.seeds else ""))
-        left.dataframe(nodes, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+        left.dataframe(nodes, hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
         right.caption("Cited triples among them (the graph context)")
-        right.dataframe(triples, hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+        right.dataframe(triples, hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
     if context.impact is not None:
         st.subheader(f"If {ui.md_text(context.impact.failed)} fails ({mode})")
-        st.dataframe(impact_frame(context.impact), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+        st.dataframe(impact_frame(context.impact), hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
         st.text("Survivors (not impacted): " + (", ".join(map(printable, context.impact.survivors)) or "none"))
     for number, path in enumerate(context.paths, 1):
         st.text(f"Path {number}: {path_line(path)} (corroboration {path.corroboration})")
-        st.dataframe(path_frame(path), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+        st.dataframe(path_frame(path), hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
     if context.communities:
-        st.dataframe(communities_used_frame(context), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+        st.dataframe(communities_used_frame(context), hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
 
 cited = [hit.chunk_id for result in results.values() for hit in result.hits] + [
     c for result in results.values() for hop in result.graph_context.triples for c in hop.chunks] + [
     c for result in results.values() for use in result.graph_context.communities for c in use.citations]
-ui.citation_picker(ws, cited, key="compare.open_any", label="Open any chunk cited on this page",
+ui_widgets.citation_picker(ws, cited, key="compare.open_any", label="Open any chunk cited on this page",
                    documents={hit.chunk_id: hit.document for result in results.values() for hit in result.hits})
 for mode, result in results.items():
     with st.expander(f"Assembled context: {mode}"):

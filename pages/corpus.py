@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+import ui_widgets
 from workbench.text.safe_text import printable
 from workbench.views.tables import documents_frame
 
@@ -84,7 +85,7 @@ else:
 st.subheader("Documents")
 documents = ws.documents()
 if documents:
-    st.dataframe(documents_frame(documents), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
+    st.dataframe(documents_frame(documents), hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
     ids = [d.id for d in documents]
     titles = {d.id: d.title for d in documents}
     # Removed meanwhile (another session): no longer chosen.

@@ -8,6 +8,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui
+import ui_widgets
 from workbench.evaluate.report import (RunNotFound, answer_summary_frame, answers_frame, cases_frame, export_csv,
                                        export_markdown, highlights, list_runs, load_run, save_run)
 from workbench.views.eval_charts import run_charts
@@ -96,11 +97,11 @@ else:
     st.subheader(f"Summary (run {run.run_id}, k = {run.k})")
     if run.seconds:
         st.caption(f"Took {run.seconds:.0f} s, of which {run.warm_up_seconds:.0f} s warm-up (not in the latencies).")
-    ui.table(summary_table(run))
+    ui_widgets.table(summary_table(run))
     st.caption(f"{len(run.task_ids)} tasks. Δ: the strategy's recall minus {ui.md_text(run.direct)}'s on the same "
                "tasks, with its 95% bootstrap interval; W/T/L: tasks won, tied and lost against it.")
     with st.expander("Δ of every metric"):
-        ui.table(deltas_table(run))
+        ui_widgets.table(deltas_table(run))
     for line in highlights(run):
         st.text("• " + line)
 
@@ -109,7 +110,7 @@ else:
         st.plotly_chart(figure, key=f"eval.chart.{name}")
 
     st.subheader("Cases")
-    ui.table(cases_frame(run))
+    ui_widgets.table(cases_frame(run))
 
     answers = answer_summary_frame(run)
     st.subheader("Answer stage")
@@ -119,8 +120,8 @@ else:
         st.caption(f"{run.answer_model} answered every case from its cited context; these checks are about the "
                    "answers (citations kept, sources supporting them, hypotheses, insufficient evidence), "
                    "apart from the retrieval metrics above.")
-        ui.table(answers)
-        ui.table(answers_frame(run))
+        ui_widgets.table(answers)
+        ui_widgets.table(answers_frame(run))
 
     st.subheader("One case")
     task_id = st.selectbox("Task", run.task_ids, key="eval.case")
@@ -150,7 +151,7 @@ st.subheader("Saved runs")
 if not saved:
     st.write(f"No run saved yet in {ws.path / 'runs'}.")
     st.stop()
-ui.table(runs_frame(saved))
+ui_widgets.table(runs_frame(saved))
 ids = run_ids
 if len(ids) < 2:
     st.write("Run the evaluation again (other strategies, k or settings) to compare two runs.")
@@ -169,6 +170,6 @@ st.caption(f"B − A per strategy both runs share, over the tasks both answered;
 if comparison.empty:
     st.write("These two runs share no strategy on the same tasks.")
 else:
-    ui.table(comparison)
+    ui_widgets.table(comparison)
     st.download_button("Download the comparison (CSV)", comparison.to_csv(index=False).encode("utf-8"),
                        file_name=f"{run_a}-vs-{run_b}.csv", mime="text/csv", key="eval.compare.download")

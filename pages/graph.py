@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+import ui_widgets
 from workbench.text.safe_text import printable
 from workbench.views.graph import COMENTION, RANKINGS, RELATIONS, GraphFilters
 from workbench.views.tables import edge_chunks_frame, edges_at_frame
@@ -89,9 +90,9 @@ else:
                    + (f"; {left_out} of its {drawn.focus_total} edges in this view left out by the sidebar filters."
                       if left_out else "."))
         st.dataframe(edges_at_frame(graph, center, passing), hide_index=True, width="stretch",
-                     column_config=ui.COLUMN_HELP)
+                     column_config=ui_widgets.COLUMN_HELP)
         chunk_ids = sorted({c for edge in passing for c in edge.chunk_ids})
         chunks = {chunk.id: chunk for chunk in ws.chunks(chunk_ids)}
         st.dataframe(edge_chunks_frame(graph, passing, chunks), hide_index=True, width="stretch",
-                     column_config=ui.COLUMN_HELP)
-        ui.citation_picker(ws, chunk_ids, key="graph.open", documents={c: chunks[c].document_id for c in chunks})
+                     column_config=ui_widgets.COLUMN_HELP)
+        ui_widgets.citation_picker(ws, chunk_ids, key="graph.open", documents={c: chunks[c].document_id for c in chunks})

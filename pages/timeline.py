@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+import ui_widgets
 from workbench.context_graph.graph import EntityNotFound
 from workbench.text.safe_text import printable
 from workbench.corpus.timeline import timeline
@@ -45,7 +46,7 @@ for episode in shown:
         else:
             st.caption("No sentence states a decision.")
 
-ui.citation_picker(ws, [d.chunk_id for e in shown for d in e.decisions], key="timeline.open_decision",
+ui_widgets.citation_picker(ws, [d.chunk_id for e in shown for d in e.decisions], key="timeline.open_decision",
                    label="Open a decision's chunk", documents={d.chunk_id: e.document for e in shown for d in e.decisions})
 
 st.subheader("An entity over time")
@@ -63,6 +64,6 @@ if center is not None:
         st.warning(ui.md_text(exc))
     else:
         st.caption(f"{len(entries)} dated mentions, relations and decisions about {ui.md_text(name)}, oldest first.")
-        st.dataframe(timeline_frame(entries), hide_index=True, width="stretch", column_config=ui.COLUMN_HELP)
-        ui.citation_picker(ws, [e.chunk_id for e in entries], key="timeline.open",
+        st.dataframe(timeline_frame(entries), hide_index=True, width="stretch", column_config=ui_widgets.COLUMN_HELP)
+        ui_widgets.citation_picker(ws, [e.chunk_id for e in entries], key="timeline.open",
                            documents={e.chunk_id: e.document for e in entries})

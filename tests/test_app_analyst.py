@@ -262,13 +262,13 @@ def test_a_merge_preview_lists_the_edges_that_would_move(monkeypatch, sample_wor
 # -- Formatting -----------------------------------------------------------------------------------
 
 def test_dates_are_human_and_evaluate_headers_are_plain(monkeypatch, sample_workspace):
-    import ui
+    import ui_widgets
 
     at = open_app(monkeypatch, sample_workspace.path)
     documents = dataframes(at)[0]
     dated = [d for d in documents["date"] if d]
     assert dated and all(not d[:4].isdigit() or len(d) == 4 for d in dated)  # "20 Nov 2023", not "2023-11-20"
-    config = ui.eval_columns(["recall", "recall_w/t/l", "recall_a", "latency_ms"])
+    config = ui_widgets.eval_columns(["recall", "recall_w/t/l", "recall_a", "latency_ms"])
     assert config["recall_w/t/l"]["label"] == "recall: wins / ties / losses" and config["recall_w/t/l"]["help"]
     assert config["recall_a"]["label"] == "recall in run A" and config["recall"]["type_config"]["format"] == "%.2f"
 

@@ -16,7 +16,7 @@ PACKAGE = ROOT / "workbench"
 #: Lowest first, one entry per package of workbench/: a module may import its own package and
 #: the packages of the layers below, never one above (STYLE.md's map). Data flows one way:
 #: files -> chunks -> mentions and triples -> graph and vectors -> retrieval -> answers -> views.
-#: app.py, pages/ and ui.py sit above all of these, outside the package.
+#: app.py, pages/, ui.py and ui_widgets.py sit above all of these, outside the package.
 LAYERS = [
     {"text", "runtime"},  # safe text and YAML, sentences, name keys; atomic array files, threads, progress
     {"settings", "model"},  # the one settings model; the dataclasses passed between layers
@@ -32,7 +32,7 @@ LAYERS = [
     {"bench"},
     {"cli", "mcp_server"},
 ]
-#: Only the surfaces outside workbench/ (app.py, pages/, ui.py) may import these.
+#: Only the surfaces outside workbench/ (app.py, pages/, ui.py, ui_widgets.py) may import these.
 FORBIDDEN = {"streamlit"}
 
 
@@ -87,7 +87,7 @@ def violations(path: Path, package: Path = PACKAGE, layer: dict[str, int] = LAYE
         top, *rest = name.split(".")
         where = f"{path.relative_to(package.parent)}:{line}"
         if top in FORBIDDEN:
-            found.append(f"{where}: imports {name}; the core never imports {top} (use it from app.py, pages/ or ui.py)")
+            found.append(f"{where}: imports {name}; the core never imports {top} (use it from app.py, pages/, ui.py or ui_widgets.py)")
         elif top == top_package and rest and unit != "__init__":
             target = unit_of_name(rest)
             if target not in layer:
