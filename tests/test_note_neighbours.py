@@ -1,6 +1,6 @@
 """The note-similarity step follows only what a write changed (issue 25: adding one note to a
 vault of 20,000 compared every note with every other again), and its candidates stay exactly
-those of the whole-corpus search (:func:`workbench.workspace.ingest_pipeline.note_similarity_candidates`)."""
+those of the whole-corpus search (:func:`workbench.workspace.note_links.note_similarity_candidates`)."""
 
 from __future__ import annotations
 

@@ -173,7 +173,7 @@ def fresh_ingest(path: Path, folder: Path, settings, served_from: Path | None, d
     ``embedder``: ``"model"`` (the settings' embedder, warmed up first) or ``"static"``. With
     ``served_from``, chunk and name vectors are read from that workspace's embedding cache (copied
     there first from its Chroma collection and its name index) and
-    the embedder computes only the misses (:class:`~workbench.workspace.ingest_pipeline.CacheFirstEmbedder`).
+    the embedder computes only the misses (:class:`~workbench.vectors.embedding_cache.CacheFirstEmbedder`).
     ``resident_model`` keeps the settings' model loaded beside a static embedder, as an app
     would. ``keep`` leaves the workspace in ``folder`` afterwards.
     """

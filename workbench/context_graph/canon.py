@@ -1,5 +1,5 @@
 """Canonical names: aliases, splits and the merge record, over the name keys of :mod:`workbench.text.name_keys`;
-the merge suggestions are :mod:`workbench.context_graph.merge_suggestions` (both importable from here too).
+the merge suggestions are :mod:`workbench.context_graph.merge_suggestions` (:func:`name_key` importable from here too).
 
 Every merge is derived from the mentions and the alias table, so it can be inspected and
 undone: two surface forms are one entity when their :func:`name_key` is equal, or when an

@@ -1,4 +1,4 @@
-"""BM25 keyword search over passages, with the script-aware tokens of :mod:`.tokenize`.
+"""BM25 keyword search over passages, with the script-aware tokens of :mod:`workbench.text.tokenize`.
 
 bm25s scores; we tokenize. Its own tokenizer does not segment Chinese, so the index is built
 from token lists. bm25s returns ``k`` results even when every score is zero: those are

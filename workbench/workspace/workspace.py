@@ -336,7 +336,7 @@ class Workspace:
     def repair(self) -> int:
         """Make Chroma agree with SQLite, recompute the note-similarity candidates and derive the
         graph snapshot and the keyword index again (after a crash or a failed step: see
-        :class:`~workbench.workspace.ingest_pipeline.StepFailed`); rebuild the chunk collection without the
+        :class:`~workbench.ingest.failures.StepFailed`); rebuild the chunk collection without the
         slots Chroma keeps for deleted vectors (and the pages its catalogue kept of them), drop
         the chunk vectors an earlier version cached in the record beside Chroma's copy and pack
         the mentions and co-mention pairs it kept a row apiece. Returns the vectors changed."""
