@@ -27,7 +27,6 @@ Examples
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
@@ -39,7 +38,9 @@ import numpy as np
 from ..model import COMENTION_RELATION, Edge, Entity, Hop
 from ..settings import setting_default
 from .entity_table import EntityTable
+from ..text.name_keys import name_key
 from .graph_walks import GraphWalks, _name_order
+from .name_resolution import EntityNotFound, near_names
 from .passages import NameMatcher, PassageLayer
 
 if TYPE_CHECKING:  # imported where used: `stats` and a snapshot's load need neither
@@ -60,27 +61,6 @@ DEFAULT_IMPACT_RELATIONS: tuple[str, ...] = tuple(setting_default("graph.impact_
 
 
 Direction = Literal["out", "in", "both"]
-
-
-class EntityNotFound(KeyError):
-    """No entity of the graph answers to a name; :attr:`suggestions` lists near names.
-
-    Examples
-    --------
-    >>> str(EntityNotFound("redsi", ["Redis"]))
-    "no entity named 'redsi' in the graph; did you mean: Redis?"
-    """
-
-    def __init__(self, name: str, suggestions: Iterable[str] = ()) -> None:
-        super().__init__(name)
-        self.name = name
-        self.suggestions = list(suggestions)
-
-    def __str__(self) -> str:
-        message = f"no entity named {self.name!r} in the graph"
-        if self.suggestions:
-            return f"{message}; did you mean: {', '.join(self.suggestions)}?"
-        return f"{message}; list the entities to see the names it knows"
 
 
 @dataclass
@@ -236,7 +216,7 @@ class ContextGraph(GraphWalks):
         try:
             return self._entity[key]
         except KeyError:
-            raise EntityNotFound(key, self._suggestions(key)) from None
+            raise EntityNotFound(key, near_names(key, self._entity)) from None
 
     def name(self, key: str) -> str:
         """Display name of the entity with this key."""
@@ -327,8 +307,6 @@ class ContextGraph(GraphWalks):
         >>> graph.resolve("the auth-service")
         'authservice'
         """
-        from ..text.name_keys import name_key  # imported late: canon is the newer module
-
         if name in self._entity:
             return name
         candidates = [self._key_of(name)] if self._key_of is not None else []
@@ -344,30 +322,7 @@ class ContextGraph(GraphWalks):
         displayed = self._by_display.get(name.casefold())
         if displayed is not None:
             return displayed
-        raise EntityNotFound(name, self._suggestions(name))
-
-    def _suggestions(self, name: str) -> list[str]:
-        """Up to five near names (difflib on names and keys), then up to five containing it."""
-        from ..text.name_keys import name_key
-
-        by_form: dict[str, str] = {}
-        for key, entity in self._entity.items():
-            by_form.setdefault(entity.name.casefold(), entity.name)
-            by_form.setdefault(key, entity.name)
-        close = difflib.get_close_matches(name.casefold(), list(by_form), n=10, cutoff=0.6)
-        close += difflib.get_close_matches(name_key(name), list(by_form), n=10, cutoff=0.6)
-        near = list(dict.fromkeys(by_form[form] for form in close))[:5]
-        query, folded = name_key(name), name.casefold().strip()
-        containing = sorted(
-            (
-                entity.name
-                for key, entity in self._entity.items()
-                if (query and query in key) or (folded and folded in entity.name.casefold())
-            ),
-            key=_name_order,
-        )
-        containing = [n for n in dict.fromkeys(containing) if n not in near][:5]
-        return near + containing
+        raise EntityNotFound(name, near_names(name, self._entity))
 
     # -- traversal ----------------------------------------------------------------------
 
@@ -585,7 +540,7 @@ class ContextGraph(GraphWalks):
         wanted = set()
         for key in keys:
             if key not in self._entity:
-                raise EntityNotFound(key, self._suggestions(key))
+                raise EntityNotFound(key, near_names(key, self._entity))
             wanted.add(key)
         return ContextGraph(
             (entity for key, entity in self._entity.items() if key in wanted),
