@@ -59,7 +59,8 @@ center = st.selectbox("Entity", choices, index=None, format_func=lambda key: pri
 ui.view_to_url(URL)
 if center is not None:
     try:
-        name, entries = timeline(ws, names[center])
+        found = timeline(ws, names[center])
+        name, entries = found.entity, found.entries
     except EntityNotFound as exc:
         st.warning(ui.md_text(exc))
     else:

@@ -46,7 +46,7 @@ def test_the_command_line_and_the_mcp_server_refuse_a_filter_that_matches_nothin
 
     from workbench.cli import main
     from workbench.mcp_server.server import _search
-    from workbench.workspace.scope import ScopeUnmatched, resolve_filters
+    from workbench.workspace.scope import Scopes, ScopeUnmatched, resolve_filters
 
     filters = ["sample_corpus/architecture/", "nowhere/"]  # one matches, one names nothing
     with pytest.raises(ScopeUnmatched) as said:
@@ -55,6 +55,20 @@ def test_the_command_line_and_the_mcp_server_refuse_a_filter_that_matches_nothin
     code = main(["--workspace", str(sample_workspace.path), "query", "Redis", "--documents", ",".join(filters)])
     assert code == 2 and str(said.value) in capsys.readouterr().err
     with pytest.raises(ToolError) as refused:
-        _search(sample_workspace, "Redis", "keyword", 5, filters)
+        _search(Scopes(sample_workspace), "Redis", "keyword", 5, filters)
     assert str(refused.value) == str(said.value)
     assert resolve_filters(sample_workspace, filters[:1]) == ("sample_corpus/architecture/",)
+
+
+def test_the_scope_resolver_keeps_a_view_while_the_record_is_unchanged(sample_workspace):
+    from workbench.workspace.scope import Scopes, ScopedWorkspace, ScopeUnmatched
+
+    scopes = Scopes(sample_workspace, kept=1)
+    assert scopes(None) is sample_workspace and scopes([]) is sample_workspace
+    view = scopes(["sample_corpus/architecture/"])
+    assert isinstance(view, ScopedWorkspace) and view.store.count("documents") >= 1
+    assert scopes(["sample_corpus/architecture/"]) is view  # the same view, not one built again
+    other = scopes(["sample_corpus/incidents/"])
+    assert other is not view and scopes(["sample_corpus/architecture/"]) is not view  # one kept: the first was let go
+    with pytest.raises(ScopeUnmatched, match="'nowhere/'"):
+        scopes(["nowhere/"])

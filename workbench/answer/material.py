@@ -49,8 +49,9 @@ from ..retrieve.questions import read_question
 if TYPE_CHECKING:
     from ..corpus.workspace_view import WorkspaceView
 
-__all__ = ["AnswerContext", "Answer", "build_context", "answer", "render_markdown", "render_prompt",
-           "prompt_messages", "prompt_labels", "SYSTEM_PROMPT", "draw_nonce", "ANSWER_INSTRUCTION", "answer_paths"]
+__all__ = ["AnswerContext", "Answer", "AnsweredQuestion", "answer_question", "build_context", "answer",
+           "render_markdown", "render_prompt", "prompt_messages", "prompt_labels", "SYSTEM_PROMPT", "draw_nonce",
+           "ANSWER_INSTRUCTION", "answer_paths"]
 
 SYSTEM_PROMPT = (
     "Answer the question using only the facts and sources given. Each source is quoted from a document between "
@@ -86,6 +87,32 @@ class Answer:
 
     def to_json(self) -> dict:
         return to_json(self)
+
+
+@dataclass
+class AnsweredQuestion:
+    """A question answered from its cited material (``answer``): the reply, its checks, the material."""
+
+    question: str
+    """The question as asked."""
+    answer: Answer
+    """What the model said (or how to configure one), its citations and checks."""
+    context: AnswerContext
+    """The material it was answered from."""
+
+    def to_json(self) -> dict:
+        reply = self.answer
+        return {"question": self.question, "answer": reply.text, "model": reply.model, "configured": reply.configured,
+                "citations": reply.citations, "checks": reply.checks.to_json() if reply.checks else None,
+                "context": self.context.to_json()}
+
+
+def answer_question(ws: WorkspaceView, question: str, result: RetrievalResult, max_chunks: int | None = None,
+                    client=None) -> AnsweredQuestion:
+    """The material of ``result`` (:func:`build_context`) answered by the configured chat model
+    (:func:`answer`); :class:`~workbench.extract.llm.LLMError` when the model fails."""
+    context = build_context(ws, result, max_chunks=max_chunks)
+    return AnsweredQuestion(question, answer(ws, context, client), context)
 
 
 def _subgraph(ws: WorkspaceView, result: RetrievalResult) -> Subgraph:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..ingest.chunking import iter_sentences
+from ..vectors.chroma_folders import folder_mib
 from .notes_fixture import PEOPLE, _note, write_notes
 from .common import fresh_ingest
 
@@ -88,8 +89,8 @@ def write_big_chat_log(path: Path, megabytes: float, seed: int = 0) -> Path:
 
 
 def folder_mb(folder: Path) -> float:
-    """The size of everything under ``folder``, in MB."""
-    return round(sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 2**20, 1)
+    """The size of everything under ``folder``, in MB (:func:`~workbench.vectors.chroma_folders.folder_mib`)."""
+    return folder_mib(folder)
 
 
 def _run(corpus: Path, folder: Path, settings, desc: str, keep: bool) -> dict:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from .bounds import between, finite_between
@@ -32,47 +31,20 @@ def _render_multihop(payload: dict) -> str:
 
 
 def cmd_multihop(args):
-    from ..bench.multihop import BenchError, bench_workspace, load_bench, run_multihop
-    from ..retrieve import MODES
-    from ..settings import load_settings
+    from ..bench.multihop import BenchError
+    from ..bench.runs import AblationRun, multihop_run
     from ..runtime.progress import tqdm_progress
+    from ..settings import load_settings
 
-    try:
-        bench = load_bench(args.data, limit=args.limit)
-    except BenchError as exc:
-        raise CommandError(str(exc), code=2) from None
     modes = [m.strip() for m in (args.modes or "").split(",") if m.strip()]
-    unknown = [m for m in modes if m not in MODES]
-    if unknown:
-        raise CommandError(f"unknown mode(s) {', '.join(unknown)}; modes: {', '.join(MODES)}", code=2)
     # The default workspace is the user's own: the benchmark gets a cache folder instead.
     workspace = None if Path(args.workspace) == Path("workspace") else args.workspace
-    ingests: list = []
-    started = time.perf_counter()
-    ws = bench_workspace(bench, workspace, settings=load_settings(args.settings), progress=tqdm_progress(),
-                         on_ingest=ingests.append)
-    # Opening, loading the model and the whole ingest: in a new --workspace, a first ingest.
-    ingest = None
-    if ingests:
-        seconds = time.perf_counter() - started
-        ingest = {"seconds": round(seconds, 2), "passages_per_second": round(len(bench.passages) / seconds, 2),
-                  "chunks_embedded": ingests[0].chunks_embedded,
-                  "stage_seconds": {k: round(v, 1) for k, v in ingests[0].stage_seconds.items()}}
     try:
-        if args.ablation:
-            from ..bench.ablation import run_ablation
-
-            results = run_ablation(ws, bench)
-            payload = {"dataset": bench.name, "questions": len(bench.questions), "passages": len(bench.passages),
-                       "ablation": {name: {"recall@2": round(s.recall_at_2, 1), "recall@5": round(s.recall_at_5, 1),
-                                           "seconds": round(s.seconds, 2), "modes_used": s.modes_used}
-                                    for name, s in results.items()}}
-            emit(args, payload, _render_ablation)
-            return
-        report = run_multihop(ws, bench, modes or None)
-    finally:
-        ws.close()
-    emit(args, {**report.to_json(), "embedder": ws.embedder.name, "ingest": ingest}, _render_multihop)
+        run = multihop_run(args.data, workspace, settings=load_settings(args.settings), modes=modes, limit=args.limit,
+                           ablation=args.ablation, progress=tqdm_progress())
+    except BenchError as exc:
+        raise CommandError(str(exc), code=2) from None
+    emit(args, run.to_json(), _render_ablation if isinstance(run, AblationRun) else _render_multihop)
 
 
 def _render_ablation(payload: dict) -> str:
@@ -338,30 +310,16 @@ def _render_scale(payload: dict) -> str:
 
 def cmd_scale(args):
     from ..bench.perf import PerfError
-    from ..bench.scale import bench_scale
+    from ..bench.runs import scale_run
     from ..settings import load_settings
 
-    from ..bench.sizes import bench_big_chat_log, bench_big_file, bench_notes
-
-    settings = load_settings(args.settings)
-    corpus = Path(args.data) / "corpus.jsonl"
-    if args.copies and not corpus.is_file():  # said before the notes' and the file's runs, not after
-        raise CommandError(f"{corpus}: not found; give the benchmark folder with --data "
-                           "(e.g. ../shared/bench/2wikimultihopqa), or --copies 0 to skip the corpus run", code=2)
-    payload: dict = {}
     try:
-        if args.notes:
-            payload["notes"] = bench_notes(args.cache_dir, settings, args.notes)
-        if args.file_mb:
-            payload["big_file"] = bench_big_file(args.cache_dir, settings, args.file_mb)
-        if args.chat_mb:
-            payload["chat_log"] = bench_big_chat_log(args.cache_dir, settings, args.chat_mb)
-        if args.copies:
-            payload.update(bench_scale(args.data, args.cache_dir, settings, copies=args.copies, queries=args.queries,
-                                       server=not args.no_server, embedder=args.embedder))
+        run = scale_run(args.data, args.cache_dir, load_settings(args.settings), copies=args.copies, queries=args.queries,
+                        server=not args.no_server, embedder=args.embedder, notes=args.notes, file_mb=args.file_mb,
+                        chat_mb=args.chat_mb)
     except PerfError as exc:
         raise CommandError(str(exc), code=2) from None
-    emit(args, payload, _render_scale)
+    emit(args, run.to_json(), _render_scale)
 
 
 def _register_scale(sub, common) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from ..context_graph.graph_questions import IMPACT_READINGS, comentions, impact, neighborhood, paths_between
@@ -48,15 +47,10 @@ def open_workspace(args, create: bool = False):
 def cmd_ingest(args):
     from ..ingest.loaders import SUPPORTED_EXTENSIONS, check_paths
     from ..views.wording import counted, redone_for_settings
+    from ..workspace.results import ingest
 
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
-    ws = open_workspace(args, create=True)
-    report = ws.ingest(args.paths, progress=tqdm_progress())
-    from ..vectors.index import CHUNKS
-
-    wrote = report.chunks_written or report.documents_removed or report.vectors_repaired
-    # read only after a write: an ingest that changed nothing never opens Chroma
-    payload = {**report.to_json(), "stats": ws.stats(), "deleted_vectors": ws.vectors.deleted(CHUNKS) if wrote else None}
+    outcome = ingest(open_workspace(args, create=True), args.paths, progress=tqdm_progress())
 
     def render(p):
         lines = [
@@ -79,7 +73,7 @@ def cmd_ingest(args):
                          f"{s['chunks']:,} chunks, freed (Chroma frees none itself)")
         return "\n".join(lines)
 
-    emit(args, payload, render)
+    emit(args, outcome.to_json(), render)
 
 
 def _confirm_removing_everything(ws: Workspace, args, count: int) -> None:
@@ -96,46 +90,35 @@ def _confirm_removing_everything(ws: Workspace, args, count: int) -> None:
 
 
 def cmd_remove(args):
+    from ..workspace.results import remove
+
     ws = open_workspace(args)
-    interrupted = ws.unfinished() is not None  # a step killed midway, this command's rerun say: it completes it
-    ids = ws.documents_under(args.path)
-    if not ids and not interrupted:
-        raise CommandError(f"nothing stored under {args.path}", code=2)
-    total = ws.store.count("documents")
-    if ids and len(ids) == total and (total > 1 or str(args.path).rstrip("/") == ""):
-        _confirm_removing_everything(ws, args, total)
-    removed = ws.remove(args.path)
-    completed = interrupted and not removed
+    removal = remove(ws, args.path, confirm_emptying=lambda count: _confirm_removing_everything(ws, args, count))
 
     def render(p):
         if p["completed_interrupted_write"]:
             return f"nothing left under {args.path}: the interrupted write before this one is now complete"
         return f"removed {len(p['removed'])} documents:\n" + "\n".join(f"  {d}" for d in p["removed"])
 
-    emit(args, {"removed": removed, "completed_interrupted_write": completed, "stats": ws.stats()}, render)
+    emit(args, removal.to_json(), render)
 
 
 def cmd_stats(args):
-    emit(args, open_workspace(args).stats(),
+    from ..workspace.results import workspace_stats
+
+    emit(args, workspace_stats(open_workspace(args)).to_json(),
          lambda p: "\n".join(f"{k:>16}: {v}" for k, v in p.items()))
 
 
 def cmd_entities(args):
-    ents = open_workspace(args).entities()
-    if args.type:
-        ents = [e for e in ents if e.type == args.type]
-    ents = ents[: args.limit]
-    emit(args, [asdict(e) for e in ents],
+    from ..workspace.results import entity_list
+
+    emit(args, entity_list(open_workspace(args), args.type, args.limit).to_json(),
          lambda p: table(p, ["name", "type", "mentions", "first_seen", "last_seen"]))
 
 
 def cmd_merges(args):
-    merges = open_workspace(args).merges()
-    payload = [
-        {"canonical": m.canonical, "key": m.key, "reasons": m.reasons,
-         "surface_forms": [{"form": f.form, "count": f.count, "chunks": list(f.chunk_ids)} for f in m.surface_forms]}
-        for m in merges
-    ]
+    from ..workspace.results import merge_list
 
     def render(p):
         if not p:
@@ -145,7 +128,7 @@ def cmd_merges(args):
             for m in p
         )
 
-    emit(args, payload, render)
+    emit(args, merge_list(open_workspace(args)).to_json(), render)
 
 
 def cmd_suggestions(args):
@@ -166,43 +149,31 @@ def cmd_suggestions(args):
 
 
 def cmd_candidates(args):
+    from ..workspace.results import accept_candidate, candidate_list
+
     ws = open_workspace(args)
     if args.accept:
         try:
-            changed = ws.corrections.accept_candidate(*args.accept)
+            accepted = accept_candidate(ws, *args.accept)
         except ValueError as exc:
             raise CommandError(str(exc), code=2) from None
-        subject, relation, obj = args.accept
-        emit(args, {"accepted": list(args.accept), "statements": changed},
-             lambda p: f"accepted {subject} -{relation}-> {obj} ({changed} statement(s)): now a graph fact")
+        emit(args, accepted.to_json(), lambda p: f"accepted {accepted.subject} -{accepted.relation}-> {accepted.object} "
+             f"({accepted.statements} statement(s)): now a graph fact")
         return
-    found = ws.candidates()
-    payload = [{"subject": t.subject, "relation": t.relation, "object": t.object,
-                "confidence": round(t.confidence, 4), "chunk": t.chunk_id} for t in found]
-    emit(args, payload, lambda p: table(p, ["confidence", "subject", "relation", "object"]) if p
+    emit(args, candidate_list(ws).to_json(), lambda p: table(p, ["confidence", "subject", "relation", "object"]) if p
          else "no candidate relations (no two notes are similar enough, no LLM triples waiting)")
 
 
 def cmd_alias(args):
-    ws = open_workspace(args)
+    from ..workspace.results import change_alias
+
+    if args.action == "add" and not args.canonical:
+        raise CommandError("usage: alias add ALIAS CANONICAL", code=2)
     try:
-        if args.action == "add":
-            if not args.canonical:
-                raise CommandError("usage: alias add ALIAS CANONICAL", code=2)
-            ws.corrections.add_alias(args.name, args.canonical)  # a rerun completes the first, logged once
-            msg = f"{args.name!r} is now an alias of {args.canonical!r}"
-        elif args.action == "remove":
-            ws.corrections.remove_alias(args.name)
-            msg = f"alias {args.name!r} removed"
-        elif args.action == "split":
-            ws.corrections.split(args.name)
-            msg = f"{args.name!r} split out into an entity of its own"
-        else:
-            ws.corrections.unsplit(args.name)
-            msg = f"{args.name!r} merged back"
+        change = change_alias(open_workspace(args), args.action, args.name, args.canonical)
     except (KeyError, ValueError) as exc:
         raise CommandError(str(exc).strip('"'), code=2) from None
-    emit(args, {"ok": True, "message": msg, "stats": ws.stats()}, lambda p: p["message"])
+    emit(args, change.to_json(), lambda p: p["message"])
 
 
 def cmd_neighbors(args):
@@ -251,28 +222,18 @@ def cmd_path(args):
 
 
 def cmd_chunk(args):
-    ws = open_workspace(args)
-    c = ws.chunk(args.chunk_id)
-    emit(args, asdict(c), lambda p: f"[{p['id']}] {p['document_id']} #{p['ordinal']}\n{p['text']}")
+    emit(args, open_workspace(args).chunk(args.chunk_id).to_json(),
+         lambda p: f"[{p['id']}] {p['document_id']} #{p['ordinal']}\n{p['text']}")
 
 
 def cmd_repair(args):
-    from ..bench.sizes import folder_mb
-    from ..vectors.index import CHUNKS
+    from ..workspace.results import repair
 
-    ws = open_workspace(args)
-    identity = ws.new_identity() if args.new_identity else None
-    damaged = ws.entity_index_damage()
-    record_mb, chroma_mb, deleted = ws.store.size_bytes() / 2**20, folder_mb(ws.path / "chroma"), ws.vectors.deleted(CHUNKS)
-    changed = ws.repair()
-    emit(args, {"new_identity": None if identity is None else {"was": identity[0], "id": identity[1],
-                                                                "vectors_copied": identity[2]},
-                "vectors_changed": changed, "entity_index_rebuilt": damaged is not None,
-                "integrity_ok": ws.store.integrity_ok(), "record_mib_before": round(record_mb, 1),
-                "record_mib": round(ws.store.size_bytes() / 2**20, 1), "deleted_vectors_freed": deleted,
-                "chroma_mib_before": chroma_mb, "chroma_mib": folder_mb(ws.path / "chroma"), **ws.vector_counts()},
-         lambda p: (f"new identity {identity[1]} (was {identity[0]}), {identity[2]} vectors copied into its own "
-                    "collections; " if identity else "")
+    done = repair(open_workspace(args), new_identity=args.new_identity)
+    identity, damaged = done.new_identity, done.entity_index_damage
+    emit(args, done.to_json(),
+         lambda p: (f"new identity {identity.id} (was {identity.was}), {identity.vectors_copied} vectors copied into its "
+                    "own collections; " if identity else "")
                    + f"{p['vectors_changed']} vectors repaired"
                    + (f"; the record went from {p['record_mib_before']} to {p['record_mib']} MiB (chunk vectors "
                       "an earlier version kept beside Chroma's copy were dropped)"

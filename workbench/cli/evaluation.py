@@ -68,19 +68,17 @@ def _answer_lines(run) -> list[str]:
 
 def cmd_eval(args):
     from ..evaluate import report
+    from ..evaluate.outcomes import compare_saved_runs, write_run
     from ..evaluate.runner import DEFAULT_STRATEGIES, StrategyFailed, run_evaluation
     from ..evaluate.tasks import TaskError, load_resolved_tasks
 
     if args.compare:
-        a, b = args.compare
         try:
-            run_a, run_b = report.load_run(a, args.workspace), report.load_run(b, args.workspace)
+            compared = compare_saved_runs(*args.compare, args.workspace)
         except report.RunNotFound as exc:
             raise CommandError(str(exc), code=2) from None
-        frame = report.compare_runs(run_a, run_b)
-        payload = {"a": run_a.run_id, "b": run_b.run_id, "strategies": frame.to_dict("records")}
-        emit(args, payload, lambda p: f"B = {p['b']} minus A = {p['a']}, paired over shared tasks:\n"
-             + report.markdown_table(frame))
+        emit(args, compared.to_json(), lambda p: f"B = {p['b']} minus A = {p['a']}, paired over shared tasks:\n"
+             + report.markdown_table(compared.frame))
         return
     if not args.tasks:
         raise CommandError("usage: eval TASKS [--modes ...] or eval --compare RUN_A RUN_B", code=2)
@@ -109,22 +107,9 @@ def cmd_eval(args):
                              answer_client=client)
     except StrategyFailed as exc:
         raise CommandError(str(exc)) from None
-    written = []
-    if args.save:
-        written.append(str(report.save_run(run, ws.path)))
-    if args.csv:
-        written.append(str(report.export_csv(run, args.csv)))
-    if args.md:
-        written.append(str(report.export_markdown(run, args.md)))
-    if args.html:
-        from ..views.eval_html import export_html
-
-        written.append(str(export_html(run, args.html)))
-    payload = {**run.to_json(), "summary": report.summary_frame(run).to_dict("records"),
-               "answer_summary": report.answer_summary_frame(run).to_dict("records"),
-               "highlights": report.highlights(run), "written": written}
-    payload.pop("settings")
-    emit(args, payload, lambda p: _print_run(run) + "".join(f"\nwrote {w}" for w in written))
+    outcome = write_run(run, ws.path, save=args.save, csv=args.csv, md=args.md, html=args.html)
+    written = outcome.written
+    emit(args, outcome.to_json(), lambda p: _print_run(run) + "".join(f"\nwrote {w}" for w in written))
     if written and getattr(args, "json", False):
         print("\n".join(f"wrote {w}" for w in written), file=sys.stderr)
 

@@ -9,34 +9,23 @@ __all__ = ["register"]
 
 
 def cmd_models_list(args):
-    from ..embedding.installable import MODELS, ModelRefused, verified_file
-
-    rows = []
-    for model in MODELS.values():
-        try:
-            path, state = str(verified_file(model.name)), "installed, hash checked"
-        except ModelRefused as exc:
-            path, state = "", str(exc)
-        rows.append({"name": model.name, "kind": model.kind, "title": model.title, "licence": model.licence,
-                     "packages": list(model.packages), "path": path, "state": state,
-                     "install": f"{invoked_as()} models install {model.name}"})
+    from ..embedding.installable import model_list
 
     def render(items):
         return "\n".join(f"{r['name']} ({r['kind']}): {r['title']}\n  {r['state']}\n  licence: {r['licence']}"
                          + ("" if r["path"] else f"\n  install: {r['install']}") for r in items)
 
-    emit(args, rows, render)
+    emit(args, model_list(f"{invoked_as()} models install").to_json(), render)
 
 
 def cmd_models_install(args):
-    from ..embedding.installable import ModelRefused, install
+    from ..embedding.installable import ModelRefused, install_model
 
     try:
-        path = install(args.name, log=(lambda _line: None) if args.json else print)
+        installed = install_model(args.name, log=(lambda _line: None) if args.json else print)
     except ModelRefused as exc:
         raise CommandError(str(exc), code=2) from None
-    emit(args, {"name": args.name, "path": str(path), "verified": True},
-         lambda p: f"{p['name']} installed and its sha256 checked: {p['path']}")
+    emit(args, installed.to_json(), lambda p: f"{p['name']} installed and its sha256 checked: {p['path']}")
 
 
 def register(subparsers, common) -> None:

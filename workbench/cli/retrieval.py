@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..model import RetrievalResult
+from ..model import Comparison, RetrievalResult
 from ..vectors.index import VectorStoreUnavailable
 from .render import CommandError, emit, table
 from .bounds import like_setting
@@ -97,13 +97,7 @@ def cmd_compare(args):
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()] if args.modes else list(MODES)
     ws = _scoped_workspace(args)
-    results = {mode: _run(ws, args.text, mode, args.k, args).to_json() for mode in modes}
-    seen: dict[str, int] = {}
-    for payload in results.values():
-        for chunk_id in {h["chunk_id"] for h in payload["hits"]}:
-            seen[chunk_id] = seen.get(chunk_id, 0) + 1
-    shared = sorted(chunk_id for chunk_id, n in seen.items() if n >= 2)
-    payload = {"query": args.text, "results": results, "shared": shared}
+    comparison = Comparison.of(args.text, {mode: _run(ws, args.text, mode, args.k, args) for mode in modes})
 
     def render(p):
         shared_ids = set(p["shared"])
@@ -121,7 +115,7 @@ def cmd_compare(args):
                 + table(rows, ["rank", *p["results"]], max_width=45)
                 + "\n* = returned by two or more modes")
 
-    emit(args, payload, render)
+    emit(args, comparison.to_json(), render)
 
 
 def cmd_context(args):
@@ -129,22 +123,19 @@ def cmd_context(args):
 
     ws = _scoped_workspace(args)
     context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
-    emit(args, context.data, render_markdown)  # rendered again from the data made safe for a terminal
+    emit(args, context.to_json(), render_markdown)  # rendered again from the data made safe for a terminal
 
 
 def cmd_answer(args):
-    from ..answer.material import answer, build_context
+    from ..answer.material import answer_question
     from ..extract.llm import LLMError
 
     ws = _scoped_workspace(args)
-    context = build_context(ws, _run(ws, args.text, args.mode, args.k, args), max_chunks=args.max_chunks)
+    result = _run(ws, args.text, args.mode, args.k, args)
     try:
-        reply = answer(ws, context)
+        answered = answer_question(ws, args.text, result, max_chunks=args.max_chunks)
     except LLMError as exc:
         raise CommandError(str(exc)) from None
-    payload = {"question": args.text, "answer": reply.text, "model": reply.model, "configured": reply.configured,
-               "citations": reply.citations, "checks": reply.checks.to_json() if reply.checks else None,
-               "context": context.data}
 
     def render(p):
         checks = p["checks"]
@@ -155,19 +146,17 @@ def cmd_answer(args):
                  f"{checks['coverage']:.2f}, supported {checks['supported_share']:.2f}; {verdict}"]
         return "\n".join(lines + [f"  - {line}" for line in checks["problems"]])
 
-    emit(args, payload, render)
+    emit(args, answered.to_json(), render)
 
 
 def _scoped_workspace(args):
     """The workspace, scoped to ``--documents`` when given (the whole retrieval runs inside it)."""
+    from ..workspace.scope import Scopes, ScopeUnmatched
+
     ws = open_workspace(args)
     filters = [f.strip() for f in (getattr(args, "documents", None) or "").split(",") if f.strip()]
-    if not filters:
-        return ws
-    from ..workspace.scope import ScopeUnmatched, resolve_filters, scoped
-
     try:
-        return scoped(ws, resolve_filters(ws, filters))
+        return Scopes(ws)(filters)
     except ScopeUnmatched as exc:
         raise CommandError(str(exc), code=2) from None
 

@@ -4,7 +4,6 @@ and ``llm-serve`` (a local chat model behind an OpenAI-compatible API: ``llm.loc
 from __future__ import annotations
 
 from ..vectors.entity_vectors import FILE_NAME as ENTITY_FILE
-from ..vectors.index import CHUNKS
 from .bounds import between, finite_between
 from .render import emit, invoked_as
 
@@ -21,27 +20,16 @@ def cmd_mcp(args):
 def cmd_chroma_check(args):
     from ..mcp_server.server import open_read_only
     from ..settings import load_settings
+    from ..workspace.results import vector_check
 
     settings = load_settings(args.settings)
     vs = settings.vector_store
     where = f"server {vs.host}:{vs.port}" if vs.backend == "server" else f"{args.workspace / 'chroma'} (embedded)"
     ws = open_read_only(args.workspace, settings)
     try:
-        # Ids, not counts: as many vectors as chunks can still be the wrong vectors.
-        chunk_vectors, entity_vectors = ws.vectors.ids(CHUNKS), ws.entity_vectors.ids()  # unreachable: one line
-        chunks, entities = ws.store.chunk_ids(), set(ws.graph.keys())
-        damage = ws.entity_index_damage()  # rows, width, finite unit vectors, checksum
+        check = vector_check(ws, where)  # an unreachable store: one line
     finally:
         ws.close()
-    payload = {"backend": vs.backend, "where": where,
-               "chunks": len(chunk_vectors), "entities": len(entity_vectors),
-               "chunks_in_sqlite": len(chunks), "entities_in_graph": len(entities),
-               "chunk_vectors_missing": len(chunks - chunk_vectors), "chunk_vectors_extra": len(chunk_vectors - chunks),
-               "entity_vectors_missing": len(entities - entity_vectors),
-               "entity_vectors_extra": len(entity_vectors - entities), "entity_index_damaged": damage}
-    payload["in_step"] = not any(payload[k] for k in ("chunk_vectors_missing", "chunk_vectors_extra",
-                                                      "entity_vectors_missing", "entity_vectors_extra",
-                                                      "entity_index_damaged"))
 
     def render(p):
         line = (f"Chroma {p['where']}: {p['chunks']} chunk vectors ({p['chunks_in_sqlite']} chunks stored), "
@@ -54,8 +42,8 @@ def cmd_chroma_check(args):
                 f"{p['chunk_vectors_extra']} extra; entity vectors {p['entity_vectors_missing']} missing, "
                 f"{p['entity_vectors_extra']} extra: run `{invoked_as()} repair`")
 
-    emit(args, payload, render)
-    return 0 if payload["in_step"] else 1
+    emit(args, check.to_json(), render)
+    return 0 if check.in_step else 1
 
 
 def cmd_llm_serve(args):

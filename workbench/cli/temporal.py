@@ -14,30 +14,18 @@ __all__ = ["register"]
 
 
 def cmd_communities(args):
-    ws = open_workspace(args)
-    summaries = ws.summaries()
-    from ..views.tables import nested_order  # here: pandas is not imported for every command
+    from ..corpus.community_listing import community_listing
 
-    all_reports = nested_order(summaries.reports)
-    reports = all_reports
-    if args.id:
-        try:
-            reports = [summaries.report(args.id)]
-        except KeyError as exc:
-            raise CommandError(str(exc.args[0]), code=2) from None
-    payload = {"communities": [r.to_json() for r in reports], "stored": summaries.stored,
-               "built": summaries.built, "kept": summaries.kept}
+    ws = open_workspace(args)
+    try:
+        listing = community_listing(ws, args.id)
+    except KeyError as exc:
+        raise CommandError(str(exc.args[0]), code=2) from None
     if args.labels:
-        payload = {"match": _theme_match(ws, summaries.reports, args.labels).to_json()}
+        _emit_theme_match(args, ws, listing.every_report)
+        return
 
     def render(p):
-        if "match" in p:
-            m, titles = p["match"], {r.id: r.title for r in summaries.reports}
-            rows = [{"community": titles.get(row["community"], row["community"]), "majority": row["majority"],
-                     "documents by theme": ", ".join(f"{t} {n}" for t, n in row["themes"].items())} for row in m["table"]]
-            return (f"themes against {args.labels}: purity {m['purity']:.3f}, NMI {m['nmi']:.3f}, coverage "
-                    f"{m['coverage']:.3f} of {m['documents']} labelled documents\n"
-                    + table(rows, ["community", "majority", "documents by theme"], max_width=60))
         if not p["communities"]:
             return "no communities: the graph has no group of entities linked closely enough"
         if args.id is None:
@@ -54,7 +42,7 @@ def cmd_communities(args):
                          f"{(c['first_seen'] or '?')[:10]}..{(c['last_seen'] or '?')[:10]})")
             lines.append("key phrases: " + ", ".join(phrase for phrase, _ in c["key_phrases"][:10]))
             lines.append("key entities: " + ", ".join(f"{e['name']} ({e['type']})" for e in c["key_entities"]))
-            parts = [x for x in all_reports if x.parent == c["id"]]
+            parts = listing.sub_themes(c["id"])
             if parts:
                 lines.append("sub-themes: " + "; ".join(f"{x.id} {x.title}" for x in parts))
             for r in c["relations"]:
@@ -64,36 +52,31 @@ def cmd_communities(args):
                 lines.append(f"  - {point['text']}  [{point['chunk_id']}; {point['document']}]")
         return "\n".join(lines)
 
-    emit(args, payload, render)
+    emit(args, listing.to_json(), render)
 
 
-def _theme_match(ws: WorkspaceView, reports, path: str):
-    """The themes' match to a labels file (JSON: document id or file name -> theme)."""
-    import json
-    from pathlib import Path
-
-    from ..evaluate.themes import documents_by_community, label_keys, theme_match
+def _emit_theme_match(args, ws: WorkspaceView, reports) -> None:
+    """The themes' match to the labels file of ``--labels``."""
+    from ..evaluate.themes import LabelsError, themes_against_labels
 
     try:
-        labels = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CommandError(f"cannot read the labels file {path}: {exc}", code=2) from None
-    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
-        raise CommandError(f"{path}: expected a JSON object of document id (or file name) -> theme", code=2)
-    documents = ws.graph.passages_document
-    keys = label_keys(documents.values(), labels)
-    if not keys:
-        raise CommandError(f"{path}: no label names a document of the workspace (ids or file names)", code=2)
-    by_chunk = {cid: keys[d] for cid, d in documents.items() if d in keys}
-    return theme_match(documents_by_community(reports, by_chunk), {k: labels[k] for k in keys.values()})
+        labelled = themes_against_labels(ws, reports, args.labels)
+    except LabelsError as exc:
+        raise CommandError(str(exc), code=2) from None
+
+    def render(p):
+        m, titles = p["match"], labelled.titles
+        rows = [{"community": titles.get(row["community"], row["community"]), "majority": row["majority"],
+                 "documents by theme": ", ".join(f"{t} {n}" for t, n in row["themes"].items())} for row in m["table"]]
+        return (f"themes against {args.labels}: purity {m['purity']:.3f}, NMI {m['nmi']:.3f}, coverage "
+                f"{m['coverage']:.3f} of {m['documents']} labelled documents\n"
+                + table(rows, ["community", "majority", "documents by theme"], max_width=60))
+
+    emit(args, labelled.to_json(), render)
 
 
 def cmd_timeline(args):
     from ..corpus.timeline import timeline
-
-    ws = open_workspace(args)
-    name, entries = timeline(ws, args.entity)
-    payload = {"entity": name, "entries": [e.to_json() for e in entries]}
 
     def render(p):
         rows = [{"time": e["time"] or "(undated)", "kind": e["kind"], "text": e["text"], "chunk": e["chunk_id"],
@@ -101,22 +84,19 @@ def cmd_timeline(args):
         return f"{p['entity']}: {len(rows)} dated facts\n" + table(rows, ["time", "kind", "text", "chunk", "document"],
                                                                    max_width=60)
 
-    emit(args, payload, render)
+    emit(args, timeline(open_workspace(args), args.entity).to_json(), render)
 
 
 def cmd_episodes(args):
-    from ..views.episodes import find_episodes
+    from ..corpus.episode_search import search_episodes
 
-    ws = open_workspace(args)
-    every = ws.episodes()
-    episodes = find_episodes(every, args.find or "")
-    payload = {"episodes": [e.to_json() for e in episodes]}
+    found = search_episodes(open_workspace(args), args.find)
 
     def render(p):
-        if not every:
+        if not found.searched:
             return "no episodes: the workspace holds no conversation log (.jsonl chat)"
         if not p["episodes"]:
-            return f"no episode of {len(every):,} holds {args.find!r}"
+            return f"no episode of {found.searched:,} holds {args.find!r}"
         lines = []
         for e in p["episodes"]:
             lines.append(f"{e['id']}  {e['document']}  {e['start']} .. {e['end']}")
@@ -126,7 +106,7 @@ def cmd_episodes(args):
                 lines.append(f"  decision [{d['time']}] {d['text']}  [{d['chunk_id']}]")
         return "\n".join(lines)
 
-    emit(args, payload, render)
+    emit(args, found.to_json(), render)
 
 
 def register(subparsers, common) -> None:

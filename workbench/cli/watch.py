@@ -16,6 +16,7 @@ __all__ = ["register"]
 
 
 def _say(args, payload: dict, text: str | None) -> None:
+    """One event of the watch: ``payload`` (an event's ``to_json()``) as a JSON line with ``--json``, else ``text``."""
     if args.json:
         print(json.dumps(payload, ensure_ascii=False, default=str), flush=True)
     elif text is not None:
@@ -39,7 +40,7 @@ def _batch_text(p: dict) -> str | None:
 def cmd_watch(args):
     from ..ingest.loaders import check_paths
     from ..runtime.progress import tqdm_progress
-    from ..workspace.watch import watch_workspace
+    from ..workspace.watch import WatchStarted, WatchStopped, watch_workspace
 
     check_paths(args.paths)
     ws = open_workspace(args, create=True)
@@ -53,7 +54,7 @@ def cmd_watch(args):
 
     def ready() -> None:
         where = ", ".join(map(str, args.paths))
-        _say(args, {"state": "watching", "paths": [str(p) for p in args.paths], "workspace": str(ws.path)},
+        _say(args, WatchStarted(tuple(str(p) for p in args.paths), str(ws.path)).to_json(),
              f"watching {where} for changes (Ctrl-C to stop)")
 
     previous = {sig: signal.signal(sig, stop_after_batch) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -65,7 +66,7 @@ def cmd_watch(args):
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    _say(args, {"state": "stopped", "batches": written}, f"stopped: {counted(written, 'batch', 'batches')} written")
+    _say(args, WatchStopped(written).to_json(), f"stopped: {counted(written, 'batch', 'batches')} written")
 
 
 def _milliseconds(raw: str) -> int:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..context_graph.graph import COMENTION_RELATION
 from ..text.sentences import sentence_naming, states_decision
-from ..model import TimelineEntry
+from ..model import Timeline, TimelineEntry
 
 if TYPE_CHECKING:
     from .workspace_view import WorkspaceView
@@ -28,8 +28,8 @@ def in_time_order(entries: Iterable[TimelineEntry]) -> list[TimelineEntry]:
     return sorted(entries, key=lambda e: (e.time is None, e.time or "", e.kind, e.chunk_id, e.text))
 
 
-def timeline(ws: WorkspaceView, name: str) -> tuple[str, list[TimelineEntry]]:
-    """``(display name, entries)`` for the entity called ``name``.
+def timeline(ws: WorkspaceView, name: str) -> Timeline:
+    """The :class:`~workbench.model.Timeline` of the entity called ``name``: its display name and entries.
 
     Each chunk that mentions it gives one entry: the first sentence naming it, a ``decision``
     when that sentence (or another of the chunk naming it) states one, else a ``mention``. Each
@@ -66,4 +66,4 @@ def timeline(ws: WorkspaceView, name: str) -> tuple[str, list[TimelineEntry]]:
             if chunk_id in chunks:
                 entries.append(TimelineEntry(times.get(chunk_id), "relation", text, chunk_id,
                                              chunks[chunk_id].document_id))
-    return entity.name, in_time_order(entries)
+    return Timeline(entity.name, in_time_order(entries))

@@ -35,8 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Literal
 
+from ..model import ModelInstalled, ModelList, ModelState
+
 __all__ = ["MODELS", "InstallableModel", "ModelRefused", "cache_dir", "join_pieces", "file_sha256", "install",
-           "installed_path", "verified_file", "model_named", "NOTICES"]
+           "install_model", "installed_path", "model_list", "verified_file", "model_named", "NOTICES"]
 
 #: Where the licence texts and notices shipped for the installable models live.
 NOTICES = Path(__file__).parent / "data" / "licences"
@@ -263,3 +265,22 @@ def install(name: str, python: str | None = None, log=print) -> Path:
             _unpack(joined, model)
             joined.unlink()
     return verified_file(name)
+
+
+def install_model(name: str, python: str | None = None, log=print) -> ModelInstalled:
+    """:func:`install`, as ``models install`` reports it."""
+    return ModelInstalled(name, str(install(name, python, log)))
+
+
+def model_list(install_command: str) -> ModelList:
+    """Every installable model, whether it is installed (its file's hash checked) and, if not, why;
+    ``install_command`` (``python -m workbench models install``) starts each one's install line."""
+    states = []
+    for model in MODELS.values():
+        try:
+            path, state = str(verified_file(model.name)), "installed, hash checked"
+        except ModelRefused as exc:
+            path, state = "", str(exc)
+        states.append(ModelState(model.name, model.kind, model.title, model.licence, tuple(model.packages), path, state,
+                                 f"{install_command} {model.name}"))
+    return ModelList(states)

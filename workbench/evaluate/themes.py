@@ -10,14 +10,26 @@ Examples
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..model.jsonable import to_json
+from ..model import CommunityReport
+from ..model.jsonable import NOT_IN_JSON, to_json
 
-__all__ = ["ThemeMatch", "theme_match", "documents_by_community", "label_keys", "nmi"]
+if TYPE_CHECKING:
+    from ..corpus.workspace_view import WorkspaceView
+
+__all__ = ["LabelledThemes", "LabelsError", "ThemeMatch", "theme_match", "themes_against_labels",
+           "documents_by_community", "label_keys", "nmi"]
+
+
+class LabelsError(ValueError):
+    """A labels file that cannot be read, is not document -> theme, or names no document."""
 
 
 @dataclass
@@ -37,6 +49,37 @@ class ThemeMatch:
 
     def to_json(self) -> dict:
         return to_json(self, purity=round(self.purity, 4), nmi=round(self.nmi, 4), coverage=round(self.coverage, 4))
+
+
+@dataclass
+class LabelledThemes:
+    """The communities' match to a labels file (``communities --labels``)."""
+
+    match: ThemeMatch
+    """Purity, NMI, coverage and the documents of each theme per community."""
+    titles: dict[str, str] = field(default_factory=dict, metadata=NOT_IN_JSON)
+    """Community id -> its title, for a reader of the table."""
+
+    def to_json(self) -> dict:
+        return to_json(self)
+
+
+def themes_against_labels(ws: WorkspaceView, reports: Sequence[CommunityReport], path: str | Path) -> LabelledThemes:
+    """How the themes of ``reports`` match the labels file at ``path`` (JSON: document id or file
+    name -> theme); :class:`LabelsError` names what is wrong with the file."""
+    try:
+        labels = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LabelsError(f"cannot read the labels file {path}: {exc}") from None
+    if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+        raise LabelsError(f"{path}: expected a JSON object of document id (or file name) -> theme")
+    documents = ws.graph.passages_document
+    keys = label_keys(documents.values(), labels)
+    if not keys:
+        raise LabelsError(f"{path}: no label names a document of the workspace (ids or file names)")
+    by_chunk = {cid: keys[d] for cid, d in documents.items() if d in keys}
+    match = theme_match(documents_by_community(reports, by_chunk), {k: labels[k] for k in keys.values()})
+    return LabelledThemes(match, {r.id: r.title for r in reports})
 
 
 def nmi(a: Iterable, b: Iterable) -> float:

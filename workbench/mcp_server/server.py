@@ -27,7 +27,6 @@ import logging
 import re
 import sys
 import threading
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any, Literal, Sequence
 
@@ -38,8 +37,8 @@ from pydantic import Field
 
 from ..context_graph import graph_questions as ask
 from ..context_graph.graph import EntityNotFound
-from ..retrieve import MODES, retrieve
-from ..workspace.scope import ScopedWorkspace, ScopeUnmatched, document_matches, resolve_filters, scoped
+from ..retrieve import MODES
+from ..workspace.scope import Scopes, document_matches
 from ..settings import Settings, setting_default
 from ..vectors.index import NeedsRepair
 from ..workspace.workspace import ChunkNotFound, Workspace, WorkspaceMissing
@@ -66,8 +65,6 @@ MAX_LIMIT = 100
 DEFAULT_LIMIT: int = setting_default("retrieval.k")
 #: Most hops a neighbourhood walk takes.
 MAX_HOPS = 5
-# A document filter is applied after retrieval: fetch this many times the limit so a narrow
-# filter still fills its page.
 
 log = logging.getLogger("workbench.mcp")
 
@@ -98,39 +95,14 @@ def open_read_only(path: str | Path, settings: Settings | None = None, **backend
     return Workspace(path, settings=settings, create=False, read_only=True, **backends)
 
 
-def _resolve_filters(ws: Workspace, documents: Sequence[str] | None) -> list[str] | None:
-    """The filters if each matches a stored document (:func:`~workbench.workspace.scope.resolve_filters`); a tool error otherwise."""
-    if not documents:
-        return None
-    try:
-        return list(resolve_filters(ws, documents))
-    except ScopeUnmatched as exc:
-        raise ToolError(str(exc)) from None
-
-
-def _search(ws: Workspace, query: str, mode: str, limit: int, documents: Sequence[str] | None) -> dict[str, Any]:
+def _search(scopes: Scopes, query: str, mode: str, limit: int, documents: Sequence[str] | None) -> dict[str, Any]:
     """One retrieval, scoped to ``documents`` when given: seeds, walk, context and stats included."""
-    filters = _resolve_filters(ws, documents)
-    target: Workspace | ScopedWorkspace = _scoped_view(ws, tuple(filters)) if filters else ws
+    from ..retrieve.scoped_search import scoped_search
+
     try:
-        result = retrieve(target, query, mode=mode, k=limit)
-    except (ValueError, NeedsRepair) as exc:  # a store missing or damaged: the message names `repair`
+        return scoped_search(scopes, query, mode=mode, k=limit, documents=documents).to_json()
+    except (ValueError, NeedsRepair) as exc:  # a filter matching nothing; a store missing or damaged: names `repair`
         raise ToolError(str(exc)) from None
-    return {**result.to_json(), "query": query, "document_filter": filters or []}
-
-
-_views: dict[tuple, ScopedWorkspace] = {}
-
-
-def _scoped_view(ws: Workspace, filters: tuple[str, ...]) -> ScopedWorkspace:
-    """The workspace scoped to ``filters``, kept for the last few filters while the record is unchanged."""
-    key = (id(ws), ws.version, filters)
-    view = _views.get(key)
-    if view is None:
-        if len(_views) >= 8:
-            _views.pop(next(iter(_views)))
-        view = _views[key] = scoped(ws, filters)
-    return view
 
 
 def _entity_error(exc: EntityNotFound) -> ToolError:
@@ -153,6 +125,7 @@ def build_server(ws: Workspace) -> MCPServer:
         ),
     )
     turn = threading.Lock()
+    scopes = Scopes(ws)  # the last few scoped views kept while the record is unchanged
 
     def graphrag_search(
         query: Query,
@@ -165,7 +138,7 @@ def build_server(ws: Workspace) -> MCPServer:
         retrieval stats, the mode used (graphrag falls back to vector search when it must, and says
         why) and the graph context (entities and cited triples)."""
         with turn:
-            return _search(ws, query, "graphrag", limit, documents)
+            return _search(scopes, query, "graphrag", limit, documents)
 
     def search_chunks(
         query: Query,
@@ -175,7 +148,7 @@ def build_server(ws: Workspace) -> MCPServer:
         """Ranked chunks for a query with one retrieval strategy, each with its citation and why it
         came back, plus the retrieval stats and the mode used."""
         with turn:
-            return _search(ws, query, mode, limit, None)
+            return _search(scopes, query, mode, limit, None)
 
     def impact(
         entity: EntityName,
@@ -215,7 +188,7 @@ def build_server(ws: Workspace) -> MCPServer:
         """The full text of one chunk, with its document, position and offsets."""
         with turn:
             try:
-                return asdict(ws.chunk(id))
+                return ws.chunk(id).to_json()
             except ChunkNotFound as exc:
                 raise ToolError(f"{exc}; use chunk ids cited by graphrag_search, search_chunks, impact, "
                                 f"neighbors or path") from None
@@ -237,13 +210,13 @@ def build_server(ws: Workspace) -> MCPServer:
         """The communities of the context graph (themes of the corpus), each with an extractive
         report: title, key entities with types, strongest cited relations, representative
         sentences with their chunk ids, and time span."""
+        from ..corpus.community_listing import community_listing
+
         with turn:
-            summaries = ws.summaries()
             try:
-                reports = [summaries.report(id)] if id else summaries.reports
+                return community_listing(ws, id).to_json()
             except KeyError as exc:
                 raise ToolError(str(exc.args[0])) from None
-            return {"communities": [r.to_json() for r in reports]}
 
     def timeline(entity: EntityName) -> dict[str, Any]:
         """An entity's dated mentions, relations and decisions, oldest first, each with its chunk id."""
@@ -251,10 +224,9 @@ def build_server(ws: Workspace) -> MCPServer:
 
         with turn:
             try:
-                name, entries = entity_timeline(ws, entity)
+                return entity_timeline(ws, entity).to_json()
             except EntityNotFound as exc:
                 raise _entity_error(exc) from None
-            return {"entity": name, "entries": [e.to_json() for e in entries]}
 
     for tool in (graphrag_search, search_chunks, impact, neighbors, get_chunk, path, communities, timeline):
         server.add_tool(tool, annotations=_READ_ONLY, structured_output=True)

@@ -11,7 +11,11 @@ Data flows one way: files -> :class:`Document` -> :class:`Chunk` -> :class:`Ment
   :class:`Hit` objects and their :class:`Why`, :class:`RetrievalStats`, :class:`GraphContext`),
   each with one ``to_json()``;
 - :mod:`~workbench.model.answer`: the material for an answer (:class:`AnswerContext`);
-- :mod:`~workbench.model.summaries`: community reports, episodes, timelines;
+- :mod:`~workbench.model.summaries`: community reports, episodes, timelines, and the listings of them;
+- :mod:`~workbench.model.outcomes`: what the workspace's steps report (:class:`IngestOutcome`,
+  :class:`Removal`, :class:`Repair`...) and its counts (:class:`WorkspaceStats`);
+- :mod:`~workbench.model.listings`: the lists a surface prints (entities, merges, candidates, models);
+- :mod:`~workbench.model.searches`: modes side by side (:class:`Comparison`), a scoped search;
 - :mod:`~workbench.model.jsonable`: the one ``to_json`` they all use, with one rule for None.
 
 Import them from here: ``from workbench.model import Hit, RetrievalResult``.
@@ -25,7 +29,12 @@ from .graph import (COMENTION_ORIGIN, COMENTION_RELATION, Comention, Comentions,
                     Merge, Neighbour, Neighborhood, PathAnswer, SurfaceForm, relation_phrases)
 from .retrieval import (CommunityUse, ContextNode, GraphContext, Hit, PassageMass, PathStep, RetrievalResult,
                         RetrievalStats, Seed, TimeWindow, WindowUse, Why)
-from .summaries import CommunityReport, Decision, Episode, ReportPoint, TimelineEntry
+from .listings import CandidateList, EntityList, MergeList, ModelInstalled, ModelList, ModelState
+from .outcomes import (AcceptedCandidate, AliasChange, IngestOutcome, NewIdentity, Removal, Repair, VectorCheck,
+                       WorkspaceStats)
+from .searches import Comparison, ScopedSearch
+from .summaries import (CommunityListing, CommunityReport, Decision, Episode, EpisodeSearch, ReportPoint, Timeline,
+                        TimelineEntry)
 
 __all__ = [
     "DECLARED_RELATION_TYPES",
@@ -72,4 +81,23 @@ __all__ = [
     "Decision",
     "Episode",
     "TimelineEntry",
+    "Timeline",
+    "CommunityListing",
+    "EpisodeSearch",
+    "WorkspaceStats",
+    "IngestOutcome",
+    "Removal",
+    "NewIdentity",
+    "Repair",
+    "AliasChange",
+    "AcceptedCandidate",
+    "VectorCheck",
+    "EntityList",
+    "MergeList",
+    "CandidateList",
+    "ModelState",
+    "ModelList",
+    "ModelInstalled",
+    "Comparison",
+    "ScopedSearch",
 ]

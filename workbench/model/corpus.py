@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from .jsonable import to_json
 
 __all__ = ["DECLARED_RELATION_TYPES", "Segment", "DeclaredRelation", "Document", "Chunk", "Mention", "Triple"]
 
@@ -88,6 +91,9 @@ class Chunk:
     """Time of the message or document date, if known."""
     speaker: str | None = None
     """Speaker of the message, for conversation logs."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,14 @@
-"""Community reports, conversation episodes and entity timelines."""
+"""Community reports, conversation episodes and entity timelines, and the typed answers built of them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jsonable import to_json
+from .jsonable import NOT_IN_JSON, to_json
 
-__all__ = ["ReportPoint", "CommunityReport", "Decision", "Episode", "TimelineEntry"]
+__all__ = ["ReportPoint", "CommunityReport", "Decision", "Episode", "TimelineEntry", "Timeline", "CommunityListing",
+           "EpisodeSearch"]
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,59 @@ class TimelineEntry:
     """The chunk that states it."""
     document: str
     """That chunk's document."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+
+@dataclass
+class Timeline:
+    """An entity's dated mentions, relations and decisions, oldest first, the undated after."""
+
+    entity: str
+    """The entity's display name."""
+    entries: list[TimelineEntry]
+    """Its entries in time order."""
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+
+@dataclass
+class CommunityListing:
+    """The community reports asked for (every one, each theme followed by its sub-themes; or one),
+    and how the summaries were come by."""
+
+    communities: list[CommunityReport]
+    """The reports asked for."""
+    stored: bool
+    """Whether the summaries were read from the workspace (else built in memory now)."""
+    built: int
+    """Reports built anew by the build that made them (0 when read from the store)."""
+    kept: int
+    """Reports that build kept unchanged."""
+    every_report: list[CommunityReport] = field(default_factory=list, metadata=NOT_IN_JSON)
+    """Every report of the workspace, each theme followed by its sub-themes (what a reader of one
+    report lists its sub-themes from)."""
+
+    def sub_themes(self, community_id: str) -> list[CommunityReport]:
+        """The reports that are parts of the community ``community_id``."""
+        return [r for r in self.every_report if r.parent == community_id]
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+
+@dataclass
+class EpisodeSearch:
+    """The sessions of the conversation logs that hold a text (every session for none)."""
+
+    episodes: list[Episode]
+    """The sessions found, in their order."""
+    text: str = field(default="", metadata=NOT_IN_JSON)
+    """The text looked for ("" for every session)."""
+    searched: int = field(default=0, metadata=NOT_IN_JSON)
+    """Sessions looked through: every session of the workspace."""
 
     def to_json(self) -> dict[str, Any]:
         return to_json(self)

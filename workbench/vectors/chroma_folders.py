@@ -16,12 +16,17 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-__all__ = ["compact_catalogue", "remove_orphan_folders"]
+__all__ = ["compact_catalogue", "folder_mib", "remove_orphan_folders"]
 
 #: Seconds to wait for a reader's lock on the catalogue before leaving it as it is.
 CATALOGUE_BUSY_S = 5
 
 _SEGMENT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def folder_mib(folder: Path) -> float:
+    """The size of every file under ``folder``, in MiB to one decimal (0.0 when there is none)."""
+    return round(sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 2**20, 1)
 
 
 def remove_orphan_folders(chroma_dir: Path) -> int:

@@ -1,4 +1,5 @@
-"""Episodes as a person reads them: found by typed text and shown a page at a time.
+"""Episodes as a person reads them: found by typed text (:func:`~workbench.corpus.episode_search.find_episodes`)
+and shown a page at a time.
 
 A chat archive falls into tens of thousands of sessions, too many to draw as open panels at
 every rerun: the Timeline page shows :data:`EPISODES_A_PAGE` at a time, of those a typed text finds.
@@ -20,26 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..corpus.episode_search import find_episodes
 from ..model import Episode
 
 __all__ = ["EPISODES_A_PAGE", "episode_page", "find_episodes", "page_count"]
 
 #: Sessions shown at once, each an open panel of its participants, entities and decisions.
 EPISODES_A_PAGE = 20
-
-
-def _words(episode: Episode) -> str:
-    return "\n".join([episode.document, *(speaker for speaker, _ in episode.participants), *episode.entities,
-                      *(decision.text for decision in episode.decisions)]).casefold()
-
-
-def find_episodes(episodes: Sequence[Episode], text: str) -> list[Episode]:
-    """The episodes whose document, participants, entities or decisions hold ``text`` (any case),
-    in their order; all of them for an empty text."""
-    wanted = text.strip().casefold()
-    if not wanted:
-        return list(episodes)
-    return [episode for episode in episodes if wanted in _words(episode)]
 
 
 def page_count(items: int, size: int = EPISODES_A_PAGE) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from ..context_graph.graph import COMENTION_RELATION, ContextGraph, Neighborhood
+from ..corpus.community_listing import nested_order
 from ..text.safe_text import printable
 from ..model import Edge
 from .chunks import human_date
@@ -90,22 +91,6 @@ def communities_frame(reports: Iterable) -> pd.DataFrame:
                         columns=["id", "level", "theme", "size", "title", "passages", "from", "to", "key entities"])
 
 
-def nested_order(reports: Iterable) -> list:
-    """Reports with each community followed by its parts (depth first), the given order kept among siblings."""
-    reports = list(reports)
-    known = {r.id for r in reports}
-    children: dict[str, list] = {}
-    for r in reports:
-        children.setdefault(r.parent if r.parent in known else "", []).append(r)
-    ordered: list = []
-
-    def visit(parent: str) -> None:
-        for r in children.get(parent, []):
-            ordered.append(r)
-            visit(r.id)
-
-    visit("")
-    return ordered
 
 
 def timeline_frame(entries: Iterable) -> pd.DataFrame:

@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from ..vectors.index import VectorIndex
 
 __all__ = ["ScopedStore", "ScopedVectors", "ScopedEntityVectors", "ScopedWorkspace", "ScopeUnmatched", "document_matches",
-           "resolve_filters", "scoped"]
+           "resolve_filters", "Scopes", "scoped"]
 
 
 def document_matches(document_id: str, filters: Sequence[str]) -> bool:
@@ -314,3 +315,37 @@ def scoped(ws: Workspace, filters: Sequence[str]) -> ScopedWorkspace:
     if not ids:
         raise ValueError(f"no stored document matches {', '.join(map(repr, filters))}")
     return ScopedWorkspace(ws, ids, filters)
+
+
+#: Scoped views a :class:`Scopes` keeps while the record is unchanged.
+VIEWS_KEPT = 8
+
+
+class Scopes:
+    """The one scope resolver of the surfaces, for one workspace: called with document filters, it
+    gives the workspace itself when there are none, else the read-only view of the documents they
+    match, each filter checked first (:func:`resolve_filters`). The last :data:`VIEWS_KEPT` views
+    are kept while the record is unchanged: a server asked again for the same documents reuses
+    the view (and the graph it narrowed) instead of building it anew.
+
+    Raises :class:`ScopeUnmatched` naming every filter that matches no stored document.
+    """
+
+    def __init__(self, ws: Workspace, kept: int = VIEWS_KEPT) -> None:
+        self.ws, self.kept = ws, kept
+        self._views: OrderedDict[tuple, ScopedWorkspace] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, filters: Sequence[str] | None) -> Workspace | ScopedWorkspace:
+        if not filters:
+            return self.ws
+        key = (self.ws.version, resolve_filters(self.ws, filters))
+        with self._lock:
+            view = self._views.get(key)
+        if view is None:
+            view = scoped(self.ws, key[1])
+            with self._lock:
+                self._views[key] = view
+                while len(self._views) > self.kept:
+                    self._views.popitem(last=False)
+        return view

@@ -29,7 +29,8 @@ from .ingest_pipeline import IngestReport, Progress
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["WRITING", "WRITTEN", "FAILED", "FolderWatch", "WatchBatch", "touched_roots", "watch_workspace"]
+__all__ = ["WRITING", "WRITTEN", "FAILED", "FolderWatch", "WatchBatch", "WatchStarted", "WatchStopped", "touched_roots",
+           "watch_workspace"]
 
 #: The states a batch is told in: its write begun, done, or refused (the message says why).
 WRITING, WRITTEN, FAILED = "writing", "written", "failed"
@@ -72,6 +73,30 @@ class WatchBatch:
         if self.message is not None:
             out["message"] = self.message
         return out
+
+
+@dataclass(frozen=True)
+class WatchStarted:
+    """The watch is under way: the catch-up ingest is done and every later change is seen."""
+
+    paths: tuple[str, ...]
+    """The files and folders watched, as given."""
+    workspace: str
+    """The workspace kept in step with them."""
+
+    def to_json(self) -> dict:
+        return {"state": "watching", "paths": list(self.paths), "workspace": self.workspace}
+
+
+@dataclass(frozen=True)
+class WatchStopped:
+    """The watch stopped, after the batch under way."""
+
+    batches: int
+    """Batches of changes written (the catch-up ingest not counted)."""
+
+    def to_json(self) -> dict:
+        return {"state": "stopped", "batches": self.batches}
 
 
 def touched_roots(roots: Sequence[Path], changed: Iterable[str | Path], workspace: Path) -> list[Path]:
