@@ -64,7 +64,7 @@ if superseding:
     if len(superseding) > 20:
         st.caption(f"{len(superseding) - 20} more: `python -m workbench candidates` lists them all.")
 
-# Keep a folder live: `watch` run by this app, one batch of changes a write (workbench/workspace_watch.py).
+# Keep a folder live: `watch` run by this app, one batch of changes a write (workbench/workspace/watch.py).
 st.subheader("Keep a folder live")
 watching = ui.folder_watch(ws)
 if watching is not None and (watching.running or watching.error):
