@@ -57,12 +57,12 @@ def _app_test(script: str, app_file: Path, pages: Sequence[str], workspace: Path
 _FRESH_QUERY = """
 import json, sys, time
 started = time.perf_counter()
-from ..retrieve import retrieve
-from ..settings import load_settings
-from ..workspace.workspace import Workspace
+from workbench.retrieve import retrieve
+from workbench.settings import load_settings
+from workbench.workspace import Workspace
 embedder = None
 if sys.argv[3] == "static":
-    from ..embedding.static import StaticEmbedder
+    from workbench.embedding.static import StaticEmbedder
     embedder = StaticEmbedder()
 ws = Workspace(sys.argv[1], settings=load_settings(), embedder=embedder, create=False)
 result = retrieve(ws, sys.argv[2], mode="graphrag")

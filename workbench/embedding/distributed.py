@@ -24,7 +24,7 @@ the dashboard is not started: nothing is sent anywhere.
 
 Example (it starts a Ray cluster and loads the model, so it is shown rather than run)::
 
-    from ..settings import Settings
+    from workbench.settings import Settings
     settings = Settings()
     settings.embedding.distributed = "ray"
     embedder = embedder_from_settings(settings)     # a RayEmbedder, named like the in-process one
