@@ -251,3 +251,15 @@ def test_docs_writes_the_tables_from_the_json_and_check_names_the_stale_pages(tm
     assert "benchmark tables written from docs/results/ into README.md, benchmarks.md" in capsys.readouterr().out
     assert "| **81.0** | **94.0** | **99.9** | **96.3** |" in (tmp_path / "README.md").read_text(encoding="utf-8")
     assert main(["docs", "--check"]) == 0
+
+
+def test_the_architecture_page_has_a_row_for_every_module_and_names_only_modules_that_exist():
+    # The module table of docs/architecture.md goes stale silently when a module is added, moved
+    # or removed: every module of the package has its row, and every path the page names exists.
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `(workbench/[\w/]+\.py)` \|", page, flags=re.M))
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "workbench").rglob("*.py") if p.name != "__init__.py"}
+    assert len(modules) > 150
+    assert sorted(modules - rows) == [], "modules without a row in docs/architecture.md"
+    named = set(re.findall(r"`(workbench/[\w/]+\.py)`", page))
+    assert sorted(p for p in named if not (ROOT / p).is_file()) == [], "paths on the page that do not exist"
