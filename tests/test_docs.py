@@ -109,7 +109,7 @@ def test_the_docs_state_the_seed_fidelity_each_test_holds():
         return (ROOT / "docs" / name).read_text(encoding="utf-8")
 
     retrieval, commands, scale = page("retrieval.md"), page("command-line.md"), page("scaling.md")
-    assert "power iteration over the entity graph's directed relation edges" in retrieval  # tests/test_graphrag_seed.py
+    assert "power iteration over the entity graph's directed relation edges" in retrieval  # tests/test_graphrag_relation_walk.py
     assert "`graphrag.seed_max_graph_nodes` (the seed's 50,000)" in retrieval
     assert "standard hybrid search's chunks fused by RRF" in retrieval
     assert "one-hop expansion over the recorded relations" in retrieval  # tests/test_expand_both_ways.py

@@ -19,7 +19,7 @@ from workbench.corpus.keyword_index import KeywordIndex
 from workbench.context_graph.graph_snapshot import (FILE_NAME, SnapshotUnusable, _id_lists, _id_lists_read, load_snapshot,
                                                     read_manifest)
 from workbench.retrieve import retrieve
-from workbench.workspace.scope import scoped
+from workbench.workspace.scoped_view import scoped
 
 
 def derived_fresh(ws):

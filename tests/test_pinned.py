@@ -58,7 +58,7 @@ def test_a_query_reads_the_graph_once_pinned_and_the_pin_ends_with_it(sample_wor
 
 
 def test_a_pinned_scope_keeps_its_graph_while_another_writer_commits(make_workspace, tmp_path):
-    from workbench.workspace.scope import scoped
+    from workbench.workspace.scoped_view import scoped
 
     corpus = auth_corpus(tmp_path)
     ws = make_workspace("ws")

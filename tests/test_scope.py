@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.retrieve import retrieve
-from workbench.workspace.scope import scoped
+from workbench.workspace.scoped_view import scoped
 
 from tests.conftest import REDIS_QUESTION
 
@@ -46,7 +46,7 @@ def test_the_command_line_and_the_mcp_server_refuse_a_filter_that_matches_nothin
 
     from workbench.cli import main
     from workbench.mcp_server.server import _search
-    from workbench.workspace.scope import Scopes, ScopeUnmatched, resolve_filters
+    from workbench.workspace.scoped_view import Scopes, ScopeUnmatched, resolve_filters
 
     filters = ["sample_corpus/architecture/", "nowhere/"]  # one matches, one names nothing
     with pytest.raises(ScopeUnmatched) as said:
@@ -61,7 +61,7 @@ def test_the_command_line_and_the_mcp_server_refuse_a_filter_that_matches_nothin
 
 
 def test_the_scope_resolver_keeps_a_view_while_the_record_is_unchanged(sample_workspace):
-    from workbench.workspace.scope import Scopes, ScopedWorkspace, ScopeUnmatched
+    from workbench.workspace.scoped_view import Scopes, ScopedWorkspace, ScopeUnmatched
 
     scopes = Scopes(sample_workspace, kept=1)
     assert scopes(None) is sample_workspace and scopes([]) is sample_workspace

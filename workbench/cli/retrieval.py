@@ -151,7 +151,7 @@ def cmd_answer(args):
 
 def _scoped_workspace(args):
     """The workspace, scoped to ``--documents`` when given (the whole retrieval runs inside it)."""
-    from ..workspace.scope import Scopes, ScopeUnmatched
+    from ..workspace.scoped_view import Scopes, ScopeUnmatched
 
     ws = open_workspace(args)
     filters = [f.strip() for f in (getattr(args, "documents", None) or "").split(",") if f.strip()]

@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from ..runtime.cores import thread_map, usable_cores
+from ..runtime.threads import thread_map, usable_cores
 from ..settings import setting_default
 
 __all__ = ["PageRankIndex", "PageRankNotConverged", "pagerank_reference", "MIN_BLOCK_ENTRIES",

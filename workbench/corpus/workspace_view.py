@@ -1,7 +1,7 @@
 """What retrieval, answering and the views read of a workspace: :class:`WorkspaceView`.
 
 A :class:`~workbench.workspace.workspace.Workspace` is one; so is the read-only view of some of its
-documents that :func:`workbench.workspace.scope.scoped` makes. Functions that only read take a
+documents that :func:`workbench.workspace.scoped_view.scoped` makes. Functions that only read take a
 ``WorkspaceView``; those that write (ingest, merges, repair) take a ``Workspace``.
 """
 

@@ -50,7 +50,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..runtime.cores import usable_cores
+from ..runtime.threads import usable_cores
 from ..settings import setting_default
 from .fingerprint import EXPORT_VERSION, model_fingerprint
 from .base import BUNDLED, LEGACY_NAME, EmbeddingUnavailable, import_quietly

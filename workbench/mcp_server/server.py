@@ -38,7 +38,7 @@ from pydantic import Field
 from ..context_graph import graph_questions as ask
 from ..context_graph.graph import EntityNotFound
 from ..retrieve import MODES
-from ..workspace.scope import Scopes, document_matches
+from ..workspace.scoped_view import Scopes, document_matches
 from ..settings import Settings, setting_default
 from ..vectors.index import NeedsRepair
 from ..workspace.workspace import ChunkNotFound, Workspace, WorkspaceMissing

@@ -28,7 +28,7 @@ from .comention import ComentionRetriever
 from .expand import DirectRetriever, ExpandRetriever
 from .global_search import GlobalRetriever
 from .graphrag import GraphRAGRetriever
-from .graphrag_seed import GraphRAGSeedRetriever
+from .graphrag_relation_walk import GraphRAGSeedRetriever
 from .hybrid import HybridRetriever
 from .keyword import KeywordRetriever
 from .paths import PathsRetriever
@@ -82,7 +82,7 @@ def _prefetch(ws: WorkspaceView) -> threading.Thread | None:
     background thread while this one loads the graph: in a fresh process the three overlap
     (importing Chroma alone takes most of a second). Returns the thread, for the search to join
     before it returns: a process must not exit while a native library is loading in it."""
-    from ..workspace.scope import ScopedWorkspace
+    from ..workspace.scoped_view import ScopedWorkspace
     from ..workspace.workspace import Workspace
 
     if not isinstance(ws, Workspace | ScopedWorkspace) or ws._prefetched:  # stand-ins have nothing to load

@@ -39,7 +39,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..runtime.array_file import ArrayFileUnusable, TextColumn, from_text, read_array_file, read_manifest, write_array_file
-from ..runtime.cores import thread_map, usable_cores
+from ..runtime.threads import thread_map, usable_cores
 from ..runtime.gc_paused import gc_paused
 from .index import NeedsRepair, VectorMatch
 

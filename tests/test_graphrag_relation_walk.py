@@ -15,7 +15,7 @@ from workbench.bench.multihop import available_modes
 from workbench.retrieve import MODES, retrieve
 from workbench.model import COMENTION_RELATION
 from workbench.retrieve.graphrag import find_seeds
-from workbench.retrieve.graphrag_seed import SEED_PPR_MAX_ITERATIONS, SEED_PPR_TOLERANCE
+from workbench.retrieve.graphrag_relation_walk import SEED_PPR_MAX_ITERATIONS, SEED_PPR_TOLERANCE
 from workbench.retrieve.vector import embed_query
 
 
