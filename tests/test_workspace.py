@@ -23,7 +23,7 @@ def test_write_lock_is_released_after_each_write(make_workspace, tmp_path):
 
 def test_second_writer_gets_workspace_busy(make_workspace, tmp_path):
     ws = make_workspace()
-    ws.lock_timeout = 0.2
+    ws.lock.timeout = 0.2
     holder = FileLock(str(ws.path / "workspace.lock"), thread_local=False)
     holder.acquire()
     try:
