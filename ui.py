@@ -95,8 +95,8 @@ def _warming(path: str, settings_path: str | None) -> threading.Thread:
 def warm_after_page() -> None:
     """Build the graph and the retrieval indexes in the background while the person looks at the
     page just drawn (``app.py`` calls it once the page has run). Started with the page, the
-    warm-up held the interpreter while the page ran: at 61k passages on an AVX2-only machine the
-    first page took 4.8-5.9 s with it beside and 3.0-3.7 s after it (docs/scale-runs.md, run U)."""
+    warm-up would hold the interpreter while the page runs and delay its first draw on a large
+    workspace (docs/scaling.md gives the first page's time at scale)."""
     try:
         _warming(str(workspace_path()), os.environ.get("WORKBENCH_SETTINGS") or None)
     except SettingsError:
@@ -509,7 +509,8 @@ def split_task_files(problems: list[str]) -> tuple[list[str], list[str]]:
 # -- shared widgets -------------------------------------------------------------------------------
 
 #: Seconds a page waits for the graph the warm-up thread is building before it shows the
-#: record's counts alone (the 2Wiki graph takes 5 s, a 60k-passage one about a minute).
+#: record's counts alone: long enough for a small workspace's graph, too short to hold a page
+#: up for a large one's.
 GRAPH_WAIT_S = 5.0
 
 
@@ -521,9 +522,9 @@ def _rerun_when_built(ws: Workspace) -> None:
 
 def workspace_metrics(ws: Workspace) -> dict:
     """Documents, chunks, entities and edges as metrics in one row; returns the stats. They come
-    from the graph snapshot's manifest when it is current (the page waits for no graph: at 61k
-    passages the first page took 1-2 s less); else, while the graph is still being built, the
-    record's counts are shown, and the page reruns when it is done."""
+    from the graph snapshot's manifest when it is current (so the page waits for no graph, which
+    on a large workspace would be most of its time); else, while the graph is still being built,
+    the record's counts are shown, and the page reruns when it is done."""
     counts = ws.derivation.counts_from_snapshot()  # no graph loaded when the snapshot is current
     stats = None if counts is None else {**ws.record_stats(), **counts}
     built = stats is not None or ws.background.graph_if_ready(wait=GRAPH_WAIT_S) is not None

@@ -57,7 +57,7 @@ KIND = "graph snapshot"
 #: 2: the name table as two columns. 3: whether the PageRank walk is reversible. 4: the entities as
 #: columns read on demand (:mod:`~workbench.context_graph.entity_table`), the name table as
 #: sorted words in one buffer and key positions, found by binary search. 5: the chunks and
-#: documents of each edge as positions among ids kept once (as JSON, 24 of a 30 MB file's 33 MiB).
+#: documents of each edge as positions among ids kept once (as JSON lists they were most of the file).
 FORMAT = 5
 
 
@@ -90,7 +90,7 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     transition = index.transition_t
     tables = {
         "entities": {"key": keys, "extra_keys": extra},
-        # tuples as they are: orjson writes them as lists, and a list each of 970k edges was 150 MB more at the peak
+        # tuples as they are: orjson writes them as lists, and a list made for each edge would raise the write's peak
         "edges": {"relation": [e.relation for e in edges], "first_seen": [e.first_seen for e in edges],
                   "last_seen": [e.last_seen for e in edges], "origin": [e.origin for e in edges]},
         "graph": {"impact_relations": list(graph.impact_relations),

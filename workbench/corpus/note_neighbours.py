@@ -3,7 +3,7 @@
 The ``SIMILAR_TO`` candidates between notes come from each note's :data:`NEAREST_NOTES` most
 similar notes (:func:`~workbench.extract.notes.similar_note_candidates` finds them for a whole
 corpus at once). Doing that again at every write cost an ingest of one note into a vault of
-20,000 a full pass over every note's chunks and a product of every note with every other (25 s).
+20,000 a full pass over every note's chunks and a product of every note with every other.
 Here the record keeps, beside the documents:
 
 - ``note_vectors``: each note's mean chunk vector (float32), the content hash it was made from,

@@ -10,8 +10,8 @@
 - ``openvino-int8``: that export with int8 weights and activations (NNCF's static quantization,
   calibrated on a shipped text set: see :mod:`workbench.embedding.quantize`), the rest in ``openvino``'s precision.
 
-The fp32 ONNX graph itself, run by ONNX Runtime, was measured too and dropped: 1.02-1.18x torch's
-chunks/s in four ``bench perf`` runs here, not worth a setting.
+The fp32 ONNX graph itself, run by ONNX Runtime, was measured too and dropped: barely faster than
+torch (docs/models.md), not worth a setting.
 
 The export needs nothing from a hub: the model's own files (``model.safetensors``, ``tokenizer.json``,
 the pooling config) are read, ``torch.onnx.export`` writes the graph with mean pooling and L2
@@ -28,7 +28,7 @@ Every backend has its own :attr:`ExportedEmbedder.name` (``all-MiniLM-L6-v2+onnx
 say: the model, the backend with its configuration, the export version): cached vectors and
 Chroma collections are keyed by it, so two backends never mix.
 
-Example (the first use exports, 10-20 s, so it is shown rather than run)::
+Example (the first use exports, which takes seconds, so it is shown rather than run)::
 
     embedder = ExportedEmbedder("onnx-int8")
     vectors = embedder.embed(["Redis is a cache", "a poem about spring"])   # shape (2, 384), unit rows
@@ -60,10 +60,9 @@ __all__ = ["EXPORTED_BACKENDS", "EXPORT_VERSION", "TOKENS_PER_BATCH", "ExportedE
 
 #: The backends of ``embedding.backend`` served by this module (``torch`` is sentence-transformers').
 EXPORTED_BACKENDS = ("onnx-int8", "openvino", "openvino-int8")
-#: Padded tokens per forward pass (texts x their common length). With texts grouped by token
-#: length, 2,048 gave the most chunks/s and names/s here: 229 chunks/s and 4,200 names/s for
-#: openvino-int8 on two cores, against 167 and 2,600 in batches of 64 texts grouped by characters;
-#: larger batches spill out of the cores' caches.
+#: Padded tokens per forward pass (texts x their common length). Texts grouped by token length
+#: waste little on padding, and a batch of this many tokens still fits the cores' caches where a
+#: larger one spills out (docs/models.md gives the chunks/s against batches of 64 texts).
 TOKENS_PER_BATCH: int = setting_default("embedding.batch_tokens")
 #: Input shapes whose compiled kernels OpenVINO keeps. Its default (5,000) let a process grow by
 #: hundreds of MB per thousand chunks, every batch shape kept; with 100 its memory levels off at
@@ -241,7 +240,7 @@ def _quantize(source: Path, target: Path, config: str) -> None:
     (what sentence-transformers' ``export_dynamic_quantized_onnx_model`` applies): per-channel
     symmetric weights, unsigned for ``avx2`` and signed otherwise, asymmetric unsigned
     activations, full range. The plain export is quantized: quantizing after ONNX Runtime's BERT
-    fusions was no faster here and cost 1.4 points of MuSiQue R@5 instead of 0.3."""
+    fusions was no faster and cost more recall."""
     import logging
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -412,7 +411,8 @@ class _Runner:
     """Tokenizer plus the exported graph: texts in, unit vectors out.
 
     OpenVINO runs one stream per core, each batch on one core, batches in flight on every core at
-    once (its throughput mode): on two cores 1.1-1.2x the chunks/s of one batch at a time on both."""
+    once (its throughput mode): more chunks a second than one batch at a time on every core
+    (docs/models.md)."""
 
     def __init__(self, folder: Path, manifest: dict):
         self.tokens = _Tokens(folder / "tokenizer.json", manifest["max_length"])

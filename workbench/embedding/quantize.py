@@ -4,8 +4,9 @@
 post-training quantization with its transformer preset (SmoothQuant, fast bias correction, the
 sensitive operations kept in floating point) measures the activation ranges on
 :data:`CALIBRATION_FILE` and writes an OpenVINO model whose matrix products run in int8 (VNNI
-where the CPU has it). Measured here: 1.5x the chunks/s of the bf16 export, with MuSiQue dense
-R@5 within a point of torch's (``bench perf``'s embedding section measures both each run).
+where the CPU has it). It is the default because it is the fastest backend whose MuSiQue dense
+R@5 stays within a point of torch's (``bench perf``'s embedding section measures both; the
+figures are in docs/models.md).
 
 The calibration set is the bundled sample corpus's chunks and entity names (our own text, no
 licence to carry), exactly as an ingest with the default settings makes them: long and short

@@ -2,8 +2,8 @@
 
 An ingest holds the graph it derives from the whole record, so its peak memory grows with the
 text the workspace will hold. A fixed 500 MB and 150 bytes of memory per byte of text covers
-every corpus measured in docs/scale.md (short notes cost the most per byte: a chunk costs about
-the same however short it is).
+every corpus measured with the model resident (docs/scaling.md; short notes cost the most per
+byte: a chunk costs about the same however short it is).
 ``ingest.max_corpus_mb`` caps the text a workspace may hold after an ingest; left empty it is
 what 80% of this machine's memory holds at that rate.
 
@@ -12,7 +12,7 @@ what 80% of this machine's memory holds at that rate.
 >>> check_corpus_size(["notes/"], 2_500_000, 0, 1_500_000)
 Traceback (most recent call last):
 ...
-workbench.ingest.corpus_limits.CorpusTooLarge: notes/: the workspace would hold 2.5 MB of text, over the limit of 1.5 MB (ingest.max_corpus_mb); nothing was ingested. Ingest a part of it, or raise ingest.max_corpus_mb in settings.yaml if this machine has the memory (about 150 bytes of memory per byte of text: docs/scale.md)
+workbench.ingest.corpus_limits.CorpusTooLarge: notes/: the workspace would hold 2.5 MB of text, over the limit of 1.5 MB (ingest.max_corpus_mb); nothing was ingested. Ingest a part of it, or raise ingest.max_corpus_mb in settings.yaml if this machine has the memory (about 150 bytes of memory per byte of text: docs/scaling.md)
 """
 
 from __future__ import annotations
@@ -95,4 +95,4 @@ def check_corpus_size(paths: Sequence[str], projected: int, stored: int, limit: 
         f"{given}: the workspace would hold {projected / 1e6:.1f} MB of text{held}, over the limit of "
         f"{limit / 1e6:.1f} MB (ingest.max_corpus_mb); nothing was ingested. Ingest a part of it, or raise "
         f"ingest.max_corpus_mb in settings.yaml if this machine has the memory (about {MEMORY_PER_TEXT_BYTE} "
-        "bytes of memory per byte of text: docs/scale.md)")
+        "bytes of memory per byte of text: docs/scaling.md)")
