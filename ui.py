@@ -76,8 +76,12 @@ def _embedder(embedding: str):
 
 @st.cache_resource(show_spinner="Opening the workspace...")
 def _open_workspace(path: str, settings_path: str | None) -> Workspace:
+    from workbench.corpus.summaries import rebuild_in_background
+
     settings = _settings(settings_path)
-    return Workspace(path, settings=settings, embedder=_embedder(settings.embedding.model_dump_json()))
+    ws = Workspace(path, settings=settings, embedder=_embedder(settings.embedding.model_dump_json()))
+    rebuild_in_background(ws)  # the pages show the last themes, and their version, while new ones are built
+    return ws
 
 
 @st.cache_resource(show_spinner=False)

@@ -20,8 +20,14 @@ ws = ui.workspace()
 if not ui.require_documents(ws):
     st.stop()
 with st.spinner("Finding the communities and writing their reports: the first time on a large corpus takes a "
-                "minute or two (96 s at 61k passages), then they are stored for every later visit."):
-    reports = ws.communities()
+                "minute or two, then they are stored, and each later change of the documents updates only the "
+                "communities it touches."):
+    summaries = ws.summaries()
+reports = summaries.reports
+if summaries.themes_from.behind:
+    st.info(f"These are the {summaries.themes_from.statement()}: the communities are being made again from "
+            "nothing (the settings, the embedding model or much of the corpus changed); reload the page to see "
+            "them once they are built.")
 if not reports:
     st.info(f"No community of {ws.settings.communities.min_size} or more entities: the graph is too sparse.")
     st.stop()

@@ -42,7 +42,7 @@ def test_evaluate_summary_fits_the_page_and_names_wins_and_losses(monkeypatch, m
 
 
 def test_compare_answers_a_themes_question_with_the_themes_largest_first(monkeypatch, sample_workspace):
-    from workbench.corpus.communities import report_order
+    from workbench.corpus.community_reports import report_order
 
     at = page(open_app(monkeypatch, sample_workspace.path), "compare")
     at.text_input(key="keep.compare.question").input("What are the main themes of the corpus?")

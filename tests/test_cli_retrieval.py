@@ -31,7 +31,7 @@ def test_query_json_has_the_documented_shape(sample_workspace, capsys):
         assert "rrf" in hit["why"] or "cited_path" in hit["why"] or (
             hit["why"].get("via") == "bridge" and hit["why"]["parent"] in {h["chunk_id"] for h in payload["hits"][:rank - 1]})
     assert set(payload["graph_context"]) == {"seeds", "nodes", "triples", "passages", "reading", "entities", "paths",
-                                             "impact", "communities", "themes"}
+                                             "impact", "communities", "themes", "themes_from"}
     triple = payload["graph_context"]["triples"][0]
     assert set(triple) == {"source", "relation", "target", "weight", "confidence", "origin", "first_seen",
                            "last_seen", "chunks", "documents"} and triple["chunks"]

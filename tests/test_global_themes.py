@@ -7,7 +7,7 @@ import re
 import textwrap
 
 from tests.conftest import SAMPLE
-from workbench.corpus.communities import report_order
+from workbench.corpus.community_reports import report_order
 from workbench.text.sentences import split_sentences
 from workbench.retrieve import retrieve
 

@@ -142,4 +142,4 @@ def test_graph_context_emits_each_fact_once():
     data = GraphContext().to_json()
     assert "survivors" not in data and "failed" not in data
     assert set(data) == {"seeds", "nodes", "triples", "passages", "reading", "entities", "paths", "impact", "communities",
-                         "themes"}
+                         "themes", "themes_from"}

@@ -18,6 +18,9 @@ a ratio alike. Sections:
   chunks of the ingest corpus, chunks/s with the ratio to torch, and each backend's dense R@2/R@5
   on musique; the recommended default (:mod:`workbench.bench.backends`).
 - ``query``: p50/p95 of every retrieval mode over N queries, query embedding included.
+- ``communities``: detection and reports from scratch, then on a copy of the workspace the
+  reports built from scratch against those that follow one note added, edited and removed, each
+  timed to the first answer of ``communities`` (:mod:`workbench.bench.community_follow`).
 - ``app``: Graph and Compare page render times through ``streamlit.testing`` in a child process
   (the core never imports streamlit).
 - ``app_sample``: the app on the bundled sample corpus as an analyst meets it: first load, a
@@ -370,7 +373,7 @@ def bench_queries(ws: Workspace, questions: Sequence[str], modes: Sequence[str] 
 def bench_communities(ws: Workspace) -> dict:
     """Community detection plus extractive reports on the workspace's graph, from scratch
     (target < 30 s; embedding the reports is not counted), then again with every report kept."""
-    from ..corpus.communities import ReportOptions, build_reports
+    from ..corpus.community_reports import ReportOptions, build_reports
 
     start = time.perf_counter()
     graph = ws.graph
@@ -437,7 +440,12 @@ def run_perf(ppr_sizes=DEFAULT_PPR_SIZES, ingest_data: Path = DEFAULT_INGEST_DAT
             passages = [json.loads(line) for line in (Path(ingest_data) / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
             payload["fresh"] = bench_fresh_process(ws.path, title_questions(passages, 1)[0])
         if "communities" in sections:
+            from .community_follow import bench_community_follow
+
             payload["communities"] = bench_communities(ws)
+            # On a copy: the benchmark workspace is never written.
+            payload["communities"]["follow"] = bench_community_follow(ws.path, settings,
+                                                                      Path(cache_dir) / "perf-community-follow")
         workspace_path = ws.path
     finally:
         ws.close()

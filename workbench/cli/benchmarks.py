@@ -138,6 +138,8 @@ def _render_perf(payload: dict) -> str:
                      f"on {com['entities']} entities / {com['edges']} edges: detect {com['detect_s']} s + reports "
                      f"{com['reports_s']} s = {com['seconds']} s; again with nothing changed {com['unchanged_rebuild_s']} s "
                      f"({com['unchanged_kept']} kept, {com['unchanged_built']} rebuilt)")
+        if "follow" in com:
+            lines.append(_follow_lines(com["follow"]))
     lines.append("\nApp render (AppTest; target < 3 s)")
     app = payload["app"]
     if "not measured" in app:
@@ -158,6 +160,22 @@ def _render_perf(payload: dict) -> str:
                      f"{tour['evaluation_cli_s']} s (its run alone {tour['evaluation_cli_run_s']} s) = "
                      f"{tour['app_vs_cli']}x; exceptions: {len(tour['exceptions'])}")
     return "\n".join(lines)
+
+
+def _follow_lines(follow: dict) -> str:
+    """The communities following writes (:mod:`workbench.bench.community_follow`) as a table."""
+    from .render import table
+
+    head = (f"\nCommunities following writes ({follow['passages']} passages, {follow['reports']} reports; target: "
+            f"< 5 s after one note changes): from scratch {follow['scratch_s']} s to the first answer (model loaded; "
+            f"embedding {follow['scratch_seconds'].get('embed', 0):.1f} s of it), modularity {follow['modularity_scratch']}")
+    rows = [{"step": r["step"], "write s": r["write_s"], "communities s": r["seconds"],
+             "vs scratch": f"{r['vs_scratch']:.3f}", "fresh process s": r.get("fresh_process_s", "-"),
+             "built": r["built"], "kept": r["kept"], "embedded": r["embedded"], "changed nodes": r["changed_nodes"],
+             "modularity": f"{r['modularity_followed']} (scratch {r['modularity_scratch']})",
+             "themes kept": f"{r['themes_kept']} (scratch {r['scratch_themes_kept']})"} for r in follow["steps"]]
+    return head + "\n" + table(rows, ["step", "write s", "communities s", "vs scratch", "fresh process s", "built",
+                                      "kept", "embedded", "changed nodes", "modularity", "themes kept"])
 
 
 def _render_embedding_backends(section: dict) -> str:

@@ -28,6 +28,9 @@ def cmd_communities(args):
     def render(p):
         if not p["communities"]:
             return "no communities: the graph has no group of entities linked closely enough"
+        return listing.themes_from.statement() + "\n" + listing_text(p) if listing.themes_from else listing_text(p)
+
+    def listing_text(p):
         if args.id is None:
             rows = [{"id": c["id"], "level": "theme" if not c["level"] else f"sub-theme{'' if c['level'] == 1 else c['level']}",
                      "size": c["size"], "title": ("  " * c["level"] + ("- " if c["level"] else "")) + c["title"],

@@ -1,4 +1,4 @@
-"""Communities of the one context graph, in levels (themes, sub-themes), and their reports.
+"""Communities of the one context graph, in levels (themes, sub-themes).
 
 Detection runs on the graph the graphrag walk sees (:meth:`ContextGraph.pagerank_index`):
 entities and passages, joined by cited relations (``relation_weight`` per stating chunk),
@@ -6,6 +6,7 @@ co-mentions (1 per chunk), synonym edges (1), passage-entity links (1, or ``rela
 where the passage states a relation of the entity) and title links (the layer's
 ``title_link_weight``). Dates and names too common to link passages are left out: they would
 join every theme into one. A community is its entities and the passages that fall with them.
+Their reports are written by :mod:`workbench.corpus.community_reports`.
 
 Louvain (scikit-network's, compiled, BSD-licensed; seeded) runs on each connected component.
 The nodes are numbered 0..n-1 in sorted order (entity keys, then chunk ids, then words) and
@@ -15,11 +16,11 @@ way into sub-themes (``levels``), as GraphRAG's hierarchical Leiden does. networ
 used before, did not finish in 25 minutes on the 583k nodes of a 61k-passage corpus, where this
 one takes seconds (docs/scaling.md, "Bounds at scale").
 
-Each community gets an extractive :class:`~workbench.model.CommunityReport`: titled by its
-distinctive key phrases (c-TF-IDF among the communities of its level, see
-:mod:`workbench.corpus.keyphrases`), its key entities, strongest cited relations, and points: exact
-sentences of its passages chosen greedily for the distinctive words they add, from distinct
-documents first, each cited by chunk id.
+After a write, detection starts from the previous one's :class:`~workbench.corpus.community_partition.Partition`
+(:func:`detect` with ``previous``): every part no changed node falls in stays whole and is one
+node of the graph Louvain runs on, so the communities a write did not touch are kept as they
+were (two of them are never merged by it alone), and only the changed nodes and the parts they
+opened are placed again, with the rest of the graph around them.
 
 Examples
 --------
@@ -32,75 +33,42 @@ Examples
 ...      Edge("y", "uses", "z", chunk_ids=("c3",)), Edge("c", "uses", "x", chunk_ids=("c4",))])
 >>> [sorted(c.members) for c in detect_communities(graph, seed=1, min_size=2)]
 [['a', 'b', 'c'], ['x', 'y', 'z']]
+>>> first = detect(graph, seed=1, min_size=2)
+>>> again = detect(graph, seed=1, min_size=2, previous=first.partition)
+>>> again.communities == first.communities, again.changed
+(True, 0)
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..context_graph.graph import COMENTION_RELATION, ContextGraph
-from ..text.sentences import sentence_naming, split_sentences
-from ..model import Chunk, CommunityReport, ReportPoint
-from ..settings import CommunitySettings, setting_default
-from .keyphrases import class_tfidf, content_words, key_phrases, phrase_counts, sentence_information, top_terms
+from ..settings import setting_default
+from .community_partition import Block, Changes, Partition, node_fingerprints
+from .keyphrases import content_words
 
 if TYPE_CHECKING:  # imported where used: the CLI reaches this module for every command
     from scipy import sparse
 
-__all__ = ["GENERIC_TYPES", "REPORT_RULES", "Community", "ReportOptions", "ReportBuild", "community_graph", "detect_communities", "title_phrase",
-           "louvain", "community_signature", "build_reports", "report_id", "report_order"]
+__all__ = ["EXCLUDED_TYPES", "Community", "Detection", "community_graph", "detect", "detection_digest", "detect_communities", "louvain", "modularity",
+           "region_louvain", "passage_words", "report_id"]
 
-#: General entity types from the names extractor: kept in communities, weighed down in key entities.
-GENERIC_TYPES = frozenset({"name", "title"})
 #: Left out of community detection: a date links unrelated themes.
 EXCLUDED_TYPES = frozenset({"date"})
-#: Fewest topic words of a sentence a report quotes: "OK, go for the rollback." has one.
-MIN_POINT_WORDS = 3
-#: Phrases a report keeps of its passages' text, so a kept report is titled again without them.
-_TERMS_KEPT = 300
-#: The rules a report is made by (2: a sentence of wrapped prose is quoted whole, not line by line);
-#: a report or stored summaries made under earlier rules are made again.
-REPORT_RULES = 2
-#: Key phrases a report lists (the global mode narrows to a theme whose key phrase a question writes).
-_KEY_PHRASES = 12
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """The settings that shape detection and reports: ``settings.communities``, whose fields they
-    are (built by :meth:`from_settings`; ``ReportOptions.from_settings()`` gives the defaults)."""
-
-    resolution: float
-    seed: int
-    min_size: int
-    levels: int
-    relation_weight: float
-    words_per_passage: int
-    generic_title_weight: float
-    key_entities: int
-    title_entities: int
-    max_relations: int
-    sentences: int
-    candidate_chunks: int
-
-    @classmethod
-    def from_settings(cls, s: CommunitySettings | None = None) -> ReportOptions:
-        """The options of the settings section ``s`` (the default settings when None)."""
-        s = CommunitySettings() if s is None else s
-        return cls(**{name: getattr(s, name) for name in cls.__dataclass_fields__})
-
-    def digest(self) -> str:
-        return hashlib.sha1(json.dumps(self.__dict__, sort_keys=True).encode()).hexdigest()[:12]
+#: The rules detection runs by: a partition made under others is not started from.
+DETECTION_RULES = 1
+#: Louvain's tolerance (scikit-network's default) for a graph whose every node starts alone.
+_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -121,23 +89,6 @@ class Community:
     def __post_init__(self) -> None:
         if self.parent is not None and self.parent_id is None:
             object.__setattr__(self, "parent_id", report_id(self.parent))
-
-
-@dataclass
-class ReportBuild:
-    """The reports of one detection, and how many were kept from the previous one."""
-
-    reports: list[CommunityReport]
-    built: int = 0
-    """Reports written anew."""
-    kept: int = 0
-    """Reports whose community (members and their chunks) was unchanged."""
-    seconds: dict[str, float] = field(default_factory=dict)
-
-
-def report_order(report: CommunityReport) -> tuple:
-    """Themes first, then sub-themes; larger first, then by first member."""
-    return (report.level, -report.size, report.members[0] if report.members else "")
 
 
 def passage_words(texts: Mapping[str, str], per_passage: int = 20, max_share: float = 0.25) -> dict[str, list[str]]:
@@ -260,24 +211,140 @@ def louvain(adjacency: sparse.csr_matrix, nodes: Iterable[int], resolution: floa
     return _groups(labels, inside)
 
 
+def region_louvain(adjacency: sparse.csr_matrix, scope: np.ndarray, region: np.ndarray,
+                   blocks: Sequence[np.ndarray], resolution: float,
+                   seed: int) -> tuple[list[list[int]], list[np.ndarray]]:
+    """Louvain on the subgraph of ``scope`` with only the nodes of ``region`` free to move.
+
+    The rest of the scope is held where it is: it is collapsed into one node that carries its
+    weight, so each region node keeps its degree in the scope and the modularity is the
+    scope's, as if Louvain had run on the whole scope and left the rest as it was. The nodes of
+    a block stay together (each block is one node of the graph Louvain runs on); every other
+    region node starts alone. The tolerance (what a pass must gain for another) is scaled by the
+    region's share of the scope's weight.
+
+    Returns the parts of the region, and the units (a block, or a node alone) that would rather
+    join the rest of the scope than any part of the region.
+
+    Examples
+    --------
+    >>> ring = [(0, 1), (1, 2), (0, 2), (2, 3), (3, 4), (4, 5), (3, 5), (5, 6)]
+    >>> a = _symmetric(7, *map(np.array, zip(*ring)), np.ones(len(ring)))
+    >>> region_louvain(a, np.arange(7), np.array([0, 1, 2, 6]), [], 1.0, seed=7)
+    ([[0, 1, 2]], [array([6])])
+    """
+    from scipy import sparse
+    from sknetwork.clustering import Louvain
+
+    scope, region = np.sort(np.asarray(scope, dtype=np.int64)), np.sort(np.asarray(region, dtype=np.int64))
+    sub = adjacency[scope][:, scope]
+    at = np.searchsorted(scope, region)
+    unit = np.full(len(region), -1, dtype=np.int64)
+    for b, block in enumerate(blocks):
+        unit[np.searchsorted(region, block)] = b
+    alone = unit < 0
+    unit[alone] = len(blocks) + np.arange(int(alone.sum()))
+    units = [np.asarray(b, dtype=np.int64) for b in blocks] + [region[[i]] for i in np.flatnonzero(alone)]
+    inner = sub[at][:, at]
+    degree = np.asarray(sub[at].sum(axis=1)).ravel()
+    boundary = degree - np.asarray(inner.sum(axis=1)).ravel()
+    total = float(sub.sum())
+    rest = max(total - float(inner.sum()) - 2 * float(boundary.sum()), 0.0)
+    membership = sparse.csr_matrix((np.ones(len(region)), (np.arange(len(region)), unit)),
+                                   shape=(len(region), len(units)))
+    graph = (membership.T @ inner @ membership).tocsr()
+    held = boundary.sum() > 0 or rest > 0
+    if held:  # the rest of the scope, one node
+        out = sparse.csr_matrix((membership.T @ boundary)[:, None])
+        graph = sparse.bmat([[graph, out], [out.T, sparse.csr_matrix([[rest]])]], format="csr")
+    if graph.nnz == 0:
+        return sorted(u.tolist() for u in units), []
+    share = float(degree.sum()) / total if total else 1.0
+    tolerance = max(_TOLERANCE * share, 1e-7)
+    labels = Louvain(resolution=resolution, modularity="newman", shuffle_nodes=True, random_state=seed,
+                     tol_optimization=tolerance, tol_aggregation=tolerance, return_probs=False,
+                     return_aggregate=False).fit_predict(graph)
+    leaving = labels[len(units)] if held else -1
+    node_labels = labels[unit]
+    stays = node_labels != leaving
+    return _groups(node_labels[stays], region[stays]), [u for i, u in enumerate(units) if labels[i] == leaving]
+
+
+def _placed(adjacency: sparse.csr_matrix, scope: np.ndarray, kept: list[Block], blocks: list[Block],
+            resolution: float, seed: int) -> tuple[list[list[int]], dict[int, int]]:
+    """The parts of ``scope``: the ``kept`` parts as they were, and :func:`region_louvain` over the
+    rest, started from ``blocks``. A unit that would rather join the rest joins the kept part it
+    is most tied to (which so changes). Also returns each part that is a kept part unchanged
+    (part index -> its index in the previous partition)."""
+    owner = np.full(adjacency.shape[0], -1, dtype=np.int64)
+    for k, block in enumerate(kept):
+        owner[block.nodes] = k
+    inside = np.zeros(adjacency.shape[0], dtype=bool)
+    inside[scope] = True
+    region = np.flatnonzero(inside & (owner < 0))
+    found, leaving = region_louvain(adjacency, scope, region, [b.nodes for b in blocks], resolution, seed) \
+        if len(region) else ([], [])
+    grown: dict[int, list[int]] = {}
+    for unit in leaving:
+        rows = adjacency[unit]
+        tied = owner[rows.indices] >= 0
+        if not tied.any():
+            found.append(unit.tolist())
+            continue
+        weights = np.bincount(owner[rows.indices[tied]], weights=rows.data[tied], minlength=len(kept))
+        grown.setdefault(int(np.argmax(weights)), []).extend(unit.tolist())
+    parts = found + [sorted(b.nodes.tolist() + grown.get(k, [])) for k, b in enumerate(kept)]
+    parts.sort()
+    first = {int(b.nodes[0]): b.part for k, b in enumerate(kept) if k not in grown}
+    return parts, {i: first[p[0]] for i, p in enumerate(parts) if p[0] in first}
+
+
 def _groups(labels: np.ndarray, nodes: np.ndarray) -> list[list[int]]:
     """``nodes`` grouped by their ``labels``: each group in node order, the groups sorted.
 
     >>> _groups(np.array([1, 0, 1, 2]), np.array([10, 11, 12, 13]))
     [[10, 12], [11], [13]]
     """
+    if not len(nodes):
+        return []
     order = np.lexsort((nodes, labels))
     bounds = np.flatnonzero(np.r_[True, np.diff(labels[order]) != 0, True])
     return sorted(nodes[order[a:b]].tolist() for a, b in zip(bounds[:-1], bounds[1:]))
 
 
-def detect_communities(graph: ContextGraph, *, resolution: float = setting_default("communities.resolution"),
-                       seed: int = setting_default("communities.seed"),
-                       min_size: int = setting_default("communities.min_size"),
-                       relation_weight: float = setting_default("communities.relation_weight"),
-                       levels: int = setting_default("communities.levels"), texts: Mapping[str, str] | None = None,
-                       words_per_passage: int = setting_default("communities.words_per_passage")) -> list[Community]:
-    """Themes and their sub-themes, each of at least ``min_size`` entities.
+@dataclass
+class Detection:
+    """The communities of one detection, and the partition the next one starts from."""
+
+    communities: list[Community]
+    """Level by level; in a level, the largest first (then by first member)."""
+    partition: Partition
+    """Every node in its part at each level."""
+    changed: int | None = None
+    """Nodes new or with other neighbours since the partition started from (None: from scratch)."""
+    kept: int = 0
+    """Themes of the partition started from kept whole."""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def detection_digest(graph: ContextGraph, **options) -> str:
+    """What a partition made by :func:`detect` under ``options`` on ``graph`` is marked with: the
+    options, the weight the graph gives title links and the detection rules (a partition marked
+    otherwise is not started from)."""
+    shaping = {**options, "title_link_weight": graph.passages.title_link_weight, "rules": DETECTION_RULES}
+    return hashlib.sha1(json.dumps(shaping, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def detect(graph: ContextGraph, *, resolution: float = setting_default("communities.resolution"),
+           seed: int = setting_default("communities.seed"),
+           min_size: int = setting_default("communities.min_size"),
+           relation_weight: float = setting_default("communities.relation_weight"),
+           levels: int = setting_default("communities.levels"), texts: Mapping[str, str] | None = None,
+           words_per_passage: int = setting_default("communities.words_per_passage"),
+           previous: Partition | None = None) -> Detection:
+    """Themes and their sub-themes, each of at least ``min_size`` entities, and the partition
+    they come from; started from ``previous`` (the partition of an earlier detection under the
+    same options) when given.
 
     Parameters
     ----------
@@ -286,7 +353,7 @@ def detect_communities(graph: ContextGraph, *, resolution: float = setting_defau
     resolution : float
         Louvain resolution: above 1 gives more, smaller communities.
     seed : int
-        Louvain's seed; the same graph and seed always give the same communities.
+        Louvain's seed; the same graph, seed and ``previous`` always give the same communities.
     min_size : int
         Fewest entities of a community.
     relation_weight : float
@@ -297,298 +364,138 @@ def detect_communities(graph: ContextGraph, *, resolution: float = setting_defau
         The passages' texts: each passage is then also linked to its most distinctive words.
     words_per_passage : int
         How many of its words (:func:`passage_words`) each passage is linked to.
+    previous : Partition, optional
+        Where the last detection left every node. Its parts that hold no changed node stay
+        whole; a partition made under other options is not used (the detection starts afresh).
 
     Returns
     -------
-    list of Community
-        Level by level; in a level, the largest first (then by first member).
+    Detection
+        The communities, the partition, and how many nodes had changed.
     """
+    start = time.perf_counter()
     adjacency, names = community_graph(graph, relation_weight, texts, words_per_passage)
-    is_entity = [not isinstance(n, tuple) for n in names]
+    digest = detection_digest(graph, resolution=resolution, seed=seed, min_size=min_size,
+                              relation_weight=relation_weight, levels=levels, words_per_passage=words_per_passage)
+    fingerprints = node_fingerprints(adjacency, names)
+    built = time.perf_counter()
+    changes = previous.changes(names, fingerprints) if previous is not None and previous.digest == digest else None
+    is_entity = np.array([not isinstance(n, tuple) for n in names], dtype=bool)
+    is_passage = np.array([isinstance(n, tuple) and n[0] == "p" for n in names], dtype=bool)
 
-    def entities(part: Iterable[int]) -> int:
-        return sum(1 for i in part if is_entity[i])
+    def entities(part: Sequence[int]) -> int:
+        return int(is_entity[part].sum())
 
     def community(part: list[int], level: int, parent: frozenset[str] | None, parent_id: str | None = None) -> Community:
         return Community(frozenset(names[i] for i in part if is_entity[i]),
-                         frozenset(names[i][1] for i in part if not is_entity[i] and names[i][0] == "p"), level, parent,
-                         parent_id)
+                         frozenset(names[i][1] for i in part if is_passage[i]), level, parent, parent_id)
 
-    from scipy.sparse.csgraph import connected_components
-
-    _, component_of = connected_components(adjacency, directed=False)
-    components = _groups(component_of, np.arange(len(component_of)))
-    found: list[Community] = []
-    current: list[list[int]] = []
-    for component in components:
-        if entities(component) < min_size:
-            continue
-        current.extend(p for p in louvain(adjacency, component, resolution, seed) if entities(p) >= min_size)
-    found.extend(community(p, 0, None) for p in current)
+    everything = np.arange(len(names), dtype=np.int64)
+    unchanged: dict[int, int] = {}  # part of the level just detected -> the previous part it equals
+    if changes is None:
+        parts = _fresh_themes(adjacency, entities, min_size, resolution, seed)
+    else:
+        parts, unchanged = _placed(adjacency, everything, previous.kept(changes, 0, everything),  # type: ignore[union-attr]
+                                   previous.blocks(changes, 0, everything), resolution, seed)  # type: ignore[union-attr]
+    kept_themes = len(unchanged)
+    labels = [_labels(len(names), parts)]
+    parents = [np.full(len(parts), -1, dtype=np.int64)]
+    found = [community(p, 0, None) for p in parts if entities(p) >= min_size]
+    current = [(i, p) for i, p in enumerate(parts) if entities(p) >= min_size]
     for level in range(1, max(levels, 1)):
-        below: list[list[int]] = []
-        for part in current:
+        below: list[tuple[int, list[int]]] = []
+        level_parts: list[list[int]] = []
+        level_parents: list[int] = []
+        next_unchanged: dict[int, int] = {}
+        for index, part in current:
             if entities(part) < 2 * min_size:
                 continue
+            sub, same = _split(adjacency, np.asarray(part, dtype=np.int64), level, previous, changes,
+                               unchanged.get(index), resolution, seed)
+            offset = len(level_parts)
+            level_parts.extend(sub)
+            level_parents.extend([index] * len(sub))
+            next_unchanged.update((offset + i, p) for i, p in same.items())
             # A sub-theme holds passages of its own when its theme has any (two, or all of them).
-            needed = min(2, sum(1 for i in part if not is_entity[i] and names[i][0] == "p"))
-            split = [p for p in louvain(adjacency, part, resolution, seed)
-                     if entities(p) >= min_size and sum(1 for i in p if not is_entity[i] and names[i][0] == "p") >= needed]
+            needed = min(2, int(is_passage[part].sum()))
+            split = [(offset + i, p) for i, p in enumerate(sub)
+                     if entities(p) >= min_size and int(is_passage[p].sum()) >= needed]
             if len(split) >= 2:
                 parent = community(part, level - 1, None).members
                 parent_id = report_id(parent)
-                found.extend(community(p, level, parent, parent_id) for p in split)
+                found.extend(community(p, level, parent, parent_id) for _, p in split)
                 below.extend(split)
-        current = below
-    return sorted(found, key=lambda c: (c.level, -len(c.members), min(c.members)))
+        labels.append(_labels(len(names), level_parts))
+        parents.append(np.asarray(level_parents, dtype=np.int64))
+        current, unchanged = below, next_unchanged
+    end = time.perf_counter()
+    return Detection(sorted(found, key=lambda c: (c.level, -len(c.members), min(c.members))),
+                     Partition(names, fingerprints, labels, parents, digest),
+                     None if changes is None else changes.count, kept_themes,
+                     {"graph": round(built - start, 6), "louvain": round(end - built, 6)})
+
+
+def _fresh_themes(adjacency: sparse.csr_matrix, entities, min_size: int, resolution: float,
+                  seed: int) -> list[list[int]]:
+    """Louvain's parts of each connected component of ``min_size`` entities or more; a smaller
+    component is one part (it is never a theme)."""
+    from scipy.sparse.csgraph import connected_components
+
+    _, component_of = connected_components(adjacency, directed=False)
+    parts: list[list[int]] = []
+    for component in _groups(component_of, np.arange(len(component_of))):
+        parts.extend(louvain(adjacency, component, resolution, seed) if entities(component) >= min_size
+                     else [component])
+    return sorted(parts)
+
+
+def _split(adjacency: sparse.csr_matrix, part: np.ndarray, level: int, previous: Partition | None,
+           changes: Changes | None, same_as: int | None, resolution: float,
+           seed: int) -> tuple[list[list[int]], dict[int, int]]:
+    """The parts of ``part`` one level down: the previous ones as they were when ``part`` is a
+    previous part unchanged (``same_as``), else Louvain started from the previous parts inside it."""
+    if previous is None or changes is None:
+        return louvain(adjacency, part, resolution, seed), {}
+    if same_as is not None:
+        children = [c for c in previous.children(level - 1, same_as) if c in changes.members[level]]
+        kept = {c: changes.members[level][c] for c in children}
+        if children and sum(len(k) for k in kept.values()) == len(part):
+            children.sort(key=lambda c: int(kept[c][0]))
+            return [kept[c].tolist() for c in children], dict(enumerate(children))
+    return _placed(adjacency, part, previous.kept(changes, level, part), previous.blocks(changes, level, part),
+                   resolution, seed)
+
+
+def _labels(n: int, parts: Sequence[Sequence[int]]) -> np.ndarray:
+    labels = np.full(n, -1, dtype=np.int64)
+    for i, part in enumerate(parts):
+        labels[np.asarray(part, dtype=np.int64)] = i
+    return labels
+
+
+def modularity(adjacency: sparse.csr_matrix, labels: np.ndarray, resolution: float = 1.0) -> float:
+    """Newman's modularity of the partition ``labels`` (a part per node) of the undirected graph
+    ``adjacency``: how much more weight falls inside the parts than chance would put there.
+
+    >>> ring = [(0, 1), (1, 2), (0, 2), (3, 4), (4, 5), (3, 5), (2, 3)]
+    >>> a = _symmetric(6, *map(np.array, zip(*ring)), np.ones(len(ring)))
+    >>> round(modularity(a, np.array([0, 0, 0, 1, 1, 1])), 4)
+    0.3571
+    """
+    total = float(adjacency.sum())
+    if not total:
+        return 0.0
+    coo = adjacency.tocoo()
+    inside = float(coo.data[labels[coo.row] == labels[coo.col]].sum())
+    degree = np.bincount(labels, weights=np.asarray(adjacency.sum(axis=1)).ravel())
+    return inside / total - resolution * float((degree / total) @ (degree / total))
+
+
+def detect_communities(graph: ContextGraph, **options) -> list[Community]:
+    """The communities of :func:`detect` (same keyword options), from scratch."""
+    return detect(graph, **options).communities
 
 
 def report_id(members: Iterable[str]) -> str:
     """``c-`` and 10 hex of the hash of the sorted member keys."""
     return "c-" + hashlib.sha1("\n".join(sorted(members)).encode()).hexdigest()[:10]
-
-
-def community_signature(graph: ContextGraph, community: Community, options: ReportOptions) -> str:
-    """Hash of the members, the passages, the chunks stating their edges, the level, the options and
-    the report rules."""
-    members = sorted(community.members)
-    inside = set(members)
-    chunks: set[str] = set(community.chunks)
-    for key in members:
-        for edge in graph.out_edges(key):
-            if edge.target in inside:
-                chunks.update(edge.chunk_ids)
-    body = json.dumps([members, sorted(chunks), community.level, community.parent_id, options.digest(), REPORT_RULES])
-    return hashlib.sha1(body.encode()).hexdigest()
-
-
-def _centrality(graph: ContextGraph, community: Community) -> dict[str, float]:
-    """Each member's links inside the community (passages and entities), the top one scaled to 1."""
-    degree: Counter[str] = Counter()
-    for cid in sorted(community.chunks):
-        for key in graph.passages.entities_of.get(cid, ()):
-            if key in community.members:
-                degree[key] += 1
-    for key in sorted(community.members):
-        for edge in graph.out_edges(key):
-            if edge.target in community.members and edge.target != key:
-                degree[key] += edge.weight
-                degree[edge.target] += edge.weight
-    top = max(degree.values(), default=0) or 1
-    return {k: degree.get(k, 0) / top for k in community.members}
-
-
-def _relations(graph: ContextGraph, members: frozenset[str], n: int) -> list[dict]:
-    found = [edge for key in sorted(members) for edge in graph.out_edges(key)
-             if edge.target in members and edge.relation != COMENTION_RELATION and edge.target != key]
-    found.sort(key=lambda e: (-e.weight, -e.confidence, e.source, e.relation, e.target))
-    return [graph.cited_hop(e).to_json() for e in found[:n]]
-
-
-def _candidate_chunks(graph: ContextGraph, community: Community, n: int) -> list[str]:
-    """The ``n`` passages of the community linked to most of its members, best first."""
-    entities_of = graph.passages.entities_of
-    score = {cid: len(entities_of.get(cid, frozenset()) & community.members) for cid in community.chunks}
-    return [c for c, _ in sorted(score.items(), key=lambda item: (-item[1], item[0]))[:n]]
-
-
-def _points(community: Community, chunk_ids: Sequence[str], chunks: Mapping[str, Chunk],
-            weights: Mapping[str, float], entity_names: Mapping[str, str], n: int) -> list[ReportPoint]:
-    """Up to ``n`` sentences chosen greedily for the distinctive words they add, other documents first."""
-    candidates = []  # (position, chunk id, chunk, sentence, its topic words)
-    for cid in chunk_ids:
-        chunk = chunks.get(cid)
-        if chunk is None:
-            continue
-        for position, sentence in enumerate(split_sentences(chunk.text)):
-            if sentence_information(sentence, {}, min_words=MIN_POINT_WORDS)[1]:
-                candidates.append((position, cid, chunk, sentence, frozenset(content_words(sentence))))
-    points: list[ReportPoint] = []
-    covered: set[str] = set()
-    documents: set[str] = set()
-    texts: set[str] = set()
-    while len(points) < n:
-        best = None
-        for position, cid, chunk, sentence, words in candidates:
-            if sentence in texts:
-                continue
-            gain = sum(weights.get(w, 0.0) for w in words - covered)
-            gain *= 0.5 if chunk.document_id in documents else 1.0
-            key = (gain, -position, cid)
-            if gain > 0 and (best is None or key > best[0]):
-                best = (key, cid, chunk, sentence, words)
-        if best is None:
-            break
-        (gain, _, _), cid, chunk, sentence, words = best
-        covered |= words
-        documents.add(chunk.document_id)
-        texts.add(sentence)
-        low = sentence.casefold()
-        names = tuple(sorted(name for key, name in entity_names.items()
-                             if key in community.members and name.casefold() in low))
-        points.append(ReportPoint(sentence, cid, chunk.document_id, names, round(gain, 4), "sentence", chunk.timestamp))
-    return points
-
-
-def _relation_points(relations: list[dict], chunks: Mapping[str, Chunk], used: set[str],
-                     weights: Mapping[str, float]) -> list[ReportPoint]:
-    """The sentence stating each of the two strongest relations, when it says something."""
-    points = []
-    for relation in relations[:2]:
-        for chunk_id in relation["chunks"]:
-            chunk = chunks.get(chunk_id)
-            named = sentence_naming(chunk.text, [relation["source"]]) if chunk else None
-            if (chunk and named and relation["target"].casefold() in named.casefold() and named not in used
-                    and sentence_information(named, weights, min_words=3)[1]):
-                used.add(named)
-                points.append(ReportPoint(named, chunk_id, chunk.document_id, (relation["source"], relation["target"]),
-                                          float(relation["weight"]), "relation", chunk.timestamp))
-                break
-    return points
-
-
-def _report(graph: ContextGraph, community: Community, chunks: Mapping[str, Chunk], options: ReportOptions,
-            signature: str, terms: dict[str, int], weights: Mapping[str, float]) -> CommunityReport:
-    members = community.members
-    central = _centrality(graph, community)
-    entity = {k: graph.entity(k) for k in members}
-
-    def rank(k: str) -> float:
-        return central[k] * (options.generic_title_weight if entity[k].type in GENERIC_TYPES else 1.0)
-
-    ranked = sorted(members, key=lambda k: (-rank(k), -entity[k].mentions, entity[k].name.casefold(), k))
-    key_entities = [(entity[k].name, entity[k].type, round(central[k], 4)) for k in ranked[:options.key_entities]]
-    relations = _relations(graph, members, options.max_relations)
-    names = {k: entity[k].name for k in members}
-    points = _points(community, _candidate_chunks(graph, community, options.candidate_chunks), chunks, weights,
-                     names, options.sentences)
-    points += _relation_points(relations, chunks, {p.text for p in points}, weights)
-    times = sorted({t for t in (graph.passages_time.get(c) for c in community.chunks) if t}
-                   | {str(t) for e in entity.values() for t in (e.first_seen, e.last_seen) if t})
-    documents = {graph.passages_document.get(c, "") for c in community.chunks} | {p.document for p in points}
-    documents |= {d for r in relations for d in r["documents"]}
-    return CommunityReport(
-        id=report_id(members), title="", size=len(members), members=tuple(sorted(members)),
-        key_entities=key_entities, relations=relations, points=points,
-        first_seen=times[0] if times else None, last_seen=times[-1] if times else None, signature=signature,
-        documents=tuple(sorted(documents - {""})), level=community.level,
-        parent=community.parent_id, chunks=tuple(sorted(community.chunks)),
-        terms=terms)
-
-
-def title_phrase(phrases: Sequence[str]) -> str:
-    """A title a person would write from a theme's best key phrases: the best of them that reads
-    as a noun phrase of two words (``partner export``; not ``called accounts``, a verb's
-    participle first), else the best phrase, its first letter capitalised; the key phrases
-    themselves are listed beneath it.
-
-    >>> title_phrase(["primary", "token cache", "burst"]), title_phrase(["churn", "called accounts"])
-    ('Token cache', 'Churn')
-    >>> title_phrase([])
-    ''
-    """
-    def noun_phrase(phrase: str) -> bool:
-        words = phrase.split(" ")
-        return len(words) == 2 and not words[0].endswith(("ed", "ing")) and not words[1].endswith("ed")
-
-    best = next((p for p in phrases if noun_phrase(p)), phrases[0] if phrases else "")
-    return best[:1].upper() + best[1:]
-
-
-def _titled(report: CommunityReport, weights: Mapping[str, float], options: ReportOptions,
-            names: frozenset[str]) -> CommunityReport:
-    """The report titled by its most representative key phrase, chosen among its best
-    ``title_entities`` (:func:`title_phrase`; its most central entity when its text has none).
-
-    A phrase that is a name or a word of one (``names``: people, places) weighs
-    ``generic_title_weight`` of its c-TF-IDF and enters the title only when no other phrase
-    does, so a title says what a theme is about, not who.
-    """
-    weights = {p: w * (options.generic_title_weight if p in names else 1.0) for p, w in weights.items()}
-    ranked = sorted((p for p, w in weights.items() if w > 0 and report.terms.get(p, 0) >= 2),
-                    key=lambda p: (-weights[p], p))[:_KEY_PHRASES] \
-        or sorted((p for p, w in weights.items() if w > 0), key=lambda p: (-weights[p], p))[:_KEY_PHRASES]
-    phrases = key_phrases(weights, 8, report.terms) or key_phrases(weights, 8)
-    phrases = [p for p in phrases if p not in names] or phrases  # a name only when nothing else is said
-    title = title_phrase(phrases[:options.title_entities]) \
-        or ", ".join(n for n, _, _ in report.key_entities[:1])
-    listed = list(dict.fromkeys([*phrases[:options.title_entities], *ranked]))[:_KEY_PHRASES]  # the title's first
-    return dataclasses.replace(report, title=title, key_phrases=tuple((p, round(weights[p], 5)) for p in listed))
-
-
-def _general_names(graph: ContextGraph) -> frozenset[str]:
-    """The names of people and places (general names of two words or more, and persons) as
-    key-phrase words: each name, and each of its words."""
-    found: set[str] = set()
-    for e in graph.entities():
-        words = content_words(e.name)
-        if (e.type == "name" and len(words) >= 2) or e.type == "person":
-            found.add(" ".join(words))
-            found.update(words)
-    return frozenset(found)
-
-
-def build_reports(graph: ContextGraph, fetch_chunks: Callable[[Sequence[str]], Iterable[Chunk]],
-                  options: ReportOptions,
-                  previous: Mapping[str, CommunityReport] | None = None) -> ReportBuild:
-    """Detect the communities of ``graph`` and report on each, keeping unchanged reports.
-
-    Parameters
-    ----------
-    graph : ContextGraph
-        The one context graph.
-    fetch_chunks : callable
-        Chunk ids -> chunks (``store.chunks``); asked only for communities that need a new report.
-    options : ReportOptions
-        Detection and report settings.
-    previous : mapping of signature to CommunityReport, optional
-        Reports of an earlier build; a community whose signature is among them keeps its report
-        (its title is chosen again: the key phrases depend on every community of its level).
-
-    Returns
-    -------
-    ReportBuild
-        The reports in :func:`report_order`, and how many were built and kept.
-    """
-    start = time.perf_counter()
-    # Every passage's text, for its word links (one read of the chunks: the reports use them too).
-    every = sorted(graph.passages.entities_of) if options.words_per_passage > 0 else []
-    chunks = {c.id: c for c in fetch_chunks(every)} if every else {}
-    communities = detect_communities(graph, resolution=options.resolution, seed=options.seed,
-                                     min_size=options.min_size, relation_weight=options.relation_weight,
-                                     levels=options.levels, texts={cid: c.text for cid, c in chunks.items()},
-                                     words_per_passage=options.words_per_passage)
-    detected = time.perf_counter()
-    previous = previous or {}
-    signatures = [community_signature(graph, c, options) for c in communities]
-    # (A report stored before reports kept their terms has another signature: the options changed.)
-    kept = {i: previous[s] for i, s in enumerate(signatures) if s in previous}
-    todo = [i for i in range(len(communities)) if i not in kept]
-    candidates = {i: _candidate_chunks(graph, communities[i], options.candidate_chunks) for i in todo}
-    wanted = {c for ids in candidates.values() for c in ids}
-    for i in todo:
-        for r in _relations(graph, communities[i].members, 2):
-            wanted.update(r["chunks"])
-    missing = sorted(wanted - chunks.keys())
-    if missing:
-        chunks.update((c.id, c) for c in fetch_chunks(missing))
-    terms: dict[int, dict[str, int]] = {i: r.terms for i, r in kept.items()}
-    for i in todo:
-        counts: Counter[str] = Counter()
-        for cid in candidates[i]:
-            if cid in chunks:
-                counts.update(phrase_counts(chunks[cid].text))
-        terms[i] = top_terms(counts, _TERMS_KEPT)
-    weights: dict[int, dict[str, float]] = {}
-    for level in sorted({c.level for c in communities}):
-        at = [i for i, c in enumerate(communities) if c.level == level]
-        weights.update(zip(at, class_tfidf([terms[i] for i in at])))
-    reports: list[CommunityReport] = []
-    names = _general_names(graph)
-    for i, c in enumerate(communities):
-        report = kept.get(i) or _report(graph, c, chunks, options, signatures[i], terms[i], weights[i])
-        reports.append(_titled(report, weights[i], options, names))
-    end = time.perf_counter()
-    return ReportBuild(sorted(reports, key=report_order), built=len(todo), kept=len(kept),
-                       seconds={"detect": round(detected - start, 6), "reports": round(end - detected, 6),
-                                "total": round(end - start, 6)})

@@ -44,7 +44,8 @@ def nested_order(reports: Iterable[CommunityReport]) -> list[CommunityReport]:
 
 def community_listing(ws: WorkspaceView, community_id: str | None = None) -> CommunityListing:
     """Every community report of the workspace, each theme followed by its sub-themes, or the one
-    called ``community_id``; with how the summaries were come by (stored, or built now).
+    called ``community_id``; with how the summaries were come by (stored, or built now) and the
+    record version they describe.
 
     Raises
     ------
@@ -55,4 +56,4 @@ def community_listing(ws: WorkspaceView, community_id: str | None = None) -> Com
     every = nested_order(summaries.reports)
     chosen = [summaries.report(community_id)] if community_id else every
     return CommunityListing(chosen, stored=summaries.stored, built=summaries.built, kept=summaries.kept,
-                            every_report=every)
+                            themes_from=summaries.themes_from, every_report=every)

@@ -97,25 +97,30 @@ def top_terms(counts: Mapping[str, int], n: int) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
 
 
-def class_tfidf(counts: Sequence[Mapping[str, int]]) -> list[dict[str, float]]:
+def class_tfidf(counts: Sequence[Mapping[str, int]], only: Iterable[int] | None = None) -> list[dict[str, float]]:
     """c-TF-IDF of each class: ``tf(t, c) / |c| * log(1 + A / f(t))``.
 
     ``|c|`` is the number of words of class ``c``, ``A`` the mean number of words per class and
-    ``f(t)`` the frequency of ``t`` over every class (BERTopic's weighting).
+    ``f(t)`` the frequency of ``t`` over every class (BERTopic's weighting). With ``only`` (class
+    indices), the weights of the other classes are left empty (every class still counts in ``A``
+    and ``f``).
 
     Examples
     --------
     >>> w = class_tfidf([{"export": 4, "team": 2}, {"budget": 4, "team": 2}])
     >>> w[0]["export"] > w[0]["team"]
     True
+    >>> class_tfidf([{"export": 4, "team": 2}, {"budget": 4, "team": 2}], only=[1])[0]
+    {}
     """
     sizes = [sum(v for k, v in c.items() if " " not in k) or 1 for c in counts]
     mean = sum(sizes) / max(len(sizes), 1)
     total: Counter[str] = Counter()
     for c in counts:
         total.update(c)
-    return [{t: (v / size) * math.log(1.0 + mean / total[t]) for t, v in c.items()}
-            for c, size in zip(counts, sizes)]
+    wanted = set(range(len(counts))) if only is None else set(only)
+    return [{t: (v / size) * math.log(1.0 + mean / total[t]) for t, v in c.items()} if i in wanted else {}
+            for i, (c, size) in enumerate(zip(counts, sizes))]
 
 
 def key_phrases(weights: Mapping[str, float], n: int, min_count: Mapping[str, int] | None = None) -> list[str]:

@@ -92,7 +92,13 @@ def open_read_only(path: str | Path, settings: Settings | None = None, **backend
     WorkspaceError
         If ``path`` is a file or its database is damaged, foreign or newer.
     """
-    return Workspace(path, settings=settings, create=False, read_only=True, **backends)
+    from ..corpus.summaries import rebuild_in_background
+
+    ws = Workspace(path, settings=settings, create=False, read_only=True, **backends)
+    # A server lives on: community reports that must be made from nothing are built on a thread
+    # while its tools answer with the last ones, saying which record version they describe.
+    rebuild_in_background(ws)
+    return ws
 
 
 def _search(scopes: Scopes, query: str, mode: str, limit: int, documents: Sequence[str] | None) -> dict[str, Any]:

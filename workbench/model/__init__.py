@@ -33,8 +33,8 @@ from .listings import CandidateList, EntityList, MergeList, ModelInstalled, Mode
 from .outcomes import (AcceptedCandidate, AliasChange, IngestOutcome, NewIdentity, Removal, Repair, VectorCheck,
                        WorkspaceStats)
 from .searches import Comparison, ScopedSearch
-from .summaries import (CommunityListing, CommunityReport, Decision, Episode, EpisodeSearch, ReportPoint, Timeline,
-                        TimelineEntry)
+from .summaries import (CommunityListing, CommunityReport, Decision, Episode, EpisodeSearch, ReportPoint,
+                        ThemesFrom, Timeline, TimelineEntry)
 
 __all__ = [
     "DECLARED_RELATION_TYPES",
@@ -83,6 +83,7 @@ __all__ = [
     "TimelineEntry",
     "Timeline",
     "CommunityListing",
+    "ThemesFrom",
     "EpisodeSearch",
     "WorkspaceStats",
     "IngestOutcome",

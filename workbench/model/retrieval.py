@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from .graph import GraphPath, Hop, Impact
 from .jsonable import to_json
+from .summaries import ThemesFrom
 
 __all__ = ["TimeWindow", "PathStep", "Why", "Hit", "Seed", "ContextNode", "PassageMass", "CommunityUse", "GraphContext",
            "WindowUse", "RetrievalStats", "RetrievalResult"]
@@ -344,6 +345,9 @@ class GraphContext:
     themes: bool = False
     """True when global search answered a question asking for the corpus's themes: ``communities``
     are then the themes, largest first, each with its cited points."""
+    themes_from: ThemesFrom | None = None
+    """The record version the community reports global search used describe (older than the
+    record's while they are rebuilt in the background); None for the other modes."""
 
     @property
     def empty(self) -> bool:

@@ -8,7 +8,7 @@ from typing import Any
 from .jsonable import NOT_IN_JSON, to_json
 
 __all__ = ["ReportPoint", "CommunityReport", "Decision", "Episode", "TimelineEntry", "Timeline", "CommunityListing",
-           "EpisodeSearch"]
+           "EpisodeSearch", "ThemesFrom"]
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,40 @@ class Timeline:
         return to_json(self)
 
 
+@dataclass(frozen=True)
+class ThemesFrom:
+    """The record version the community reports shown describe: the record's own, or, while
+    reports that must be made again from nothing are built in the background, an older one.
+
+    >>> ThemesFrom(14, 17, rebuilding=True).statement()
+    'themes from record version 14 (the record is at version 17; rebuilding them in the background)'
+    >>> ThemesFrom(17, 17).behind
+    False
+    """
+
+    version: int
+    """The record version the reports were built for."""
+    record_version: int
+    """The record's version when they were asked for."""
+    rebuilding: bool = False
+    """Whether reports of ``record_version`` are being built in the background."""
+
+    @property
+    def behind(self) -> bool:
+        """True when the reports describe an older record than the current one."""
+        return self.version != self.record_version
+
+    def statement(self) -> str:
+        """What a surface says of them."""
+        if not self.behind:
+            return f"themes of record version {self.version}"
+        doing = "; rebuilding them in the background" if self.rebuilding else ""
+        return f"themes from record version {self.version} (the record is at version {self.record_version}{doing})"
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+
 @dataclass
 class CommunityListing:
     """The community reports asked for (every one, each theme followed by its sub-themes; or one),
@@ -202,6 +236,8 @@ class CommunityListing:
     """Reports built anew by the build that made them (0 when read from the store)."""
     kept: int
     """Reports that build kept unchanged."""
+    themes_from: ThemesFrom | None = None
+    """The record version the reports describe (older than the record's while they are rebuilt)."""
     every_report: list[CommunityReport] = field(default_factory=list, metadata=NOT_IN_JSON)
     """Every report of the workspace, each theme followed by its sub-themes (what a reader of one
     report lists its sub-themes from)."""

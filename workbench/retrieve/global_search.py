@@ -15,6 +15,11 @@ A question that names a theme (one of its key phrases, and no other theme's as s
 was decided about the partner export?") narrows the answer to that theme: its sub-themes then
 take the turns. ``reason`` says so.
 
+The reports are those of the record as it is (:func:`~workbench.corpus.summaries.current_summaries`
+follows each write); while reports that must be made from nothing are rebuilt in the background
+for a long-lived reader, the last ones are used and ``graph_context.themes_from`` and ``reason``
+say which record version they describe.
+
 A question asking for the themes themselves ("What are the main themes of the corpus?", see
 :func:`asks_for_themes`) is answered with the themes, largest first (as ``communities`` lists
 them), each with its cited points: the themes take the turns in that order, each giving its own
@@ -35,7 +40,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..corpus.keyphrases import content_words, phrase_counts
-from ..corpus.communities import report_order
+from ..corpus.community_reports import report_order
 from ..corpus.summaries import current_summaries, rank_by_similarity
 from ..embedding import EmbeddingUnavailable
 from ..text.sentences import split_sentences
@@ -146,15 +151,18 @@ class GlobalRetriever(SearchSkeleton):
                                   f"{ws.settings.communities.min_size} or more entities")
             result.stats.seconds = timer.total()
             return result
-        notes: list[str] = []
+        themes_from = summaries.themes_from
+        # Reports older than the record (rebuilt in the background) are used, and the answer says so.
+        notes: list[str] = [themes_from.statement()] if themes_from.behind else []
         with timer("map"):
             try:
                 ranked = rank_by_similarity(summaries.report_vectors, embed_query(ws, query))
+                if not ranked:
+                    notes.append("community reports have no embeddings: themes taken largest first")
             except EmbeddingUnavailable as exc:
                 ranked = []
                 notes.append(f"embedding unavailable ({exc}): themes taken largest first")
             if not ranked:
-                notes = notes or ["community reports have no embeddings: themes taken largest first"]
                 ranked = [(i, 0.0) for i in range(len(reports))]
             similarity = {reports[i].id: sim for i, sim in ranked}
             by_id = {r.id: r for r in reports}
@@ -240,7 +248,7 @@ class GlobalRetriever(SearchSkeleton):
                          last_seen=r.last_seen, key_entities=tuple(name for name, _, _ in r.key_entities),
                          points=tuple(text for text, _ in used[r.id]), citations=tuple(cid for _, cid in used[r.id]),
                          passages=len(r.chunks))
-            for r in listed if r.id in used], themes=listing)
+            for r in listed if r.id in used], themes=listing, themes_from=themes_from)
         if not hits:
             notes.append(f"no theme reaches min_similarity={settings.min_similarity}")
         return RetrievalResult(
