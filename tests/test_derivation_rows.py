@@ -247,10 +247,19 @@ def test_damaged_rows_are_detected_and_read_whole(notes_workspace, damage):
         with pytest.raises(ArrayFileUnusable, match="damaged"):
             DerivationRows.load(ws.path, key)
     write_note(corpus, rng, 9, 10)
-    ws.ingest([corpus])
-    assert ws.derivation.rows_status.startswith("read whole: ")
+    ws.ingest([corpus])  # the writer follows the rows it holds: the file is not read
+    assert ws.derivation.rows_status.startswith("followed: ")
     assert_followed_exactly(ws)
     DerivationRows.load(ws.path, key)  # written whole again
+    damage_bytes(ws.path / FILE_NAME)
+    fresh = reopened(ws)  # another process reads the file
+    try:
+        write_note(corpus, rng, 8, 10)
+        fresh.ingest([corpus])
+        assert fresh.derivation.rows_status.startswith("read whole: ")
+        assert_followed_exactly(fresh)
+    finally:
+        fresh.close()
 
 
 def test_rows_of_other_settings_or_a_record_they_cannot_follow_are_read_whole(notes_workspace):

@@ -20,7 +20,7 @@ from ..record.store import DocumentRecord
 from .canon import Canonicalizer
 from ..text.name_keys import display_form, name_key
 from .graph import DEFAULT_IMPACT_RELATIONS, ContextGraph
-from .passages import NameScan, link_passages
+from .passages import NameScan, PassageLayer, link_passages
 
 __all__ = ["GraphParts", "LazyMapping", "PassageOptions", "assemble_graph", "graph_of_parts", "graph_parts", "note_resolver",
            "type_rank"]
@@ -254,18 +254,24 @@ def graph_of_parts(
     """The :class:`ContextGraph` of the ``parts`` aggregated from the rows: what
     :func:`assemble_graph` and the incremental derivation
     (:mod:`workbench.context_graph.derivation_rows`) both end with."""
-    entities = parts.entities
     layer = None
     if chunk_texts is not None:
         options = passage_options or PassageOptions()
         layer = link_passages(chunk_texts, parts.chunk_entities, parts.forms, parts.title_of, options.max_entity_passages,
                               options.title_link_weight, options.synonym_threshold,
-                              names={e.key: e.name for e in entities},
+                              names={e.key: e.name for e in parts.entities},
                               relation_weight=options.relation_weight, previous=previous_scan)
-        if rejected:
-            kept = tuple(pair for pair in layer.synonyms if pair[:2] not in rejected)
-            layer = replace(layer, synonyms=kept)
-    return ContextGraph(entities, parts.edges,
+    return graph_of_layer(parts, layer, chunk_context, canonicalizer, impact_relations, rejected)
+
+
+def graph_of_layer(parts: GraphParts, layer: PassageLayer | None, chunk_context: Mapping[str, tuple[str, str | None]],
+                   canonicalizer: Canonicalizer, impact_relations: Iterable[str] | None = None,
+                   rejected: Collection[tuple[str, str]] = ()) -> ContextGraph:
+    """The :class:`ContextGraph` of the ``parts`` and their passage ``layer`` (its synonym pairs the
+    user ``rejected`` left out)."""
+    if layer is not None and rejected:
+        layer = replace(layer, synonyms=tuple(pair for pair in layer.synonyms if pair[:2] not in rejected))
+    return ContextGraph(parts.entities, parts.edges,
                         DEFAULT_IMPACT_RELATIONS if impact_relations is None else tuple(impact_relations),
                         key_of=canonicalizer.key, passages=layer,
                         passage_documents={cid: doc for cid, (doc, _) in chunk_context.items() if doc},

@@ -16,9 +16,11 @@ distinct surface its canonical key, name key and display forms. A write step (:m
   the surfaces whose name key an alias maps (before or after) or whose form is (or was) split.
 
 :meth:`DerivationRows.derive` then aggregates entities, edges, the passage layer's inputs and the
-merge record with numpy, to the same graph :func:`assemble_graph` makes (the reference; tested
-against it after random sequences of writes). Note-typed surfaces and declared links depend on
-the documents' titles, so they are resolved again on every derivation (there are few).
+merge record with numpy (:class:`~workbench.context_graph.parts_state.PartsState`, which a writing
+process keeps to aggregate only what its next write changes), to the same graph
+:func:`assemble_graph` makes (the reference; tested against it after random sequences of writes).
+Note-typed surfaces and declared links depend on the documents' titles, so they are resolved again
+on every derivation (there are few).
 
 The file is an :mod:`~workbench.runtime.array_file` (no pickle, checksummed, atomic), keyed by the
 workspace, the name-key version and the canonicalization settings: any other file is not used,
@@ -35,12 +37,11 @@ from pathlib import Path
 import numpy as np
 
 from ..runtime.array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
-from ..runtime.gc_paused import gc_paused
 from ..record.packed_rows import unpack_mention_fields, unpack_pairs
-from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Edge, Entity, Merge
+from ..model import Merge
 from ..record.store import Store
-from .assemble import GraphParts, type_rank
-from .canon import Canonicalizer, FormTally
+from .assemble import GraphParts
+from .canon import Canonicalizer
 from ..text.name_keys import DEFAULT_ARTICLES, NAME_KEY_VERSION, display_form, name_key
 
 __all__ = ["FILE_NAME", "DerivationRows", "RowsStale", "Strings", "followed_rows", "rows_key"]
@@ -95,15 +96,16 @@ def rows_key(workspace_id: str, canonicalization: Mapping) -> str:
     return hashlib.sha256(json.dumps(shaping, sort_keys=True).encode()).hexdigest()
 
 
-def followed_rows(folder: Path, key: str, store: Store, canonicalizer: Canonicalizer
+def followed_rows(folder: Path, key: str, store: Store, canonicalizer: Canonicalizer, held: DerivationRows | None = None
                   ) -> tuple[DerivationRows, dict[str, tuple[str, str | None]], str]:
-    """The rows kept in ``folder`` for ``key`` brought up to the record, the chunk context they were
-    brought up with, and how: followed, or read whole when the kept ones are missing, stale or
-    damaged, or cannot follow the record (then the whole record is read and canonicalized)."""
+    """The rows kept in ``folder`` for ``key`` (or ``held``, those kept in memory for it) brought up
+    to the record, the chunk context they were brought up with, and how: followed, or read whole
+    when the kept ones are missing, stale or damaged, or cannot follow the record (then the whole
+    record is read and canonicalized)."""
     chunk_context = store.chunk_context()
     aliases, splits = store.aliases(), store.splits()
     try:
-        rows = DerivationRows.load(folder, key)
+        rows = held if held is not None else DerivationRows.load(folder, key)
         read, dropped = rows.sync(store, canonicalizer, aliases, splits, chunk_context)
         return rows, chunk_context, f"followed: {read} rows read, {dropped} dropped"
     except (ArrayFileUnusable, RowsStale) as exc:
@@ -133,24 +135,6 @@ def _narrowest(values: np.ndarray) -> np.ndarray:
         return values
     low, high = np.min_scalar_type(int(values.min())), np.min_scalar_type(int(values.max()))
     return values.astype(np.result_type(low, high), copy=False)
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct ``values``, ascending (``np.unique`` by sorting: its hash path took 50 times as
-    long on 300,000 integers with numpy 2.4).
-
-    >>> _distinct(np.array([3, 1, 3])).tolist()
-    [1, 3]
-    """
-    ordered = np.sort(values)
-    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
-
-
-def _first_order(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct ``codes`` in order of first appearance, each with its first index and count."""
-    unique, first, counts = np.unique(codes, return_index=True, return_counts=True)
-    order = np.argsort(first, kind="stable")
-    return unique[order], first[order], counts[order]
 
 
 class DerivationRows:
@@ -387,275 +371,12 @@ class DerivationRows:
         self.aliases, self.splits = aliases, splits
 
     # -- the graph's parts ----------------------------------------------------------------------
-    def mentioned(self) -> dict[str, np.ndarray]:
-        """Every mention's columns: those kept a row apiece, then the packed ones, each in record
-        order as :meth:`~workbench.record.store.Store.iter_mentions` gives them."""
-        return {name: np.concatenate([self.mentions[name], self.packed_mentions[name]]) for name in _MENTION_COLUMNS}
-
-    def stated(self) -> dict[str, np.ndarray]:
-        """Every stated triple's columns: the triple rows, then the co-mention pairs (relation
-        ``co_mentioned``, origin ``comention``, confidence 1), each in record order as
-        :meth:`~workbench.record.store.Store.iter_triples` gives them."""
-        c, pairs = self.comentions, len(self.comentions["rowid"])
-        packed = {**{name: c[name] for name in _COMENTION_COLUMNS},
-                  "relation": np.full(pairs, self.tables["relations"].id(COMENTION_RELATION), dtype=np.int64),
-                  "origin": np.full(pairs, self.tables["origins"].id(COMENTION_ORIGIN), dtype=np.int64),
-                  "confidence": np.ones(pairs, dtype=np.float64)}
-        return {name: np.concatenate([self.triples[name], packed[name]]) for name in (*_TRIPLE_COLUMNS, "confidence")}
-
-    @gc_paused()
     def derive(self, chunk_context: Mapping[str, tuple[str, str | None]], canonicalizer: Canonicalizer,
                notes: Mapping[str, str]) -> tuple[GraphParts, list[Merge]]:
         """The graph's parts and the merge record, from the rows as they are: what
-        :func:`~workbench.context_graph.assemble.graph_parts` and :class:`FormTally` make of the record."""
-        return _Aggregate(self, chunk_context, canonicalizer, notes).parts()
+        :func:`~workbench.context_graph.assemble.graph_parts` and :class:`FormTally` make of the record
+        (aggregated by :class:`~workbench.context_graph.parts_state.PartsState`)."""
+        from .parts_state import PartsState  # it aggregates these rows: imported here, not at the top
 
-
-class _Aggregate:
-    """One derivation from the rows: the state shared by its steps."""
-
-    def __init__(self, rows: DerivationRows, chunk_context: Mapping[str, tuple[str, str | None]],
-                 canonicalizer: Canonicalizer, notes: Mapping[str, str]) -> None:
-        self.rows, self.canonicalizer, self.notes = rows, canonicalizer, notes
-        self.mentions, self.triples = rows.mentioned(), rows.stated()
-        self.keys, self.forms = rows.tables["keys"], rows.tables["forms"]
-        # The key of a name with no letters or digits, which makes no entity: given an id now, since a
-        # note's title resolved later may be the first name to have it.
-        self.empty = self.keys.id("")
-        chunks = rows.tables["chunks"].values
-        context = [chunk_context.get(c, (None, None)) for c in chunks]
-        times = sorted({ts for _, ts in context if ts is not None})
-        self.times = times
-        at = {ts: i for i, ts in enumerate(times)}
-        self.chunk_time = _ids(at[ts] if ts is not None else -1 for _, ts in context)
-        documents = sorted({doc for doc, _ in context if doc})
-        self.documents = documents
-        doc_at = {doc: i for i, doc in enumerate(documents)}
-        self.chunk_doc = _ids(doc_at[doc] if doc else -1 for doc, _ in context)
-        self.chunk_ids = chunks
-        self.chunk_rank = _ranks(chunks)
-        self.resolved: dict[tuple[str, bool], tuple[int, int]] = {}
-        types = rows.tables["types"]
-        self.note_type, self.title_type = types.get("note"), types.get("title")
-
-    def lookup(self, surface: str, note: bool) -> tuple[int, int]:
-        """(key id, form id) of a surface as :func:`assemble_graph`'s ``note`` resolves it."""
-        found = self.resolved.get((surface, note))
-        if found is None:
-            written_as = self.notes.get(name_key(surface), surface) if note else surface
-            found = self.resolved[(surface, note)] = (self.keys.id(self.canonicalizer.key(written_as)),
-                                                      self.forms.id(display_form(written_as)))
-        return found
-
-    def parts(self) -> tuple[GraphParts, list[Merge]]:
-        rows = self.rows
-        m = self.mentions
-        surface_key, surface_form = rows.surface["key"], rows.surface["form"]
-        key = surface_key[m["surface"]]
-        form = surface_form[m["surface"]]
-        if self.note_type >= 0:  # note-typed surfaces go through the notes' titles, which change with them
-            noted = np.flatnonzero(m["type"] == self.note_type)
-            distinct, which = np.unique(m["surface"][noted], return_inverse=True)
-            surfaces = rows.tables["surfaces"].values
-            resolved = np.array([self.lookup(surfaces[s], True) for s in distinct.tolist()], dtype=np.int64).reshape(-1, 2)
-            key[noted], form[noted] = resolved[which, 0], resolved[which, 1]
-        valid = key != self.empty
-        stream = {"key": key[valid], "form": form[valid], "type": m["type"][valid], "chunk": m["chunk"][valid]}
-        title_rows = stream["type"] == self.title_type
-        title_of = self._titles(stream["chunk"][title_rows], stream["key"][title_rows])
-        edges, extra = self._edges(_distinct(stream["key"]))
-        for name in stream:
-            stream[name] = np.concatenate([stream[name], extra[name]])
-        entities, forms = self._entities(stream)
-        chunk_entities: dict[str, set[str]] = {}
-        width = max(len(self.keys.values), 1)
-        pairs = _distinct(stream["chunk"] * width + stream["key"])
-        for chunk, k in zip((pairs // width).tolist(), (pairs % width).tolist()):
-            chunk_entities.setdefault(self.chunk_ids[chunk], set()).add(self.keys.values[k])
-        return GraphParts(entities, edges, chunk_entities, forms, title_of), self._merges()
-
-    def _titles(self, chunks: np.ndarray, keys: np.ndarray) -> dict[str, str]:
-        """chunk -> title key: each chunk in order of its first title mention, keyed by its last."""
-        order, _, _ = _first_order(chunks)
-        last = {c: k for c, k in zip(chunks.tolist(), keys.tolist())}
-        return {self.chunk_ids[c]: self.keys.values[last[c]] for c in order.tolist()}
-
-    def _triple_keys(self, surfaces: np.ndarray, via_notes: np.ndarray) -> tuple[np.ndarray, list[str | None]]:
-        """Keys of triple ends, and the written form of those resolved through the notes."""
-        rows = self.rows
-        keys = rows.surface["key"][surfaces]
-        written: list[str | None] = [None] * len(surfaces)
-        names = rows.tables["surfaces"].values
-        via = np.flatnonzero(via_notes)
-        distinct, which = np.unique(surfaces[via], return_inverse=True)
-        titles = [self.notes.get(name_key(names[s]), names[s]) for s in distinct.tolist()]
-        title_keys = _ids(self.keys.id(self.canonicalizer.key(title)) for title in titles)
-        keys[via] = title_keys[which] if len(via) else keys[via]
-        for i, w in zip(via.tolist(), which.tolist()):
-            written[i] = titles[w]
-        return keys, written
-
-    def _edges(self, mentioned: np.ndarray) -> tuple[list[Edge], dict[str, np.ndarray]]:
-        """The edges, and the mentions of triple ends nobody mentioned (what ``note`` adds for them)."""
-        rows, t = self.rows, self.triples
-        via_notes = (t["origin"] == rows.tables["origins"].get("declared")) | (t["subject_type"] == self.note_type)
-        subject, subject_written = self._triple_keys(t["subject"], via_notes)
-        obj, object_written = self._triple_keys(t["object"], via_notes)
-        empty = self.empty
-        valid = np.flatnonzero((subject != empty) & (obj != empty) & (subject != obj))
-        known = np.zeros(len(self.keys.values), dtype=bool)
-        known[mentioned] = True
-        # Only ends whose key nobody mentioned can add a mention: a Python pass over those alone.
-        ends = np.concatenate([valid[~known[subject[valid]]] * 2, valid[~known[obj[valid]]] * 2 + 1])
-        extra: dict[str, list[int]] = {"key": [], "form": [], "type": [], "chunk": []}
-        added: set[int] = set()
-        names = rows.tables["surfaces"].values
-        for end in np.sort(ends).tolist():
-            i, is_object = divmod(end, 2)
-            k = int(obj[i] if is_object else subject[i])
-            if k in added:
-                continue
-            surface = int(t["object"][i] if is_object else t["subject"][i])
-            written = object_written[i] if is_object else subject_written[i]
-            etype = int(t["object_type"][i] if is_object else t["subject_type"][i])
-            note = etype == self.note_type
-            if written is None and not note:
-                k2, f2 = int(rows.surface["key"][surface]), int(rows.surface["form"][surface])
-            else:
-                k2, f2 = self.lookup(written if written is not None else names[surface], note)
-            if k2 == empty:
-                continue
-            for name, value in (("key", k2), ("form", f2), ("type", etype), ("chunk", int(t["chunk"][i]))):
-                extra[name].append(value)
-            added.add(k2)
-        return self._grouped(valid, subject, obj), {name: _ids(v) for name, v in extra.items()}
-
-    def _grouped(self, valid: np.ndarray, subject: np.ndarray, obj: np.ndarray) -> list[Edge]:
-        """One edge per (subject, relation, object), sorted by them: its distinct chunks and
-        documents, highest confidence (at least 0), first and last time, and first origin."""
-        t = self.triples
-        if not len(valid):
-            return []
-        keys, relations = self.keys.values, self.rows.tables["relations"].values
-        key_rank = _ranks(keys)
-        relation_rank = _ranks(relations)
-        code = ((key_rank[subject[valid]] * len(relations) + relation_rank[t["relation"][valid]]) * len(keys)
-                + key_rank[obj[valid]])
-        groups, inverse = np.unique(code, return_inverse=True)
-        order = np.argsort(inverse, kind="stable")  # rows by group, each group in triple order
-        rows = valid[order]
-        group = inverse[order]
-        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
-        confidence = np.maximum(np.maximum.reduceat(t["confidence"][rows], starts), 0.0)
-        chunk = t["chunk"][rows]
-        times = self.chunk_time[chunk]
-        big = len(self.times)
-        first = np.minimum.reduceat(np.where(times >= 0, times, big), starts)
-        last = np.maximum.reduceat(times, starts)
-        chunk_ranks, chunk_bounds = _distinct_sorted(group, self.chunk_rank[chunk], len(groups))
-        chunk_names = [self.chunk_ids[c] for c in np.argsort(self.chunk_rank)[chunk_ranks].tolist()]
-        docs = self.chunk_doc[chunk]
-        has_doc = docs >= 0
-        doc_values, doc_bounds = _distinct_sorted(group[has_doc], docs[has_doc], len(groups))
-        doc_names = [self.documents[d] for d in doc_values.tolist()]
-        chunk_at, doc_at = chunk_bounds.tolist(), doc_bounds.tolist()
-        origins = self.rows.tables["origins"].values
-        edges = []
-        for g, start in enumerate(starts.tolist()):
-            i = int(rows[start])
-            edges.append(Edge(
-                source=keys[subject[i]], relation=relations[t["relation"][i]], target=keys[obj[i]],
-                chunk_ids=tuple(chunk_names[chunk_at[g]:chunk_at[g + 1]]),
-                documents=tuple(doc_names[doc_at[g]:doc_at[g + 1]]),
-                confidence=float(confidence[g]),
-                first_seen=self.times[first[g]] if first[g] < big else None,
-                last_seen=self.times[last[g]] if last[g] >= 0 else None,
-                origin=origins[t["origin"][i]]))
-        return edges
-
-    def _entities(self, stream: dict[str, np.ndarray]) -> tuple[list[Entity], dict[str, dict[str, int]]]:
-        """Entities in order of first mention, and each key's forms with counts in order of first use."""
-        keys, form_names, types = self.keys.values, self.forms.values, self.rows.tables["types"].values
-        width = max(len(form_names), len(types), 1)
-        order, _, mentions = _first_order(stream["key"])
-        pairs, _, counts = _first_order(stream["key"] * width + stream["form"])
-        forms: dict[str, dict[str, int]] = {}
-        for pair, count in zip(pairs.tolist(), counts.tolist()):
-            forms.setdefault(keys[pair // width], {})[form_names[pair % width]] = count
-        written_rows = stream["type"] != self.title_type
-        written_pairs, _, written_counts = _first_order(stream["key"][written_rows] * width + stream["form"][written_rows])
-        written: dict[int, list[tuple[str, int]]] = {}
-        for pair, count in zip(written_pairs.tolist(), written_counts.tolist()):
-            written.setdefault(pair // width, []).append((form_names[pair % width], count))
-        type_pairs, _, type_counts = _first_order(stream["key"] * width + stream["type"])
-        typed: dict[int, list[tuple[str, int]]] = {}
-        for pair, count in zip(type_pairs.tolist(), type_counts.tolist()):
-            typed.setdefault(pair // width, []).append((types[pair % width], count))
-        times = self.chunk_time[stream["chunk"]]
-        big = len(self.times)
-        first = np.full(len(keys), big)
-        np.minimum.at(first, stream["key"], np.where(times >= 0, times, big))
-        last = np.full(len(keys), -1)
-        np.maximum.at(last, stream["key"], times)
-        entities = []
-        for k, count in zip(order.tolist(), mentions.tolist()):
-            key = keys[k]
-            shown = written.get(k) or list(forms[key].items())
-            name = min(shown, key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[0]
-            etype = min(typed[k], key=lambda kv: (type_rank(kv[0]), -kv[1], kv[0]))[0]
-            entities.append(Entity(key=key, name=name, type=etype, mentions=count,
-                                   first_seen=self.times[first[k]] if first[k] < big else None,
-                                   last_seen=self.times[last[k]] if last[k] >= 0 else None))
-        return entities, forms
-
-    def _merges(self) -> list[Merge]:
-        """The merge record (:meth:`FormTally.merges`) of the mentions, counted from the arrays:
-        a mention's key and form as the tally takes them (no note titles)."""
-        rows, m = self.rows, self.mentions
-        key = rows.surface["key"][m["surface"]]
-        form = rows.surface["tally_form"][m["surface"]]
-        valid = key != self.empty
-        key, form, chunk = key[valid], form[valid], m["chunk"][valid]
-        width = max(len(self.forms.values), 1)
-        pairs = _distinct(key * width + form)
-        pair_keys, per_key = np.unique(pairs // width, return_counts=True)
-        merged = pair_keys[per_key >= 2]
-        tally = FormTally(self.canonicalizer)
-        if not len(merged):
-            return tally.merges()
-        inside = np.isin(key, merged)
-        key, form, chunk = key[inside], form[inside], chunk[inside]
-        chunks = max(len(self.chunk_ids), 1)
-        uses, use_of = np.unique(key * width + form, return_inverse=True)
-        entries = []
-        for pair in uses.tolist():
-            entry: list = [0, {}]
-            tally.groups[self.keys.values[pair // width]][self.forms.values[pair % width]] = entry
-            entries.append(entry)
-        for u, count in zip(*np.unique(use_of, return_counts=True)):
-            entries[u][0] = int(count)
-        seen, _, _ = _first_order(use_of.astype(np.int64) * chunks + chunk)
-        for code in seen.tolist():
-            u, c = divmod(code, chunks)
-            entries[u][1][self.chunk_ids[c]] = None
-        return tally.merges()
-
-
-def _ranks(strings: list[str]) -> np.ndarray:
-    """Each string's place in sorted order."""
-    ranks = np.empty(len(strings), dtype=np.int64)
-    ranks[np.argsort(np.array(strings, dtype=object), kind="stable")] = np.arange(len(strings))
-    return ranks
-
-
-def _distinct_sorted(group: np.ndarray, values: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's distinct ``values`` in ascending order, one after another, and where each
-    group's begin (``bounds[g]:bounds[g + 1]``).
-
-    >>> values, bounds = _distinct_sorted(np.array([0, 1, 0, 0]), np.array([5, 2, 3, 5]), 2)
-    >>> values.tolist(), bounds.tolist()
-    ([3, 5, 2], [0, 2, 3])
-    """
-    width = int(values.max()) + 1 if len(values) else 1
-    codes = _distinct(group * width + values)
-    return codes % width, np.searchsorted(codes // width, np.arange(groups + 1))
+        state = PartsState.derive(self, chunk_context, canonicalizer, notes)
+        return state.parts(), state.merge_record()

@@ -429,44 +429,43 @@ class ContextGraph(GraphWalks):
         each passage whose title it names, the layer's ``title_link_weight``.
         """
         if self._pagerank is None:
+            from .ppr import PageRankIndex
+
             keys = list(self._entity)
+            n = len(keys)
             layer = self.passages
             chunk_ids = sorted(layer.entities_of)
             position = {key: i for i, key in enumerate(keys)}
-            passage_at = {cid: len(keys) + i for i, cid in enumerate(chunk_ids)}
-            rows: list[int] = []
-            cols: list[int] = []
-            weights: list[float] = []
-            stated: set[tuple[str, str]] = set()  # (chunk, entity) where the chunk states a relation of it
-            for edge in self._edges_in_order():
-                source, target, relation = edge.source, edge.target, edge.relation
-                scale = 1.0
-                if relation != COMENTION_RELATION:
-                    scale = layer.relation_weight
-                    stated.update((cid, end) for cid in edge.chunk_ids for end in (source, target))
-                rows.append(position[source])
-                cols.append(position[target])
-                weights.append(scale * edge.weight)
-            for a, b, _ in layer.synonyms:
-                rows.append(position[a])
-                cols.append(position[b])
-                weights.append(1.0)
-            for cid in chunk_ids:
-                for key in layer.entities_of[cid]:
-                    if key in position and key not in layer.common:
-                        link = layer.relation_weight if (cid, key) in stated else 1.0
-                        rows.append(passage_at[cid])
-                        cols.append(position[key])
-                        weights.append(link)
-            for cid, target in layer.title_links:
-                rows.append(passage_at[cid])
-                cols.append(passage_at[target])
-                weights.append(layer.title_link_weight)
-            from .ppr import PageRankIndex
-
-            self._pagerank = PageRankIndex.from_edges(
-                keys + [("p", cid) for cid in chunk_ids], np.array(rows, dtype=np.int64),
-                np.array(cols, dtype=np.int64), np.array(weights, dtype=np.float64))
+            edges = self._edges_in_order()
+            relational = [edge for edge in edges if edge.relation != COMENTION_RELATION]
+            scale = np.fromiter((1.0 if edge.relation == COMENTION_RELATION else layer.relation_weight
+                                 for edge in edges), dtype=np.float64, count=len(edges))
+            rows = [np.fromiter((position[edge.source] for edge in edges), dtype=np.int64, count=len(edges))]
+            cols = [np.fromiter((position[edge.target] for edge in edges), dtype=np.int64, count=len(edges))]
+            weights = [scale * np.fromiter((edge.weight for edge in edges), dtype=np.float64, count=len(edges))]
+            rows.append(np.fromiter((position[a] for a, _, _ in layer.synonyms), dtype=np.int64))
+            cols.append(np.fromiter((position[b] for _, b, _ in layer.synonyms), dtype=np.int64))
+            weights.append(np.ones(len(layer.synonyms)))
+            # (passage, entity) where the passage states a relation of the entity: a link of relation_weight
+            chunk_at = {cid: i for i, cid in enumerate(chunk_ids)}
+            stated = np.unique(np.fromiter((chunk_at[cid] * n + position[end] for edge in relational
+                                            for cid in edge.chunk_ids if cid in chunk_at
+                                            for end in (edge.source, edge.target)), dtype=np.int64))
+            linked = [layer.entities_of[cid] for cid in chunk_ids]
+            passage = np.repeat(np.arange(len(chunk_ids), dtype=np.int64), [len(keys_of) for keys_of in linked])
+            entity = np.fromiter((position.get(key, -1) for keys_of in linked for key in keys_of), dtype=np.int64,
+                                 count=len(passage))
+            walked = entity >= 0
+            walked[walked] = ~np.isin(entity[walked], [position[key] for key in layer.common if key in position])
+            passage, entity = passage[walked], entity[walked]
+            rows.append(passage + n)
+            cols.append(entity)
+            weights.append(np.where(np.isin(passage * n + entity, stated), layer.relation_weight, 1.0))
+            rows.append(np.fromiter((chunk_at[cid] + n for cid, _ in layer.title_links), dtype=np.int64))
+            cols.append(np.fromiter((chunk_at[target] + n for _, target in layer.title_links), dtype=np.int64))
+            weights.append(np.full(len(layer.title_links), layer.title_link_weight))
+            self._pagerank = PageRankIndex.from_edges(keys + [("p", cid) for cid in chunk_ids], np.concatenate(rows),
+                                                      np.concatenate(cols), np.concatenate(weights))
         return self._pagerank
 
     def entity_pagerank_index(self) -> PageRankIndex:

@@ -178,6 +178,21 @@ class NameMatcher:
         self._long_texts_left = 0
         return self
 
+    @classmethod
+    def over_names(cls, key_of: dict[str, str]) -> NameMatcher:
+        """The matcher whose table is ``key_of`` (name words -> key), as made already (a
+        :class:`~workbench.context_graph.passage_state.PassageState` keeps it from write to write).
+
+        >>> NameMatcher.over_names({"oslo": "oslo", "new york": "ny"}).find("From Oslo to New York.")
+        ['oslo', 'ny']
+        """
+        self = cls.__new__(cls)
+        self._key_of = key_of
+        self._prefixes = None
+        self._long_texts_left = _PREFIXES_AFTER_TEXTS
+        self._max_words = max((words.count(" ") + 1 for words in key_of), default=0)
+        return self
+
     @staticmethod
     def _prefixes_of(names: Iterable[str]) -> set[str]:
         return {" ".join(parts[:n]) for parts in (w.split(" ") for w in names) for n in range(1, len(parts) + 1)}

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from ..extract.names import joined_words
 from ..settings import setting_default
 
-__all__ = ["GROUP_LIMIT", "SynonymScan", "synonym_scan"]
+__all__ = ["GROUP_LIMIT", "SynonymScan", "first_word_groups", "synonym_scan", "synonyms_changed"]
 
 #: A group of more names than this shares a common word ("The ..."), not a name: not compared.
 GROUP_LIMIT = 300
@@ -116,3 +116,61 @@ def synonym_scan(names: Mapping[str, str], threshold: float = setting_default("g
             pairs.extend(_group_pairs(group, threshold))
     return SynonymScan(threshold, dict(names), words, tuple(sorted(pairs)))
 
+
+
+def first_word_groups(words: Mapping[str, str]) -> dict[str, frozenset[str]]:
+    """First word -> the keys whose words (:attr:`SynonymScan.words`) start with it: the groups
+    names are compared within.
+
+    >>> {first: sorted(keys) for first, keys in first_word_groups({"a": "ann lee", "b": "ann lees", "c": ""}).items()}
+    {'ann': ['a', 'b']}
+    """
+    groups: dict[str, set[str]] = defaultdict(set)
+    for key, text in words.items():
+        if text:
+            groups[_first(text)].add(key)
+    return {first: frozenset(keys) for first, keys in groups.items()}
+
+
+def synonyms_changed(previous: SynonymScan, changes: Mapping[str, str | None],
+                     groups: dict[str, frozenset[str]]) -> SynonymScan:
+    """What :func:`synonym_scan` gives for ``previous.names`` with ``changes`` made (key -> its
+    name now; None: no longer compared), at ``previous``'s threshold, comparing again only the
+    groups a changed name joined, left or changed in. ``groups`` (:func:`first_word_groups` of
+    ``previous.words``) is brought up to date in place.
+
+    >>> first = synonym_scan({"a": "Ann Lee", "c": "Bob"}, 0.6)
+    >>> groups = first_word_groups(first.words)
+    >>> synonyms_changed(first, {"b": "Ann Lees", "c": None}, groups).pairs, sorted(groups)
+    ((('a', 'b', 0.7),), ['ann'])
+    """
+    names, words = dict(previous.names), dict(previous.words)
+    touched: set[str] = set()
+    for key, name in changes.items():
+        if previous.names.get(key) == name:
+            continue
+        old = previous.words.get(key)
+        if old:
+            first = _first(old)
+            touched.add(first)
+            left = groups[first] - {key}
+            if left:
+                groups[first] = left
+            else:
+                del groups[first]
+        if name is None:
+            names.pop(key, None)
+            words.pop(key, None)
+            continue
+        names[key] = name
+        words[key] = text = _words(name)
+        if text:
+            first = _first(text)
+            touched.add(first)
+            groups[first] = groups.get(first, frozenset()) | {key}
+    pairs = [pair for pair in previous.pairs if _first(previous.words[pair[0]]) not in touched]
+    for first in touched:
+        group = groups.get(first, frozenset())
+        if 2 <= len(group) <= GROUP_LIMIT:
+            pairs.extend(_group_pairs(((key, words[key]) for key in group), previous.threshold))
+    return SynonymScan(previous.threshold, names, words, tuple(sorted(pairs)))

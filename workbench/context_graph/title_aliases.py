@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 
-__all__ = ["MAX_TITLES_PER_ALIAS", "title_aliases", "aliased_titles"]
+__all__ = ["MAX_TITLES_PER_ALIAS", "title_aliases", "aliased_titles", "usable_aliases"]
 
 #: A short form shared by more titles than this is too ambiguous to link any of them.
 MAX_TITLES_PER_ALIAS = 3
@@ -62,12 +62,21 @@ def aliased_titles(titles: Mapping[str, str], words_of: Callable[[str], str],
     ...                str.casefold, known={"orhan"})
     {'tim mccann': ['a', 'b']}
     """
-    titled_words = set(known)
     by_alias: dict[str, list[str]] = defaultdict(list)
     for key in sorted(titles):
         for alias in title_aliases(titles[key]):
             words = words_of(alias)
             if words and key not in by_alias[words]:
                 by_alias[words].append(key)
-    return {words: keys for words, keys in sorted(by_alias.items())
-            if words not in titled_words and len(keys) <= (MAX_TITLES_PER_ALIAS if " " in words else 1)}
+    return usable_aliases(by_alias, set(known))
+
+
+def usable_aliases(by_alias: Mapping[str, Sequence[str]], known: Container[str]) -> dict[str, list[str]]:
+    """Of short-form words -> the title keys (sorted) that have them, those that may name a title:
+    none that is a title's own words (in ``known``), none shared by too many titles; sorted by words.
+
+    >>> usable_aliases({"tim mccann": ["a", "b"], "orhan": ["c"], "ann": ["d", "e"]}, {"orhan"})
+    {'tim mccann': ['a', 'b']}
+    """
+    return {words: list(keys) for words, keys in sorted(by_alias.items())
+            if words not in known and len(keys) <= (MAX_TITLES_PER_ALIAS if " " in words else 1)}

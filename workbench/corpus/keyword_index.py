@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import importlib.metadata
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -46,7 +46,8 @@ def _versioned(key: str) -> str:
     """The key with what else decides the index: the tokenizer's and bm25s's versions."""
     return f"{key}:tokenizer {TOKENIZER_VERSION}:bm25s {importlib.metadata.version('bm25s')}"
 
-__all__ = ["KeywordIndex", "KeywordMatch", "KeywordIndexError", "built_index", "current_index"]
+__all__ = ["ChunkTexts", "KeywordIndex", "KeywordMatch", "KeywordIndexError", "bm25_scores", "built_index",
+           "current_index"]
 
 
 class KeywordIndexError(ValueError):
@@ -103,28 +104,36 @@ class KeywordIndex:
         if len(set(ids)) != len(ids):
             repeated = sorted(i for i, n in Counter(ids).items() if n > 1)[:5]
             raise KeywordIndexError(f"KeywordIndex.build got repeated ids {repeated}; ids must be unique")
-        reuse = earlier if earlier is not None and earlier._tokens is not None and earlier._bm25 is not None else None
+        reuse = earlier if earlier is not None and earlier.reused_for(ids) else None
         held = {passage: at for at, passage in enumerate(reuse._ids)} if reuse is not None else {}
-        if 2 * sum(passage in held for passage in ids) < len(held):
-            reuse, held = None, {}  # most passages gone: a fresh vocabulary, without the words of theirs alone
         vocabulary: dict[str, int] = dict(reuse._bm25.vocab_dict) if reuse is not None else {}
-        flat, starts = reuse._tokens if reuse is not None and reuse._tokens is not None else (None, None)
-        token_ids: list[list[int]] = []
-        for passage, text in zip(ids, texts):
-            at = held.get(passage)
-            if at is not None and flat is not None and starts is not None:
-                token_ids.append(flat[starts[at]:starts[at + 1]].tolist())
-                continue
-            token_ids.append([vocabulary.setdefault(token, len(vocabulary)) for token in tokenize(text)])
-        tokens = (np.fromiter((t for row in token_ids for t in row), dtype=np.int32),
-                  np.cumsum([0] + [len(row) for row in token_ids], dtype=np.int64))
+        flat, starts = reuse._tokens if reuse is not None and reuse._tokens is not None else \
+            (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
+        at = np.fromiter((held.get(passage, -1) for passage in ids), dtype=np.int64, count=len(ids))
+        fresh = [[vocabulary.setdefault(token, len(vocabulary)) for token in tokenize(text)]
+                 for text, place in zip(texts, at.tolist()) if place < 0]
+        tokens = _gathered(flat, starts, at, fresh)
         bm25 = None
         if len(tokens[0]):
             import bm25s  # imported here: it pulls in scipy, which callers without keyword search never need
 
             bm25 = bm25s.BM25()
-            bm25.index((token_ids, vocabulary), show_progress=False)
+            bm25.scores = bm25_scores(tokens[0], tokens[1], len(vocabulary), bm25.k1, bm25.b, bm25.method)
+            if "" not in vocabulary:  # bm25s gives the empty token an id after the others, as its index() does
+                vocabulary[""] = max(vocabulary.values()) + 1
+            bm25.vocab_dict = vocabulary
+            bm25.unique_token_ids_set = set(vocabulary.values())
+            bm25.nonoccurrence_array = None  # the method scores occurrences only
         return cls(ids, bm25, tokens)
+
+    def reused_for(self, ids: Sequence[str]) -> set[str]:
+        """The passages of ``ids`` whose tokens a :meth:`build` of ``ids`` given this index as
+        ``earlier`` keeps (none when it has no tokens, or when fewer than half of its passages
+        are still there: a fresh vocabulary then leaves out the words of theirs alone)."""
+        if self._tokens is None or self._bm25 is None:
+            return set()
+        kept = set(self._ids).intersection(ids)
+        return kept if 2 * len(kept) >= len(self._ids) else set()
 
     @classmethod
     def load_earlier(cls, path: Path, key_prefix: str) -> KeywordIndex | None:
@@ -250,7 +259,72 @@ class KeywordIndex:
         ]
 
 
-def current_index(path: Path, workspace_id: str, version: int, chunks: Callable[[], Sequence[Chunk]],
+def _gathered(flat: np.ndarray, starts: np.ndarray, at: np.ndarray, fresh: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each passage's token ids, one after another, and where each starts: those of the passages
+    held at ``at`` (>= 0) in ``flat``/``starts``, then in turn one list of ``fresh`` for each other one."""
+    held = at >= 0
+    lengths = np.zeros(len(at), dtype=np.int64)
+    lengths[held] = starts[at[held] + 1] - starts[at[held]]
+    lengths[~held] = [len(row) for row in fresh]
+    source = np.concatenate([flat.astype(np.int32, copy=False),
+                             np.fromiter((t for row in fresh for t in row), dtype=np.int32)])
+    first = np.empty(len(at), dtype=np.int64)
+    first[held] = starts[at[held]]
+    first[~held] = len(flat) + np.cumsum([0] + [len(row) for row in fresh[:-1]], dtype=np.int64)
+    offsets = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    row = np.repeat(np.arange(len(at), dtype=np.int64), lengths)
+    return source[first[row] + np.arange(offsets[-1], dtype=np.int64) - offsets[row]], offsets
+
+
+def bm25_scores(tokens: np.ndarray, starts: np.ndarray, vocabulary: int, k1: float, b: float,
+                method: str = "lucene") -> dict:
+    """The score matrix ``bm25s.BM25(k1=k1, b=b, method=method).index((token ids, vocabulary))``
+    makes of the passages whose token ids are ``tokens[starts[i]:starts[i + 1]]``, the same to
+    the bit, in a few array operations instead of a Python pass over every passage (which a write
+    of one note paid for every note): a term's inverse document frequency from bm25s's own
+    formula, once per distinct document frequency.
+
+    >>> import bm25s
+    >>> rows = [[0, 1, 1], [1, 2], [3]]
+    >>> made = bm25_scores(np.array([t for r in rows for t in r]), np.array([0, 3, 5, 6]), 5, 1.5, 0.75)
+    >>> index = bm25s.BM25(); index.index((rows, {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}), show_progress=False)
+    >>> all(np.array_equal(made[name], index.scores[name]) for name in ("data", "indices", "indptr"))
+    True
+    """
+    from bm25s.scoring import _select_idf_scorer
+
+    if method not in ("lucene", "robertson", "atire"):
+        raise ValueError(f"bm25_scores: method {method!r} needs scores of absent terms, which it does not make")
+    passages = len(starts) - 1
+    lengths = np.diff(starts).astype(np.int64)
+    average = lengths.mean()
+    pairs, counts = np.unique(np.repeat(np.arange(passages, dtype=np.int64), lengths) * vocabulary + tokens,
+                              return_counts=True)
+    passage, term = pairs // vocabulary, pairs % vocabulary
+    frequencies = np.bincount(term, minlength=vocabulary)
+    idf = np.zeros(vocabulary, dtype=np.float32)
+    scorer = _select_idf_scorer(method)
+    for df in np.unique(frequencies[frequencies > 0]).tolist():
+        idf[frequencies == df] = scorer(df, N=passages)
+    tf = counts.astype(np.float32)
+    tfc = tf / (k1 * ((1 - b) + b * lengths[passage] / average) + tf)
+    data = (idf[term] * tfc).astype(np.float32)
+    order = np.argsort((term << 32) | passage)
+    indptr = np.zeros(vocabulary + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term, minlength=vocabulary), out=indptr[1:])
+    return {"data": data[order], "indices": passage[order].astype(np.int32), "indptr": indptr, "num_docs": passages}
+
+
+class ChunkTexts(Protocol):
+    """Where an index's passages come from (the record's :class:`~workbench.record.store.Store`)."""
+
+    def chunk_ids(self) -> Collection[str]: ...
+
+    def chunks(self, ids: Sequence[str] | None = None) -> Sequence[Chunk]: ...
+
+
+def current_index(path: Path, workspace_id: str, version: int, chunks: ChunkTexts,
                   keep: Callable[[Callable[[], object]], object]) -> KeywordIndex:
     """The keyword index of a workspace's record at ``version``: the one kept in ``path`` for it,
     else :func:`built_index`."""
@@ -260,17 +334,18 @@ def current_index(path: Path, workspace_id: str, version: int, chunks: Callable[
         return built_index(path, workspace_id, version, chunks, keep)
 
 
-def built_index(path: Path, workspace_id: str, version: int, chunks: Callable[[], Sequence[Chunk]],
+def built_index(path: Path, workspace_id: str, version: int, chunks: ChunkTexts,
                 keep: Callable[[Callable[[], object]], object]) -> KeywordIndex:
-    """The keyword index of ``chunks()``, the chunks of a workspace's record at ``version``, built
-    (tokenizing only the chunks the one kept in ``path`` for an earlier version lacks) and handed
-    to ``keep``, which saves it there when the record is still at ``version``."""
+    """The keyword index of the chunks of a workspace's record at ``version`` (in id order), built
+    (reading and tokenizing only the chunks the one kept in ``path`` for an earlier version lacks)
+    and handed to ``keep``, which saves it there when the record is still at ``version``."""
     earlier = KeywordIndex.load_earlier(path, f"{workspace_id}:")
-    found = chunks()
-    ids = [c.id for c in found]
+    ids = sorted(chunks.chunk_ids())
     if earlier is not None and earlier.holds_exactly(ids):  # a merge step: the same chunks, the same index
         index = earlier
     else:
-        index = KeywordIndex.build(ids, [c.text for c in found], earlier=earlier)
+        held = earlier.reused_for(ids) if earlier is not None else set()
+        texts = {c.id: c.text for c in chunks.chunks([i for i in ids if i not in held])}
+        index = KeywordIndex.build(ids, [texts.get(i, "") for i in ids], earlier=earlier)
     keep(lambda: index.save(path, f"{workspace_id}:{version}"))
     return index

@@ -16,16 +16,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, graph_of_parts, note_resolver
+from ..context_graph.assemble import LazyMapping, PassageOptions, assemble_graph, note_resolver
 from ..context_graph.canon import Canonicalizer, build_merges
-from ..context_graph.derivation_rows import followed_rows, rows_key
+from ..context_graph.derivation_rows import rows_key
 from ..context_graph.graph import ContextGraph
+from ..context_graph.graph_state import GraphState, follow_record
 from ..context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot
 from ..context_graph.name_scan import load_name_scan, save_name_scan
 from ..context_graph.passages import LINK_RULES_VERSION, NameScan
 from ..model import Merge, Mention
 from ..record.store import Store
-from ..runtime.gc_paused import gc_paused, skip_exit_collection
+from ..runtime.gc_paused import skip_exit_collection
 from ..settings import Settings
 from ..text.name_keys import NAME_KEY_VERSION
 from .write_lock import WriteLock
@@ -79,6 +80,10 @@ class GraphDerivation:
         self.snapshot_status: str | None = None
         #: How the last derivation of this process had its rows: followed from the kept ones, or read whole.
         self.rows_status: str | None = None
+        #: What the last derivation of this process aggregated again (``everything``, or counts).
+        self.touched: str | None = None
+        #: What this writer derived last, which its next write follows (workbench.context_graph.graph_state).
+        self.state: GraphState | None = None
 
     def canonicalizer(self) -> Canonicalizer:
         return canonicalizer_of(self.store, self.settings)
@@ -145,20 +150,22 @@ class GraphDerivation:
                 return Derived(version, graph)
             # The writer follows the record with the rows kept beside it: only rows added since
             # the last derivation are canonicalized (workbench.context_graph.derivation_rows).
+            # A writing process keeps what it derived (workbench.context_graph.graph_state): its next
+            # write aggregates and links only what the write changed.
             rows_file = rows_key(self.store.workspace_id, self.settings.canonicalization.model_dump(mode="json"))
-            rows, chunk_context, self.rows_status = followed_rows(self.path, rows_file, self.store, canonicalizer)
-            with gc_paused():
-                parts, merges = rows.derive(chunk_context, canonicalizer,
-                                            LazyMapping(lambda: note_resolver(self.store.documents())))
-                graph = graph_of_parts(parts, chunk_context, canonicalizer,
-                                       self.settings.graph.impact_relations, self.store.chunk_texts(), version[1],
-                                       self.store.rejected_suggestions(), load_name_scan(self.path))
+            previous, self.state = self.state, None  # dropped should the derivation fail midway
+            followed = follow_record(self.store, self.path, rows_file, canonicalizer, version[1],
+                                     self.settings.graph.impact_relations,
+                                     LazyMapping(lambda: note_resolver(self.store.documents())), previous,
+                                     lambda: load_name_scan(self.path))
+            self.state, self.rows_status, self.touched = followed.state, followed.rows_status, followed.touched
+            graph, merges = followed.graph, followed.merges
             derived = Derived(version, graph, merges)
             try:
                 save_snapshot(self.path, key, graph, merges)
                 if graph.passages.scan is not None:
                     save_name_scan(self.path, graph.passages.scan)
-                rows.save(self.path, rows_file)
+                followed.state.rows.save(self.path, rows_file)
             except OSError:  # a full disk, a read-only folder: the next write step tries again
                 pass
             return derived

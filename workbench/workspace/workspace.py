@@ -256,13 +256,13 @@ class Workspace:
         path, version = self.path / KEYWORD_INDEX_FILE, self.store.version
         if KeywordIndex.kept_for(path, f"{self.store.workspace_id}:{version}"):
             return False
-        built_index(path, self.store.workspace_id, version, self.store.chunks, lambda save: self.save_derived(version, save))
+        built_index(path, self.store.workspace_id, version, self.store, lambda save: self.save_derived(version, save))
         return True
 
     def keyword_index(self, version: int) -> KeywordIndex:
         """BM25 over every chunk of the record at ``version``: the one kept in the folder, else
         built and kept there when the write lock is free (:func:`~workbench.corpus.keyword_index.current_index`)."""
-        return current_index(self.path / KEYWORD_INDEX_FILE, self.store.workspace_id, version, self.store.chunks,
+        return current_index(self.path / KEYWORD_INDEX_FILE, self.store.workspace_id, version, self.store,
                              lambda save: self.save_derived(version, save))
 
     def documents_under(self, path: str | Path) -> list[str]:
