@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from workbench.runtime.array_file import ArrayFileUnusable, read_array_file, read_manifest, write_array_file
-from workbench.context_graph import derivation_rows, entity_vectors, graph_snapshot, name_scan
+from workbench.context_graph import derivation_rows, graph_snapshot, name_scan
+from workbench.vectors import entity_vectors
 
 from tests.conftest import reopened
 

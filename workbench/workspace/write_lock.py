@@ -21,7 +21,7 @@ class WorkspaceBusy(RuntimeError):
 class WriteLock:
     """``workspace.lock`` in ``path``. ``with lock.hold():`` holds it for one block."""
 
-    def __init__(self, path: Path, timeout: float = 10.0, read_only: bool = False) -> None:
+    def __init__(self, path: Path, timeout: float, read_only: bool = False) -> None:
         self.path = path
         self.timeout = timeout
         self.read_only = read_only
