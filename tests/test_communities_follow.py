@@ -176,7 +176,7 @@ def test_while_reports_are_rebuilt_in_the_background_every_surface_says_which_ve
     ws = make_workspace(settings=bounded)
     ws.ingest([corpus])
     first = ws.summaries()
-    assert first.stored and first.version == ws.store.version
+    assert summaries_module.wait_for_store(ws, timeout=60) and first.stored and first.version == ws.store.version
     _stored_by_an_earlier_version(ws)
     (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
     ws.ingest([corpus])
@@ -228,6 +228,7 @@ def test_a_one_shot_reader_builds_them_at_once_and_says_which_version_they_descr
     ws = make_workspace(settings=bounded)
     ws.ingest([corpus])
     ws.summaries()
+    assert summaries_module.wait_for_store(ws, timeout=60)
     _stored_by_an_earlier_version(ws)
     (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
     ws.ingest([corpus])
@@ -239,3 +240,37 @@ def test_a_one_shot_reader_builds_them_at_once_and_says_which_version_they_descr
         reader.close()
     assert main(["--workspace", str(ws.path), "communities"]) == 0
     assert capsys.readouterr().out.startswith(f"themes of record version {ws.store.version}\n")
+
+
+def test_a_background_rebuild_that_fails_leaves_the_next_reader_to_build_and_meet_the_error(
+        make_workspace, settings, tmp_path, monkeypatch):
+    from workbench.corpus.summaries import rebuild_in_background, wait_for_rebuild
+
+    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(
+        update={"sync_max_passages": 10})})
+    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
+    ws = make_workspace(settings=bounded)
+    ws.ingest([corpus])
+    ws.summaries()
+    assert summaries_module.wait_for_store(ws, timeout=60)
+    _stored_by_an_earlier_version(ws)
+    (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
+    ws.ingest([corpus])
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the reports could not be built")
+
+    monkeypatch.setattr(summaries_module, "build_reports", broken)
+    reader = type(ws)(ws.path, settings=bounded, embedder=ws.embedder, create=False, read_only=True)
+    try:
+        rebuild_in_background(reader)
+        assert reader.summaries().rebuilding
+        assert wait_for_rebuild(reader, timeout=120)
+        with pytest.raises(RuntimeError, match="could not be built"):  # not the old reports again, silently
+            reader.summaries()
+        monkeypatch.undo()
+        assert reader.summaries().rebuilding  # asked again, it tries again in the background
+        assert wait_for_rebuild(reader, timeout=300)
+        assert reader.summaries().version == ws.store.version
+    finally:
+        reader.close()

@@ -106,6 +106,12 @@ def test_perf_json_has_the_issue_shape_on_tiny_sizes(tmp_path, capsys):
     communities = payload["communities"]
     assert {"communities", "detect_s", "reports_s", "seconds", "unchanged_kept"} <= set(communities)
     assert communities["unchanged_built"] == 0 and communities["unchanged_kept"] == communities["communities"]
+    follow = communities["follow"]  # from scratch, then one note added, edited and removed, on a copy
+    assert [step["step"] for step in follow["steps"]] == ["added", "edited", "removed"]
+    for step in follow["steps"]:
+        assert step["changed_nodes"] > 0 and 0 < step["seconds"] < step["fresh_process_s"]  # followed, not rebuilt
+        assert step["fresh_process_same"] and step["fresh_process_built"] == step["built"] < step["reports"]
+        assert step["modularity_followed"] >= step["modularity_scratch"] - 0.05
     (ppr,) = payload["ppr"]
     assert {"nodes", "edges", "ours_ms", "networkx_ms", "ratio", "igraph_ms", "igraph_ratio"} <= set(ppr)
     assert ppr["max_abs_diff"] < 1e-5 and ppr["igraph_agrees"] is True

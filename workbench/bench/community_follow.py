@@ -1,8 +1,9 @@
 """Communities following writes: the community reports from scratch, then after one note is
 added, edited and removed, each timed to the first answer of ``communities``.
 
-On a copy of a benchmark workspace (the cache is never written): the summaries are dropped and
-built from scratch by the workspace that writes (the baseline, its model loaded first); a
+On a copy of a benchmark workspace (the cache is never written), whose write steps build no
+summaries (as past ``communities.sync_max_passages``): the summaries are dropped and built from
+scratch by the workspace that writes (the baseline, its model loaded first); a
 long-lived reader (a read-only workspace, as the app or the MCP server hold one) then answers
 after each write, following its last summaries, and a fresh process (``communities --json``,
 interpreter and model start included) follows the stored ones. Beside each figure, what a
@@ -76,8 +77,12 @@ def _against_scratch(ws: Workspace, followed) -> dict[str, Any]:
 def bench_community_follow(workspace_path: Path, settings: Settings, work_dir: Path,
                            fresh_process: bool = True) -> dict[str, Any]:
     """The figures of the module docstring, on a copy of ``workspace_path`` made in ``work_dir``."""
+    from ..corpus.summaries import wait_for_store
     from ..workspace.workspace import Workspace
 
+    # No write step builds them, as past communities.sync_max_passages: the reader follows each write.
+    settings = settings.model_copy(update={"communities": settings.communities.model_copy(
+        update={"sync_max_passages": 0})})
     shutil.rmtree(work_dir, ignore_errors=True)
     copy = work_dir / "ws"
     shutil.copytree(workspace_path, copy)
@@ -94,6 +99,7 @@ def bench_community_follow(workspace_path: Path, settings: Settings, work_dir: P
         started = time.perf_counter()
         scratch = writer.summaries()
         scratch_s = time.perf_counter() - started
+        wait_for_store(writer)  # stored on a thread once answered: the reader starts from them
         added, edited = note_texts(writer)
         reader = Workspace(copy, settings=settings, embedder=writer.embedder, create=False, read_only=True)
         reader.summaries()  # reads the stored ones: the reader's last summaries

@@ -91,6 +91,24 @@ class Community:
             object.__setattr__(self, "parent_id", report_id(self.parent))
 
 
+#: Each passage's content words by (id, hash of its text), kept for the passages of the last detection
+#: in this process: the next one, after a write, reads the words of the few passages it changed.
+_words_memo: dict[tuple[str, int], tuple[str, ...]] = {}
+
+
+def _content_words(texts: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """:func:`~workbench.corpus.keyphrases.content_words` of each text, by its key in sorted order."""
+    global _words_memo
+    memo, kept = _words_memo, {}
+    for key in sorted(texts):
+        text = texts[key]
+        at = (key, hash(text))
+        words = memo.get(at)
+        kept[at] = words if words is not None else tuple(content_words(text))
+    _words_memo = kept
+    return {key: words for (key, _), words in kept.items()}
+
+
 def passage_words(texts: Mapping[str, str], per_passage: int = 20, max_share: float = 0.25) -> dict[str, list[str]]:
     """Each passage's ``per_passage`` most distinctive words (count x log(passages / passages with
     the word)), among the words of at least two passages and at most ``max_share`` of them.
@@ -100,7 +118,7 @@ def passage_words(texts: Mapping[str, str], per_passage: int = 20, max_share: fl
     >>> passage_words({"a": "export schedule moved", "b": "export schedule kept", "c": "budget kept"}, 5, 0.7)
     {'a': ['export', 'schedule'], 'b': ['export', 'kept', 'schedule'], 'c': ['kept']}
     """
-    counts = {cid: Counter(content_words(texts[cid])) for cid in sorted(texts)}
+    counts = {cid: Counter(words) for cid, words in _content_words(texts).items()}
     spread: Counter[str] = Counter(w for c in counts.values() for w in c)
     n = len(counts)
     found = {}

@@ -46,12 +46,22 @@ def name_of_json(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+#: The hashes of the last community graph's node names, in this process (a write changes a few).
+_hash_memo: dict[Any, int] = {}
+
+
 def _name_hashes(names: list) -> np.ndarray:
     """A 64-bit hash of each node name, the same in every process (no ``PYTHONHASHSEED``)."""
+    global _hash_memo
+    memo, kept = _hash_memo, {}
     out = np.empty(len(names), dtype=np.uint64)
     for i, name in enumerate(names):
-        text = f"{name[0]}\x00{name[1]}" if isinstance(name, tuple) else f"e\x00{name}"
-        out[i] = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        found = memo.get(name)
+        if found is None:
+            text = f"{name[0]}\x00{name[1]}" if isinstance(name, tuple) else f"e\x00{name}"
+            found = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        kept[name] = out[i] = found
+    _hash_memo = kept
     return out
 
 

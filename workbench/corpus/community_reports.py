@@ -280,8 +280,10 @@ def _general_names(graph: ContextGraph) -> frozenset[str]:
     key-phrase words: each name, and each of its words."""
     found: set[str] = set()
     for e in graph.entities():
+        if e.type not in ("name", "person"):
+            continue
         words = content_words(e.name)
-        if (e.type == "name" and len(words) >= 2) or e.type == "person":
+        if e.type == "person" or len(words) >= 2:
             found.add(" ".join(words))
             found.update(words)
     return frozenset(found)

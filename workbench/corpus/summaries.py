@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMUNITY", "EPISODE", "PARTITION", "SUMMARIES_VERSION", "Summaries", "current_episodes",
            "current_summaries", "store_summaries", "sync_summaries", "rank_by_similarity", "version_mark",
-           "rebuild_in_background", "wait_for_rebuild", "LARGE_CHANGE"]
+           "rebuild_in_background", "wait_for_rebuild", "wait_for_store", "LARGE_CHANGE"]
 
 COMMUNITY = "community"
 EPISODE = "episode"
@@ -70,6 +70,10 @@ _memo_lock = threading.Lock()
 #: Workspaces whose builds from nothing run on a thread while the last summaries are shown.
 _background: "weakref.WeakSet[object]" = weakref.WeakSet()
 _rebuilds: "weakref.WeakKeyDictionary[object, threading.Thread]" = weakref.WeakKeyDictionary()
+#: The thread storing what a reader built (the answer does not wait for it; the process does, at exit).
+_storing: "weakref.WeakKeyDictionary[object, threading.Thread]" = weakref.WeakKeyDictionary()
+#: The version a background build failed for: the next reader builds it in its own call (and meets the error).
+_failed: "weakref.WeakKeyDictionary[object, int]" = weakref.WeakKeyDictionary()
 
 
 @dataclass
@@ -204,6 +208,13 @@ def _follows(ws: WorkspaceView, last: Summaries | None) -> bool:
     return moved <= LARGE_CHANGE * max(len(before), len(now), 1)
 
 
+def _load_model(ws: WorkspaceView) -> None:
+    try:
+        ws.embedder.embed(["warm-up"])
+    except Exception:  # noqa: BLE001 - the build's own embedding meets and reports the same failure
+        pass
+
+
 def _build(ws: WorkspaceView, version: int, cache: bool, last: Summaries | None = None) -> Summaries:
     """The summaries of ``version``, following ``last`` (reports kept by signature, vectors by text,
     detection started from its partition) when given."""
@@ -214,8 +225,14 @@ def _build(ws: WorkspaceView, version: int, cache: bool, last: Summaries | None 
     if last is not None and last.space == ws.embedder.name and last.report_vectors is not None:
         old_vectors = {r.signature: v for r, v in zip(last.reports, last.report_vectors)}
     options = ReportOptions.from_settings(ws.settings.communities)
-    build = build_reports(graph, ws.store.chunks, options, previous,
-                          last.partition if last is not None else None)
+    # The model loads while the communities are found (a fresh process following a write embeds a few).
+    loading = threading.Thread(target=_load_model, args=(ws,), name="load-model", daemon=True)
+    loading.start()
+    try:
+        build = build_reports(graph, ws.store.chunks, options, previous,
+                              last.partition if last is not None else None)
+    finally:
+        loading.join()  # a process must not exit while a native library is loading in it
     start = time.perf_counter()
     e = ws.settings.episodes
     episodes = episodes_of(_conversations(ws), graph, e.session_gap_minutes, e.max_entities)
@@ -303,6 +320,16 @@ def rebuild_in_background(ws: WorkspaceView) -> None:
     _background.add(ws)
 
 
+def wait_for_store(ws: WorkspaceView, timeout: float | None = None) -> bool:
+    """Wait for the summaries a reader of ``ws`` built to be stored (if they are being stored);
+    True when no store runs any more."""
+    with _memo_lock:
+        thread = _storing.get(ws)
+    if thread is not None:
+        thread.join(timeout)
+    return thread is None or not thread.is_alive()
+
+
 def wait_for_rebuild(ws: WorkspaceView, timeout: float | None = None) -> bool:
     """Wait for the background build of ``ws`` (if one runs); True when none runs any more."""
     with _memo_lock:
@@ -316,7 +343,9 @@ def _rebuild(ws: WorkspaceView, version: int) -> None:
     """Build the summaries of ``version`` from nothing and keep them (stored when the lock is free)."""
     try:
         built = _build(ws, version, cache=False)
-    except Exception:  # noqa: BLE001 - a reader that asks next builds them in its own call and says what failed
+    except Exception:  # noqa: BLE001 - the next reader builds them in its own call, which says what failed
+        with _memo_lock:
+            _failed[ws] = version
         return
     with _memo_lock:
         memo = _memo.get(ws)
@@ -345,7 +374,7 @@ def current_summaries(ws: WorkspaceView) -> Summaries:
     with _memo_lock:
         memo = _memo.get(ws)
     if memo is not None and memo.version == version and memo.space == ws.embedder.name:
-        if not memo.stored:  # built while the write lock was busy: stored once it is free
+        if not memo.stored and wait_for_store(ws):  # built while the write lock was busy: stored once it is free
             ws.save_derived(version, lambda: store_summaries(ws, memo))
         return memo
     mark = ws.store.meta(SUMMARIES_VERSION)
@@ -357,11 +386,18 @@ def current_summaries(ws: WorkspaceView) -> Summaries:
         found = last
     else:
         follows = _follows(ws, last)
-        if not follows and last is not None and last.reports and ws in _background:
+        with _memo_lock:
+            failed = _failed.pop(ws, None) == version
+        if not follows and last is not None and last.reports and ws in _background and not failed:
             return _shown_while_rebuilding(ws, last, version)
         found = _build(ws, version, cache=False, last=last if follows else None)
-        # Past sync_max_passages no write step stores them: the first reader does, for the next process.
-        ws.save_derived(version, lambda: store_summaries(ws, found))
+        # Past sync_max_passages no write step stores them: the first reader does, for the next
+        # process, on a thread of its own so the answer does not wait (the process does, at exit).
+        storing = threading.Thread(target=ws.save_derived, args=(version, lambda: store_summaries(ws, found)),
+                                   name="store-summaries")
+        with _memo_lock:
+            _storing[ws] = storing
+        storing.start()
     with _memo_lock:
         _memo[ws] = found
     return found
