@@ -215,9 +215,10 @@ def _load_model(ws: WorkspaceView) -> None:
         pass
 
 
-def _build(ws: WorkspaceView, version: int, cache: bool, last: Summaries | None = None) -> Summaries:
-    """The summaries of ``version``, following ``last`` (reports kept by signature, vectors by text,
-    detection started from its partition) when given."""
+def _build(ws: WorkspaceView, version: int, cache: bool, last: Summaries | None = None,
+           follows: bool = True) -> Summaries:
+    """The summaries of ``version``, given ``last`` ones: their reports kept by signature and their
+    vectors by text, and, when the build ``follows`` them, detection started from their partition."""
     graph = ws.graph
     previous = {r.signature: r for r in last.reports} if last is not None else {}
     # Another embedder's vectors are of no use: every report is embedded again (from the cache).
@@ -230,7 +231,7 @@ def _build(ws: WorkspaceView, version: int, cache: bool, last: Summaries | None 
     loading.start()
     try:
         build = build_reports(graph, ws.store.chunks, options, previous,
-                              last.partition if last is not None else None)
+                              last.partition if last is not None and follows else None)
     finally:
         loading.join()  # a process must not exit while a native library is loading in it
     start = time.perf_counter()
@@ -281,7 +282,7 @@ def sync_summaries(ws: WorkspaceView) -> Summaries | None:
     if ws.store.meta(SUMMARIES_VERSION) == version_mark(ws, version):
         return current_summaries(ws)
     last = _last(ws)
-    built = _build(ws, version, cache=True, last=last if _follows(ws, last) else None)
+    built = _build(ws, version, cache=True, last=last, follows=_follows(ws, last))
     store_summaries(ws, built)
     return built
 
@@ -339,10 +340,11 @@ def wait_for_rebuild(ws: WorkspaceView, timeout: float | None = None) -> bool:
     return thread is None or not thread.is_alive()
 
 
-def _rebuild(ws: WorkspaceView, version: int) -> None:
-    """Build the summaries of ``version`` from nothing and keep them (stored when the lock is free)."""
+def _rebuild(ws: WorkspaceView, version: int, last: Summaries) -> None:
+    """Build the summaries of ``version`` without following ``last`` (their unchanged reports are
+    kept) and keep them (stored when the lock is free)."""
     try:
-        built = _build(ws, version, cache=False)
+        built = _build(ws, version, cache=False, last=last, follows=False)
     except Exception:  # noqa: BLE001 - the next reader builds them in its own call, which says what failed
         with _memo_lock:
             _failed[ws] = version
@@ -359,7 +361,8 @@ def _shown_while_rebuilding(ws: WorkspaceView, last: Summaries, version: int) ->
     with _memo_lock:
         thread = _rebuilds.get(ws)
         if thread is None or not thread.is_alive():
-            thread = threading.Thread(target=_rebuild, args=(ws, version), name="rebuild-summaries", daemon=True)
+            thread = threading.Thread(target=_rebuild, args=(ws, version, last), name="rebuild-summaries",
+                                      daemon=True)
             _rebuilds[ws] = thread
             thread.start()
     vectors = last.report_vectors if last.space == ws.embedder.name else None  # another space's are no use
@@ -390,7 +393,7 @@ def current_summaries(ws: WorkspaceView) -> Summaries:
             failed = _failed.pop(ws, None) == version
         if not follows and last is not None and last.reports and ws in _background and not failed:
             return _shown_while_rebuilding(ws, last, version)
-        found = _build(ws, version, cache=False, last=last if follows else None)
+        found = _build(ws, version, cache=False, last=last, follows=follows)
         # Past sync_max_passages no write step stores them: the first reader does, for the next
         # process, on a thread of its own so the answer does not wait (the process does, at exit).
         storing = threading.Thread(target=ws.save_derived, args=(version, lambda: store_summaries(ws, found)),
