@@ -74,3 +74,48 @@ def test_timeline_page_of_a_long_chat_log_finds_its_sessions_and_shows_a_page_at
     found = [e for e in episodes if any(words.casefold() in d.text.casefold() for d in e.decisions)]
     assert not at.exception and at.number_input(key="timeline.episodes.page").value == 1  # held within the pages
     assert len(at.expander) == min(len(found), EPISODES_A_PAGE) and words in texts(at).replace("\\", "")
+
+
+def test_the_communities_page_says_its_themes_are_from_an_older_version_while_they_are_rebuilt(
+        monkeypatch, make_workspace, settings, tmp_path):
+    import shutil
+    import threading
+    import time
+
+    from tests.conftest import SAMPLE
+    from tests.test_communities_follow import NOTE, _stored_by_an_earlier_version
+    from workbench.corpus import summaries
+
+    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(
+        update={"sync_max_passages": 10})})  # no write step builds them: the page's reader does
+    (tmp_path / "settings.yaml").write_text("communities:\n  sync_max_passages: 10\n", encoding="utf-8")
+    monkeypatch.setenv("WORKBENCH_SETTINGS", str(tmp_path / "settings.yaml"))
+    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
+    ws = make_workspace(settings=bounded)
+    ws.ingest([corpus])
+    first = ws.summaries()
+    assert summaries.wait_for_store(ws, timeout=60)
+    _stored_by_an_earlier_version(ws)  # stored before partitions were: the next build starts over
+    (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
+    ws.ingest([corpus])
+    gate = threading.Event()
+    build = summaries._build
+
+    def held(*args, **kwargs):  # the rebuild waits until the page has been seen
+        if threading.current_thread().name == "rebuild-summaries":
+            gate.wait(120)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(summaries, "_build", held)
+    at = page(open_app(monkeypatch, ws.path), "communities")
+    notice = f"themes from record version {first.version} (the record is at version {ws.store.version}"
+    assert notice in texts(at) and len(at.dataframe[0].value) == len(first.reports)
+    gate.set()
+    deadline = time.monotonic() + 300
+    while notice in texts(at) and time.monotonic() < deadline:
+        time.sleep(1)
+        at.run()
+    assert not at.exception and notice not in texts(at)
+    from tests.test_communities_follow import _scratch
+
+    assert len(at.dataframe[0].value) == len(_scratch(ws)[0].communities)  # the themes of the record as it is

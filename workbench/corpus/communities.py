@@ -292,7 +292,9 @@ def _placed(adjacency: sparse.csr_matrix, scope: np.ndarray, kept: list[Block], 
             resolution: float, seed: int) -> tuple[list[list[int]], dict[int, int]]:
     """The parts of ``scope``: the ``kept`` parts as they were, and :func:`region_louvain` over the
     rest, started from ``blocks``. A unit that would rather join the rest joins the kept part it
-    is most tied to (which so changes). Also returns each part that is a kept part unchanged
+    is most tied to, and a part found in the region joins the kept part whose joining gains most
+    modularity, if any does (Louvain's next level, which the rest held as one node could not
+    take): each such kept part changes. Also returns each part that is a kept part unchanged
     (part index -> its index in the previous partition)."""
     owner = np.full(adjacency.shape[0], -1, dtype=np.int64)
     for k, block in enumerate(kept):
@@ -302,16 +304,35 @@ def _placed(adjacency: sparse.csr_matrix, scope: np.ndarray, kept: list[Block], 
     region = np.flatnonzero(inside & (owner < 0))
     found, leaving = region_louvain(adjacency, scope, region, [b.nodes for b in blocks], resolution, seed) \
         if len(region) else ([], [])
+    degree = np.zeros(adjacency.shape[0])
+    degree[scope] = np.asarray(adjacency[scope][:, scope].sum(axis=1)).ravel()
+    total = float(degree.sum())
+    kept_degree = np.array([degree[b.nodes].sum() for b in kept])
     grown: dict[int, list[int]] = {}
-    for unit in leaving:
-        rows = adjacency[unit]
+    alone: list[list[int]] = []
+
+    def join(nodes: np.ndarray, by_gain: bool) -> bool:
+        rows = adjacency[nodes]
         tied = owner[rows.indices] >= 0
-        if not tied.any():
-            found.append(unit.tolist())
-            continue
+        if not tied.any() or not total:
+            return False
         weights = np.bincount(owner[rows.indices[tied]], weights=rows.data[tied], minlength=len(kept))
-        grown.setdefault(int(np.argmax(weights)), []).extend(unit.tolist())
-    parts = found + [sorted(b.nodes.tolist() + grown.get(k, [])) for k, b in enumerate(kept)]
+        score = weights - resolution * degree[nodes].sum() * kept_degree / total if by_gain else weights
+        k = int(np.argmax(score))
+        if score[k] <= 0:
+            return False
+        grown.setdefault(k, []).extend(nodes.tolist())
+        owner[nodes] = k
+        kept_degree[k] += degree[nodes].sum()
+        return True
+
+    for unit in leaving:
+        if not join(unit, by_gain=False):
+            alone.append(unit.tolist())
+    for part in found:
+        if not join(np.asarray(part, dtype=np.int64), by_gain=True):
+            alone.append(part)
+    parts = alone + [sorted(b.nodes.tolist() + grown.get(k, [])) for k, b in enumerate(kept)]
     parts.sort()
     first = {int(b.nodes[0]): b.part for k, b in enumerate(kept) if k not in grown}
     return parts, {i: first[p[0]] for i, p in enumerate(parts) if p[0] in first}
