@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import threading
 import time
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..runtime.progress import tqdm_progress
+from ..runtime.progress import DOCUMENTS, tqdm_progress
 
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
@@ -96,21 +97,33 @@ def graph_seconds(ws: Workspace) -> float:
 
 class ModelClock:
     """An embedder whose calls are timed: :attr:`seconds` is the time the model itself took to
-    embed (chunks and entity names), what an ingest's time is measured against."""
+    embed (chunks and entity names), what an ingest's time is measured against; :attr:`cpu_seconds`
+    the CPU time this process spent meanwhile (every core's), which other jobs on the machine
+    change far less than the wall time; :attr:`texts` how many texts it was given."""
 
     def __init__(self, embedder) -> None:
         self._embedder = embedder
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
+        self.texts = 0
 
     def embed(self, texts):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu_seconds()
         try:
             return self._embedder.embed(texts)
         finally:
             self.seconds += time.perf_counter() - started
+            self.cpu_seconds += _cpu_seconds() - cpu
+            self.texts += len(texts)
 
     def __getattr__(self, name):
         return getattr(self._embedder, name)
+
+
+def _cpu_seconds() -> float:
+    """User and system CPU time of this process so far, all its threads."""
+    times = os.times()
+    return times.user + times.system
 
 
 def cache_name_vectors(folder: Path) -> int:
@@ -212,13 +225,23 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
         embedder = CacheFirstEmbedder(embedder, cache)
     shutil.rmtree(folder, ignore_errors=True)
     ws = Workspace(folder, settings=settings, embedder=embedder)
+    bar = tqdm_progress(desc)
+    chunk_phase: dict[str, float] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage != DOCUMENTS and not chunk_phase:  # the documents are stored: the model has done their chunks
+            chunk_phase.update(seconds=model.seconds, cpu_s=model.cpu_seconds, texts=model.texts)
+        bar(stage, done, total)
+
     try:
         baseline = psutil.Process().memory_info().rss
+        load_before = os.getloadavg()[0]
         with RssSampler() as rss:
             started = time.perf_counter()
-            report = ws.ingest([path], progress=tqdm_progress(desc))
+            report = ws.ingest([path], progress=progress)
             seconds = time.perf_counter() - started
-            model_s = model.seconds
+            model_s, model_cpu_s, model_texts = model.seconds, model.cpu_seconds, model.texts
+            load_after = os.getloadavg()[0]
         graph_s = graph_seconds(ws)
         stages = {k: round(v, 3) for k, v in report.stage_seconds.items()}
         stages["canonicalize+graph"] = round(graph_s, 3)
@@ -228,7 +251,9 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
         second = ws.ingest([path])
         second_s = time.perf_counter() - started
         return {"seconds": seconds, "stages": stages, "peak_rss_mb": rss.peak / 2**20,
-                "model_s": model_s,
+                "model_s": model_s, "model_cpu_s": model_cpu_s, "model_texts": model_texts,
+                "chunks_model": chunk_phase, "embedded": report.chunks_embedded,
+                "load": [round(load_before, 2), round(load_after, 2)],
                 "rss_before_mb": baseline / 2**20, "second": second_s,
                 "unchanged": second.documents_unchanged, "chunks": report.chunks_written,
                 "documents": report.documents_added,

@@ -111,18 +111,23 @@ class ScaleRun:
     """One generated Markdown file (:func:`~workbench.bench.sizes.bench_big_file`)."""
     chat_log: dict[str, Any] | None = None
     """One generated chat log (:func:`~workbench.bench.sizes.bench_big_chat_log`)."""
+    distinct_text: dict[str, Any] | None = None
+    """One generated handbook of all-different sections (:func:`~workbench.bench.distinct_text.bench_distinct_text`)."""
     corpus: dict[str, Any] = field(default_factory=dict)
     """The corpus repeated with perturbed names (:func:`~workbench.bench.scale.bench_scale`)."""
 
     def to_json(self) -> dict[str, Any]:
-        parts = {"notes": self.notes, "big_file": self.big_file, "chat_log": self.chat_log}
+        parts = {"notes": self.notes, "big_file": self.big_file, "chat_log": self.chat_log,
+                 "distinct_text": self.distinct_text}
         return {**{name: figures for name, figures in parts.items() if figures is not None}, **self.corpus}
 
 
 def scale_run(data: str | Path, cache_dir: Path, settings, copies: int = 10, queries: int = 50, server: bool = True,
-              embedder: str = "model", notes: int = 0, file_mb: float = 0, chat_mb: float = 0) -> ScaleRun:
+              embedder: str = "model", notes: int = 0, file_mb: float = 0, chat_mb: float = 0,
+              distinct_mb: float = 0) -> ScaleRun:
     """The parts of the scale run asked for: ``notes`` notes, a ``file_mb`` MB file, a ``chat_mb``
-    MB chat log, ``copies`` copies of the corpus at ``data`` (0 of each: skipped).
+    MB chat log, a ``distinct_mb`` MB handbook of distinct text (embedded by ``embedder``),
+    ``copies`` copies of the corpus at ``data`` (0 of each: skipped).
     :class:`~workbench.bench.common.PerfError` says what is missing."""
     from .common import PerfError
     from .scale import bench_scale
@@ -139,6 +144,10 @@ def scale_run(data: str | Path, cache_dir: Path, settings, copies: int = 10, que
         run.big_file = bench_big_file(cache_dir, settings, file_mb)
     if chat_mb:
         run.chat_log = bench_big_chat_log(cache_dir, settings, chat_mb)
+    if distinct_mb:
+        from .distinct_text import bench_distinct_text
+
+        run.distinct_text = bench_distinct_text(cache_dir, settings, distinct_mb, embedder)
     if copies:
         run.corpus = bench_scale(Path(data), cache_dir, settings, copies=copies, queries=queries, server=server,
                                  embedder=embedder)

@@ -272,6 +272,19 @@ def _render_sizes(payload: dict) -> list[str]:
         run = chat["ingest"]
         lines.append(f"one {chat['file_mb']} MB chat log of {chat['messages']} messages: {run['seconds']} s, "
                      f"{run['chunks']} chunks, peak RSS {run['peak_rss_mb']} MB, workspace {run['workspace_mb']} MB")
+    distinct = payload.get("distinct_text")
+    if distinct:
+        run = distinct["ingest"]
+        lines.append(f"a {distinct['file_mb']} MB handbook of distinct text ({distinct['embedder']} embedder): "
+                     f"{run['seconds']} s, {run['chunks']} chunks, {distinct['distinct_texts']} distinct, "
+                     f"{run['embedded']} embedded in {run['embed_s']} s = {run['chunks_per_s']} chunks/s "
+                     f"({run['chunks_per_cpu_s']} per CPU second), peak RSS {run['peak_rss_mb']} MB (target < 2048), "
+                     f"workspace {run['workspace_mb']} MB; load {run['load'][0]} -> {run['load'][1]}")
+        alone = distinct.get("model_alone")
+        if alone:
+            lines.append(f"  the model alone on {alone['chunks']} chunks: the handbook {alone['handbook_chunks_per_s']} "
+                         f"chunks/s, the notebook {alone['notebook_chunks_per_s']} (handbook / notebook "
+                         f"{alone['handbook_over_notebook']}); the ingest's rate {run.get('times_model_alone')}x it")
     return lines
 
 
@@ -334,7 +347,7 @@ def cmd_scale(args):
     try:
         run = scale_run(args.data, args.cache_dir, load_settings(args.settings), copies=args.copies, queries=args.queries,
                         server=not args.no_server, embedder=args.embedder, notes=args.notes, file_mb=args.file_mb,
-                        chat_mb=args.chat_mb)
+                        chat_mb=args.chat_mb, distinct_mb=args.distinct_mb)
     except PerfError as exc:
         raise CommandError(str(exc), code=2) from None
     emit(args, run.to_json(), _render_scale)
@@ -355,11 +368,14 @@ def _register_scale(sub, common) -> None:
                    help="also ingest one generated Markdown file of this many MB (30: a wiki export)")
     p.add_argument("--chat-mb", type=finite_between(0, 10_000), default=0,
                    help="also ingest one generated .jsonl chat log of this many MB (30: a channel's history)")
+    p.add_argument("--distinct-mb", type=finite_between(0, 10_000), default=0,
+                   help="also ingest one generated Markdown handbook of this many MB of short, all-different "
+                        "sections (30: every chunk embedded, none served by the cache), by --embedder")
     p.add_argument("--queries", type=between(1, 100_000), default=50, help="queries per mode (default 50)")
     p.add_argument("--no-server", action="store_true", help="skip the chroma run server half")
     p.add_argument("--embedder", choices=("model", "static"), default="model",
-                   help="embed the corpus with the settings' model (default) or the static embedder, the model "
-                        "kept loaded beside it")
+                   help="embed the corpus and the --distinct-mb handbook with the settings' model (default) or "
+                        "the static embedder, the model kept loaded beside it")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE,
                    help="where the scale workspace is kept between runs (default ~/.cache/workbench/bench)")
     p.set_defaults(handler=cmd_scale)
