@@ -54,4 +54,6 @@ def test_bench_scale_ingests_the_handbook_and_counts_every_chunk_embedded(tmp_pa
     ingest = run["ingest"]
     assert ingest["chunks"] == ingest["embedded"] == run["chunks"]
     assert ingest["peak_rss_mb"] > 0 and ingest["workspace_mb"] > 0 and ingest["chunks_per_s"] > 0
+    by_stage = ingest["peak_rss_by_stage_mb"]  # which step reached the peak
+    assert {"ingest", "context graph"} <= set(by_stage) and max(by_stage.values()) == ingest["peak_rss_mb"]
     assert "model_alone" not in run  # the static embedder has no model's own rate to be set against

@@ -43,26 +43,35 @@ def cached_vectors(texts: list[str], embedder, cache_dir: Path) -> np.ndarray:
 
 
 class RssSampler:
-    """Peak resident memory of this process while the ``with`` block runs, sampled every 20 ms."""
+    """Peak resident memory of this process while the ``with`` block runs, sampled every 20 ms;
+    :attr:`by_stage` the peak of each value :attr:`stage` was set to meanwhile (an ingest's
+    progress stages), so a peak says which step reached it."""
 
     def __enter__(self):
         import psutil
 
         self._process = psutil.Process()
         self.peak = self._process.memory_info().rss
+        self.stage = "start"
+        self.by_stage: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
 
+    def _sample(self) -> None:
+        rss, stage = self._process.memory_info().rss, self.stage
+        self.peak = max(self.peak, rss)
+        self.by_stage[stage] = max(self.by_stage.get(stage, 0), rss)
+
     def _run(self):
         while not self._stop.wait(0.02):
-            self.peak = max(self.peak, self._process.memory_info().rss)
+            self._sample()
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, self._process.memory_info().rss)
+        self._sample()
 
 
 def passages_file(data_dir: Path, target_dir: Path) -> tuple[Path, list[dict]]:
@@ -227,16 +236,18 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
     ws = Workspace(folder, settings=settings, embedder=embedder)
     bar = tqdm_progress(desc)
     chunk_phase: dict[str, float] = {}
+    rss = RssSampler()
 
     def progress(stage: str, done: int, total: int) -> None:
         if stage != DOCUMENTS and not chunk_phase:  # the documents are stored: the model has done their chunks
             chunk_phase.update(seconds=model.seconds, cpu_s=model.cpu_seconds, texts=model.texts)
+        rss.stage = stage
         bar(stage, done, total)
 
     try:
         baseline = psutil.Process().memory_info().rss
         load_before = os.getloadavg()[0]
-        with RssSampler() as rss:
+        with rss:
             started = time.perf_counter()
             report = ws.ingest([path], progress=progress)
             seconds = time.perf_counter() - started
@@ -251,6 +262,7 @@ def _fresh_ingest_child(path: Path, folder: Path, settings, served_from: Path | 
         second = ws.ingest([path])
         second_s = time.perf_counter() - started
         return {"seconds": seconds, "stages": stages, "peak_rss_mb": rss.peak / 2**20,
+                "peak_rss_by_stage_mb": {stage: round(peak / 2**20) for stage, peak in rss.by_stage.items()},
                 "model_s": model_s, "model_cpu_s": model_cpu_s, "model_texts": model_texts,
                 "chunks_model": chunk_phase, "embedded": report.chunks_embedded,
                 "load": [round(load_before, 2), round(load_after, 2)],

@@ -262,6 +262,7 @@ def bench_distinct_text(cache_dir: Path, settings, megabytes: float = 30, embedd
     embed_s = run["stages"]["embed"]
     out["ingest"] = {
         "seconds": round(run["seconds"], 1), "peak_rss_mb": round(run["peak_rss_mb"]),
+        "peak_rss_by_stage_mb": run["peak_rss_by_stage_mb"], "rss_before_mb": round(run["rss_before_mb"]),
         "workspace_mb": folder_mib(root / "ws"), "chunks": run["chunks"], "embedded": run["embedded"],
         "embed_s": round(embed_s, 1),
         "chunks_per_s": round(run["embedded"] / embed_s, 1) if embed_s > 0 else None,
