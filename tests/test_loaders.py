@@ -82,6 +82,23 @@ def test_symlink_loop_ends(tmp_path):
     assert [d.id for d in result.documents] == ["c/sub/a.txt"]
 
 
+def test_within_reads_only_the_changed_files_and_folders_with_their_roots_ids(tmp_path):
+    """What a watch's batch reads: the files and folders it changed, each with the id the whole
+    walk gives it; a gone, hidden or outside path, and what lies beside them, are not read."""
+    root = tmp_path / "c"
+    for name in ["a.txt", "b.txt", "sub/c.txt", "sub/d.txt", "new/e.txt", ".hidden/f.txt"]:
+        write(root / name, "x")
+    os.symlink(root / "sub", root / "linked")
+    changed = [root / "b.txt", root / "new", root / "gone.txt", root / ".hidden" / "f.txt", tmp_path / "elsewhere.txt",
+               root / "linked" / "c.txt"]
+    result = load_paths([root], within=changed)
+    assert [d.id for d in result.documents] == ["c/b.txt", "c/new/e.txt"]
+    whole = {d.id for d in load_paths([root]).documents}
+    assert {d.id for d in result.documents} <= whole
+    assert [d.id for d in load_paths([root / "a.txt"], within=[root / "a.txt"]).documents] == ["a.txt"]
+    assert load_paths([root / "a.txt"], within=[root / "b.txt"]).documents == []
+
+
 # ---------------------------------------------------------------------- text files
 
 

@@ -263,6 +263,12 @@ def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_p
     first, added = notes["first_ingest"], notes["add_one_note"]
     assert first["documents"] == 25 and first["peak_rss_mb"] > 0 and first["workspace_mb"] > 0
     assert added["added"] == 1 and added["unchanged"] == 25 and added["seconds"] >= added["ingest_s"] > 0
+    writes = notes["note_writes"]  # one note added, edited, removed: by a watch and by fresh ingests
+    for how in ("watch", "fresh_ingest"):
+        assert list(writes[how])[-3:] == ["add", "edit", "remove"]
+        assert all(run["seconds"] > 0 and run["per_stage_s"]["graph"] > 0 for run in list(writes[how].values())[-3:])
+    assert all(writes["watch"][change]["derived"] != "everything" for change in ("add", "edit", "remove"))
+    assert not (tmp_path / "sizes-notes-25" / "notes" / "note-written.md").exists()
     big = bench_big_file(tmp_path, settings, 0.02)
     assert big["ingest"]["documents"] == 1 and big["ingest"]["chunks"] > 20
     assert 0 < big["co_mentioned_rows"] <= 40 * big["ingest"]["chunks"]  # extraction.max_comention_pairs a chunk

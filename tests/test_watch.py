@@ -213,13 +213,13 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
     ws = make_workspace()
     real, refusals = ws.ingest, []
 
-    def busy_once(paths, progress=None):
+    def busy_once(paths, progress=None, **given):
         if len(refusals) < 1 and (notes / "b.md").exists():
-            refusals.append(paths)
+            refusals.append(given["within"])
             if refusal == "busy":
                 raise WorkspaceBusy(f"workspace {ws.path} is busy: another process is writing to it")
             raise StepFailed(f"writing {ws.path / 'entities.npz'} failed (no space left on device)")
-        return real(paths, progress=progress)
+        return real(paths, progress=progress, **given)
 
     monkeypatch.setattr(ws, "ingest", busy_once)
     told, stop, ready = [], threading.Event(), threading.Event()
@@ -240,6 +240,47 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
     said = {"busy": "is busy", "step failed": "no space left"}[refusal]
     assert said in next(b.message for b in told if b.state == FAILED)
     assert ws.store.count("documents") == 2
+    assert refusals == [[str((notes / "b.md").resolve())]]  # the batch read the file it changed, not the folder
+
+
+def test_batches_leave_the_candidates_to_a_quiet_moment(make_workspace, tmp_path, monkeypatch):
+    """A batch reads only what changed and leaves the SIMILAR_TO candidates (which compare every
+    note) behind; once the folder is quiet they are what a full refresh makes."""
+    import workbench.workspace.watch as watching
+    from workbench.corpus.note_neighbours import NEIGHBOURS_KEY
+    from workbench.workspace.note_links import CANDIDATES_BEHIND
+    from workbench.workspace.watch import WRITTEN, watch_workspace
+
+    monkeypatch.setattr(watching, "_CANDIDATES_AFTER_SECONDS", 1.0)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    said = "The Billing Service calls the Ledger Service over gRPC with a 40 ms budget."
+    for i in range(3):
+        (notes / f"n{i}.md").write_text(f"# Billing note {i}\n\n{said}\n", encoding="utf-8")
+    ws = make_workspace()
+    told, stop, ready = [], threading.Event(), threading.Event()
+    thread = threading.Thread(target=watch_workspace, args=(ws, [notes], told.append),
+                              kwargs={"stop": stop, "ready": ready.set, "quiet_ms": 100})
+    thread.start()
+    try:
+        assert ready.wait(timeout=120)
+        assert ws.store.meta(CANDIDATES_BEHIND) != "1" and len(ws.candidates()) == 3
+        (notes / "n3.md").write_text(f"# Billing note 3\n\n{said}\n", encoding="utf-8")
+        deadline = time.monotonic() + 120
+        while not any(b.number == 1 and b.state == WRITTEN for b in told) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert ws.store.meta(CANDIDATES_BEHIND) == "1"  # the batch left them behind
+        while ws.store.meta(CANDIDATES_BEHIND) == "1" and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert ws.store.meta(CANDIDATES_BEHIND) == "0"
+    followed = sorted((c.subject, c.object) for c in ws.candidates())
+    ws.store.set_meta(NEIGHBOURS_KEY, "")  # every list made again
+    ws.ingest([notes])  # an ingest with nothing new, after a forced full refresh, gives the same candidates
+    ws.repair()
+    assert sorted((c.subject, c.object) for c in ws.candidates()) == followed and len(followed) > 3
 
 
 def test_a_written_batch_is_one_line_for_people_with_its_problems_below():

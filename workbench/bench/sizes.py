@@ -3,7 +3,9 @@
 ``bench scale --notes 20000`` writes 20,000 one-paragraph notes (:mod:`.notes_fixture`), ingests
 them in a fresh child process with the configured embedder (everything embedded, as a user's
 first ingest), then adds one note and ingests again in another fresh process, as a user adding
-a note to the vault. ``bench scale --file-mb 30`` writes one Markdown file of that size (the
+a note to the vault; then one note added, edited and removed, followed by a watch and by
+``ingest`` in fresh processes, each change with its stages (:mod:`.note_writes`).
+``bench scale --file-mb 30`` writes one Markdown file of that size (the
 same notes as sections of one document) and ingests it the same way; ``bench scale --chat-mb 30``
 does the same with one ``.jsonl`` chat log (the notes' sentences as messages, each note's talk a
 minute a message, pauses between them; each message a chunk of its own, as chunking keeps them).
@@ -31,6 +33,7 @@ from typing import Any
 
 from ..ingest.chunking import iter_sentences
 from ..vectors.chroma_folders import folder_mib
+from .note_writes import bench_note_writes
 from .notes_fixture import PEOPLE, _note, write_notes
 from .common import fresh_ingest
 
@@ -121,6 +124,7 @@ def bench_notes(cache_dir: Path, settings, n: int = 20_000) -> dict:
         out["add_one_note"] = _add_one(corpus, root / "ws", settings)
     finally:
         (corpus / "note-added.md").unlink(missing_ok=True)
+    out["note_writes"] = bench_note_writes(corpus, root / "ws", settings, text)
     return out
 
 

@@ -261,6 +261,13 @@ def _render_sizes(payload: dict) -> list[str]:
                      f"peak RSS {first['peak_rss_mb']} MB (target < 3072), workspace {first['workspace_mb']} MB; "
                      f"adding one note {added['seconds']} s in a fresh process (target < 15 s), "
                      f"peak RSS {added['peak_rss_mb']} MB; stages " + ", ".join(f"{k} {v}" for k, v in added["per_stage_s"].items()))
+        writes = notes.get("note_writes") or {}
+        for how, target in (("watch", "target < 1 s"), ("fresh_ingest", "target < 3 s")):
+            for change, done in (("add", "added"), ("edit", "edited"), ("remove", "removed")):
+                run = (writes.get(how) or {}).get(change)
+                if run:
+                    lines.append(f"  one note {done}, {how.replace('_', ' ')}: {run['seconds']} s ({target}); stages "
+                                 + ", ".join(f"{k} {v}" for k, v in run["per_stage_s"].items() if v >= 0.005))
     big = payload.get("big_file")
     if big:
         run = big["ingest"]

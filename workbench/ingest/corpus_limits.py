@@ -56,12 +56,12 @@ def limit_bytes(max_corpus_mb: float | None) -> int | None:
     return max(0, int((memory * MEMORY_SHARE - MEMORY_FIXED_BYTES) / MEMORY_PER_TEXT_BYTE)) if memory else None
 
 
-def file_sizes(paths: Sequence[str | Path]) -> dict[str, int]:
-    """``real path -> size`` of every file the load would walk under ``paths``
-    (:func:`~workbench.ingest.loaders.iter_files`, so hidden names, a workspace folder inside the
-    notes and links out of them are left out as the load leaves them out): a bound, unsupported
-    files counting too, at a stat per file. A file that cannot be read
-    counts nothing; the load reports it.
+def file_sizes(paths: Sequence[str | Path], within: Sequence[str | Path] | None = None) -> dict[str, int]:
+    """``real path -> size`` of every file the load would walk under ``paths`` (only the files and
+    folders ``within`` them, given those) (:func:`~workbench.ingest.loaders.iter_files`, so hidden
+    names, a workspace folder inside the notes and links out of them are left out as the load
+    leaves them out): a bound, unsupported files counting too, at a stat per file. A file that
+    cannot be read counts nothing; the load reports it.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -70,7 +70,7 @@ def file_sizes(paths: Sequence[str | Path]) -> dict[str, int]:
     [5]
     """
     sizes: dict[str, int] = {}
-    for file, _ in iter_files(paths):
+    for file, _ in iter_files(paths, within):
         try:
             sizes[resolved_path(file)] = os.path.getsize(file)
         except OSError:

@@ -129,7 +129,8 @@ def _is_workspace(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, RECORD_FILE))
 
 
-def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterator[tuple[Path, Path]]:
+def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem],
+          within: Sequence[str | Path] | None = None) -> Iterator[tuple[Path, Path]]:
     """Yield ``(file, root)`` under ``paths``; every path left out gets one problem line.
 
     Only what lies under the given paths is read: a symbolic link is never followed out of
@@ -137,6 +138,10 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterat
     folder is not entered (its target is walked where it lies). ``/proc``, ``/sys`` and
     ``/dev`` are refused by name. Hidden names (starting with ``.``) are left out silently; a
     workspace folder (the ingest's own, inside the folder it reads, or any other) in one line.
+
+    ``within``: only these files and folders under ``paths`` (those a watched folder changed) are
+    read, each by the same rules and with its id still relative to its root; one that is gone,
+    hidden below its root or outside every path is left out. The rest of ``paths`` is not listed.
     """
     roots = check_paths(paths)
 
@@ -147,15 +152,60 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterat
     def skip(file: Path, root: Path, message: str) -> None:
         walk_errors.append(LoadProblem(_relative_id(file, root), message))
 
+    def visit(item: Path, path: Path, link: bool, folder: bool, seen: set[str], subfolders: list[Path]
+              ) -> Iterator[tuple[Path, Path]]:
+        """One entry of a folder under the root ``path``: a file yielded, a folder to enter kept."""
+        if link:
+            target = os.path.realpath(item)
+            inside = root_of(target)
+            if not os.path.exists(target):
+                skip(item, path, "cannot read file (dangling or looping symbolic link), skipped")
+            elif inside is None or _special_folder(target):
+                skip(item, path, f"symbolic link to {target}, outside the folders being ingested: "
+                                 "not followed, skipped")
+            elif os.path.isdir(target):
+                skip(item, path, "symbolic link to a folder: not followed (a folder inside the ingest "
+                                 "is read where it lies), skipped")
+            else:
+                home, home_real = inside
+                yield home / os.path.relpath(target, home_real), home
+        elif folder:
+            real_sub = os.path.realpath(item)
+            special = _special_folder(real_sub)
+            if special:
+                skip(item, path, f"lies in {special}, a special filesystem: not read, skipped")
+            elif _is_workspace(real_sub):
+                skip(item, path, _WORKSPACE_SKIPPED)
+            elif real_sub not in seen:
+                seen.add(real_sub)
+                subfolders.append(item)
+        else:
+            yield item, path
+
     for path, real in roots:
         if not os.path.isdir(real):
-            yield path, path  # a file given directly is read even through a link: it was named
+            if within is None or path in {Path(os.path.abspath(changed)) for changed in within}:
+                yield path, path  # a file given directly is read even through a link: it was named
             continue
         if _is_workspace(real):
             skip(path, path, _WORKSPACE_SKIPPED)
             continue
         seen: set[str] = {real}
         stack = [path]
+        if within is not None:  # the changed items under this root, each as an entry of its folder
+            stack = []
+            for changed in within:
+                item = Path(os.path.abspath(changed))
+                inside = item.relative_to(path).parts if item.is_relative_to(path) else None
+                if not inside or any(part.startswith(".") for part in inside) or not os.path.lexists(item):
+                    continue
+                folders = [os.path.join(real, *inside[:n]) for n in range(1, len(inside))]
+                if os.path.realpath(item.parent) != os.path.join(real, *inside[:-1]) or any(map(_is_workspace, folders)):
+                    continue  # reached through a linked folder, or inside a workspace: the walk never enters them
+                try:
+                    yield from visit(item, path, item.is_symlink(), item.is_dir(), seen, stack)
+                except OSError as exc:
+                    skip(item, path, f"cannot read ({exc.strerror or exc}; it changed while the folder was read), skipped")
         while stack:
             folder = stack.pop()
             try:
@@ -164,42 +214,18 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem]) -> Iterat
             except OSError as exc:
                 skip(folder, path, f"cannot read folder ({exc.strerror or exc}), skipped")
                 continue
-            subfolders = []
+            subfolders: list[Path] = []
             for entry in entries:
                 item = Path(folder) / entry.name
                 try:
-                    if entry.is_symlink():
-                        target = os.path.realpath(item)
-                        inside = root_of(target)
-                        if not os.path.exists(target):
-                            skip(item, path, "cannot read file (dangling or looping symbolic link), skipped")
-                        elif inside is None or _special_folder(target):
-                            skip(item, path, f"symbolic link to {target}, outside the folders being ingested: "
-                                             "not followed, skipped")
-                        elif os.path.isdir(target):
-                            skip(item, path, "symbolic link to a folder: not followed (a folder inside the ingest "
-                                             "is read where it lies), skipped")
-                        else:
-                            home, home_real = inside
-                            yield home / os.path.relpath(target, home_real), home
-                    elif entry.is_dir(follow_symlinks=False):
-                        real_sub = os.path.realpath(item)
-                        special = _special_folder(real_sub)
-                        if special:
-                            skip(item, path, f"lies in {special}, a special filesystem: not read, skipped")
-                        elif _is_workspace(real_sub):
-                            skip(item, path, _WORKSPACE_SKIPPED)
-                        elif real_sub not in seen:
-                            seen.add(real_sub)
-                            subfolders.append(item)
-                    else:
-                        yield item, path
+                    yield from visit(item, path, entry.is_symlink(), entry.is_dir(follow_symlinks=False), seen,
+                                     subfolders)
                 except OSError as exc:  # gone, or changed, between the listing and now
                     skip(item, path, f"cannot read ({exc.strerror or exc}; it changed while the folder was read), skipped")
             stack.extend(reversed(subfolders))  # depth first, in name order
 
 
-def iter_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, Path]]:
+def iter_files(paths: Sequence[str | Path], within: Sequence[str | Path] | None = None) -> Iterator[tuple[Path, Path]]:
     """Yield ``(file, root)`` for every file under ``paths``, in a deterministic order.
 
     A folder is walked recursively, sorted by name, skipping hidden files and folders (names
@@ -212,7 +238,7 @@ def iter_files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, Path]]:
     LoadError
         When a path does not exist, or lies in ``/proc``, ``/sys`` or ``/dev``.
     """
-    yield from _walk(paths, [])
+    yield from _walk(paths, [], within)
 
 
 def _relative_id(path: Path, root: Path) -> str:
@@ -222,7 +248,8 @@ def _relative_id(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None = None) -> LoadResult:
+def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None = None,
+               within: Sequence[str | Path] | None = None) -> LoadResult:
     """Load every supported file under ``paths``.
 
     Parameters
@@ -232,6 +259,8 @@ def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None 
     skip
         Files for which ``skip(file)`` is true are listed in ``skipped_files``, not loaded
         (an ingest passes the files whose content it already holds).
+    within
+        Only these files and folders under ``paths`` are loaded (see :func:`_walk`).
 
     Returns
     -------
@@ -250,7 +279,7 @@ def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None 
     result = LoadResult()
     seen_files: set[Path] = set()
     seen_ids: dict[str, str] = {}
-    for file, root in _walk(paths, result.problems):
+    for file, root in _walk(paths, result.problems, within):
         if file in seen_files:
             continue
         seen_files.add(file)

@@ -84,6 +84,9 @@ class GraphDerivation:
         self.touched: str | None = None
         #: What this writer derived last, which its next write follows (workbench.context_graph.graph_state).
         self.state: GraphState | None = None
+        #: Whether a derivation that followed the state leaves its names scan to :meth:`save_scan` (a watch).
+        self.scans_wait = False
+        self.unsaved_scan: NameScan | None = None
 
     def canonicalizer(self) -> Canonicalizer:
         return canonicalizer_of(self.store, self.settings)
@@ -120,6 +123,39 @@ class GraphDerivation:
                 self.derived = self._load_or_assemble(version)
                 skip_exit_collection()  # a graph of millions of objects: not walked once more at exit
             return self.derived
+
+    def save_scan(self) -> bool:
+        """Save the names found in each passage by the last derivation, if not saved yet (a
+        watch's batches leave them to its quiet moments: only a later process's full derivation
+        reads them, and a scan a few writes old still spares it most passages). True when saved."""
+        scan, self.unsaved_scan = self.unsaved_scan, None
+        if scan is None:
+            return False
+        save_name_scan(self.path, scan)
+        return True
+
+    def prime(self) -> bool:
+        """Derive the state a writer follows when this process holds none (a watch, once caught up
+        with its folders, whose graph came from the snapshot): its next write then aggregates and
+        links only what it changes. False when another process is writing (the first write
+        derives it then)."""
+        if self.state is not None:
+            return True
+        if not self.lock.try_take():
+            return False
+        try:
+            version = self.key()
+            rows_file = rows_key(self.store.workspace_id, self.settings.canonicalization.model_dump(mode="json"))
+            followed = follow_record(self.store, self.path, rows_file, self.canonicalizer(), version[1],
+                                     self.settings.graph.impact_relations,
+                                     LazyMapping(lambda: note_resolver(self.store.documents())), None,
+                                     lambda: load_name_scan(self.path))
+            self.state, self.rows_status, self.touched = followed.state, followed.rows_status, followed.touched
+            if not self.is_current():
+                self.derived = Derived(version, followed.graph, followed.merges)
+            return True
+        finally:
+            self.lock.release()
 
     def forget(self) -> None:
         """Drop the graph held (its files were removed): the next read derives it again."""
@@ -163,8 +199,9 @@ class GraphDerivation:
             derived = Derived(version, graph, merges)
             try:
                 save_snapshot(self.path, key, graph, merges)
-                if graph.passages.scan is not None:
-                    save_name_scan(self.path, graph.passages.scan)
+                self.unsaved_scan = graph.passages.scan
+                if not (self.scans_wait and previous is not None and followed.touched != "everything"):
+                    self.save_scan()
                 followed.state.rows.save(self.path, rows_file)
             except OSError:  # a full disk, a read-only folder: the next write step tries again
                 pass

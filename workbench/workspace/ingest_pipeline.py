@@ -55,7 +55,7 @@ from ..vectors.embedding_cache import embed_cached
 from ..ingest.file_hashes import FileHashes
 from ..ingest.loaders import LoadError, LoadProblem, load_paths, resolved_path
 from ..vectors.in_step import VECTORS_IN_FLIGHT, VECTORS_SPACE, vector_writes, vectors_behind
-from .note_links import NOTE_KINDS, discover_typed_relations, refresh_candidates, unresolved_note_targets
+from .note_links import CANDIDATES_BEHIND, NOTE_KINDS, discover_typed_relations, refresh_candidates, unresolved_note_targets
 
 __all__ = ["BATCH_CHUNKS", "DocumentIdCollision", "IngestReport", "Progress", "ingest_paths", "nameless_names",
            "pipeline_fingerprint", "reconcile_if_marked", "reconcile_vectors", "refuse_id_collisions",
@@ -167,8 +167,13 @@ def _removed_sources(paths: Sequence[Path], store: Store, source_of: Mapping[str
 
 
 def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex, embedder: Embedder,
-                 settings, progress: Progress | None = None) -> IngestReport:
-    """Bring the workspace up to date with the files under ``paths``."""
+                 settings, progress: Progress | None = None, within: Sequence[str | Path] | None = None,
+                 candidates: bool = True) -> IngestReport:
+    """Bring the workspace up to date with the files under ``paths``; given ``within`` (the files
+    and folders under them that changed, as a watch sees them), with those alone: only they are
+    read, and only the documents of those that are gone are removed. Without ``candidates`` the
+    ``SIMILAR_TO`` candidates are left behind (marked :data:`CANDIDATES_BEHIND`) for a later step:
+    a watch brings them up to date once its folder is quiet, the next ingest does otherwise."""
     started = time.perf_counter()
     report = IngestReport()
     progress = progress or (lambda stage, done, total: None)
@@ -183,7 +188,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             raise LLMError("extraction.typed_relations is on but no language model is configured: set "
                            f"{settings.llm.base_url_env} and {settings.llm.model_env}, or turn extraction.typed_relations off")
 
-    refuse_too_large(paths, store, settings.ingest.max_corpus_mb)
+    refuse_too_large(paths, store, settings.ingest.max_corpus_mb, within)
     t = time.perf_counter()
     interrupted = vectors_behind(store, embedder)  # a write died midway, none ever ran, or the embedder changed
     leftovers: set[str] = set()  # vectors a write killed before its commit sent: read back, not embedded again
@@ -214,13 +219,13 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             report.files_redone_for_settings += 1  # the same bytes, another chunking or extraction
         return False
 
-    loaded = load_paths([Path(p) for p in paths], skip=already_stored)
+    loaded = load_paths([Path(p) for p in paths], skip=already_stored, within=within)
     report.problems.extend(loaded.problems)
     stage["load"] += time.perf_counter() - t
     source_of = store.document_sources()
     refuse_id_collisions(loaded.documents, source_of)
 
-    removed = _removed_sources([Path(p) for p in paths], store, source_of)
+    removed = _removed_sources([Path(p) for p in (paths if within is None else within)], store, source_of)
     known = store.document_hashes()
     if loaded.skipped_files:
         skipped = {resolved_path(f) for f in loaded.skipped_files}
@@ -235,7 +240,8 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             report.documents_unchanged += 1  # (a moved file is written again: its record names the new path)
         else:
             todo.append(doc)
-    if removed or todo or interrupted:
+    behind = store.meta(CANDIDATES_BEHIND) == "1"
+    if removed or todo or interrupted or (behind and candidates):
         with vector_writes(store):  # candidates inside the mark: a crash before them redoes them
             # Removed after the writes: a renamed file's chunks are read back from the old ones' vectors.
             _ingest_documents(todo, known, store, vectors, embedder, settings, extractors, progress, report, leftovers)
@@ -251,7 +257,10 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
                     [d.id for d in todo if d.kind in NOTE_KINDS], store, vectors, embedder, typed_client, settings))
                 stage["typed_relations"] += time.perf_counter() - t
             t = time.perf_counter()
-            refresh_candidates(store, vectors, embedder, settings.extraction.similar_notes_threshold)
+            if candidates:
+                refresh_candidates(store, vectors, embedder, settings.extraction.similar_notes_threshold)
+            elif not behind:
+                store.set_meta(CANDIDATES_BEHIND, "1")
             stage["candidates"] += time.perf_counter() - t
     # A file stands for its documents once all of them are stored from a problem-free load.
     clean = {resolved_path(f) for f in loaded.clean_files}
@@ -268,14 +277,16 @@ class DocumentIdCollision(LoadError):
     """Files of this ingest would take the ids of documents another file still holds."""
 
 
-def refuse_too_large(paths: Sequence[str | Path], store: Store, max_corpus_mb: float | None) -> None:
+def refuse_too_large(paths: Sequence[str | Path], store: Store, max_corpus_mb: float | None,
+                     within: Sequence[str | Path] | None = None) -> None:
     """:class:`~workbench.ingest.corpus_limits.CorpusTooLarge` when the text the workspace would hold
-    after ingesting ``paths`` is over the limit; reads only the files' sizes and the record."""
+    after ingesting ``paths`` (their files ``within``, given those) is over the limit; reads only the
+    files' sizes and the record."""
     limit = limit_bytes(max_corpus_mb)
     if limit is None:
         return
     stored = store.text_bytes_by_source()
-    check_corpus_size([str(p) for p in paths], projected_text_bytes(file_sizes(paths), stored),
+    check_corpus_size([str(p) for p in paths], projected_text_bytes(file_sizes(paths, within), stored),
                       sum(n for _, n in stored), limit)
 
 

@@ -25,8 +25,12 @@ from ..vectors.index import CHUNKS, VectorIndex
 from ..vectors.embedding_cache import embed_cached
 from ..ingest.failures import StepFailed, describe_os_error
 
-__all__ = ["MAX_CANDIDATES_PER_NOTE", "NOTE_KINDS", "best_per_note", "discover_typed_relations",
+__all__ = ["CANDIDATES_BEHIND", "MAX_CANDIDATES_PER_NOTE", "NOTE_KINDS", "best_per_note", "discover_typed_relations",
            "note_similarity_candidates", "refresh_candidates", "refresh_superseding", "unresolved_note_targets"]
+
+#: Meta key: "1" while a write (a watch's batch) left the SIMILAR_TO candidates for a later step to bring up
+#: to date (:meth:`~workbench.workspace.workspace.Workspace.follow_candidates`, or the next ingest).
+CANDIDATES_BEHIND = "candidates_behind"
 
 #: Document kinds compared for SIMILAR_TO candidates (chat logs and records are not notes).
 NOTE_KINDS = ("markdown", "text")
@@ -55,6 +59,8 @@ def refresh_candidates(store: Store, vectors: VectorIndex, embedder: Embedder, t
         refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder, vectors)[0], embedder.name,
                                 threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
         refresh_superseding(store)
+        if store.meta(CANDIDATES_BEHIND) == "1":
+            store.set_meta(CANDIDATES_BEHIND, "0")
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
         what = describe_os_error(exc) if isinstance(exc, OSError) else \
             (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

@@ -4,7 +4,8 @@ The paths are ingested once first (what changed while nothing watched them, or a
 before), then followed with the ``watchfiles`` library (the system's file events; polling where
 there are none). The changes of a burst are gathered until ``quiet_ms`` pass without another (at
 most ``max_wait_ms``), and each gathering is written as one step: :meth:`Workspace.ingest` of the
-watched paths it touched. So a batch has an ingest's guarantees: its documents are stored whole
+watched paths it touched, reading only the files and folders it changed (a large vault is not
+listed again for one edit). So a batch has an ingest's guarantees: its documents are stored whole
 or not at all, a kill leaves what the next write step (``ingest``, ``watch``, ``repair``)
 completes, an unchanged file is not read again, a removed one is removed, and a renamed one is a
 removal and an add whose chunks keep their vectors (read back, not embedded again).
@@ -29,13 +30,16 @@ from .ingest_pipeline import IngestReport, Progress
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["WRITING", "WRITTEN", "FAILED", "FolderWatch", "WatchBatch", "WatchStarted", "WatchStopped", "touched_roots",
-           "watch_workspace"]
+__all__ = ["WRITING", "WRITTEN", "FAILED", "FolderWatch", "WatchBatch", "WatchStarted", "WatchStopped",
+           "follow_candidates", "touched_roots", "watch_workspace"]
 
 #: The states a batch is told in: its write begun, done, or refused (the message says why).
 WRITING, WRITTEN, FAILED = "writing", "written", "failed"
 #: How often the watcher wakes when nothing changes, to see whether it was asked to stop.
 _TICK_MS = 400
+#: Seconds the folder stays quiet after a batch before the SIMILAR_TO candidates, which compare
+#: every note, are brought up to date (a batch leaves them behind).
+_CANDIDATES_AFTER_SECONDS = 2.0
 #: Seconds before a failed batch is written again when no change comes first.
 _RETRY_SECONDS = 5.0
 
@@ -128,6 +132,9 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
     """Keep ``ws`` in step with ``paths`` until ``stop`` is set. Returns the batches of changes
     written (the catch-up ingest, batch 0, not counted).
 
+    A batch leaves the ``SIMILAR_TO`` candidates behind; they are brought up to date once the
+    folders are quiet for a moment, and when the watch stops.
+
     ``tell(batch)`` hears of each batch twice (writing, written) or once more when it failed;
     ``ready()`` is called once the catch-up ingest is done and every later change is seen;
     ``progress`` follows the catch-up ingest. A write refused because another process is writing
@@ -157,10 +164,11 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
                     raise_interrupt=False, force_polling=force_polling)
     written = 0
 
-    def write(number: int, touched: list[Path], events: int, since: float, follow: Progress | None) -> bool:
+    def write(number: int, touched: list[Path], events: int, since: float, follow: Progress | None,
+              within: list[str] | None = None) -> bool:
         tell(WatchBatch(number, WRITING, events))
         try:
-            report = ws.ingest(touched, progress=follow)
+            report = ws.ingest(touched, progress=follow, within=within, candidates=number == 0)
         except (WorkspaceBusy, LoadError, StepFailed) as exc:  # StepFailed: the record is whole, the next write ends it
             tell(WatchBatch(number, FAILED, events, seconds=time.perf_counter() - since, message=str(exc)))
             return False
@@ -170,27 +178,63 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
 
     next(changes, None)  # the watcher runs from here on: nothing changed after this goes unseen
     caught_up = write(0, roots, 0, time.perf_counter(), progress)  # batch 0, not counted
+    ws.derivation.prime()  # from here on, a batch derives only what it changes
+    ws.derivation.scans_wait = True  # and leaves the names found in passages for a quiet moment
     if ready is not None:
         ready()
     pending: list[Path] = [] if caught_up else list(roots)  # else tried again as batch 1
+    # The files and folders a batch changed: only they are read (None: every root, after a failed catch-up).
+    changed: set[str] | None = set() if caught_up else None
     events = 0
     since = time.perf_counter()
     retry_at = since + (0 if caught_up else _RETRY_SECONDS)
+    last_write = time.perf_counter()
     for found in changes:
-        touched = touched_roots(roots, (path for _, path in found), workspace)
+        if not found and not pending and time.perf_counter() - last_write >= _CANDIDATES_AFTER_SECONDS:
+            follow_candidates(ws)  # the folder is quiet: the candidates the batches left behind
+            last_write = float("inf")
+        seen = [path for _, path in found if touched_roots(roots, [path], workspace)]
+        touched = touched_roots(roots, seen, workspace)
         if touched and not pending:
             since = time.perf_counter()
         pending += [root for root in touched if root not in pending]
-        events += sum(1 for _, path in found if touched_roots(roots, [path], workspace))
+        if changed is not None:
+            changed.update(seen)
+        events += len(seen)
         if pending and not stop.is_set() and (touched or time.perf_counter() >= retry_at):
-            if write(written + 1, sorted(pending, key=roots.index), events, since, None):
+            if write(written + 1, sorted(pending, key=roots.index), events, since, None,
+                     sorted(changed) if changed is not None else None):
                 written += 1
-                pending, events = [], 0
+                pending, events, changed = [], 0, set()
+                last_write = time.perf_counter()
             else:  # tried again with the next change, or in a few seconds
                 retry_at = time.perf_counter() + _RETRY_SECONDS
         if stop.is_set():
             break
+    follow_candidates(ws)  # stopped: nothing is left behind (the next ingest would do it otherwise)
     return written
+
+
+def follow_candidates(ws: Workspace) -> bool:
+    """What the batches left for a quiet moment: :meth:`Workspace.follow_candidates` (unless
+    another process writes or the step fails: the next write does it then), and the names found in
+    the passages saved for a later process (:meth:`GraphDerivation.save_scan`). True when the
+    candidates were brought up to date."""
+    from ..ingest.failures import StepFailed
+    from .workspace import WorkspaceBusy
+
+    try:
+        followed = ws.follow_candidates()
+    except (WorkspaceBusy, StepFailed):
+        followed = False
+    if ws.lock.try_take():
+        try:
+            ws.derivation.save_scan()
+        except OSError:  # a full disk: the next full derivation reads more passages, nothing else
+            pass
+        finally:
+            ws.lock.release()
+    return followed
 
 
 class FolderWatch:

@@ -37,7 +37,7 @@ from .derivation import GraphDerivation
 from .identity import WorkspaceCopied, copied_message, new_identity, record_home
 from .name_index import NameIndexUpkeep, entity_vectors_key
 from .ingest_pipeline import IngestReport, Progress, ingest_paths, reconcile_if_marked, reconcile_vectors, remove_documents
-from .note_links import refresh_candidates
+from .note_links import CANDIDATES_BEHIND, refresh_candidates
 from .pinned_reads import Pins
 from .preload import BackgroundReads
 from .write_lock import WorkspaceBusy, WriteLock
@@ -47,6 +47,8 @@ __all__ = ["Workspace", "WorkspaceBusy", "WorkspaceError", "WorkspaceMissing", "
 DEFAULT_WORKSPACE = Path("workspace")
 #: The keyword index kept in the folder (:mod:`workbench.corpus.keyword_index`), made by each write step.
 KEYWORD_INDEX_FILE = "keywords.npz"
+#: Chunks a write may add while the vector store stays open after it (a watch's batch of a few notes).
+KEEP_VECTORS_OPEN_UP_TO = 1000
 #: Files derived from the record that ``repair`` removes and makes again (see docs/workspace.md).
 DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE, ROWS_FILE)
 class WorkspaceError(Exception):
@@ -208,22 +210,41 @@ class Workspace:
             self.store.set_meta(VECTORS_IN_FLIGHT, "1")
 
     # -- writing -------------------------------------------------------------------------
-    def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestReport:
+    def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None,
+               within: Sequence[str | Path] | None = None, candidates: bool = True) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.workspace.ingest_pipeline`),
         and everything derived from the record with it, the keyword index included: a surface calls
-        this and nothing after it."""
+        this and nothing after it. ``within``: only these files and folders under ``paths`` changed
+        (a watch's batch): the rest is not read. Without ``candidates``, the ``SIMILAR_TO``
+        candidates are left for :meth:`follow_candidates` (a watch's quiet moment)."""
         with self.lock.hold():
             self._settle_home()
             self._mark_if_vectors_lost()
-            report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress)
+            report = ingest_paths(paths, self.store, self.vectors, self.embedder, self.settings, progress, within,
+                                  candidates)
             if report.chunks_written or report.documents_removed:  # an unchanged ingest never opens Chroma
                 self._compact_vectors_after(report)
-            # Chroma keeps each collection it opened in memory: let it go before the graph is
-            # derived; the next search opens it again.
+            # Chroma keeps each collection it opened in memory: let it go before a large write's
+            # graph is derived; the next search opens it again. A small write of a process that
+            # follows its graph (a watch) keeps it: opening it again is most of such a write.
             self.names.drop_legacy()
-            self.vectors.release()
+            if report.chunks_written > KEEP_VECTORS_OPEN_UP_TO or self.derivation.state is None:
+                self.vectors.release()
             self.derive_after_write(progress, report.stage_seconds)
         return report
+
+    def follow_candidates(self) -> bool:
+        """Bring the ``SIMILAR_TO`` candidates up to date when a write left them behind (a watch's
+        batches leave them to its quiet moments: they compare every note); True when they were."""
+        if self.store.meta(CANDIDATES_BEHIND) != "1":
+            return False
+        with self.lock.hold():
+            if self.store.meta(CANDIDATES_BEHIND) != "1":  # another process did it meanwhile
+                return False
+            with vector_writes(self.store):
+                refresh_candidates(self.store, self.vectors, self.embedder, self.settings.extraction.similar_notes_threshold)
+            self.derive_after_write()
+        return True
 
     def derive_after_write(self, progress: Progress | None = None, stage: dict[str, float] | None = None) -> None:
         """The end of every write step, under its lock: the graph (and its snapshot), the
