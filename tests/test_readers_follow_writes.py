@@ -48,17 +48,19 @@ def test_an_open_workspace_searches_what_another_process_ingested(make_workspace
 
 def test_the_mcp_servers_workspace_answers_from_the_newer_record(make_workspace, tmp_path, embedder, settings):
     from workbench.mcp_server.server import _search, open_read_only
+    from workbench.workspace.scoped_view import Scopes
 
     corpus = _first_corpus(tmp_path / "notes")
     make_workspace().ingest([corpus])
     server_ws = open_read_only(tmp_path / "ws", settings, embedder=embedder)
     try:
-        first = _search(server_ws, QUESTION, "vector", 5, None)
+        scopes = Scopes(server_ws)  # as the server holds them
+        first = _search(scopes, QUESTION, "vector", 5, None)
         assert "notes/archive.md" not in [hit["document"] for hit in first["hits"]]
         _ingest_elsewhere(server_ws.path, corpus)
-        plain = _search(server_ws, QUESTION, "vector", 5, None)
+        plain = _search(scopes, QUESTION, "vector", 5, None)
         assert plain["hits"][0]["document"] == "notes/archive.md"
-        scoped = _search(server_ws, QUESTION, "hybrid", 5, ["notes/archive.md"])
+        scoped = _search(scopes, QUESTION, "hybrid", 5, ["notes/archive.md"])
         assert [hit["document"] for hit in scoped["hits"]] == ["notes/archive.md"]
         assert scoped["mode_used"] == "hybrid"  # no fallback to keyword_only
     finally:

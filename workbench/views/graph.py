@@ -3,7 +3,7 @@
 :func:`select_view` filters the co-mention graph or the typed relation graph (entity type,
 minimum weight, time range, relation), ranks nodes by degree, mentions or PageRank, keeps the
 top N of large graphs and says how many entities each filter hides; on request it adds the
-chunks that mention the shown entities as small nodes. :func:`graph_html` renders a view with
+chunks that mention the shown entities as small nodes. :func:`~workbench.views.graph_html.graph_html` renders a view with
 pyvis, fully offline: vis-network is inlined and every remaining CDN tag (Bootstrap) is
 stripped. Names reach the page exactly once and as text: node and edge data are written as
 JSON with ``<``, ``>`` and ``&`` escaped (Jinja's ``tojson``), labels are drawn on a canvas and
@@ -22,6 +22,7 @@ Examples
 >>> view = select_view(graph, RELATIONS)
 >>> [e.name for e in view.nodes], view.note
 (['<b>A</b>', 'B'], '')
+>>> from workbench.views.graph_html import graph_html
 >>> page = graph_html(view)
 >>> "<b>A</b>" in page, "\\\\u003cb\\\\u003eA\\\\u003c/b\\\\u003e" in page
 (False, True)
