@@ -512,7 +512,8 @@ def _labels(n: int, parts: Sequence[Sequence[int]]) -> np.ndarray:
     return labels
 
 
-def modularity(adjacency: sparse.csr_matrix, labels: np.ndarray, resolution: float = 1.0) -> float:
+def modularity(adjacency: sparse.csr_matrix, labels: np.ndarray,
+               resolution: float = setting_default("communities.resolution")) -> float:
     """Newman's modularity of the partition ``labels`` (a part per node) of the undirected graph
     ``adjacency``: how much more weight falls inside the parts than chance would put there.
 
