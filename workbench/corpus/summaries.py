@@ -70,7 +70,7 @@ _memo_lock = threading.Lock()
 #: Workspaces whose builds from nothing run on a thread while the last summaries are shown.
 _background: "weakref.WeakSet[object]" = weakref.WeakSet()
 _rebuilds: "weakref.WeakKeyDictionary[object, threading.Thread]" = weakref.WeakKeyDictionary()
-#: The thread storing what a reader built (the answer does not wait for it; the process does, at exit).
+#: The thread storing what a long-lived reader built (its answer does not wait; the process does, at exit).
 _storing: "weakref.WeakKeyDictionary[object, threading.Thread]" = weakref.WeakKeyDictionary()
 #: The version a background build failed for: the next reader builds it in its own call (and meets the error).
 _failed: "weakref.WeakKeyDictionary[object, int]" = weakref.WeakKeyDictionary()
@@ -395,12 +395,15 @@ def current_summaries(ws: WorkspaceView) -> Summaries:
             return _shown_while_rebuilding(ws, last, version)
         found = _build(ws, version, cache=False, last=last, follows=follows)
         # Past sync_max_passages no write step stores them: the first reader does, for the next
-        # process, on a thread of its own so the answer does not wait (the process does, at exit).
-        storing = threading.Thread(target=ws.save_derived, args=(version, lambda: store_summaries(ws, found)),
-                                   name="store-summaries")
-        with _memo_lock:
-            _storing[ws] = storing
-        storing.start()
+        # process; a long-lived one on a thread of its own, so its answer does not wait.
+        if ws in _background:
+            storing = threading.Thread(target=ws.save_derived, args=(version, lambda: store_summaries(ws, found)),
+                                       name="store-summaries")
+            with _memo_lock:
+                _storing[ws] = storing
+            storing.start()
+        else:
+            ws.save_derived(version, lambda: store_summaries(ws, found))
     with _memo_lock:
         _memo[ws] = found
     return found
