@@ -19,8 +19,8 @@ from ..runtime.progress import DOCUMENTS, tqdm_progress
 if TYPE_CHECKING:
     from ..workspace.workspace import Workspace
 
-__all__ = ["ROOT", "PerfError", "RssSampler", "cache_chunk_vectors", "cached_vectors", "fresh_ingest", "graph_seconds",
-           "passages_file"]
+__all__ = ["ROOT", "PerfError", "RssSampler", "cache_chunk_vectors", "cached_vectors", "cpu_seconds", "fresh_ingest",
+           "graph_seconds", "passages_file"]
 
 #: The project folder (its app.py, sample corpus and the shared benchmark data beside it).
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,19 +117,19 @@ class ModelClock:
         self.texts = 0
 
     def embed(self, texts):
-        started, cpu = time.perf_counter(), _cpu_seconds()
+        started, cpu = time.perf_counter(), cpu_seconds()
         try:
             return self._embedder.embed(texts)
         finally:
             self.seconds += time.perf_counter() - started
-            self.cpu_seconds += _cpu_seconds() - cpu
+            self.cpu_seconds += cpu_seconds() - cpu
             self.texts += len(texts)
 
     def __getattr__(self, name):
         return getattr(self._embedder, name)
 
 
-def _cpu_seconds() -> float:
+def cpu_seconds() -> float:
     """User and system CPU time of this process so far, all its threads."""
     times = os.times()
     return times.user + times.system

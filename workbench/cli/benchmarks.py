@@ -290,8 +290,10 @@ def _render_sizes(payload: dict) -> list[str]:
         alone = distinct.get("model_alone")
         if alone:
             lines.append(f"  the model alone on {alone['chunks']} chunks: the handbook {alone['handbook_chunks_per_s']} "
-                         f"chunks/s, the notebook {alone['notebook_chunks_per_s']} (handbook / notebook "
-                         f"{alone['handbook_over_notebook']}); the ingest's rate {run.get('times_model_alone')}x it")
+                         f"chunks/s ({alone['handbook_chunks_per_cpu_s']} per CPU second), the notebook "
+                         f"{alone['notebook_chunks_per_s']} ({alone['notebook_chunks_per_cpu_s']}); per CPU second, "
+                         f"handbook / notebook {alone['handbook_over_notebook']}, the ingest "
+                         f"{run.get('times_model_alone')}x the model alone")
     return lines
 
 
