@@ -31,6 +31,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -448,12 +449,16 @@ class ContextGraph(GraphWalks):
             weights.append(np.ones(len(layer.synonyms)))
             # (passage, entity) where the passage states a relation of the entity: a link of relation_weight
             chunk_at = {cid: i for i, cid in enumerate(chunk_ids)}
-            stated = np.unique(np.fromiter((chunk_at[cid] * n + position[end] for edge in relational
-                                            for cid in edge.chunk_ids if cid in chunk_at
-                                            for end in (edge.source, edge.target)), dtype=np.int64))
+            stating = np.fromiter(map(chunk_at.get, chain.from_iterable(edge.chunk_ids for edge in relational),
+                                      repeat(-1)), dtype=np.int64)
+            per_edge = [len(edge.chunk_ids) for edge in relational]
+            ends = [np.repeat(np.fromiter((position[getattr(edge, end)] for edge in relational), dtype=np.int64,
+                                          count=len(relational)), per_edge) for end in ("source", "target")]
+            held = stating >= 0
+            stated = np.unique(np.concatenate([stating[held] * n + end[held] for end in ends]))
             linked = [layer.entities_of[cid] for cid in chunk_ids]
             passage = np.repeat(np.arange(len(chunk_ids), dtype=np.int64), [len(keys_of) for keys_of in linked])
-            entity = np.fromiter((position.get(key, -1) for keys_of in linked for key in keys_of), dtype=np.int64,
+            entity = np.fromiter(map(position.get, chain.from_iterable(linked), repeat(-1)), dtype=np.int64,
                                  count=len(passage))
             walked = entity >= 0
             walked[walked] = ~np.isin(entity[walked], [position[key] for key in layer.common if key in position])

@@ -33,6 +33,7 @@ workbench.context_graph.graph_snapshot.SnapshotUnusable: the graph snapshot was 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,10 +124,14 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
 
 def _id_lists(lists: Sequence[Sequence[str]], name: str) -> dict[str, np.ndarray]:
     """Lists of ids as arrays: each id once (a text column), each list as positions among them."""
-    ids = sorted({i for listed in lists for i in listed})
-    at = {i: position for position, i in enumerate(ids)}
+    every = list(chain.from_iterable(lists))
+    ids = sorted(set(every))
+    at = dict(zip(ids, range(len(ids))))
     arrays = dict(zip((f"{name}_ids", f"{name}_id_offsets"), TextColumn.arrays(ids)))
-    arrays[name], arrays[f"{name}_offsets"] = ragged([[at[i] for i in listed] for listed in lists])
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(listed) for listed in lists])
+    arrays[name] = np.fromiter(map(at.__getitem__, every), dtype=np.int32, count=len(every))
+    arrays[f"{name}_offsets"] = offsets
     return arrays
 
 

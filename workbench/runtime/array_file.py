@@ -117,7 +117,7 @@ def ragged(rows: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
     """
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(r) for r in rows])
-    flat = np.fromiter((v for r in rows for v in r), dtype=np.int32, count=int(offsets[-1]))
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int32, count=int(offsets[-1]))
     return flat, offsets
 
 
