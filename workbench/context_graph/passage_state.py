@@ -175,6 +175,17 @@ class PassageState:
         """Take the name words of ``keys`` from their ``forms`` now; returns the names whose key
         (before the short forms) changed."""
         changed: set[str] = set()
+        if not self.key_names:  # a state made afresh: every name's givers at once
+            givers: dict[str, set[str]] = {}
+            for key in keys:
+                has = _name_words(self.strings, forms.get(key, ()))
+                if has:
+                    self.key_names[key] = has
+                    for words in has:
+                        givers.setdefault(words, set()).add(key)
+            self.givers = {words: frozenset(found) for words, found in givers.items()}
+            self.names = {words: min(found) for words, found in givers.items()}
+            return set(self.names)
         for key in keys:
             had = self.key_names.get(key, frozenset())
             has = _name_words(self.strings, forms.get(key, ()))
@@ -277,6 +288,17 @@ class PassageState:
         the common keys, the title links that can change and the synonym comparison."""
         gained: dict[str, list[str]] = {}
         lost: dict[str, set[str]] = {}
+        if previous is None:  # every passage linked afresh: each key's passages come in sorted order
+            self.entities_of = {}
+            for chunk_id in sorted(redo):
+                keys = set(mentioned.get(chunk_id, ())) | set(self.found[chunk_id])
+                if chunk_id in title_of:
+                    keys.add(title_of[chunk_id])
+                self.entities_of[chunk_id] = frozenset(keys)
+                for key in keys:
+                    gained.setdefault(key, []).append(chunk_id)
+            redo = set()
+            self.chunks_of = {key: tuple(ids) for key, ids in gained.items()}
         for chunk_id in sorted(redo):
             before = self.entities_of.pop(chunk_id, frozenset())
             now: frozenset[str] = frozenset()
@@ -290,7 +312,7 @@ class PassageState:
             for key in before - now:
                 lost.setdefault(key, set()).add(chunk_id)
         moved = gained.keys() | lost.keys()
-        for key in moved:
+        for key in moved if previous is not None else ():
             out = lost.get(key, ())
             _replace(self.chunks_of, key, tuple(sorted([c for c in self.chunks_of.get(key, ()) if c not in out]
                                                        + gained.get(key, []))))
