@@ -47,7 +47,7 @@ class RssSampler:
     :attr:`by_stage` the peak of each value :attr:`stage` was set to meanwhile (an ingest's
     progress stages), so a peak says which step reached it."""
 
-    def __enter__(self):
+    def __enter__(self) -> RssSampler:
         import psutil
 
         self._process = psutil.Process()
