@@ -104,9 +104,9 @@ def test_corpus_page_shows_the_record_while_the_graph_is_still_being_built(monke
             return real(*args, **kwargs)
         return slow
 
-    # A process that can take the write lock derives from the kept rows (graph_of_parts), one that
-    # cannot from the whole record (assemble_graph): both wait.
-    for name in ("assemble_graph", "graph_of_parts"):
+    # A process that can take the write lock follows the record from the kept rows (follow_record),
+    # one that cannot derives from the whole record (assemble_graph): both wait.
+    for name in ("assemble_graph", "follow_record"):
         monkeypatch.setattr(workspace_module, name, slowed(getattr(workspace_module, name)))
     monkeypatch.setattr(ui, "GRAPH_WAIT_S", 0.2)
     try:

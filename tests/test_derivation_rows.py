@@ -22,6 +22,7 @@ from workbench.runtime.array_file import ArrayFileUnusable
 from workbench.context_graph.assemble import GraphParts, graph_parts, note_resolver
 from workbench.context_graph.canon import Canonicalizer, build_merges
 from workbench.context_graph.derivation_rows import FILE_NAME, DerivationRows, RowsStale, rows_key
+from workbench.context_graph.parts_state import derive_parts
 from workbench.model import Chunk, Document, Mention, Triple
 from workbench.record.store import Store
 
@@ -58,7 +59,7 @@ def kept_parts(ws) -> tuple[GraphParts, list]:
     """The parts and merges derived from the rows file the writer left."""
     key = rows_key(ws.store.workspace_id, ws.settings.canonicalization.model_dump(mode="json"))
     rows = DerivationRows.load(ws.path, key)
-    return rows.derive(ws.store.chunk_context(), ws.canonicalizer(), note_resolver(ws.store.documents()))
+    return derive_parts(rows, ws.store.chunk_context(), ws.canonicalizer(), note_resolver(ws.store.documents()))
 
 
 def assert_same_parts(got: GraphParts, expected: GraphParts) -> None:
@@ -378,7 +379,7 @@ def test_rows_followed_through_any_writes_give_the_parts_of_a_full_pass(sequence
                 rows.save(Path(folder), "k")
                 rows = DerivationRows.load(Path(folder), "k")  # and back, each step
                 notes = note_resolver(store.documents())
-                parts, merges = rows.derive(context, canonicalizer, notes)
+                parts, merges = derive_parts(rows, context, canonicalizer, notes)
                 assert_same_parts(parts, graph_parts(store.iter_mentions(), store.iter_triples(), context,
                                                      canonicalizer, notes))
                 assert merges == build_merges(store.iter_mentions(), canonicalizer)

@@ -110,15 +110,15 @@ def test_graph_if_ready_builds_in_the_background_and_never_waits_longer_than_ask
     written.ingest([corpus])
     (written.path / "graph.npz").unlink()  # a workspace with no graph snapshot (made before it, say)
     ws = reopened(written)  # a process opening the workspace: no graph derived yet
-    # The process can take the write lock, so it derives from the kept rows: graph_of_parts ends that.
-    release, real, calls = threading.Event(), workspace_module.graph_of_parts, []
+    # The process can take the write lock, so it follows the record from the kept rows (follow_record).
+    release, real, calls = threading.Event(), workspace_module.follow_record, []
 
     def slow(*args, **kwargs):
         calls.append(1)
         release.wait(60)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(workspace_module, "graph_of_parts", slow)
+    monkeypatch.setattr(workspace_module, "follow_record", slow)
     started = time.perf_counter()
     assert ws.background.graph_if_ready() is None and ws.background.graph_if_ready(wait=0.3) is None
     assert time.perf_counter() - started < 5

@@ -15,9 +15,10 @@ distinct surface its canonical key, name key and display forms. A write step (:m
 - canonicalizes only the surfaces it has not seen, and on an alias or split change re-keys only
   the surfaces whose name key an alias maps (before or after) or whose form is (or was) split.
 
-:meth:`DerivationRows.derive` then aggregates entities, edges, the passage layer's inputs and the
-merge record with numpy (:class:`~workbench.context_graph.parts_state.PartsState`, which a writing
-process keeps to aggregate only what its next write changes), to the same graph
+:class:`~workbench.context_graph.parts_state.PartsState` then aggregates entities, edges, the
+passage layer's inputs and the merge record from these rows with numpy (a writing process keeps it
+to aggregate only what its next write changes; :func:`~workbench.context_graph.parts_state.derive_parts`
+aggregates them whole), to the same graph
 :func:`assemble_graph` makes (the reference; tested against it after random sequences of writes).
 Note-typed surfaces and declared links depend on the documents' titles, so they are resolved again
 on every derivation (there are few).
@@ -38,9 +39,7 @@ import numpy as np
 
 from ..runtime.array_file import ArrayFileUnusable, from_text, read_array_file, to_text, write_array_file
 from ..record.packed_rows import unpack_mention_fields, unpack_pairs
-from ..model import Merge
 from ..record.store import Store
-from .assemble import GraphParts
 from .canon import Canonicalizer
 from ..text.name_keys import DEFAULT_ARTICLES, NAME_KEY_VERSION, display_form, name_key
 
@@ -369,14 +368,3 @@ class DerivationRows:
         for i in moved:
             self.surface["key"][i] = keys.id(canonicalizer.key(surfaces[i]))
         self.aliases, self.splits = aliases, splits
-
-    # -- the graph's parts ----------------------------------------------------------------------
-    def derive(self, chunk_context: Mapping[str, tuple[str, str | None]], canonicalizer: Canonicalizer,
-               notes: Mapping[str, str]) -> tuple[GraphParts, list[Merge]]:
-        """The graph's parts and the merge record, from the rows as they are: what
-        :func:`~workbench.context_graph.assemble.graph_parts` and :class:`FormTally` make of the record
-        (aggregated by :class:`~workbench.context_graph.parts_state.PartsState`)."""
-        from .parts_state import PartsState  # it aggregates these rows: imported here, not at the top
-
-        state = PartsState.derive(self, chunk_context, canonicalizer, notes)
-        return state.parts(), state.merge_record()

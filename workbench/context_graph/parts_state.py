@@ -42,7 +42,7 @@ from .assemble import GraphParts, type_rank
 from .canon import Canonicalizer, FormTally
 from .derivation_rows import DerivationRows
 
-__all__ = ["PartsState", "Touched"]
+__all__ = ["PartsState", "Touched", "derive_parts"]
 
 # An entry's identity: its table (2 bits), the rowid of its row (41 bits) and its place in the row (20 bits:
 # a packed row holds fewer mentions than its chunk has characters, and at most 100,000 co-mention pairs).
@@ -530,7 +530,7 @@ class PartsState:
 
     # -- what it makes ----------------------------------------------------------------------------
     def parts(self) -> GraphParts:
-        """The graph's parts, as :meth:`DerivationRows.derive` gives them."""
+        """The graph's parts, as :func:`derive_parts` gives them."""
         entities = [self.entities[key][1] for _, key in self.entity_order]
         forms = {key: self.forms[key] for _, key in self.entity_order}
         return GraphParts(entities, [self.edges[name] for name in self.edge_order], self.chunk_entities, forms,
@@ -539,3 +539,11 @@ class PartsState:
     def merge_record(self) -> list[Merge]:
         """The merge record, as :meth:`FormTally.merges` orders it."""
         return sorted(self.merges.values(), key=lambda m: (-sum(f.count for f in m.surface_forms), m.key))
+
+
+def derive_parts(rows: DerivationRows, chunk_context: Mapping[str, tuple[str, str | None]],
+                 canonicalizer: Canonicalizer, notes: Mapping[str, str]) -> tuple[GraphParts, list[Merge]]:
+    """The graph's parts and the merge record from ``rows`` as they are, aggregated whole: what
+    :func:`~workbench.context_graph.assemble.graph_parts` and :class:`FormTally` make of the record."""
+    state = PartsState.derive(rows, chunk_context, canonicalizer, notes)
+    return state.parts(), state.merge_record()

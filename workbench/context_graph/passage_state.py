@@ -193,8 +193,8 @@ class PassageState:
             for words in had ^ has:
                 was = self.givers.get(words, frozenset())
                 _replace(self.givers, words, was - {key} if words in had else was | {key})
-                before, givers = self.names.get(words), self.givers.get(words)
-                now = min(givers) if givers else None
+                before, giving = self.names.get(words), self.givers.get(words)
+                now = min(giving) if giving else None
                 _replace(self.names, words, now)
                 if before != now:
                     changed.add(words)
