@@ -176,15 +176,15 @@ class PassageState:
         (before the short forms) changed."""
         changed: set[str] = set()
         if not self.key_names:  # a state made afresh: every name's givers at once
-            givers: dict[str, set[str]] = {}
+            given_by: dict[str, set[str]] = {}
             for key in keys:
                 has = _name_words(self.strings, forms.get(key, ()))
                 if has:
                     self.key_names[key] = has
                     for words in has:
-                        givers.setdefault(words, set()).add(key)
-            self.givers = {words: frozenset(found) for words, found in givers.items()}
-            self.names = {words: min(found) for words, found in givers.items()}
+                        given_by.setdefault(words, set()).add(key)
+            self.givers = {words: frozenset(found) for words, found in given_by.items()}
+            self.names = {words: min(found) for words, found in given_by.items()}
             return set(self.names)
         for key in keys:
             had = self.key_names.get(key, frozenset())
