@@ -32,7 +32,7 @@ workbench.context_graph.graph_snapshot.SnapshotUnusable: the graph snapshot was 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from itertools import chain
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ..runtime import array_file
-from ..runtime.array_file import (ArrayFileUnusable, TextColumn, from_text, ragged, read_array_file, to_text,
+from ..runtime.array_file import (ArrayFileUnusable, TextColumn, from_text, read_array_file, to_text,
                           write_array_file)
 from ..runtime.gc_paused import gc_paused
 from ..model import Edge, Merge, SurfaceForm
@@ -86,7 +86,7 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
     edges = graph.edges_as_given()  # the assembled order, so the graph is rebuilt edge for edge as it was
     chunk_ids = sorted(layer.entities_of)
     position = at.__getitem__
-    links, link_offsets = ragged([sorted(map(position, layer.entities_of[cid])) for cid in chunk_ids])
+    links, link_offsets = _sorted_rows([layer.entities_of[cid] for cid in chunk_ids], position)
     index = graph.pagerank_index()
     transition = index.transition_t
     tables = {
@@ -120,6 +120,21 @@ def _graph_arrays(graph: ContextGraph, merges: Sequence[Merge]) -> dict[str, np.
         "ppr_order": index.order, "ppr_dangling": index._dangling, "ppr_reversible": np.array([index.reversible]),
     })
     return arrays
+
+
+def _sorted_rows(rows: Sequence[Collection[str]], position: Callable[[str], int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's positions, sorted, as :func:`~workbench.runtime.array_file.ragged` keeps them: one sort of every row's
+    positions at once, not a sort a row.
+
+    >>> flat, offsets = _sorted_rows([{"b", "a"}, set(), {"c"}], {"a": 0, "b": 1, "c": 2}.__getitem__)
+    >>> flat.tolist(), offsets.tolist()
+    ([0, 1, 2], [0, 2, 2, 3])
+    """
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(row) for row in rows])
+    flat = np.fromiter(map(position, chain.from_iterable(rows)), dtype=np.int32, count=int(offsets[-1]))
+    row_of = np.repeat(np.arange(len(rows), dtype=np.int64), np.diff(offsets))
+    return flat[np.lexsort((flat, row_of))], offsets
 
 
 def _id_lists(lists: Sequence[Sequence[str]], name: str) -> dict[str, np.ndarray]:
