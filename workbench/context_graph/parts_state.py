@@ -281,14 +281,19 @@ class _Context:
                                        last_seen=self.time(high)))
         return made, forms
 
-    def edges(self, triples: dict[str, np.ndarray]) -> dict[tuple[str, str, str], Edge]:
+    def edges(self, triples: dict[str, np.ndarray], in_order: bool = False) -> dict[tuple[str, str, str], Edge]:
         """One edge per (subject, relation, object) group of ``triples`` (whole groups, identity order):
         its distinct chunks and documents sorted, highest confidence (at least 0), first and last
-        time, and the origin of its first triple."""
+        time, and the origin of its first triple; ``in_order``: sorted by (subject, relation, object)."""
         if not len(triples["ident"]):
             return {}
         keys, relations = self.keys.values, self.rows.tables["relations"].values
-        code = (triples["subject"] * len(relations) + triples["relation"]) * len(keys) + triples["object"]
+        if in_order:  # grouped by the names' ranks: the edges come sorted by (subject, relation, object)
+            key_rank, relation_rank = _ranks(keys), _ranks(relations)
+            code = ((key_rank[triples["subject"]] * len(relations) + relation_rank[triples["relation"]]) * len(keys)
+                    + key_rank[triples["object"]])
+        else:
+            code = (triples["subject"] * len(relations) + triples["relation"]) * len(keys) + triples["object"]
         groups, inverse = np.unique(code, return_inverse=True)
         order = np.argsort(inverse, kind="stable")  # entries by group, each group in identity order
         group = inverse[order]
@@ -450,8 +455,8 @@ class PartsState:
         mentions_only = self.stream["ident"] < (np.int64(_TRIPLES) << _TABLE_SHIFT)
         self.entities, self.forms = context.entities(self.stream)
         self.entity_order = sorted((ident, key) for key, (ident, _) in self.entities.items())
-        self.edges = context.edges(self.triples)
-        self.edge_order = sorted(self.edges)
+        self.edges = context.edges(self.triples, in_order=True)
+        self.edge_order = list(self.edges)
         self.chunk_entities = context.chunk_entities(self.stream)
         self.titles = context.titles(_select(self.stream, mentions_only))
         self.title_order = sorted((ident, chunk) for chunk, (ident, _) in self.titles.items())
