@@ -261,24 +261,24 @@ class _Context:
         typed: dict[int, list[tuple[str, int]]] = {}
         for pair, count in zip(type_pairs.tolist(), type_counts.tolist()):
             typed.setdefault(pair // width, []).append((types[pair % width], count))
-        local, key_of = np.unique(stream["key"], return_inverse=True)
         times = self.chunk_time[stream["chunk"]]
         big = len(self.times)
-        first = np.full(len(local), big)
-        np.minimum.at(first, key_of, np.where(times >= 0, times, big))
-        last = np.full(len(local), -1)
-        np.maximum.at(last, key_of, times)
-        span = {k: (int(f), int(la)) for k, f, la in zip(local.tolist(), first.tolist(), last.tolist())}
+        first = np.full(len(keys), big)
+        np.minimum.at(first, stream["key"], np.where(times >= 0, times, big))
+        last = np.full(len(keys), -1)
+        np.maximum.at(last, stream["key"], times)
+        seen = [None, *self.times]  # a time index + 1 -> the time (0: none)
+        lows = np.where(first[order] < big, first[order] + 1, 0).tolist()
+        highs = (last[order] + 1).tolist()
         idents = stream["ident"][first_at].tolist()
         made: dict[str, tuple[int, Entity]] = {}
-        for k, count, ident in zip(order.tolist(), mentions.tolist(), idents):
+        for k, count, ident, low, high in zip(order.tolist(), mentions.tolist(), idents, lows, highs):
             key = keys[k]
             shown = written.get(k) or list(forms[key].items())
             name = min(shown, key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))[0]
             etype = min(typed[k], key=lambda kv: (type_rank(kv[0]), -kv[1], kv[0]))[0]
-            low, high = span[k]
-            made[key] = (ident, Entity(key=key, name=name, type=etype, mentions=count, first_seen=self.time(low),
-                                       last_seen=self.time(high)))
+            made[key] = (ident, Entity(key=key, name=name, type=etype, mentions=count, first_seen=seen[low],
+                                       last_seen=seen[high]))
         return made, forms
 
     def edges(self, triples: dict[str, np.ndarray], in_order: bool = False) -> dict[tuple[str, str, str], Edge]:

@@ -97,7 +97,8 @@ class PassageState:
         self.options = options
         self.strings = _Strings()
         self.key_names: dict[str, frozenset[str]] = {}  # key -> the name words its forms give
-        self.givers: dict[str, frozenset[str]] = {}  # name words -> the keys whose forms give them
+        # name words -> the keys whose forms give them (None until a write follows: made from key_names)
+        self.givers: dict[str, frozenset[str]] | None = {}
         self.names: dict[str, str] = {}  # name words -> key, before the titles' short forms
         self.titles: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}  # title key -> (title, short words, form words)
         self.short_keys: dict[str, tuple[str, ...]] = {}  # short-form words -> the title keys with them, sorted
@@ -113,7 +114,8 @@ class PassageState:
         self.titled: dict[str, tuple[str, ...]] = {}  # title key -> its passages, sorted
         self.links: dict[str, tuple[str, ...]] = {}  # passage -> the passages its title links go to, sorted
         self.synonyms: SynonymScan | None = None
-        self.groups: dict[str, frozenset[str]] = {}  # the synonym comparison's first-word groups
+        # the synonym comparison's first-word groups (None until a write follows: made from its words)
+        self.groups: dict[str, frozenset[str]] | None = {}
 
     def _fork(self) -> PassageState:
         state = PassageState(self.options)
@@ -175,25 +177,30 @@ class PassageState:
         """Take the name words of ``keys`` from their ``forms`` now; returns the names whose key
         (before the short forms) changed."""
         changed: set[str] = set()
-        if not self.key_names:  # a state made afresh: every name's givers at once
-            given_by: dict[str, set[str]] = {}
-            for key in keys:
+        if not self.key_names:  # a state made afresh: each name goes to the first key in sorted order
+            for key in sorted(keys):
                 has = _name_words(self.strings, forms.get(key, ()))
                 if has:
                     self.key_names[key] = has
                     for words in has:
-                        given_by.setdefault(words, set()).add(key)
-            self.givers = {words: frozenset(found) for words, found in given_by.items()}
-            self.names = {words: min(found) for words, found in given_by.items()}
+                        self.names.setdefault(words, key)
+            self.givers = None  # made when a write first follows (a fresh process may never)
             return set(self.names)
+        if self.givers is None:
+            given_by: dict[str, set[str]] = {}
+            for key, names in self.key_names.items():
+                for words in names:
+                    given_by.setdefault(words, set()).add(key)
+            self.givers = {words: frozenset(found) for words, found in given_by.items()}
+        givers_of = self.givers
         for key in keys:
             had = self.key_names.get(key, frozenset())
             has = _name_words(self.strings, forms.get(key, ()))
             _replace(self.key_names, key, has)
             for words in had ^ has:
-                was = self.givers.get(words, frozenset())
-                _replace(self.givers, words, was - {key} if words in had else was | {key})
-                before, giving = self.names.get(words), self.givers.get(words)
+                was = givers_of.get(words, frozenset())
+                _replace(givers_of, words, was - {key} if words in had else was | {key})
+                before, giving = self.names.get(words), givers_of.get(words)
                 now = min(giving) if giving else None
                 _replace(self.names, words, now)
                 if before != now:
@@ -332,8 +339,10 @@ class PassageState:
         elif previous is None or self.synonyms is None:
             walked = sorted(key for key in self.chunks_of if key not in self.common)
             self.synonyms = synonym_scan({key: shown(key) for key in walked}, threshold, self.synonyms)
-            self.groups = first_word_groups(self.synonyms.words)
+            self.groups = None  # made when a write first follows (a fresh process may never)
         else:
+            if self.groups is None:
+                self.groups = first_word_groups(self.synonyms.words)
             changes = {key: shown(key) if key in self.chunks_of and key not in self.common else None
                        for key in set(touched_keys) | moved | flipped}
             self.synonyms = synonyms_changed(self.synonyms, changes, self.groups)
