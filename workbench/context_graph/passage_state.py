@@ -127,6 +127,19 @@ class PassageState:
                 setattr(state, name, value)
         return state
 
+    def followable(self) -> dict[str, frozenset[str]]:
+        """Make what only a write that follows this state reads (each name's givers, the synonym
+        groups), when a state made afresh left them out; returns the givers."""
+        if self.givers is None:
+            given_by: dict[str, set[str]] = {}
+            for key, names in self.key_names.items():
+                for words in names:
+                    given_by.setdefault(words, set()).add(key)
+            self.givers = {words: frozenset(found) for words, found in given_by.items()}
+        if self.groups is None and self.synonyms is not None:
+            self.groups = first_word_groups(self.synonyms.words)
+        return self.givers
+
     @classmethod
     def link(cls, texts_of: TextsOf, chunk_ids: Collection[str], mentioned: Mapping[str, Iterable[str]],
              forms: Mapping[str, Iterable[str]], title_of: Mapping[str, str], names: Mapping[str, str],
@@ -186,13 +199,7 @@ class PassageState:
                         self.names.setdefault(words, key)
             self.givers = None  # made when a write first follows (a fresh process may never)
             return set(self.names)
-        if self.givers is None:
-            given_by: dict[str, set[str]] = {}
-            for key, names in self.key_names.items():
-                for words in names:
-                    given_by.setdefault(words, set()).add(key)
-            self.givers = {words: frozenset(found) for words, found in given_by.items()}
-        givers_of = self.givers
+        givers_of = self.followable()
         for key in keys:
             had = self.key_names.get(key, frozenset())
             has = _name_words(self.strings, forms.get(key, ()))
@@ -341,8 +348,8 @@ class PassageState:
             self.synonyms = synonym_scan({key: shown(key) for key in walked}, threshold, self.synonyms)
             self.groups = None  # made when a write first follows (a fresh process may never)
         else:
-            if self.groups is None:
-                self.groups = first_word_groups(self.synonyms.words)
+            self.followable()
+            assert self.groups is not None
             changes = {key: shown(key) if key in self.chunks_of and key not in self.common else None
                        for key in set(touched_keys) | moved | flipped}
             self.synonyms = synonyms_changed(self.synonyms, changes, self.groups)

@@ -151,6 +151,7 @@ class GraphDerivation:
                                      LazyMapping(lambda: note_resolver(self.store.documents())), None,
                                      lambda: load_name_scan(self.path))
             self.state, self.rows_status, self.touched = followed.state, followed.rows_status, followed.touched
+            followed.state.passages.followable()  # made now, not by the first write that follows
             if not self.is_current():
                 self.derived = Derived(version, followed.graph, followed.merges)
             return True
