@@ -127,7 +127,7 @@ class Workspace:
         self._version_seen: int | None = None  # the record version follow_writes last saw
         self.entity_vectors = EntityVectors(self.path)
         #: The parts: the write lock, the derived graph, one graph per query (pins), the reads
-        #: started in the background, and the user's corrections of the graph.
+        #: started in the background, the user's corrections of the graph, the entity-name index.
         self.lock = WriteLock(self.path, lock_timeout, read_only)
         self.derivation = GraphDerivation(self.path, self.store, self.settings, self.lock)
         self.pins = Pins(self._derivation)
