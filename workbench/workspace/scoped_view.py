@@ -33,7 +33,7 @@ from ..corpus.keyword_index import KeywordIndex
 from ..model import Chunk, Triple
 from .derivation import assemble_from_record
 from .pinned_reads import Pins
-from .workspace import ChunkNotFound, Workspace
+from .workspace import Workspace, chunk_of
 
 if TYPE_CHECKING:
     from ..embedding import Embedder
@@ -260,10 +260,7 @@ class ScopedWorkspace:
         """Nothing: a scope's graph is derived from the record when first asked, never loaded."""
 
     def chunk(self, chunk_id: str) -> Chunk:
-        found = self.store.chunks([chunk_id])
-        if not found:
-            raise ChunkNotFound(chunk_id)
-        return found[0]
+        return chunk_of(self.store, chunk_id)
 
     def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:
         return self.store.chunks(ids)

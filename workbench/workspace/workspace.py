@@ -66,6 +66,14 @@ class ChunkNotFound(KeyError):
         return f"no chunk with id {self.args[0]!r}"
 
 
+def chunk_of(store: Store, chunk_id: str) -> Chunk:
+    """The chunk of ``store`` with this id; :class:`ChunkNotFound` when there is none."""
+    found = store.chunks([chunk_id])
+    if not found:
+        raise ChunkNotFound(chunk_id)
+    return found[0]
+
+
 def _open_store(path: Path, create: bool) -> Store:
     """The workspace's SQLite record; with ``create=False`` nothing is created on disk.
 
@@ -507,10 +515,7 @@ class Workspace:
         return self.store.documents()
 
     def chunk(self, chunk_id: str) -> Chunk:
-        found = self.store.chunks([chunk_id])
-        if not found:
-            raise ChunkNotFound(chunk_id)
-        return found[0]
+        return chunk_of(self.store, chunk_id)
 
     def chunks(self, ids: Sequence[str] | None = None) -> list[Chunk]:
         return self.store.chunks(ids)
