@@ -10,8 +10,8 @@ synonym comparison. A write's touched keys and chunks
 (:class:`~workbench.context_graph.parts_state.Touched`) then say what to do again:
 
 - the name words and short forms of the touched keys, and so the names whose key changed;
-- reading again the passages that are new or whose text holds every word of a changed name (a
-  name matches a text only where the text has each of its words);
+- reading again the passages that are new or whose text holds every word of a changed name as a
+  whole word (a name matches a text only where the text has each of its words: :class:`NamesWritten`);
 - the entities of the passages read again or touched, and the passages of the keys they gained or lost;
 - the title links of those passages and of every passage naming a key whose links can change
   (it became common or rare, its short-form titles changed, or a title it links to gained or lost a passage);
@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..extract.names import STOP_NAMES
-from .passages import _ARTICLES, _MOST_CHANGED_NAMES, NameMatcher, NameScan, PassageLayer, words_of
+from .passages import _ARTICLES, NameMatcher, NamesWritten, NameScan, PassageLayer, words_of
 from .synonyms import SynonymScan, first_word_groups, synonym_scan, synonyms_changed
 from .title_aliases import title_aliases, usable_aliases
 
@@ -282,14 +282,11 @@ class PassageState:
         for chunk_id in gone:
             del self.found[chunk_id]
         fresh = [chunk_id for chunk_id in chunk_ids if chunk_id not in self.found]
-        needs = sorted({tuple(sorted(set(words.split(" ")), key=len, reverse=True)) for words in changed})
-        every = len(needs) > _MOST_CHANGED_NAMES
+        written = NamesWritten(changed)
         read: set[str] = set()
-        for chunk_id, text in (texts_of(None) if needs else texts_of(fresh) if fresh else ()):
-            if chunk_id in self.found and not every:
-                folded = text.casefold()
-                if not any(all(word in folded for word in words) for words in needs):
-                    continue
+        for chunk_id, text in (texts_of(None) if written else texts_of(fresh) if fresh else ()):
+            if chunk_id in self.found and not written.too_many and not written.may_write(text):
+                continue
             self.found[chunk_id] = tuple(matcher.find(text))
             read.add(chunk_id)
         return read

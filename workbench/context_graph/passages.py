@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
@@ -53,7 +54,7 @@ _MOST_CHANGED_NAMES = 512
 #: The rules that link passages (title aliases since 2): a snapshot made under other rules is derived again.
 LINK_RULES_VERSION = 2
 
-__all__ = ["LINK_RULES_VERSION", "NameMatcher", "NameScan", "NameTable", "PassageLayer", "link_passages", "words_of"]
+__all__ = ["LINK_RULES_VERSION", "NameMatcher", "NameScan", "NamesWritten", "NameTable", "PassageLayer", "link_passages", "words_of"]
 
 
 def words_of(name: str) -> str:
@@ -256,6 +257,34 @@ class NameMatcher:
         return found
 
 
+class NamesWritten:
+    """Which texts may write one of some names (as :func:`words_of` gives them): a name matches a
+    text only where the text holds each of its words as a whole word, so a text that does not is
+    matched as before by a table that changed only those names. A superset of the texts that
+    write them: a substring test first, then each word with no letter or digit on either side.
+
+    >>> test = NamesWritten({"ana", "billing service"})
+    >>> [test.may_write(t) for t in ("Ana's notes", "In Canada", "The Billing  service")]
+    [True, False, True]
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.needs = sorted({tuple(sorted(set(words.split(" ")), key=len, reverse=True)) for words in names})
+        #: Past this many names a text is read again anyway: testing every one costs more.
+        self.too_many = len(self.needs) > _MOST_CHANGED_NAMES
+        self._whole = {word: re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])")
+                       for words in self.needs for word in words} if not self.too_many else {}
+
+    def __bool__(self) -> bool:
+        return bool(self.needs)
+
+    def may_write(self, text: str) -> bool:
+        folded = text.casefold()
+        whole = self._whole
+        return any(all(word in folded for word in words) and all(whole[word].search(folded) for word in words)
+                   for words in self.needs)
+
+
 @dataclass(frozen=True)
 class NameScan:
     """The names :meth:`NameMatcher.find` found in each passage, and the name table it found
@@ -275,21 +304,18 @@ class NameScan:
 
         A name matches a text only where the text has each of the name's words, so a text that
         lacks a word of every name added, removed or given another key since is matched exactly
-        as before. The test is on the casefolded text as a whole, a superset of its words.
+        as before (:class:`NamesWritten`).
         """
         new = matcher.key_of
         # The pairs in one table only, compared in C (a third of the time at 414k names).
-        changed = {words for words, _ in self.table.items() ^ new.items()}
-        needs = sorted({tuple(sorted(set(words.split(" ")), key=len, reverse=True)) for words in changed})
-        found = self.found if len(needs) <= _MOST_CHANGED_NAMES else {}
+        changed = NamesWritten({words for words, _ in self.table.items() ^ new.items()})
+        found = self.found if not changed.too_many else {}
 
         def reuse(chunk_id: str, text: str) -> tuple[str, ...] | None:
             before = found.get(chunk_id)
-            if before is None or not needs:
+            if before is None or not changed:
                 return before
-            folded = text.casefold()
-            touched = any(all(word in folded for word in words) for words in needs)
-            return None if touched else before
+            return None if changed.may_write(text) else before
 
         return reuse
 
