@@ -31,7 +31,7 @@ from ..settings import Settings
 from ..text.name_keys import NAME_KEY_VERSION
 from .write_lock import WriteLock
 
-__all__ = ["Derived", "GraphDerivation", "assemble_from_record", "canonicalizer_of"]
+__all__ = ["Derived", "GraphDerivation", "KeysChanged", "assemble_from_record", "canonicalizer_of"]
 
 
 @dataclass
@@ -40,6 +40,17 @@ class Derived:
     graph: ContextGraph
     merges: list[Merge] | None = None
     """The merge record, when the snapshot held it (else derived on first use)."""
+
+
+@dataclass(frozen=True)
+class KeysChanged:
+    """What a derivation that followed the one before it changed: the keys whose entities it
+    aggregated again (gone ones included), and the record versions it went between. A part kept
+    for the record at ``since`` is brought to ``version`` by these keys alone."""
+
+    since: int
+    version: int
+    keys: frozenset[str]
 
 
 def canonicalizer_of(store: Store, settings: Settings) -> Canonicalizer:
@@ -84,6 +95,9 @@ class GraphDerivation:
         self.touched: str | None = None
         #: What this writer derived last, which its next write follows (workbench.context_graph.graph_state).
         self.state: GraphState | None = None
+        self._state_version: int | None = None  # the record version self.state was derived for
+        #: The keys the last derivation of this process changed, when it followed the one before.
+        self.keys_changed: KeysChanged | None = None
         #: Whether a derivation that followed the state leaves its names scan to :meth:`save_scan` (a watch).
         self.scans_wait = False
         self.unsaved_scan: NameScan | None = None
@@ -151,6 +165,7 @@ class GraphDerivation:
                                      LazyMapping(lambda: note_resolver(self.store.documents())), None,
                                      lambda: load_name_scan(self.path))
             self.state, self.rows_status, self.touched = followed.state, followed.rows_status, followed.touched
+            self._state_version, self.keys_changed = version[0], None
             followed.state.passages.followable()  # made now, not by the first write that follows
             if not self.is_current():
                 self.derived = Derived(version, followed.graph, followed.merges)
@@ -191,11 +206,16 @@ class GraphDerivation:
             # write aggregates and links only what the write changed.
             rows_file = rows_key(self.store.workspace_id, self.settings.canonicalization.model_dump(mode="json"))
             previous, self.state = self.state, None  # dropped should the derivation fail midway
+            since, self._state_version, self.keys_changed = self._state_version, None, None
             followed = follow_record(self.store, self.path, rows_file, canonicalizer, version[1],
                                      self.settings.graph.impact_relations,
                                      LazyMapping(lambda: note_resolver(self.store.documents())), previous,
                                      lambda: load_name_scan(self.path))
             self.state, self.rows_status, self.touched = followed.state, followed.rows_status, followed.touched
+            self._state_version = version[0]
+            touched = followed.state.parts.touched
+            if previous is not None and touched is not None and since is not None:
+                self.keys_changed = KeysChanged(since, version[0], touched.keys)
             graph, merges = followed.graph, followed.merges
             derived = Derived(version, graph, merges)
             try:
