@@ -60,6 +60,10 @@ def from_text(array: np.ndarray):
     return orjson.loads(array.tobytes())
 
 
+#: Rows of one length compared at a time by :meth:`TextColumn.positions`.
+_POSITION_BLOCK = 1 << 16
+
+
 class TextColumn(Sequence[str]):
     """Strings as one UTF-8 buffer and the offsets of each; a string is decoded when read.
 
@@ -75,6 +79,7 @@ class TextColumn(Sequence[str]):
                 or np.any(np.diff(offsets) < 0):
             raise ValueError("the text column's offsets do not divide its buffer")
         self._data, self._offsets = data.tobytes(), offsets.tolist()
+        self._spans: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # see positions
 
     @staticmethod
     def arrays(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -93,6 +98,41 @@ class TextColumn(Sequence[str]):
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
+
+    def positions(self, values: Iterable[str]) -> dict[str, int]:
+        """The first position of each of ``values`` the column holds (the others are left out),
+        found among the strings of the same encoded length, compared as bytes in numpy blocks:
+        nothing decoded, no dictionary of the whole column made (a write looks up a few names in
+        hundreds of thousands).
+
+        >>> TextColumn(*TextColumn.arrays(["Redis", "Kafka", "Redis", ""])).positions(["Redis", "", "Solr"])
+        {'Redis': 0, '': 3}
+        """
+        by_length: dict[int, dict[bytes, str]] = {}
+        for value in values:
+            encoded = value.encode()
+            by_length.setdefault(len(encoded), {})[encoded] = value
+        if not by_length:
+            return {}
+        if self._spans is None:
+            offsets = np.asarray(self._offsets, dtype=np.int64)
+            self._spans = np.frombuffer(self._data, dtype=np.uint8), offsets[:-1], np.diff(offsets)
+        data, starts, lengths = self._spans
+        found: dict[str, int] = {}
+        for length, pending in by_length.items():
+            rows = np.flatnonzero(lengths == length)
+            for lo in range(0, len(rows), _POSITION_BLOCK):
+                if not pending:
+                    break
+                block = rows[lo:lo + _POSITION_BLOCK]
+                # One fixed-width bytes value a row: equal lengths, so the comparison is exact.
+                held = data[starts[block][:, None] + np.arange(length)].view(f"S{length}").ravel() if length \
+                    else np.zeros(len(block), dtype="S1")
+                for encoded in list(pending):
+                    hits = np.flatnonzero(held == encoded)
+                    if len(hits):
+                        found[pending.pop(encoded)] = int(block[hits[0]])
+        return found
 
     def __iter__(self) -> Iterator[str]:
         data, offsets = self._data, self._offsets
