@@ -13,7 +13,9 @@ record version and the embedder they were computed with. A write that changes fe
 index writes only those, to ``entity_vectors.delta.npz``: the rows added or renamed and the
 positions of the base rows they supersede, tied to the base by its checksum and version (rewriting every
 vector for a few dozen new names made one note's write as slow as a large one's). Past a tenth of the
-base, the base is written whole and the delta removed. Each file is replaced by an atomic rename,
+base, the base is written whole and the delta removed. A process that follows its writes (a watch)
+finds the delta from the keys its derivation changed, not from every name
+(:mod:`~workbench.vectors.entity_changes`). Each file is replaced by an atomic rename,
 so a reader (the app, the MCP server) sees an old index or the new one, never half of one: a
 delta left beside a base it was not written over is never applied. A name is embedded once per embedder: a sync copies the vector
 of every name the index holds already (under any key) and embeds only the others. The index is
@@ -41,6 +43,7 @@ import numpy as np
 from ..runtime.array_file import ArrayFileUnusable, TextColumn, from_text, read_array_file, read_manifest, write_array_file
 from ..runtime.threads import thread_map, usable_cores
 from ..runtime.gc_paused import gc_paused
+from .entity_changes import changes_from, follow_keys, strings
 from .index import NeedsRepair, VectorMatch
 
 __all__ = ["DELTA_FILE_NAME", "EntityVectors", "EntityVectorsDamaged", "FILE_NAME", "remove_stale_temporaries", "similarities"]
@@ -235,7 +238,7 @@ class _Loaded:
         name's, whichever key held it), made on first use; ``base_names``: the base's names
         already decoded by the caller."""
         if self._row_of_name is None:
-            names = base_names if base_names is not None else _strings(self.names)
+            names = base_names if base_names is not None else strings(self.names)
             row_of = dict(zip(reversed(names), range(len(names) - 1, -1, -1)))
             if self.delta is not None:
                 for row, name in enumerate(self.delta.names, start=len(self.keys)):
@@ -448,7 +451,7 @@ class EntityVectors:
         changed, gone = len(keys), 0
         if loaded is not None:
             with gc_paused():  # some million strings and pairs, none cyclic: the collector halved its speed
-                added, superseded, kept_superseded = _changes_from(loaded, names, keys)
+                added, superseded, kept_superseded = changes_from(loaded, names, keys)
             # Held now: a kept base row the current delta does not supersede, or a row of that delta.
             in_delta = set(zip(loaded.delta.keys, loaded.delta.names)) if loaded.delta is not None else set()
             changed = sum((key, names[key]) not in in_delta for key in (*added, *kept_superseded))
@@ -465,6 +468,33 @@ class EntityVectors:
         self._write(keys, [names[key] for key in keys],
                     _row_blocks([names[key] for key in keys], reuse, vectors_for, progress), version, embedder_name)
         return changed + gone
+
+    def sync_keys(self, changes: Mapping[str, str | None], since: str, version: str, embedder_name: str,
+                  vectors_for: Callable[[list[str]], np.ndarray], dimension: int | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> int | None:
+        """Bring an index made for the record at ``since`` to ``version`` by the keys whose
+        entities changed between the two (key -> its name now, None: gone); returns the entries
+        changed, as :meth:`sync` of every name would, whose files it writes
+        (:func:`~workbench.vectors.entity_changes.follow_keys`). None, and nothing written, when
+        the index is not of ``since`` and of this embedder (and ``dimension``): :meth:`sync` then.
+        """
+        loaded = self._current()
+        if loaded is None or loaded.current_version != since or loaded.embedder != embedder_name \
+                or (loaded.count() and dimension is not None and loaded.width != dimension):
+            return None
+        followed = follow_keys(loaded, changes)
+        if not followed.changed and not followed.gone and since == version:
+            return 0
+        if len(loaded.keys) >= self.delta_from_rows \
+                and len(followed.keys) + len(followed.superseded) <= DELTA_SHARE * len(loaded.keys):
+            blocks = _row_blocks(followed.names, loaded, vectors_for, progress, followed.row_of_name)
+            self._write_delta(loaded, followed.keys, followed.names, blocks, followed.superseded, version)
+        else:
+            names = followed.every_name(loaded, changes)
+            keys = sorted(names)
+            self._write(keys, [names[key] for key in keys],
+                        _row_blocks([names[key] for key in keys], loaded, vectors_for, progress), version, embedder_name)
+        return followed.changed + followed.gone
 
     def _intact_base(self, embedder_name: str, dimension: int | None) -> _Loaded | None:
         """The base, when it is intact and of this embedder but its delta is damaged."""
@@ -525,35 +555,14 @@ def _base_identity(manifest: dict) -> str:
     return f"{manifest.get('checksum')}@{manifest.get('key')}"
 
 
-def _changes_from(loaded: _Loaded, names: Mapping[str, str], keys: list[str]
-                  ) -> tuple[list[str], list[int], list[str]]:
-    """What makes the base of ``loaded`` hold ``names``: the keys (in ``keys``' order) it does not
-    hold with that name and its rows whose key is gone or renamed (the delta to write); and the
-    keys it holds with that name in a row its current delta supersedes (not held now).
-
-    Set operations on the decoded columns, one membership test per row."""
-    base_keys, base_names = _strings(loaded.keys), _strings(loaded.names)
-    loaded.row_of_name(base_names)  # made from the names decoded here, for the vectors copied next
-    wanted = set(names.items())
-    base_pairs = list(zip(base_keys, base_names))
-    superseded = [row for row, pair in enumerate(base_pairs) if pair not in wanted]
-    gone = {base_keys[row] for row in superseded}
-    kept = set(base_keys).difference(gone)
-    kept_superseded = [] if loaded.delta is None else \
-        [base_keys[row] for row in loaded.delta.superseded.tolist() if base_keys[row] in kept]
-    return [key for key in keys if key not in kept], superseded, kept_superseded
-
-
-def _strings(column: Sequence[str]) -> list[str]:
-    """A column's strings as a list, decoded at once where it is a text column."""
-    return column.tolist() if isinstance(column, TextColumn) else list(column)
-
-
 def _row_blocks(row_names: list[str], loaded: _Loaded | None, vectors_for: Callable[[list[str]], np.ndarray],
-                progress: Callable[[int, int], None] | None = None) -> Iterator[np.ndarray]:
+                progress: Callable[[int, int], None] | None = None,
+                row_of_name: Mapping[str, int] | None = None) -> Iterator[np.ndarray]:
     """The vectors of ``row_names``, :data:`SYNC_BATCH` rows at a time: names ``loaded`` holds (base
-    or delta, superseded rows too) copied, the others embedded; never the whole matrix in memory. ``progress(rows done, rows)`` follows each block."""
-    row_of_name = loaded.row_of_name() if loaded is not None else {}
+    or delta, superseded rows too) copied, the others embedded; never the whole matrix in memory. ``progress(rows done, rows)`` follows each block.
+    ``row_of_name``: where to copy each held name's vector from (else ``loaded.row_of_name()``)."""
+    if row_of_name is None:
+        row_of_name = loaded.row_of_name() if loaded is not None else {}
     for lo in range(0, len(row_names), SYNC_BATCH):
         block_names = row_names[lo:lo + SYNC_BATCH]
         held_rows = [i for i, name in enumerate(block_names) if name in row_of_name]
