@@ -204,7 +204,7 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
     import workbench.workspace.watch as watching
     from workbench.ingest.failures import StepFailed
     from workbench.workspace import WorkspaceBusy
-    from workbench.workspace.watch import FAILED, WRITTEN, watch_workspace
+    from workbench.workspace.watch import FAILED, SAVED, WRITTEN, watch_workspace
 
     monkeypatch.setattr(watching, "_RETRY_SECONDS", 0.5)
     notes = tmp_path / "notes"
@@ -236,7 +236,7 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
         stop.set()
         thread.join(timeout=60)
     batch_one = [b.state for b in told if b.number == 1]
-    assert batch_one == ["writing", FAILED, "writing", WRITTEN]  # retried with no further change
+    assert batch_one == ["writing", FAILED, "writing", WRITTEN, SAVED]  # retried with no further change
     said = {"busy": "is busy", "step failed": "no space left"}[refusal]
     assert said in next(b.message for b in told if b.state == FAILED)
     assert ws.store.count("documents") == 2

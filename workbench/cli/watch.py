@@ -85,8 +85,8 @@ def register(subparsers, common) -> None:
     p = subparsers.add_parser("watch", parents=[common],
                               help="keep the workspace in step with files and folders as they change")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--quiet-ms", type=_milliseconds, default=300,
-                   help="write a batch once no change came for this long (default 300)")
+    p.add_argument("--quiet-ms", type=_milliseconds, default=50,
+                   help="write a batch once no change came for this long (default 50)")
     p.add_argument("--max-wait-ms", type=_milliseconds, default=5000,
                    help="write a batch at the latest this long after its first change (default 5000)")
     p.add_argument("--poll", action="store_true",

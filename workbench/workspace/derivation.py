@@ -12,6 +12,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -31,7 +32,13 @@ from ..settings import Settings
 from ..text.name_keys import NAME_KEY_VERSION
 from .write_lock import WriteLock
 
-__all__ = ["Derived", "GraphDerivation", "KeysChanged", "assemble_from_record", "canonicalizer_of"]
+__all__ = ["SNAPSHOT_FOLLOWS", "Derived", "GraphDerivation", "KeysChanged", "assemble_from_record", "canonicalizer_of"]
+
+#: Meta key: the record version whose derived files the writer holding the lock saves once its
+#: step is told done (a watch's batch): a reader of that version waits for them.
+SNAPSHOT_FOLLOWS = "derived_files_follow"
+#: Seconds a reader waits for a writer to save the derived files it said follow.
+WRITER_SAVE_WAIT_SECONDS = 120.0
 
 
 @dataclass
@@ -101,6 +108,9 @@ class GraphDerivation:
         #: Whether a derivation that followed the state leaves its names scan to :meth:`save_scan` (a watch).
         self.scans_wait = False
         self.unsaved_scan: NameScan | None = None
+        # The saves a step of this thread left for publish(): (record version, save), in order.
+        self._deferred: list[tuple[int, Callable[[], object]]] = []
+        self._deferring: int | None = None  # the thread whose step defers its saves
 
     def canonicalizer(self) -> Canonicalizer:
         return canonicalizer_of(self.store, self.settings)
@@ -187,6 +197,13 @@ class GraphDerivation:
             return Derived(version, snapshot.graph, snapshot.merges)
         except SnapshotUnusable as exc:
             self.snapshot_status = f"rebuilt: {exc}"
+        if self._writer_saves(version[0]):
+            try:
+                snapshot = load_snapshot(self.path, key, key_of=self.canonicalizer().key)
+                self.snapshot_status = "loaded, once its writer saved it"
+                return Derived(version, snapshot.graph, snapshot.merges)
+            except SnapshotUnusable:
+                pass
         writing = self.lock.try_take()
         try:
             current = self.key() if writing else version
@@ -218,14 +235,23 @@ class GraphDerivation:
                 self.keys_changed = KeysChanged(since, version[0], touched.keys)
             graph, merges = followed.graph, followed.merges
             derived = Derived(version, graph, merges)
-            try:
+            scans_wait = self.scans_wait and previous is not None and followed.touched != "everything"
+            rows = followed.state.rows
+
+            def save() -> None:
                 save_snapshot(self.path, key, graph, merges)
                 self.unsaved_scan = graph.passages.scan
-                if not (self.scans_wait and previous is not None and followed.touched != "everything"):
+                if not scans_wait:
                     self.save_scan()
-                followed.state.rows.save(self.path, rows_file)
-            except OSError:  # a full disk, a read-only folder: the next write step tries again
-                pass
+                rows.save(self.path, rows_file)
+
+            if self._defers():
+                self._deferred.append((version[0], save))
+            else:
+                try:
+                    save()
+                except OSError:  # a full disk, a read-only folder: the next write step tries again
+                    pass
             return derived
         finally:
             if writing:
@@ -235,6 +261,9 @@ class GraphDerivation:
         """Run ``save`` under the write lock when it is free now and the record is still at
         ``version`` (see :class:`~workbench.corpus.workspace_view.WorkspaceView`); a full disk makes it
         False, the file is then derived again by the next process."""
+        if self._defers():
+            self._deferred.append((version, save))
+            return True
         if not self.lock.try_take():
             return False
         try:
@@ -246,6 +275,51 @@ class GraphDerivation:
             return False
         finally:
             self.lock.release()
+
+    # -- saves left for after a step ------------------------------------------------------------
+    @contextmanager
+    def saves_deferred(self):
+        """Within the block, this thread's derivations and :meth:`save_derived` keep what they would
+        save for other processes (the graph snapshot, the rows, the keyword index...) for
+        :meth:`publish`, and the record says they follow (:data:`SNAPSHOT_FOLLOWS`): a watch tells
+        its batch written, answering from memory, before it saves them."""
+        self._deferring = threading.get_ident()
+        try:
+            yield
+            if self._deferred:
+                self.store.set_meta(SNAPSHOT_FOLLOWS, str(self.store.version))
+        finally:
+            self._deferring = None
+
+    def _defers(self) -> bool:
+        return self._deferring == threading.get_ident()
+
+    def publish(self) -> int:
+        """Save what the steps of :meth:`saves_deferred` left, under the write lock, each when the
+        record is still at the version it was made for (a later write saves its own); returns the
+        saves made. A full disk leaves a file to the next write step, as a save in the step would.
+        The step that deferred them calls it before it gives the lock back."""
+        pending, self._deferred = self._deferred, []
+        if not pending:
+            return 0
+        saved = 0
+        with self.lock.hold():
+            for version, save in pending:
+                if self.store.version != version:
+                    continue
+                try:
+                    save()
+                    saved += 1
+                except (OSError, sqlite3.Error):
+                    pass
+        return saved
+
+    def _writer_saves(self, version: int) -> bool:
+        """Wait for the writer holding the lock when it said it saves the derived files of record
+        ``version`` (up to :data:`WRITER_SAVE_WAIT_SECONDS`); True when it may have saved them."""
+        if self.lock.read_only or self._defers() or self.store.meta(SNAPSHOT_FOLLOWS) != str(version):
+            return False
+        return self.lock.wait_free(WRITER_SAVE_WAIT_SECONDS)
 
     def merges(self) -> list[Merge]:
         """Every canonical entity that folds two or more surface forms, with counts and chunks.

@@ -10,6 +10,10 @@ or not at all, a kill leaves what the next write step (``ingest``, ``watch``, ``
 completes, an unchanged file is not read again, a removed one is removed, and a renamed one is a
 removal and an add whose chunks keep their vectors (read back, not embedded again).
 
+A batch is told written once this process answers with it; the files other processes load it from
+(the graph snapshot, the keyword index) are saved right after, still under the write lock, and a
+reader of another process that meets the new record before them waits for them.
+
 Changes inside the workspace folder, hidden files and folders (a name starting with ``.``) and
 what ``watchfiles`` leaves out by default (``.git``, ``__pycache__``, editors' swap files) start
 no batch.
@@ -30,11 +34,12 @@ from .ingest_pipeline import IngestReport, Progress
 if TYPE_CHECKING:
     from .workspace import Workspace
 
-__all__ = ["WRITING", "WRITTEN", "FAILED", "FolderWatch", "WatchBatch", "WatchStarted", "WatchStopped",
+__all__ = ["WRITING", "WRITTEN", "SAVED", "FAILED", "FolderWatch", "WatchBatch", "WatchStarted", "WatchStopped",
            "follow_candidates", "touched_roots", "watch_workspace"]
 
-#: The states a batch is told in: its write begun, done, or refused (the message says why).
-WRITING, WRITTEN, FAILED = "writing", "written", "failed"
+#: The states a batch is told in: its write begun, done (this process answers with it), or refused
+#: (the message says why); then, when it left any, the files other processes load it from saved.
+WRITING, WRITTEN, FAILED, SAVED = "writing", "written", "failed", "saved"
 #: How often the watcher wakes when nothing changes, to see whether it was asked to stop.
 _TICK_MS = 400
 #: Seconds the folder stays quiet after a batch before the SIMILAR_TO candidates, which compare
@@ -51,7 +56,7 @@ class WatchBatch:
     number: int
     """0 for the ingest that catches up on start, then 1, 2, ..."""
     state: str
-    """:data:`WRITING`, :data:`WRITTEN` or :data:`FAILED`."""
+    """:data:`WRITING`, :data:`WRITTEN`, :data:`FAILED` or :data:`SAVED`."""
     changes: int
     """File events gathered into the batch (0 for the catch-up)."""
     report: IngestReport | None = None
@@ -61,7 +66,7 @@ class WatchBatch:
     version: int | None = None
     """The record's version after the write."""
     seconds: float = 0.0
-    """From the batch's first change gathered to its write done."""
+    """From the batch's first change gathered to its write done (to its files saved, when :data:`SAVED`)."""
     message: str | None = None
     """Why a batch failed (it is written again with the next change)."""
 
@@ -127,7 +132,7 @@ def touched_roots(roots: Sequence[Path], changed: Iterable[str | Path], workspac
 
 def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[WatchBatch], None], *,
                     stop: threading.Event | None = None, ready: Callable[[], None] | None = None,
-                    progress: Progress | None = None, quiet_ms: int = 300, max_wait_ms: int = 5000,
+                    progress: Progress | None = None, quiet_ms: int = 50, max_wait_ms: int = 5000,
                     force_polling: bool | None = None) -> int:
     """Keep ``ws`` in step with ``paths`` until ``stop`` is set. Returns the batches of changes
     written (the catch-up ingest, batch 0, not counted).
@@ -167,13 +172,22 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
     def write(number: int, touched: list[Path], events: int, since: float, follow: Progress | None,
               within: list[str] | None = None) -> bool:
         tell(WatchBatch(number, WRITING, events))
+
+        def current(report: IngestReport) -> None:  # this process answers with the batch from here on
+            tell(WatchBatch(number, WRITTEN, events, report, ws.store.count("documents"), ws.store.version,
+                            time.perf_counter() - since))
+
         try:
-            report = ws.ingest(touched, progress=follow, within=within, candidates=number == 0)
+            report = ws.ingest(touched, progress=follow, within=within, candidates=number == 0,
+                               when_current=current if number else None)
         except (WorkspaceBusy, LoadError, StepFailed) as exc:  # StepFailed: the record is whole, the next write ends it
             tell(WatchBatch(number, FAILED, events, seconds=time.perf_counter() - since, message=str(exc)))
             return False
-        tell(WatchBatch(number, WRITTEN, events, report, ws.store.count("documents"), ws.store.version,
-                        time.perf_counter() - since))
+        if number:
+            tell(WatchBatch(number, SAVED, events, None, ws.store.count("documents"), ws.store.version,
+                            time.perf_counter() - since))
+        else:
+            current(report)
         return True
 
     next(changes, None)  # the watcher runs from here on: nothing changed after this goes unseen
@@ -279,7 +293,7 @@ class FolderWatch:
             return f"stopped watching {where}"
         if not self.ready.is_set():
             return f"catching up with {where}..."
-        told = next((b for b in reversed(self.batches) if b.state != WRITING), None)
+        told = next((b for b in reversed(self.batches) if b.state in (WRITTEN, FAILED)), None)
         if told is None or told.number == 0:
             return f"watching {where}: no change yet"
         if told.state == FAILED:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -219,12 +219,18 @@ class Workspace:
 
     # -- writing -------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None,
-               within: Sequence[str | Path] | None = None, candidates: bool = True) -> IngestReport:
+               within: Sequence[str | Path] | None = None, candidates: bool = True,
+               when_current: Callable[[IngestReport], object] | None = None) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.workspace.ingest_pipeline`),
         and everything derived from the record with it, the keyword index included: a surface calls
         this and nothing after it. ``within``: only these files and folders under ``paths`` changed
         (a watch's batch): the rest is not read. Without ``candidates``, the ``SIMILAR_TO``
-        candidates are left for :meth:`follow_candidates` (a watch's quiet moment)."""
+        candidates are left for :meth:`follow_candidates` (a watch's quiet moment).
+        ``when_current(report)`` is called once everything derived is current in this process,
+        before the files other processes load it from (the graph snapshot, the keyword index) are
+        saved, still under the write lock, so that a reader of another process waits for them
+        (:meth:`GraphDerivation.saves_deferred <workbench.workspace.derivation.GraphDerivation.saves_deferred>`):
+        a watch tells its batch written there."""
         with self.lock.hold():
             self._settle_home()
             self._mark_if_vectors_lost()
@@ -238,7 +244,11 @@ class Workspace:
             self.names.drop_legacy()
             if report.chunks_written > KEEP_VECTORS_OPEN_UP_TO or self.derivation.state is None:
                 self.vectors.release()
-            self.derive_after_write(progress, report.stage_seconds)
+            with self.derivation.saves_deferred() if when_current is not None else nullcontext():
+                self.derive_after_write(progress, report.stage_seconds)
+            if when_current is not None:
+                when_current(report)
+                self.derivation.publish()
         return report
 
     def follow_candidates(self) -> bool:

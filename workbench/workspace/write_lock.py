@@ -50,6 +50,18 @@ class WriteLock:
     def release(self) -> None:
         self._lock.release()
 
+    def wait_free(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the writer holding the lock to give it back, holding
+        it not; True when it is free (or this thread's own)."""
+        if self.read_only:
+            return False
+        try:
+            self._lock.acquire(timeout=timeout)
+        except (Timeout, OSError):
+            return False
+        self._lock.release()
+        return True
+
     @property
     def is_locked(self) -> bool:
         """Whether this process holds it."""
