@@ -6,8 +6,9 @@ path (its first write gives it an id of its own and derives its files again: not
 write measured), restored before each series. The watch is
 :func:`~workbench.workspace.watch.watch_workspace` in a child process with the model loaded and the
 folder caught up; each change is timed from the file written to the batch written (``seconds``:
-the file events' debounce included), and the write step alone (``step_s``, the
-:meth:`~workbench.workspace.workspace.Workspace.ingest` of the batch), with its stages. A first
+the file events' debounce included; the watch's process answers with it from then on), to the
+files other processes load it from saved (``saved_s``), and the write step alone (``step_s``, the
+:meth:`~workbench.workspace.workspace.Workspace.ingest` of the batch up to its telling), with its stages. A first
 series on another note comes before (``first``): a process's first writes to the vector store
 cost more than the ones after. The fresh
 series runs ``python -m workbench ingest --json`` as a user does, timed end to end (the
@@ -70,7 +71,7 @@ def _fresh_ingest(corpus: Path, folder: Path, settings_path: Path | None) -> dic
 
 def _watched_writes(corpus: Path, folder: Path, settings, text: str) -> dict[str, Any]:
     """In this process (a child): the watch caught up, then each change to the written batch."""
-    from ..workspace.watch import FAILED, WRITTEN, WRITING, WatchBatch, watch_workspace
+    from ..workspace.watch import FAILED, SAVED, WRITTEN, WRITING, WatchBatch, watch_workspace
     from ..workspace.workspace import Workspace
 
     ws = Workspace(folder, settings=settings)
@@ -100,7 +101,13 @@ def _watched_writes(corpus: Path, folder: Path, settings, text: str) -> dict[str
             at, batch = next((at, b) for at, b in told if b.number == number and b.state in (WRITTEN, FAILED))
             if batch.state == FAILED or batch.report is None:
                 raise RuntimeError(f"the watch's batch for the {change} failed: {batch.message}")
+            while not any(b.number == number and b.state == SAVED for _, b in told):
+                if time.perf_counter() > deadline or not thread.is_alive():
+                    raise RuntimeError(f"the watch saved no files for the {change} within 10 minutes")
+                time.sleep(0.01)
+            saved_at = next(at for at, b in told if b.number == number and b.state == SAVED)
             figures = {"seconds": round(at - changed_at, 2), "step_s": round(at - begun, 2),
+                       "saved_s": round(saved_at - changed_at, 2),
                        "per_stage_s": {k: round(v, 3) for k, v in batch.report.stage_seconds.items()},
                        "derived": getattr(getattr(ws, "derivation", None), "touched", None)}
             if when == "first":
