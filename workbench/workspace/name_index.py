@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..embedding import Embedder
     from ..record.store import Store
     from ..vectors.index import VectorIndex
+    from .derivation import GraphDerivation, KeysChanged
     from .write_lock import WriteLock
 
 __all__ = ["ENTITY_VECTORS_VERSION", "NameIndexUpkeep", "entity_vectors_key"]
@@ -41,6 +42,7 @@ class IndexedWorkspace(Protocol):
     entity_vectors: EntityVectors
     lock: WriteLock
     read_only: bool
+    derivation: GraphDerivation
 
     @property
     def graph(self) -> ContextGraph: ...
@@ -58,12 +60,17 @@ class NameIndexUpkeep:
     def __init__(self, ws: IndexedWorkspace) -> None:
         self.ws = ws
         self._legacy_looked_at = False  # see drop_legacy
+        #: What the last sync not skipped compared: ``keys`` (those the derivation changed), or ``every name``.
+        self.compared: str | None = None
 
     def sync(self, force: bool = False, progress: Callable[[int, int], None] | None = None) -> int:
         """Keep the entity-name index equal to the graph's entities. Returns the entries changed.
 
         Skipped when nothing changed since the last complete sync (unless ``force``, which also
-        writes the index whole, folding in its delta: ``repair``). ``progress(rows, of rows)``
+        writes the index whole, folding in its delta: ``repair``). An index synced for the record
+        the graph's derivation followed from is brought forward by the keys it changed alone
+        (:attr:`GraphDerivation.keys_changed <workbench.workspace.derivation.GraphDerivation.keys_changed>`),
+        with the same result as comparing every name. ``progress(rows, of rows)``
         follows the rows written (a long step on a first ingest of many names).
         """
         version = str(self.ws.store.version)
@@ -73,13 +80,22 @@ class NameIndexUpkeep:
             return 0
         remove_stale_temporaries(self.ws.path)  # left by a write killed or refused (disk full) before
         self.drop_legacy()
-        graph = self.ws.graph
-        wanted = {entity.key: entity.name for entity in graph.entities()}
+        graph = self.ws.graph  # first: a derivation it makes tells the keys it changed
+        followed = None if force else self._followed(mark, version)
+        dimension = getattr(self.ws.embedder, "dimension", None)
         try:
-            changed = self.ws.entity_vectors.sync(wanted, version, self.ws.embedder.name,
-                                               self.ws.embedder.embed,
-                                               dimension=getattr(self.ws.embedder, "dimension", None), whole=force,
-                                               progress=progress)
+            changed = None
+            if followed is not None:
+                changes = {key: graph.name(key) if key in graph else None for key in followed.keys}
+                changed = self.ws.entity_vectors.sync_keys(changes, str(followed.since), version, self.ws.embedder.name,
+                                                           self.ws.embedder.embed, dimension=dimension,
+                                                           progress=progress)
+            self.compared = "keys" if changed is not None else "every name"
+            if changed is None:
+                wanted = {entity.key: entity.name for entity in graph.entities()}
+                changed = self.ws.entity_vectors.sync(wanted, version, self.ws.embedder.name,
+                                                   self.ws.embedder.embed, dimension=dimension, whole=force,
+                                                   progress=progress)
         except OSError as exc:  # a full disk, an I/O error: the record is complete, this file is not
             raise StepFailed(
                 f"writing {self.ws.entity_vectors.path} failed ({describe_os_error(exc)}); every change is kept in "
@@ -87,6 +103,18 @@ class NameIndexUpkeep:
                 "(the next write step finishes it too)") from exc
         self.ws.store.set_meta(mark, version)
         return changed
+
+    def _followed(self, mark: str, version: str) -> KeysChanged | None:
+        """The keys the derivation of the record at ``version`` changed, when it followed the one
+        for the record this index (and its meta mark) was last synced for; else None."""
+        keys_changed = self.ws.derivation.keys_changed
+        if keys_changed is None or str(keys_changed.version) != version:
+            return None
+        since = str(keys_changed.since)
+        if self.ws.store.meta(mark) != since or self.ws.entity_vectors.version() != since \
+                or self.ws.entity_vectors.space() != self.ws.embedder.name:
+            return None
+        return keys_changed
 
     def drop_legacy(self) -> None:
         """Remove the entity-name collection an earlier version kept in Chroma, when this workspace
