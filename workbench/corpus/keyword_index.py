@@ -24,6 +24,8 @@ import importlib.metadata
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import filterfalse, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,6 +34,7 @@ import numpy as np
 from ..runtime.array_file import (ArrayFileUnusable, from_text, read_array_file, read_manifest, to_text,
                                   write_array_file)
 from ..text.tokenize import TOKENIZER_VERSION, tokenize
+from .bm25_matrix import Occurrences
 
 if TYPE_CHECKING:
     from ..model import Chunk
@@ -46,8 +49,7 @@ def _versioned(key: str) -> str:
     """The key with what else decides the index: the tokenizer's and bm25s's versions."""
     return f"{key}:tokenizer {TOKENIZER_VERSION}:bm25s {importlib.metadata.version('bm25s')}"
 
-__all__ = ["ChunkTexts", "KeywordIndex", "KeywordMatch", "KeywordIndexError", "bm25_scores", "built_index",
-           "current_index"]
+__all__ = ["ChunkTexts", "KeywordIndex", "KeywordMatch", "KeywordIndexError", "built_index", "current_index"]
 
 
 class KeywordIndexError(ValueError):
@@ -69,14 +71,27 @@ class KeywordMatch:
 class KeywordIndex:
     """A BM25 index over passages; build with :meth:`KeywordIndex.build`."""
 
-    def __init__(self, ids: tuple[str, ...], bm25, tokens: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def __init__(self, ids: tuple[str, ...], bm25, tokens: tuple[np.ndarray, np.ndarray] | None = None,
+                 occurrences: Occurrences | None = None) -> None:
         self._ids = ids
         self._bm25 = bm25  # None when no passage has a token: every search is empty
         # Each passage's token ids (in bm25's vocabulary), flat, and where each passage's start:
         # what a later build reuses for the passages it still holds.
         self._tokens = tokens
-        # Position of each passage in id order, the tie-break between equal scores.
-        self._id_order = np.argsort(np.argsort(np.array(ids, dtype=object))) if ids else np.empty(0, dtype=np.int64)
+        # What the scores are made of, for a later build to update rather than make again (a
+        # loaded index has none: its first build makes them from the tokens).
+        self._occurrences = occurrences
+
+    @cached_property
+    def _id_order(self) -> np.ndarray:
+        """Position of each passage in id order, the tie-break between equal scores (made at the
+        first search: a write step's build never searches)."""
+        return np.argsort(np.argsort(np.array(self._ids, dtype=object))) if self._ids else np.empty(0, dtype=np.int64)
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        """Each passage's position, by id (made when a build is first lent this index)."""
+        return dict(zip(self._ids, range(len(self._ids))))
 
     @classmethod
     def build(cls, ids: Sequence[str], texts: Sequence[str], earlier: KeywordIndex | None = None) -> KeywordIndex:
@@ -104,36 +119,52 @@ class KeywordIndex:
         if len(set(ids)) != len(ids):
             repeated = sorted(i for i, n in Counter(ids).items() if n > 1)[:5]
             raise KeywordIndexError(f"KeywordIndex.build got repeated ids {repeated}; ids must be unique")
-        reuse = earlier if earlier is not None and earlier.reused_for(ids) else None
-        held = {passage: at for at, passage in enumerate(reuse._ids)} if reuse is not None else {}
-        vocabulary: dict[str, int] = dict(reuse._bm25.vocab_dict) if reuse is not None else {}
-        flat, starts = reuse._tokens if reuse is not None and reuse._tokens is not None else \
-            (np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64))
-        at = np.fromiter((held.get(passage, -1) for passage in ids), dtype=np.int64, count=len(ids))
-        fresh = [[vocabulary.setdefault(token, len(vocabulary)) for token in tokenize(text)]
-                 for text, place in zip(texts, at.tolist()) if place < 0]
-        tokens = _gathered(flat, starts, at, fresh)
-        bm25 = None
-        if len(tokens[0]):
-            import bm25s  # imported here: it pulls in scipy, which callers without keyword search never need
+        reuse = earlier if earlier is not None and earlier.lends_to(ids) else None
+        if reuse is not None and reuse._tokens is not None:
+            vocabulary: dict[str, int] = reuse._bm25.vocab_dict
+            flat, starts = reuse._tokens
+            at = np.fromiter(map(reuse._positions.get, ids, repeat(-1)), dtype=np.int64, count=len(ids))
+        else:
+            vocabulary, flat, starts = {}, np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int64)
+            at = np.full(len(ids), -1, dtype=np.int64)
+        words = [tokenize(texts[i]) for i in np.flatnonzero(at < 0).tolist()]
+        if vocabulary and any(word not in vocabulary for row in words for word in row):
+            vocabulary = dict(vocabulary)  # the earlier index (a reader may hold it) keeps its own
+        fresh_starts = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(row) for row in words], out=fresh_starts[1:])
+        fresh = np.fromiter((vocabulary.setdefault(word, len(vocabulary)) for row in words for word in row),
+                            dtype=np.int32, count=int(fresh_starts[-1]))
+        tokens = _gathered(flat, starts, at, fresh, fresh_starts)
+        if not len(tokens[0]):
+            return cls(ids, None, tokens)
+        import bm25s  # imported here: it pulls in scipy, which callers without keyword search never need
 
-            bm25 = bm25s.BM25()
-            bm25.scores = bm25_scores(tokens[0], tokens[1], len(vocabulary), bm25.k1, bm25.b, bm25.method)
-            if "" not in vocabulary:  # bm25s gives the empty token an id after the others, as its index() does
-                vocabulary[""] = max(vocabulary.values()) + 1
-            bm25.vocab_dict = vocabulary
-            bm25.unique_token_ids_set = set(vocabulary.values())
-            bm25.nonoccurrence_array = None  # the method scores occurrences only
-        return cls(ids, bm25, tokens)
+        if reuse is not None and reuse._occurrences is not None and np.all(np.diff(at[at >= 0]) > 0):
+            occurrences = reuse._occurrences.updated(at, fresh, fresh_starts, len(vocabulary))
+        else:  # passages in another order, or an index loaded without its occurrences: made from the tokens
+            occurrences = Occurrences.of(tokens[0], tokens[1], len(vocabulary))
+        bm25 = bm25s.BM25()
+        bm25.scores = occurrences.scores(bm25.k1, bm25.b, bm25.method)
+        if "" not in vocabulary:  # bm25s gives the empty token an id after the others, as its index() does
+            vocabulary[""] = max(vocabulary.values()) + 1
+        bm25.vocab_dict = vocabulary
+        bm25.unique_token_ids_set = reuse._bm25.unique_token_ids_set if reuse is not None and \
+            vocabulary is reuse._bm25.vocab_dict else set(range(len(vocabulary)))
+        bm25.nonoccurrence_array = None  # the method scores occurrences only
+        return cls(ids, bm25, tokens, occurrences)
 
-    def reused_for(self, ids: Sequence[str]) -> set[str]:
-        """The passages of ``ids`` whose tokens a :meth:`build` of ``ids`` given this index as
-        ``earlier`` keeps (none when it has no tokens, or when fewer than half of its passages
-        are still there: a fresh vocabulary then leaves out the words of theirs alone)."""
+    def lends_to(self, ids: Sequence[str]) -> bool:
+        """Whether a :meth:`build` of ``ids`` given this index as ``earlier`` keeps the tokens of
+        the passages this one holds (not when it has no tokens, or when fewer than half of its
+        passages are still there: a fresh vocabulary then leaves out the words of theirs alone).
+
+        >>> index = KeywordIndex.build(["a", "b", "c"], ["redis", "kafka", "queue"])
+        >>> index.lends_to(["a", "b", "x"]), index.lends_to(["a", "x", "y"])
+        (True, False)
+        """
         if self._tokens is None or self._bm25 is None:
-            return set()
-        kept = set(self._ids).intersection(ids)
-        return kept if 2 * len(kept) >= len(self._ids) else set()
+            return False
+        return 2 * sum(map(self._positions.__contains__, ids)) >= len(self._ids)
 
     @classmethod
     def load_earlier(cls, path: Path, key_prefix: str) -> KeywordIndex | None:
@@ -163,7 +194,7 @@ class KeywordIndex:
         >>> index.holds_exactly(["b", "a"]), index.holds_exactly(["a"])
         (True, False)
         """
-        return self._tokens is not None and len(ids) == len(self._ids) and set(ids) == set(self._ids)
+        return self._tokens is not None and len(ids) == len(self._ids) and all(map(self._positions.__contains__, ids))
 
     def save(self, path: Path, key: str) -> None:
         """Keep the index in ``path`` for :meth:`load`, as made for ``key`` (what it indexes)."""
@@ -259,61 +290,22 @@ class KeywordIndex:
         ]
 
 
-def _gathered(flat: np.ndarray, starts: np.ndarray, at: np.ndarray, fresh: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+def _gathered(flat: np.ndarray, starts: np.ndarray, at: np.ndarray, fresh: np.ndarray,
+              fresh_starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each passage's token ids, one after another, and where each starts: those of the passages
-    held at ``at`` (>= 0) in ``flat``/``starts``, then in turn one list of ``fresh`` for each other one."""
+    held at ``at`` (>= 0) in ``flat``/``starts``, then in turn those of the others, ``fresh`` split at ``fresh_starts``."""
     held = at >= 0
     lengths = np.zeros(len(at), dtype=np.int64)
     lengths[held] = starts[at[held] + 1] - starts[at[held]]
-    lengths[~held] = [len(row) for row in fresh]
-    source = np.concatenate([flat.astype(np.int32, copy=False),
-                             np.fromiter((t for row in fresh for t in row), dtype=np.int32)])
+    lengths[~held] = np.diff(fresh_starts)
+    source = np.concatenate([flat.astype(np.int32, copy=False), fresh.astype(np.int32, copy=False)])
     first = np.empty(len(at), dtype=np.int64)
     first[held] = starts[at[held]]
-    first[~held] = len(flat) + np.cumsum([0] + [len(row) for row in fresh[:-1]], dtype=np.int64)
+    first[~held] = len(flat) + fresh_starts[:-1]
     offsets = np.zeros(len(at) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     row = np.repeat(np.arange(len(at), dtype=np.int64), lengths)
     return source[first[row] + np.arange(offsets[-1], dtype=np.int64) - offsets[row]], offsets
-
-
-def bm25_scores(tokens: np.ndarray, starts: np.ndarray, vocabulary: int, k1: float, b: float,
-                method: str = "lucene") -> dict:
-    """The score matrix ``bm25s.BM25(k1=k1, b=b, method=method).index((token ids, vocabulary))``
-    makes of the passages whose token ids are ``tokens[starts[i]:starts[i + 1]]``, the same to
-    the bit, in a few array operations instead of a Python pass over every passage (which a write
-    of one note paid for every note): a term's inverse document frequency from bm25s's own
-    formula, once per distinct document frequency.
-
-    >>> import bm25s
-    >>> rows = [[0, 1, 1], [1, 2], [3]]
-    >>> made = bm25_scores(np.array([t for r in rows for t in r]), np.array([0, 3, 5, 6]), 5, 1.5, 0.75)
-    >>> index = bm25s.BM25(); index.index((rows, {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}), show_progress=False)
-    >>> all(np.array_equal(made[name], index.scores[name]) for name in ("data", "indices", "indptr"))
-    True
-    """
-    from bm25s.scoring import _select_idf_scorer
-
-    if method not in ("lucene", "robertson", "atire"):
-        raise ValueError(f"bm25_scores: method {method!r} needs scores of absent terms, which it does not make")
-    passages = len(starts) - 1
-    lengths = np.diff(starts).astype(np.int64)
-    average = lengths.mean()
-    pairs, counts = np.unique(np.repeat(np.arange(passages, dtype=np.int64), lengths) * vocabulary + tokens,
-                              return_counts=True)
-    passage, term = pairs // vocabulary, pairs % vocabulary
-    frequencies = np.bincount(term, minlength=vocabulary)
-    idf = np.zeros(vocabulary, dtype=np.float32)
-    scorer = _select_idf_scorer(method)
-    for df in np.unique(frequencies[frequencies > 0]).tolist():
-        idf[frequencies == df] = scorer(df, N=passages)
-    tf = counts.astype(np.float32)
-    tfc = tf / (k1 * ((1 - b) + b * lengths[passage] / average) + tf)
-    data = (idf[term] * tfc).astype(np.float32)
-    order = np.argsort((term << 32) | passage)
-    indptr = np.zeros(vocabulary + 1, dtype=np.int64)
-    np.cumsum(np.bincount(term, minlength=vocabulary), out=indptr[1:])
-    return {"data": data[order], "indices": passage[order].astype(np.int32), "indptr": indptr, "num_docs": passages}
 
 
 class ChunkTexts(Protocol):
@@ -325,27 +317,35 @@ class ChunkTexts(Protocol):
 
 
 def current_index(path: Path, workspace_id: str, version: int, chunks: ChunkTexts,
-                  keep: Callable[[Callable[[], object]], object]) -> KeywordIndex:
+                  keep: Callable[[Callable[[], object]], object], earlier: KeywordIndex | None = None) -> KeywordIndex:
     """The keyword index of a workspace's record at ``version``: the one kept in ``path`` for it,
-    else :func:`built_index`."""
+    else :func:`built_index` (from ``earlier`` when given)."""
     try:
         return KeywordIndex.load(path, f"{workspace_id}:{version}")
     except ArrayFileUnusable:
-        return built_index(path, workspace_id, version, chunks, keep)
+        return built_index(path, workspace_id, version, chunks, keep, earlier)
 
 
 def built_index(path: Path, workspace_id: str, version: int, chunks: ChunkTexts,
-                keep: Callable[[Callable[[], object]], object]) -> KeywordIndex:
+                keep: Callable[[Callable[[], object]], object], earlier: KeywordIndex | None = None) -> KeywordIndex:
     """The keyword index of the chunks of a workspace's record at ``version`` (in id order), built
-    (reading and tokenizing only the chunks the one kept in ``path`` for an earlier version lacks)
-    and handed to ``keep``, which saves it there when the record is still at ``version``."""
-    earlier = KeywordIndex.load_earlier(path, f"{workspace_id}:")
-    ids = sorted(chunks.chunk_ids())
+    (reading and tokenizing only the chunks that ``earlier``, an index of another version of the
+    workspace, lacks: when not given, the one kept in ``path``) and handed to ``keep``, which saves
+    it there when the record is still at ``version``."""
+    if earlier is None:
+        earlier = KeywordIndex.load_earlier(path, f"{workspace_id}:")
+    current = chunks.chunk_ids()
+    if earlier is None:
+        ids = sorted(current)
+    else:  # the earlier ids come in order: one sorted run, and the few new ones to merge in
+        current = current if isinstance(current, (set, frozenset)) else set(current)
+        ids = sorted([*filter(current.__contains__, earlier._ids), *(current - earlier._positions.keys())])
     if earlier is not None and earlier.holds_exactly(ids):  # a merge step: the same chunks, the same index
         index = earlier
     else:
-        held = earlier.reused_for(ids) if earlier is not None else set()
-        texts = {c.id: c.text for c in chunks.chunks([i for i in ids if i not in held])}
+        lent = earlier is not None and earlier.lends_to(ids)
+        texts = {c.id: c.text for c in chunks.chunks(list(filterfalse(earlier._positions.__contains__, ids))
+                                                     if earlier is not None and lent else ids)}
         index = KeywordIndex.build(ids, [texts.get(i, "") for i in ids], earlier=earlier)
     keep(lambda: index.save(path, f"{workspace_id}:{version}"))
     return index
