@@ -83,3 +83,28 @@ def test_an_accepted_candidate_leaves_nothing_unfinished(sample_private):
     assert ws.corrections.accept_candidate(candidate.subject, candidate.relation, candidate.object)
     assert ws.unfinished() is None  # the entity-name index follows the new version
     assert KeywordIndex.kept_for(ws.path / KEYWORD_INDEX_FILE, f"{ws.store.workspace_id}:{ws.store.version}")
+
+
+def test_a_write_builds_the_keyword_index_from_the_one_its_process_holds(make_workspace, tmp_path, monkeypatch):
+    corpus = make_corpus(tmp_path / "notes", 3)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    held = ws.keyword_index(ws.store.version)
+    lent: list = []
+    build = KeywordIndex.build.__func__  # type: ignore[attr-defined]
+
+    def unread(*args, **kwargs):
+        raise AssertionError("the keyword index was read back from the folder")
+
+    monkeypatch.setattr(KeywordIndex, "build", classmethod(
+        lambda cls, ids, texts, earlier=None: lent.append(earlier) or build(cls, ids, texts, earlier=earlier)))
+    monkeypatch.setattr(KeywordIndex, "load_earlier", classmethod(unread))
+    monkeypatch.setattr(KeywordIndex, "load", classmethod(unread))
+    (corpus / "ledger.md").write_text("The ledger service writes to Cassandra.\n", encoding="utf-8")
+    ws.ingest([corpus])
+    assert lent == [held]  # the index the last write built, not the file it saved
+    now = ws.keyword_index(ws.store.version)
+    assert now is not held and [h.id for h in now.search("ledger cassandra", 3)] == ws.store.chunk_ids_of(["notes/ledger.md"])
+    monkeypatch.undo()
+    other = make_workspace()  # another process opening the folder loads what the write saved
+    assert other.keyword_index(other.store.version).search("ledger service", 5) == now.search("ledger service", 5)

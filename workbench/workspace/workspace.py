@@ -144,6 +144,9 @@ class Workspace:
         self.names = NameIndexUpkeep(self)
         #: Whether a search has started loading the vector store and the model (retrieve's prefetch).
         self._prefetched = False
+        #: The keyword index this process last built or loaded, and what for ("workspace id:version"):
+        #: the next build starts from it instead of reading the folder's file back.
+        self._keywords: tuple[str, KeywordIndex] | None = None
 
     # -- backends ----------------------------------------------------------------------
     @property
@@ -291,18 +294,36 @@ class Workspace:
 
     def sync_keyword_index(self) -> bool:
         """Keep ``keywords.npz`` made for the record as it is now (a write step's last stage);
-        True when it was built. A full disk leaves it to the next reader, which builds it again."""
-        path, version = self.path / KEYWORD_INDEX_FILE, self.store.version
-        if KeywordIndex.kept_for(path, f"{self.store.workspace_id}:{version}"):
+        True when it was built, from the index this process holds (the folder's file when it holds
+        none for this workspace). A full disk leaves it to the next reader, which builds it again."""
+        path, version, workspace_id = self.path / KEYWORD_INDEX_FILE, self.store.version, self.store.workspace_id
+        key = f"{workspace_id}:{version}"
+        if KeywordIndex.kept_for(path, key):
             return False
-        built_index(path, self.store.workspace_id, version, self.store, lambda save: self.save_derived(version, save))
+        held_for, held = self._keywords if self._keywords is not None else ("", None)
+        if held is not None and held_for == key:  # built here, not saved yet (a full disk, a busy lock)
+            self.save_derived(version, lambda: held.save(path, key))
+            return False
+        index = built_index(path, workspace_id, version, self.store, lambda save: self.save_derived(version, save),
+                            held if held_for.startswith(f"{workspace_id}:") else None)
+        self._keywords = (key, index)
         return True
 
     def keyword_index(self, version: int) -> KeywordIndex:
-        """BM25 over every chunk of the record at ``version``: the one kept in the folder, else
-        built and kept there when the write lock is free (:func:`~workbench.corpus.keyword_index.current_index`)."""
-        return current_index(self.path / KEYWORD_INDEX_FILE, self.store.workspace_id, version, self.store,
-                             lambda save: self.save_derived(version, save))
+        """BM25 over every chunk of the record at ``version``: the one this process holds for it,
+        else the one kept in the folder, else built (from the one this process holds) and kept
+        there when the write lock is free (:func:`~workbench.corpus.keyword_index.current_index`)."""
+        workspace_id = self.store.workspace_id
+        key = f"{workspace_id}:{version}"
+        held_for, held = self._keywords if self._keywords is not None else ("", None)
+        if held is not None and held_for == key:
+            return held
+        index = current_index(self.path / KEYWORD_INDEX_FILE, workspace_id, version, self.store,
+                              lambda save: self.save_derived(version, save),
+                              held if held_for.startswith(f"{workspace_id}:") else None)
+        if self.store.version == version:  # what it was built of (the record at another version, else)
+            self._keywords = (key, index)
+        return index
 
     def documents_under(self, path: str | Path) -> list[str]:
         """Ids of the stored documents of a file, a folder or a document id (nothing is changed)."""
