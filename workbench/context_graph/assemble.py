@@ -141,8 +141,8 @@ def assemble_graph(
 class GraphParts:
     """What a derivation aggregates from the rows, before the passage layer and the graph."""
 
-    entities: list[Entity]
-    """The entities: mention keys in order of first mention, then keys only triples name."""
+    entities: dict[str, Entity]
+    """Key -> entity: mention keys in order of first mention, then keys only triples name."""
     edges: list[Edge]
     """One edge per (subject, relation, object), sorted by them."""
     chunk_entities: Mapping[str, set[str]]
@@ -237,7 +237,7 @@ def graph_parts(
              confidence=g["conf"], first_seen=g["first"], last_seen=g["last"], origin=g["origin"])
         for (s, r, o), g in sorted(grouped.items())
     ]
-    return GraphParts(list(entities.values()), edges, chunk_entities, forms, title_of)
+    return GraphParts(entities, edges, chunk_entities, forms, title_of)
 
 
 @gc_paused()
@@ -259,7 +259,7 @@ def graph_of_parts(
         options = passage_options or PassageOptions()
         layer = link_passages(chunk_texts, parts.chunk_entities, parts.forms, parts.title_of, options.max_entity_passages,
                               options.title_link_weight, options.synonym_threshold,
-                              names={e.key: e.name for e in parts.entities},
+                              names={key: e.name for key, e in parts.entities.items()},
                               relation_weight=options.relation_weight, previous=previous_scan)
     return graph_of_layer(parts, layer, chunk_context, canonicalizer, impact_relations, rejected)
 
@@ -275,4 +275,4 @@ def graph_of_layer(parts: GraphParts, layer: PassageLayer | None, chunk_context:
                         DEFAULT_IMPACT_RELATIONS if impact_relations is None else tuple(impact_relations),
                         key_of=canonicalizer.key, passages=layer,
                         passage_documents={cid: doc for cid, (doc, _) in chunk_context.items() if doc},
-                        passage_times={cid: ts for cid, (_, ts) in chunk_context.items() if ts})
+                        passage_times={cid: ts for cid, (_, ts) in chunk_context.items() if ts}, checked=False)

@@ -106,6 +106,11 @@ class ContextGraph(GraphWalks):
     pagerank_index : PageRankIndex, optional
         The index :meth:`pagerank_index` would build, kept by a snapshot; its nodes must be the
         entities then the passages, in order (else ``ValueError``).
+    checked : bool
+        Whether the entities and edges are checked (below). A derivation from the record, which
+        makes unique keys and one edge per (source, relation, target) between its entities, and
+        is tested to equal :func:`~workbench.context_graph.assemble.assemble_graph`, passes False:
+        checking a million edges is most of making the graph after a small write.
 
     Attributes
     ----------
@@ -122,7 +127,7 @@ class ContextGraph(GraphWalks):
 
     def __init__(
         self,
-        entities: Iterable[Entity] | EntityTable,
+        entities: Iterable[Entity] | EntityTable | dict[str, Entity],
         edges: Iterable[Edge],
         impact_relations: Collection[str] = DEFAULT_IMPACT_RELATIONS,
         *,
@@ -131,6 +136,7 @@ class ContextGraph(GraphWalks):
         passage_documents: Mapping[str, str] | None = None,
         passage_times: Mapping[str, str] | None = None,
         pagerank_index: PageRankIndex | None = None,
+        checked: bool = True,
     ) -> None:
         self.impact_relations = tuple(impact_relations)
         self._key_of = key_of
@@ -138,15 +144,19 @@ class ContextGraph(GraphWalks):
         self._entity: Mapping[str, Entity]
         if isinstance(entities, EntityTable):  # a snapshot's: its keys are unique, its entities made on read
             self._entity = entities
+        elif isinstance(entities, dict):  # key -> entity, handed over (a derivation's)
+            self._entity = entities
+            if checked and any(key != entity.key for key, entity in entities.items()):
+                raise ValueError("an entity is given under another key than its own")
         else:
             entities = list(entities)
             self._entity = {entity.key: entity for entity in entities}
-            if len(self._entity) != len(entities):
+            if checked and len(self._entity) != len(entities):
                 counts = Counter(entity.key for entity in entities)
                 twice = next(entity for entity in reversed(entities) if counts[entity.key] > 1)
                 raise ValueError(f"entity key {twice.key!r} given twice ({twice.name!r})")
         stated: set[tuple[str, str, str]] = set()
-        for edge in edges:
+        for edge in edges if checked else ():
             for end in (edge.source, edge.target):
                 if end not in self._entity:
                     raise ValueError(

@@ -85,7 +85,7 @@ def follow_record(store: Store, folder: Path, rows_key: str, canonicalizer: Cano
 
     passages, layer = PassageState.link(
         texts_of, list(chunk_context), derived.chunk_entities, derived.forms, derived.title_of,
-        {entity.key: entity.name for entity in derived.entities}, link,
+        parts.names(), link,
         previous=previous.passages if same_rows and previous is not None else None,
         touched_keys=touched.keys if touched is not None else None,
         touched_chunks=touched.chunks if touched is not None else (),

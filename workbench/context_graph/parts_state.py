@@ -24,13 +24,13 @@ Examples
 >>> from workbench.context_graph.canon import Canonicalizer
 >>> state = PartsState.derive(DerivationRows(), {}, Canonicalizer(), {})
 >>> state.parts().entities, state.touched
-([], None)
+({}, None)
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -411,7 +411,8 @@ def _of_keys(stream: dict[str, np.ndarray], field: str, wanted: np.ndarray, size
 
 
 class PartsState:
-    """The parts of one derivation and the streams they came from (see the module docstring)."""
+    """The parts of one derivation and the streams they came from (see the module docstring). A
+    state is followed once: the next derivation takes its containers over and changes them."""
 
     def __init__(self, rows: DerivationRows) -> None:
         self.rows = rows
@@ -420,6 +421,7 @@ class PartsState:
         self.triples: dict[str, np.ndarray] = {name: np.zeros(0, dtype=np.int64) for name in _TRIPLE_STREAM}
         self.entities: dict[str, tuple[int, Entity]] = {}  # key -> (first identity, entity)
         self.entity_order: list[tuple[int, str]] = []  # (first identity, key), sorted
+        self.in_order: dict[str, Entity] = {}  # key -> entity, in entity_order
         self.forms: dict[str, dict[str, int]] = {}
         self.edges: dict[tuple[str, str, str], Edge] = {}
         self.edge_order: list[tuple[str, str, str]] = []  # the edges' keys, sorted
@@ -455,6 +457,7 @@ class PartsState:
         mentions_only = self.stream["ident"] < (np.int64(_TRIPLES) << _TABLE_SHIFT)
         self.entities, self.forms = context.entities(self.stream)
         self.entity_order = sorted((ident, key) for key, (ident, _) in self.entities.items())
+        self.in_order = {key: self.entities[key][1] for _, key in self.entity_order}
         self.edges = context.edges(self.triples, in_order=True)
         self.edge_order = list(self.edges)
         self.chunk_entities = context.chunk_entities(self.stream)
@@ -479,7 +482,8 @@ class PartsState:
         touched_groups = _distinct(np.concatenate([old_codes, new_codes]))
 
         # entities and forms of the touched keys, from every entry they have now
-        entities, forms, entity_order = dict(previous.entities), dict(previous.forms), list(previous.entity_order)
+        # a state is followed once: the next one takes its containers over (no copy of every entity)
+        entities, forms, entity_order = previous.entities, previous.forms, previous.entity_order
         for k in touched_keys.tolist():
             forms.pop(keys[k], None)
             was = entities.pop(keys[k], None)
@@ -491,11 +495,22 @@ class PartsState:
             bisect.insort(entity_order, (ident, key))
         forms.update(made_forms)
         self.entities, self.forms, self.entity_order = entities, forms, entity_order
+        tail = entity_order[len(entity_order) - len(made):]
+        if len(tail) == len(made) and all(key in made for _, key in tail):
+            # what the write made comes after every other entity (a new note, the last one edited):
+            # moved to the end, the rest kept in place
+            in_order = previous.in_order
+            for k in touched_keys.tolist():
+                in_order.pop(keys[k], None)
+            in_order.update((key, made[key][1]) for _, key in tail)
+        else:
+            in_order = {key: entities[key][1] for _, key in entity_order}
+        self.in_order = in_order
 
         # edges of the touched groups
         codes = (self.triples["subject"] * relations + self.triples["relation"]) * size + self.triples["object"]
         regrouped = _select(self.triples, np.isin(codes, touched_groups))
-        edges, order = dict(previous.edges), list(previous.edge_order)
+        edges, order = previous.edges, previous.edge_order
         for code in touched_groups.tolist():
             rest, o = divmod(code, size)
             s, r = divmod(rest, relations)
@@ -525,7 +540,7 @@ class PartsState:
         self.chunk_entities, self.titles, self.title_order = chunk_entities, titles, title_order
 
         # merge entries of the touched keys (every key when an alias or split changed: a form's reasons may)
-        merges = dict(previous.merges)
+        merges = previous.merges
         for k in tally_keys.tolist():
             merges.pop(keys[k], None)
         merges.update(context.merges(_of_keys(self.tally, "key", tally_keys, size)))
@@ -536,14 +551,34 @@ class PartsState:
     # -- what it makes ----------------------------------------------------------------------------
     def parts(self) -> GraphParts:
         """The graph's parts, as :func:`derive_parts` gives them."""
-        entities = [self.entities[key][1] for _, key in self.entity_order]
-        forms = {key: self.forms[key] for _, key in self.entity_order}
-        return GraphParts(entities, [self.edges[name] for name in self.edge_order], self.chunk_entities, forms,
+        return GraphParts(dict(self.in_order), [self.edges[name] for name in self.edge_order], self.chunk_entities,
+                          self.forms,
                           {chunk: self.titles[chunk][1] for _, chunk in self.title_order})
+
+    def names(self) -> Mapping[str, str]:
+        """Each entity's key -> its name, read from the entities when asked (not a dict of every one)."""
+        return _EntityNames(self.entities)
 
     def merge_record(self) -> list[Merge]:
         """The merge record, as :meth:`FormTally.merges` orders it."""
         return sorted(self.merges.values(), key=lambda m: (-sum(f.count for f in m.surface_forms), m.key))
+
+
+class _EntityNames(Mapping[str, str]):
+    def __init__(self, entities: Mapping[str, tuple[int, Entity]]) -> None:
+        self._entities = entities
+
+    def __getitem__(self, key: str) -> str:
+        return self._entities[key][1].name
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entities
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entities)
+
+    def __len__(self) -> int:
+        return len(self._entities)
 
 
 def derive_parts(rows: DerivationRows, chunk_context: Mapping[str, tuple[str, str | None]],

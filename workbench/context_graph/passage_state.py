@@ -90,8 +90,15 @@ def _replace(mapping: dict, key, value) -> None:
 
 
 class PassageState:
-    """A passage layer and what made it (see the module docstring). Its containers are never
-    changed once a layer shares them: the next derivation works on copies."""
+    """A passage layer and what made it (see the module docstring). The containers a layer shares
+    are never changed: the next derivation works on copies of them. A state is followed once, so
+    the name tables only a state reads pass to the next one as they are, and are changed there."""
+
+    #: The containers only a state reads (the rest a layer shares, or the next state compares with
+    #: this one's): taken over by the next state, not copied.
+    _TAKEN_OVER = frozenset({"key_names", "givers", "names", "widths"})
+    #: Made again from the names before anything reads them (:meth:`_short_forms`).
+    _MADE_AGAIN = frozenset({"key_of", "linked"})
 
     def __init__(self, options: LinkOptions) -> None:
         self.options = options
@@ -100,6 +107,7 @@ class PassageState:
         # name words -> the keys whose forms give them (None until a write follows: made from key_names)
         self.givers: dict[str, frozenset[str]] | None = {}
         self.names: dict[str, str] = {}  # name words -> key, before the titles' short forms
+        self.widths: dict[int, int] = {}  # words in a name -> how many of self.names have that many
         self.titles: dict[str, tuple[str, tuple[str, ...], frozenset[str]]] = {}  # title key -> (title, short words, form words)
         self.short_keys: dict[str, tuple[str, ...]] = {}  # short-form words -> the title keys with them, sorted
         self.title_words: dict[str, int] = {}  # a title key's form words -> how many title keys have them
@@ -121,7 +129,7 @@ class PassageState:
         state = PassageState(self.options)
         state.strings = self.strings  # strings only gain what they give: shared
         for name, value in vars(self).items():
-            if isinstance(value, dict) and name != "strings":
+            if isinstance(value, dict) and name not in self._TAKEN_OVER | self._MADE_AGAIN:
                 setattr(state, name, dict(value))  # values are replaced, never changed: a shallow copy
             elif name not in ("options", "strings"):
                 setattr(state, name, value)
@@ -169,7 +177,9 @@ class PassageState:
         if previous is not None and incremental:
             changed |= {w for w in previous.short_names | state.short_names
                         if previous.key_of.get(w) != state.key_of.get(w)}
-        matcher = NameMatcher.over_names(state.key_of)
+        longest = max(max((width for width, count in state.widths.items() if count), default=0),
+                      max((words.count(" ") + 1 for words in state.short_names), default=0))
+        matcher = NameMatcher.over_names(state.key_of, longest)  # the table is the names and the short forms
         if previous is not None and incremental:
             read = state._scan_changed(texts_of, chunk_ids, matcher, changed, gone)
             state._link(read | set(touched_chunks) | gone | retitled, chunk_ids, mentioned, title_of, titles_moved,
@@ -198,6 +208,9 @@ class PassageState:
                     for words in has:
                         self.names.setdefault(words, key)
             self.givers = None  # made when a write first follows (a fresh process may never)
+            for words in self.names:
+                width = words.count(" ") + 1
+                self.widths[width] = self.widths.get(width, 0) + 1
             return set(self.names)
         givers_of = self.followable()
         for key in keys:
@@ -212,6 +225,9 @@ class PassageState:
                 _replace(self.names, words, now)
                 if before != now:
                     changed.add(words)
+                if (before is None) != (now is None):
+                    width = words.count(" ") + 1
+                    _replace(self.widths, width, self.widths.get(width, 0) + (1 if before is None else -1))
         return changed
 
     def _retitle(self, retitled: Iterable[str], title_of: Mapping[str, str]) -> set[str]:

@@ -180,9 +180,10 @@ class NameMatcher:
         return self
 
     @classmethod
-    def over_names(cls, key_of: dict[str, str]) -> NameMatcher:
+    def over_names(cls, key_of: dict[str, str], max_words: int | None = None) -> NameMatcher:
         """The matcher whose table is ``key_of`` (name words -> key), as made already (a
-        :class:`~workbench.context_graph.passage_state.PassageState` keeps it from write to write).
+        :class:`~workbench.context_graph.passage_state.PassageState` keeps it from write to write,
+        and the words of its longest name: ``max_words``, counted here when not given).
 
         >>> NameMatcher.over_names({"oslo": "oslo", "new york": "ny"}).find("From Oslo to New York.")
         ['oslo', 'ny']
@@ -191,7 +192,8 @@ class NameMatcher:
         self._key_of = key_of
         self._prefixes = None
         self._long_texts_left = _PREFIXES_AFTER_TEXTS
-        self._max_words = max((words.count(" ") + 1 for words in key_of), default=0)
+        self._max_words = max((words.count(" ") + 1 for words in key_of), default=0) if max_words is None \
+            else max_words
         return self
 
     @staticmethod
