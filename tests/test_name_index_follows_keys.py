@@ -5,6 +5,7 @@ and delta."""
 
 from __future__ import annotations
 
+import errno
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from tests.test_entity_vectors import Hashing, random_names
 from tests.test_incremental_derivation import NOTES as VAULT_NOTES
 from tests.test_incremental_derivation import OPS, Parts, Vault, note_text
+from workbench.ingest.failures import StepFailed
 from workbench.runtime.array_file import read_manifest
 from workbench.vectors import entity_vectors
 from workbench.vectors.entity_vectors import DELTA_FILE_NAME, DELTA_FROM_ROWS, FILE_NAME, EntityVectors
@@ -172,6 +174,39 @@ def test_a_followed_write_syncs_the_name_index_by_the_keys_it_changed(make_works
     # Over a base of one row or more, a note added goes to the delta (the alias folds it: past a
     # tenth of the base); under the default, a small base is written whole each time.
     assert deltas[0] if delta_from_rows == 1 else not any(deltas)
+
+
+def test_a_full_disk_in_a_followed_sync_is_told_and_the_next_write_compares_every_name(make_workspace, tmp_path,
+                                                                                     monkeypatch):
+    ws = make_workspace()
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in NOTES.items():
+        (notes / name).write_text(text, encoding="utf-8")
+    ws.ingest([notes])
+    assert ws.derivation.prime()
+    ws.entity_vectors.delta_from_rows = 1
+    before = files(ws.path)
+    real = entity_vectors.write_array_file
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(entity_vectors, "write_array_file", full_disk)
+    (notes / "cache.md").write_text("# Cache\n\nThe Session Store uses Redis and Memcached.\n", encoding="utf-8")
+    with pytest.raises(StepFailed, match="free disk space.*repair"):
+        ws.ingest([notes])
+    assert ws.names.compared == "keys" and files(ws.path) == before  # the followed sync failed, nothing written
+    monkeypatch.setattr(entity_vectors, "write_array_file", real)
+    for label, text in (("every name", "# Mail\n\nThe Mail Service writes to Kafka.\n"),
+                        ("keys", "# Mail\n\nThe Mail Service writes to Pulsar.\n")):
+        (notes / "mail.md").write_text(text, encoding="utf-8")
+        ws.ingest([notes])
+        # First the index is two records behind the derivation's: every name compared; then followed again.
+        assert ws.names.compared == label
+        held = {key: name for key, (name, _) in contents(ws.entity_vectors).items()}
+        assert held == {entity.key: entity.name for entity in ws.graph.entities()}
+        assert "memcached" in held and ws.entity_vectors.version() == str(ws.store.version)
 
 
 @pytest.fixture

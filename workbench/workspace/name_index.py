@@ -86,12 +86,13 @@ class NameIndexUpkeep:
         try:
             changed = None
             if followed is not None:
+                self.compared = "keys"
                 changes = {key: graph.name(key) if key in graph else None for key in followed.keys}
                 changed = self.ws.entity_vectors.sync_keys(changes, str(followed.since), version, self.ws.embedder.name,
                                                            self.ws.embedder.embed, dimension=dimension,
                                                            progress=progress)
-            self.compared = "keys" if changed is not None else "every name"
             if changed is None:
+                self.compared = "every name"
                 wanted = {entity.key: entity.name for entity in graph.entities()}
                 changed = self.ws.entity_vectors.sync(wanted, version, self.ws.embedder.name,
                                                    self.ws.embedder.embed, dimension=dimension, whole=force,
