@@ -10,14 +10,43 @@ thousands of names).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Protocol, Sequence
+
+import numpy as np
 
 from ..runtime.array_file import TextColumn
 
-if TYPE_CHECKING:
-    from .entity_vectors import _Loaded
-
 __all__ = ["KeysFollowed", "changes_from", "follow_keys", "strings"]
+
+
+class _Delta(Protocol):
+    """What is read of the delta over the base: its rows and the base rows it supersedes."""
+
+    @property
+    def keys(self) -> Sequence[str]: ...
+
+    @property
+    def names(self) -> Sequence[str]: ...
+
+    @property
+    def superseded(self) -> np.ndarray: ...
+
+
+class _Loaded(Protocol):
+    """What is read of the index as loaded (``entity_vectors._Loaded``): the base's rows, its delta."""
+
+    @property
+    def keys(self) -> Sequence[str]: ...
+
+    @property
+    def names(self) -> Sequence[str]: ...
+
+    @property
+    def delta(self) -> _Delta | None: ...
+
+    def rows(self) -> Iterator[tuple[str, str]]: ...
+
+    def row_of_name(self, base_names: list[str] | None = None) -> dict[str, int]: ...
 
 
 def strings(column: Sequence[str]) -> list[str]:
