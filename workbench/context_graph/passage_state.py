@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..extract.names import STOP_NAMES
+from .folded_texts import FoldedTexts
 from .passages import _ARTICLES, NameMatcher, NamesWritten, NameScan, PassageLayer, words_of
 from .synonyms import SynonymScan, first_word_groups, synonym_scan, synonyms_changed
 from .title_aliases import title_aliases, usable_aliases
@@ -96,7 +97,7 @@ class PassageState:
 
     #: The containers only a state reads (the rest a layer shares, or the next state compares with
     #: this one's): taken over by the next state, not copied.
-    _TAKEN_OVER = frozenset({"key_names", "givers", "names", "widths"})
+    _TAKEN_OVER = frozenset({"key_names", "givers", "names", "widths", "folded"})
     #: Made again from the names before anything reads them (:meth:`_short_forms`).
     _MADE_AGAIN = frozenset({"key_of", "linked"})
 
@@ -124,6 +125,7 @@ class PassageState:
         self.synonyms: SynonymScan | None = None
         # the synonym comparison's first-word groups (None until a write follows: made from its words)
         self.groups: dict[str, frozenset[str]] | None = {}
+        self.folded: FoldedTexts | None = None  # every passage's folded text, once a write follows
 
     def _fork(self) -> PassageState:
         state = PassageState(self.options)
@@ -147,6 +149,12 @@ class PassageState:
         if self.groups is None and self.synonyms is not None:
             self.groups = first_word_groups(self.synonyms.words)
         return self.givers
+
+    def keep_texts(self, texts: Iterable[tuple[str, str]]) -> None:
+        """Keep every passage's folded text (``texts``: each passage's id and text, as the record
+        holds them now) before a write first follows, which would read them then."""
+        if self.folded is None:
+            self.folded = FoldedTexts(texts)
 
     @classmethod
     def link(cls, texts_of: TextsOf, chunk_ids: Collection[str], mentioned: Mapping[str, Iterable[str]],
@@ -294,18 +302,24 @@ class PassageState:
 
     def _scan_changed(self, texts_of: TextsOf, chunk_ids: Collection[str], matcher: NameMatcher,
                       changed: set[str], gone: set[str]) -> set[str]:
-        """Read the passages that are new or hold every word of a changed name; the passages read."""
+        """Read the passages that are new or hold every word of a changed name; the passages read.
+        The passages' folded texts are kept from the first write that follows on
+        (:class:`~workbench.context_graph.folded_texts.FoldedTexts`)."""
         for chunk_id in gone:
             del self.found[chunk_id]
         fresh = [chunk_id for chunk_id in chunk_ids if chunk_id not in self.found]
+        new = dict(texts_of(fresh)) if fresh else {}
+        if self.folded is None:
+            self.folded = FoldedTexts(texts_of(None))
+        else:
+            self.folded.follow(new, gone)
         written = NamesWritten(changed)
-        read: set[str] = set()
-        for chunk_id, text in (texts_of(None) if written else texts_of(fresh) if fresh else ()):
-            if chunk_id in self.found and not written.too_many and not written.may_write(text):
-                continue
+        again = (set(self.found) if written.too_many else self.folded.holding(written)) - new.keys()
+        texts = dict(texts_of(sorted(again))) if again else {}
+        for chunk_id in [c for c in self.found if c in texts] + fresh:
+            text = texts[chunk_id] if chunk_id in texts else new[chunk_id]
             self.found[chunk_id] = tuple(matcher.find(text))
-            read.add(chunk_id)
-        return read
+        return again | set(fresh)
 
     # -- linking ----------------------------------------------------------------------------------
     def _link(self, redo: set[str], chunk_ids: Collection[str], mentioned: Mapping[str, Iterable[str]],

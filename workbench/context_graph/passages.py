@@ -281,7 +281,10 @@ class NamesWritten:
         return bool(self.needs)
 
     def may_write(self, text: str) -> bool:
-        folded = text.casefold()
+        return self.holds(text.casefold())
+
+    def holds(self, folded: str) -> bool:
+        """:meth:`may_write` of a text already casefolded."""
         whole = self._whole
         return any(all(word in folded for word in words) and all(whole[word].search(folded) for word in words)
                    for words in self.needs)

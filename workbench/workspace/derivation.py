@@ -177,6 +177,7 @@ class GraphDerivation:
             self.state, self.rows_status, self.touched = followed.state, followed.rows_status, followed.touched
             self._state_version, self.keys_changed = version[0], None
             followed.state.passages.followable()  # made now, not by the first write that follows
+            followed.state.passages.keep_texts(self.store.chunk_texts())
             if not self.is_current():
                 self.derived = Derived(version, followed.graph, followed.merges)
             return True
