@@ -54,33 +54,49 @@ class FoldedTexts:
         self._starts[-1] = at
         self._at = {chunk_id: i for i, chunk_id in enumerate(self._ids)}
         self._joined = _SEPARATOR.join(folded) + _SEPARATOR
+        self._removed: set[int] = set()  # passages dropped but still in the string, until it is made again
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return len(self._at)
 
     def _text(self, i: int) -> str:
         return self._joined[self._starts[i]:self._starts[i + 1] - 1]
 
     def follow(self, added: Mapping[str, str], removed: Collection[str]) -> None:
-        """Keep the passages ``added`` (chunk id -> text) and drop those ``removed``."""
-        gone = {self._at[chunk_id] for chunk_id in removed if chunk_id in self._at}
-        new = {chunk_id: text for chunk_id, text in added.items() if chunk_id not in self._at}
-        if not gone and not new:
+        """Keep the passages ``added`` (chunk id -> text) and drop those ``removed``: the added ones
+        go at the end of the string, the removed ones are skipped until they are a quarter of it."""
+        for chunk_id in removed:
+            at = self._at.pop(chunk_id, None)
+            if at is not None:
+                self._removed.add(at)
+        new = {chunk_id: text.casefold() for chunk_id, text in added.items() if chunk_id not in self._at}
+        if 4 * len(self._removed) > len(self._ids):
+            kept = [i for i in range(len(self._ids)) if i not in self._removed]
+            self._ids = [self._ids[i] for i in kept] + list(new)
+            self._join([self._text(i) for i in kept] + list(new.values()))
             return
-        kept = [i for i in range(len(self._ids)) if i not in gone]
-        folded = [self._text(i) for i in kept] + [text.casefold() for text in new.values()]
-        self._ids = [self._ids[i] for i in kept] + list(new)
-        self._join(folded)
+        for chunk_id, text in new.items():
+            self._at[chunk_id] = len(self._ids)
+            self._ids.append(chunk_id)
+            self._starts.append(self._starts[-1] + len(text) + 1)
+        if new:
+            self._joined += _SEPARATOR.join(new.values()) + _SEPARATOR
 
     def holding(self, names: NamesWritten) -> set[str]:
-        """The passages that may write one of ``names`` (:meth:`NamesWritten.holds` of each
-        passage holding the longest word of a name)."""
+        """The passages that may write one of ``names``: :meth:`NamesWritten.holds` of each
+        passage holding the longest word of a name as a whole word (no letter or digit beside it)."""
         found: set[int] = set()
         joined, starts = self._joined, self._starts
         for words in names.needs:
-            longest, at, seen = words[0], 0, set()
+            longest = words[0]
+            size, at, seen = len(longest), 0, set()
             while (at := joined.find(longest, at)) >= 0:
-                seen.add(bisect_right(starts, at) - 1)
-                at += len(longest)
-            found.update(i for i in seen - found if names.holds(self._text(i)))
+                after = at + size
+                if (at == 0 or not joined[at - 1].isalnum()) and not joined[after:after + 1].isalnum():
+                    i = bisect_right(starts, at) - 1
+                    seen.add(i)
+                    at = starts[i + 1]  # the rest of this passage need not be searched
+                else:
+                    at += 1
+            found.update(i for i in seen - found - self._removed if names.holds(self._text(i)))
         return {self._ids[i] for i in found}
