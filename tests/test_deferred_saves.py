@@ -23,7 +23,8 @@ def test_a_reader_of_another_handle_waits_for_the_files_the_writer_saves_after_t
     writer = make_workspace("ws")
     writer.ingest([corpus])
     writer.derivation.prime()  # a writer that follows its writes, as a watch is
-    reader = Workspace(writer.path, settings=writer.settings, embedder=writer.embedder)
+    # read-only, as the MCP server opens a workspace: it cannot take the lock, and waits all the same
+    reader = Workspace(writer.path, settings=writer.settings, embedder=writer.embedder, read_only=True)
     try:
         assert len(reader.graph)  # the reader holds the graph of the record before the write
         (corpus / "ledger.txt").write_text("The Ledger Service depends on the Audit Vault.\n", encoding="utf-8")

@@ -318,7 +318,7 @@ class GraphDerivation:
     def _writer_saves(self, version: int) -> bool:
         """Wait for the writer holding the lock when it said it saves the derived files of record
         ``version`` (up to :data:`WRITER_SAVE_WAIT_SECONDS`); True when it may have saved them."""
-        if self.lock.read_only or self._defers() or self.store.meta(SNAPSHOT_FOLLOWS) != str(version):
+        if self._defers() or self.store.meta(SNAPSHOT_FOLLOWS) != str(version):
             return False
         return self.lock.wait_free(WRITER_SAVE_WAIT_SECONDS)
 

@@ -7,9 +7,19 @@ and a read-only workspace never takes it.
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from filelock import FileLock, Timeout
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: a reader there does not wait for a writer's files
+    fcntl = None  # type: ignore[assignment]
+
+#: Seconds between two looks at whether a writer still holds the lock.
+_PROBE_SECONDS = 0.05
 
 __all__ = ["WorkspaceBusy", "WriteLock"]
 
@@ -51,16 +61,33 @@ class WriteLock:
         self._lock.release()
 
     def wait_free(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for the writer holding the lock to give it back, holding
-        it not; True when it is free (or this thread's own)."""
-        if self.read_only:
+        """Wait up to ``timeout`` seconds for a writer of another process or handle to give the lock
+        back, never taking it (a read-only workspace waits too); True once no other holds it."""
+        deadline = time.monotonic() + timeout
+        while self._held_elsewhere():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(_PROBE_SECONDS)
+        return True
+
+    def _held_elsewhere(self) -> bool:
+        """Whether another handle holds the lock: a shared lock on the file is refused while a
+        writer holds its exclusive one (a probe a read-only handle may make: the file is only read)."""
+        if fcntl is None or self._lock.is_locked:
             return False
         try:
-            self._lock.acquire(timeout=timeout)
-        except (Timeout, OSError):
+            fd = os.open(self.path / "workspace.lock", os.O_RDONLY)
+        except OSError:  # no lock file: nobody ever wrote here
             return False
-        self._lock.release()
-        return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        else:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        finally:
+            os.close(fd)
 
     @property
     def is_locked(self) -> bool:
