@@ -120,7 +120,7 @@ class Occurrences:
         scores = norms[self.passages]  # float64, worked on in place: each step as bm25s does it
         scores += tf
         np.divide(tf * (k1 + 1) if method == "atire" else tf, scores, out=scores)
-        scores *= idf[frequencies][np.repeat(np.arange(len(frequencies), dtype=np.int64), frequencies)]
+        scores *= np.repeat(idf[frequencies], frequencies)  # each entry's term's idf: entries come by term
         return {"data": scores.astype(np.float32), "indices": self.passages, "indptr": self.indptr, "num_docs": passages}
 
 

@@ -21,11 +21,12 @@ Examples
 from __future__ import annotations
 
 import importlib.metadata
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import filterfalse, repeat
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -336,16 +337,26 @@ def built_index(path: Path, workspace_id: str, version: int, chunks: ChunkTexts,
         earlier = KeywordIndex.load_earlier(path, f"{workspace_id}:")
     current = chunks.chunk_ids()
     if earlier is None:
-        ids = sorted(current)
+        ids, new = sorted(current), set(current)
     else:  # the earlier ids come in order: one sorted run, and the few new ones to merge in
         current = current if isinstance(current, (set, frozenset)) else set(current)
-        ids = sorted([*filter(current.__contains__, earlier._ids), *(current - earlier._positions.keys())])
-    if earlier is not None and earlier.holds_exactly(ids):  # a merge step: the same chunks, the same index
+        new = set(current - earlier._positions.keys())
+        ids = sorted([*filter(current.__contains__, earlier._ids), *new])
+    if earlier is not None and not new and earlier.holds_exactly(ids):  # a merge step: the same chunks, the same index
         index = earlier
     else:
-        lent = earlier is not None and earlier.lends_to(ids)
-        texts = {c.id: c.text for c in chunks.chunks(list(filterfalse(earlier._positions.__contains__, ids))
-                                                     if earlier is not None and lent else ids)}
-        index = KeywordIndex.build(ids, [texts.get(i, "") for i in ids], earlier=earlier)
+        read = sorted(new) if earlier is not None and earlier.lends_to(ids) else ids
+        index = KeywordIndex.build(ids, _texts_at(ids, {c.id: c.text for c in chunks.chunks(read)}), earlier=earlier)
     keep(lambda: index.save(path, f"{workspace_id}:{version}"))
     return index
+
+
+def _texts_at(ids: list[str], texts: dict[str, str]) -> list[str]:
+    """The text of each of ``ids`` (sorted) that ``texts`` holds, an empty one for each other one
+    (the passages a build is lent): a few are placed by bisection rather than all looked up."""
+    if 8 * len(texts) > len(ids):
+        return [texts.get(i, "") for i in ids]
+    placed = [""] * len(ids)
+    for passage, text in texts.items():
+        placed[bisect_left(ids, passage)] = text
+    return placed
