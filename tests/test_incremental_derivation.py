@@ -102,6 +102,12 @@ class Vault:
         changed.graph.max_entity_passages = 3  # names in more passages become common, and back
         self.ws = Workspace(folder / "ws", settings=changed, embedder=embedder)
 
+    def seed(self, start: int, notes: int = 3) -> None:
+        """The first notes, ingested in one step (a full derivation)."""
+        for i in range(notes):
+            (self.corpus / f"note-{i}.md").write_text(note_text(start + i), encoding="utf-8")
+        self.ws.ingest([self.corpus])
+
     def write(self, i: int, seed: int) -> str:
         (self.corpus / f"note-{i}.md").write_text(note_text(seed), encoding="utf-8")
         self.ws.ingest([self.corpus])
@@ -177,9 +183,7 @@ def test_random_writes_keep_the_snapshot_of_a_full_derivation(parts, steps, star
     with tempfile.TemporaryDirectory() as folder:
         vault = Vault(Path(folder), parts.embedder, parts.settings)
         try:
-            for i in range(3):
-                (vault.corpus / f"note-{i}.md").write_text(note_text(start + i), encoding="utf-8")
-            vault.ws.ingest([vault.corpus])
+            vault.seed(start)
             assert vault.ws.derivation.touched == "everything"
             assert differences(vault.ws) == []
             assert len(vault.ws.graph) and vault.ws.graph.edges()  # a comparison of nothing proves nothing

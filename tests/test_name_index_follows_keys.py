@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.test_entity_vectors import Hashing, random_names
 from tests.test_incremental_derivation import NOTES as VAULT_NOTES
-from tests.test_incremental_derivation import OPS, Parts, Vault, note_text
+from tests.test_incremental_derivation import OPS, Parts, Vault
 from workbench.ingest.failures import StepFailed
 from workbench.runtime.array_file import read_manifest
 from workbench.vectors import entity_vectors
@@ -114,16 +114,22 @@ NOTES = {
 }
 
 
-@pytest.mark.parametrize("delta_from_rows", [1, DELTA_FROM_ROWS], ids=["delta", "whole"])
-def test_a_followed_write_syncs_the_name_index_by_the_keys_it_changed(make_workspace, tmp_path, monkeypatch,
-                                                                      delta_from_rows):
+def _primed(make_workspace, tmp_path):
+    """A workspace of the NOTES, primed to follow its writes as a watch is once caught up; and the notes' folder."""
     ws = make_workspace()
     notes = tmp_path / "notes"
     notes.mkdir()
     for name, text in NOTES.items():
         (notes / name).write_text(text, encoding="utf-8")
     ws.ingest([notes])
-    assert ws.derivation.prime()  # as a watch does once caught up
+    assert ws.derivation.prime()
+    return ws, notes
+
+
+@pytest.mark.parametrize("delta_from_rows", [1, DELTA_FROM_ROWS], ids=["delta", "whole"])
+def test_a_followed_write_syncs_the_name_index_by_the_keys_it_changed(make_workspace, tmp_path, monkeypatch,
+                                                                      delta_from_rows):
+    ws, notes = _primed(make_workspace, tmp_path)
     ws.entity_vectors.delta_from_rows = delta_from_rows
     diffs = []
     real = entity_vectors.changes_from
@@ -178,13 +184,7 @@ def test_a_followed_write_syncs_the_name_index_by_the_keys_it_changed(make_works
 
 def test_a_full_disk_in_a_followed_sync_is_told_and_the_next_write_compares_every_name(make_workspace, tmp_path,
                                                                                      monkeypatch):
-    ws = make_workspace()
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    for name, text in NOTES.items():
-        (notes / name).write_text(text, encoding="utf-8")
-    ws.ingest([notes])
-    assert ws.derivation.prime()
+    ws, notes = _primed(make_workspace, tmp_path)
     ws.entity_vectors.delta_from_rows = 1
     before = files(ws.path)
     real = entity_vectors.write_array_file
@@ -225,9 +225,7 @@ def test_after_random_writes_the_name_index_followed_by_keys_holds_the_graphs_na
     with tempfile.TemporaryDirectory() as folder:
         vault = Vault(Path(folder), parts.embedder, parts.settings)
         try:
-            for i in range(3):
-                (vault.corpus / f"note-{i}.md").write_text(note_text(start + i), encoding="utf-8")
-            vault.ws.ingest([vault.corpus])
+            vault.seed(start)
             assert vault.ws.derivation.prime()
             vault.ws.entity_vectors.delta_from_rows = 1  # each write over a delta, while under a tenth
             for op, i, seed in steps:
