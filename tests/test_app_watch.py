@@ -29,7 +29,8 @@ def test_the_corpus_page_starts_a_watch_shows_its_batches_and_stops_it(monkeypat
             time.sleep(0.2)
         watching = ui.folder_watch(ws)
         assert watching is not None
-        while not any(b.number == 1 and b.state == "written" for b in watching.batches) and time.monotonic() < deadline:
+        # told written, then its files saved for other processes: the page shows the batch written
+        while not any(b.number == 1 and b.state == "saved" for b in watching.batches) and time.monotonic() < deadline:
             time.sleep(0.2)
         at.run()
         assert not at.exception
