@@ -198,7 +198,7 @@ class GraphDerivation:
             return Derived(version, snapshot.graph, snapshot.merges)
         except SnapshotUnusable as exc:
             self.snapshot_status = f"rebuilt: {exc}"
-        if self._writer_saves(version[0]):
+        if self.wait_for_saves(version[0]):
             try:
                 snapshot = load_snapshot(self.path, key, key_of=self.canonicalizer().key)
                 self.snapshot_status = "loaded, once its writer saved it"
@@ -315,7 +315,7 @@ class GraphDerivation:
                     pass
         return saved
 
-    def _writer_saves(self, version: int) -> bool:
+    def wait_for_saves(self, version: int) -> bool:
         """Wait for the writer holding the lock when it said it saves the derived files of record
         ``version`` (up to :data:`WRITER_SAVE_WAIT_SECONDS`); True when it may have saved them."""
         if self._defers() or self.store.meta(SNAPSHOT_FOLLOWS) != str(version):

@@ -318,6 +318,7 @@ class Workspace:
         held_for, held = self._keywords if self._keywords is not None else ("", None)
         if held is not None and held_for == key:
             return held
+        self.derivation.wait_for_saves(version)  # a writer that said it saves this version's index
         index = current_index(self.path / KEYWORD_INDEX_FILE, workspace_id, version, self.store,
                               lambda save: self.save_derived(version, save),
                               held if held_for.startswith(f"{workspace_id}:") else None)
