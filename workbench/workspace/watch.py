@@ -38,7 +38,8 @@ __all__ = ["WRITING", "WRITTEN", "SAVED", "FAILED", "FolderWatch", "WatchBatch",
            "follow_candidates", "touched_roots", "watch_workspace"]
 
 #: The states a batch is told in: its write begun, done (this process answers with it), or refused
-#: (the message says why); then, when it left any, the files other processes load it from saved.
+#: (the message says why); then, after a batch written (the catch-up aside), the files other
+#: processes load it from saved.
 WRITING, WRITTEN, FAILED, SAVED = "writing", "written", "failed", "saved"
 #: How often the watcher wakes when nothing changes, to see whether it was asked to stop.
 _TICK_MS = 400
