@@ -155,6 +155,23 @@ def test_a_detection_started_from_its_own_partition_keeps_every_community(sample
     assert other.changed is None  # a partition made under other settings is not started from
 
 
+def _a_note_after_earlier_reports(make_workspace, settings, tmp_path):
+    """The sample corpus in a workspace whose write steps build no reports (a reader does), its
+    reports stored by an earlier version (no partition), then one note added; the workspace, its
+    settings and the first reports."""
+    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(
+        update={"sync_max_passages": 10})})  # no write step builds them: the reader does
+    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
+    ws = make_workspace(settings=bounded)
+    ws.ingest([corpus])
+    first = ws.summaries()
+    assert summaries_module.wait_for_store(ws, timeout=60) and first.stored and first.version == ws.store.version
+    _stored_by_an_earlier_version(ws)
+    (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
+    ws.ingest([corpus])
+    return ws, bounded, first
+
+
 def _stored_by_an_earlier_version(ws) -> None:
     """The stored summaries as a workbench before partitions stored them: no partition."""
     from workbench.corpus.summaries import PARTITION, SUMMARIES_VERSION
@@ -170,16 +187,7 @@ def test_while_reports_are_rebuilt_in_the_background_every_surface_says_which_ve
     from workbench.mcp_server.server import build_server, open_read_only
     from workbench.retrieve import retrieve
 
-    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(
-        update={"sync_max_passages": 10})})  # no write step builds them: the reader does
-    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
-    ws = make_workspace(settings=bounded)
-    ws.ingest([corpus])
-    first = ws.summaries()
-    assert summaries_module.wait_for_store(ws, timeout=60) and first.stored and first.version == ws.store.version
-    _stored_by_an_earlier_version(ws)
-    (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
-    ws.ingest([corpus])
+    ws, bounded, first = _a_note_after_earlier_reports(make_workspace, settings, tmp_path)
     record = ws.store.version
     assert record > first.version
 
@@ -222,16 +230,7 @@ def test_a_one_shot_reader_builds_them_at_once_and_says_which_version_they_descr
                                                                                      tmp_path, capsys):
     from workbench.cli import main
 
-    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(
-        update={"sync_max_passages": 10})})
-    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
-    ws = make_workspace(settings=bounded)
-    ws.ingest([corpus])
-    ws.summaries()
-    assert summaries_module.wait_for_store(ws, timeout=60)
-    _stored_by_an_earlier_version(ws)
-    (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
-    ws.ingest([corpus])
+    ws, bounded, _ = _a_note_after_earlier_reports(make_workspace, settings, tmp_path)
     reader = type(ws)(ws.path, settings=bounded, embedder=ws.embedder, create=False)  # not a background reader
     try:
         built = reader.summaries()
@@ -246,16 +245,7 @@ def test_a_background_rebuild_that_fails_leaves_the_next_reader_to_build_and_mee
         make_workspace, settings, tmp_path, monkeypatch):
     from workbench.corpus.summaries import rebuild_in_background, wait_for_rebuild
 
-    bounded = settings.model_copy(update={"communities": settings.communities.model_copy(
-        update={"sync_max_passages": 10})})
-    corpus = shutil.copytree(SAMPLE, tmp_path / "sample_corpus")
-    ws = make_workspace(settings=bounded)
-    ws.ingest([corpus])
-    ws.summaries()
-    assert summaries_module.wait_for_store(ws, timeout=60)
-    _stored_by_an_earlier_version(ws)
-    (corpus / "notes" / "greenhouse.md").write_text(NOTE, encoding="utf-8")
-    ws.ingest([corpus])
+    ws, bounded, _ = _a_note_after_earlier_reports(make_workspace, settings, tmp_path)
 
     def broken(*args, **kwargs):
         raise RuntimeError("the reports could not be built")

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +22,25 @@ from tests.conftest import ROOT, committed_documents
 
 from workbench.vectors.index import CHUNKS
 from workbench.workspace.watch import touched_roots
+
+
+@contextmanager
+def watched_in_a_thread(ws, folder: Path) -> Iterator[list]:
+    """:func:`watch_workspace` of ``folder`` in a thread, caught up; yields the batches it tells.
+    Stopped (after the batch under way) on leaving the block."""
+    from workbench.workspace.watch import watch_workspace
+
+    told: list = []
+    stop, ready = threading.Event(), threading.Event()
+    thread = threading.Thread(target=watch_workspace, args=(ws, [folder], told.append),
+                              kwargs={"stop": stop, "ready": ready.set, "quiet_ms": 100})
+    thread.start()
+    try:
+        assert ready.wait(timeout=120)
+        yield told
+    finally:
+        stop.set()
+        thread.join(timeout=60)
 
 
 class Watcher:
@@ -204,7 +225,7 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
     import workbench.workspace.watch as watching
     from workbench.ingest.failures import StepFailed
     from workbench.workspace import WorkspaceBusy
-    from workbench.workspace.watch import FAILED, SAVED, WRITTEN, watch_workspace
+    from workbench.workspace.watch import FAILED, SAVED, WRITTEN
 
     monkeypatch.setattr(watching, "_RETRY_SECONDS", 0.5)
     notes = tmp_path / "notes"
@@ -222,19 +243,11 @@ def test_a_batch_refused_or_failed_is_written_when_tried_again(make_workspace, t
         return real(paths, progress=progress, **given)
 
     monkeypatch.setattr(ws, "ingest", busy_once)
-    told, stop, ready = [], threading.Event(), threading.Event()
-    thread = threading.Thread(target=watch_workspace, args=(ws, [notes], told.append),
-                              kwargs={"stop": stop, "ready": ready.set, "quiet_ms": 100})
-    thread.start()
-    try:
-        assert ready.wait(timeout=120)
+    with watched_in_a_thread(ws, notes) as told:
         (notes / "b.md").write_text("Billing calls the ledger service.\n", encoding="utf-8")
         deadline = time.monotonic() + 120
         while not any(b.number == 1 and b.state == WRITTEN for b in told) and time.monotonic() < deadline:
             time.sleep(0.1)
-    finally:
-        stop.set()
-        thread.join(timeout=60)
     batch_one = [b.state for b in told if b.number == 1]
     assert batch_one == ["writing", FAILED, "writing", WRITTEN, SAVED]  # retried with no further change
     said = {"busy": "is busy", "step failed": "no space left"}[refusal]
@@ -249,7 +262,7 @@ def test_batches_leave_the_candidates_to_a_quiet_moment(make_workspace, tmp_path
     import workbench.workspace.watch as watching
     from workbench.corpus.note_neighbours import NEIGHBOURS_KEY
     from workbench.workspace.note_links import CANDIDATES_BEHIND
-    from workbench.workspace.watch import WRITTEN, watch_workspace
+    from workbench.workspace.watch import WRITTEN
 
     monkeypatch.setattr(watching, "_CANDIDATES_AFTER_SECONDS", 1.0)
     notes = tmp_path / "notes"
@@ -258,12 +271,7 @@ def test_batches_leave_the_candidates_to_a_quiet_moment(make_workspace, tmp_path
     for i in range(3):
         (notes / f"n{i}.md").write_text(f"# Billing note {i}\n\n{said}\n", encoding="utf-8")
     ws = make_workspace()
-    told, stop, ready = [], threading.Event(), threading.Event()
-    thread = threading.Thread(target=watch_workspace, args=(ws, [notes], told.append),
-                              kwargs={"stop": stop, "ready": ready.set, "quiet_ms": 100})
-    thread.start()
-    try:
-        assert ready.wait(timeout=120)
+    with watched_in_a_thread(ws, notes) as told:
         assert ws.store.meta(CANDIDATES_BEHIND) != "1" and len(ws.candidates()) == 3
         (notes / "n3.md").write_text(f"# Billing note 3\n\n{said}\n", encoding="utf-8")
         deadline = time.monotonic() + 120
@@ -272,9 +280,6 @@ def test_batches_leave_the_candidates_to_a_quiet_moment(make_workspace, tmp_path
         assert ws.store.meta(CANDIDATES_BEHIND) == "1"  # the batch left them behind
         while ws.store.meta(CANDIDATES_BEHIND) == "1" and time.monotonic() < deadline:
             time.sleep(0.1)
-    finally:
-        stop.set()
-        thread.join(timeout=60)
     assert ws.store.meta(CANDIDATES_BEHIND) == "0"
     followed = sorted((c.subject, c.object) for c in ws.candidates())
     ws.store.set_meta(NEIGHBOURS_KEY, "")  # every list made again
