@@ -300,12 +300,12 @@ class Workspace:
         key = f"{workspace_id}:{version}"
         if KeywordIndex.kept_for(path, key):
             return False
-        held_for, held = self._keywords if self._keywords is not None else ("", None)
-        if held is not None and held_for == key:  # built here, not saved yet (a full disk, a busy lock)
-            self.save_derived(version, lambda: held.save(path, key))
+        current, lent = self._held_keywords(workspace_id, key)
+        if current is not None:  # built here, not saved yet (a full disk, a busy lock)
+            self.save_derived(version, lambda: current.save(path, key))
             return False
         index = built_index(path, workspace_id, version, self.store, lambda save: self.save_derived(version, save),
-                            held if held_for.startswith(f"{workspace_id}:") else None)
+                            lent)
         self._keywords = (key, index)
         return True
 
@@ -315,16 +315,23 @@ class Workspace:
         there when the write lock is free (:func:`~workbench.corpus.keyword_index.current_index`)."""
         workspace_id = self.store.workspace_id
         key = f"{workspace_id}:{version}"
-        held_for, held = self._keywords if self._keywords is not None else ("", None)
-        if held is not None and held_for == key:
-            return held
+        current, lent = self._held_keywords(workspace_id, key)
+        if current is not None:
+            return current
         self.derivation.wait_for_saves(version)  # a writer that said it saves this version's index
         index = current_index(self.path / KEYWORD_INDEX_FILE, workspace_id, version, self.store,
-                              lambda save: self.save_derived(version, save),
-                              held if held_for.startswith(f"{workspace_id}:") else None)
+                              lambda save: self.save_derived(version, save), lent)
         if self.store.version == version:  # what it was built of (the record at another version, else)
             self._keywords = (key, index)
         return index
+
+    def _held_keywords(self, workspace_id: str, key: str) -> tuple[KeywordIndex | None, KeywordIndex | None]:
+        """The keyword index this process holds, when it is for ``key`` ("workspace id:version");
+        and the one a build may start from (one of this workspace)."""
+        if self._keywords is None:
+            return None, None
+        held_for, held = self._keywords
+        return (held if held_for == key else None), (held if held_for.startswith(f"{workspace_id}:") else None)
 
     def documents_under(self, path: str | Path) -> list[str]:
         """Ids of the stored documents of a file, a folder or a document id (nothing is changed)."""
