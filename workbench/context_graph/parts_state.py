@@ -357,12 +357,13 @@ class _Context:
         inside = np.isin(key, merged)
         key, form, chunk = key[inside], form[inside], chunk[inside]
         chunks = max(len(self.chunk_ids), 1)
-        uses, use_of = np.unique(key * width + form, return_inverse=True)
-        entries = []
-        for pair in uses.tolist():
-            entry: list = [0, {}]
-            counter.groups[self.keys.values[pair // width]][self.forms.values[pair % width]] = entry
-            entries.append(entry)
+        uses, first_at, use_of = np.unique(key * width + form, return_index=True, return_inverse=True)
+        entries: list[list] = [[0, {}] for _ in range(len(uses))]
+        # each key's forms in the order they are first met, as the tally of the mentions meets them
+        # (the form ids' order is that of the rows ever read: a note written again moves its forms)
+        for u in np.argsort(first_at, kind="stable").tolist():
+            pair = int(uses[u])
+            counter.groups[self.keys.values[pair // width]][self.forms.values[pair % width]] = entries[u]
         for u, count in zip(*np.unique(use_of, return_counts=True)):
             entries[u][0] = int(count)
         seen, _, _ = _first_order(use_of.astype(np.int64) * chunks + chunk)
