@@ -1,6 +1,6 @@
-"""Writes that cost what they change: after any sequence of adds, edits, removes and alias
-changes, the graph a writing process keeps and follows (workbench.context_graph.graph_state) is
-saved as the snapshot a full derivation of the same record makes, array by array, and the keyword
+"""Writes that cost what they change: after any sequence of adds, edits, removes, alias changes
+and restarts of the writing process (the next one follows the state the last one kept), the
+graph a writing process keeps and follows (workbench.context_graph.graph_state) is saved as the snapshot a full derivation of the same record makes, array by array, and the keyword
 index it keeps equals one built afresh, term by term. A deliberate mutation (a removed document's
 rows not subtracted) is caught by the same check.
 
@@ -100,6 +100,7 @@ class Vault:
         self.corpus.mkdir()
         changed = base_settings.model_copy(deep=True)
         changed.graph.max_entity_passages = 3  # names in more passages become common, and back
+        self.folder, self.settings, self.embedder = folder, changed, embedder
         self.ws = Workspace(folder / "ws", settings=changed, embedder=embedder)
 
     def seed(self, start: int, notes: int = 3) -> None:
@@ -151,13 +152,24 @@ class Vault:
         self.ws.corrections.unsplit(random.Random(seed).choice(splits))
         return "unsplit"
 
+    def restart(self, seed: int) -> str:
+        """The writing process ends, keeping its state on disk; the next one follows it from there
+        (workbench.context_graph.graph_state_file), not from what it derived itself."""
+        from workbench.workspace import Workspace
+
+        self.ws.derivation.save_state()
+        self.ws.close()
+        self.ws = Workspace(self.folder / "ws", settings=self.settings, embedder=self.embedder)
+        return "restart"
+
     def apply(self, op: str, i: int, seed: int) -> str:
         if op in ("write", "remove"):
             return getattr(self, op)(*((i, seed) if op == "write" else (i,)))
         return getattr(self, op)(seed)
 
 
-OPS = st.sampled_from(["write", "write", "write", "remove", "remove", "alias", "unalias", "split", "unsplit"])
+OPS = st.sampled_from(["write", "write", "write", "remove", "remove", "alias", "unalias", "split", "unsplit",
+                       "restart"])
 
 
 class Parts:

@@ -50,7 +50,8 @@ def cmd_ingest(args):
     from ..workspace.results import ingest
 
     check_paths(args.paths)  # a bad path stops before a workspace is created for it
-    outcome = ingest(open_workspace(args, create=True), args.paths, progress=tqdm_progress())
+    # The derived files other processes load are saved by a child once this command has its answer.
+    outcome = ingest(open_workspace(args, create=True), args.paths, progress=tqdm_progress(), detach_saves=True)
 
     def render(p):
         lines = [

@@ -121,6 +121,12 @@ class Store:
             self._local.conn = conn
         return conn
 
+    def connect_anew(self) -> None:
+        """In a forked child: connections of its own from here on (an SQLite connection must not
+        cross a fork). The parent's are dropped, never closed here: a close may checkpoint the
+        write-ahead log the parent still uses."""
+        self._local = threading.local()
+
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One atomic write: committed on success, rolled back on any error. Inside a write

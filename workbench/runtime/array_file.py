@@ -42,7 +42,8 @@ import numpy as np
 import orjson
 import regex
 
-__all__ = ["ArrayFileUnusable", "TextColumn", "from_text", "ragged", "read_array_file", "read_manifest", "to_text", "write_array_file"]
+__all__ = ["ArrayFileUnusable", "TextColumn", "from_text", "new_temporary", "open_for_reading", "ragged", "read_array_file",
+           "read_manifest", "to_text", "write_array_file"]
 
 
 class ArrayFileUnusable(Exception):
@@ -194,7 +195,7 @@ def write_array_file(path: Path, kind: str, format: int, key: str, arrays: dict[
     if streamed is not None and any(name > streamed[0] for name in arrays):
         raise ValueError(f"the streamed array {streamed[0]!r} must sort after the others")
     path = Path(path)
-    temporary, handle = _new_temporary(path)
+    temporary, handle = new_temporary(path)
     try:
         with os.fdopen(handle, "wb") as raw:
             with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
@@ -220,7 +221,7 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW",
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
-def _new_temporary(path: Path) -> tuple[Path, int]:
+def new_temporary(path: Path) -> tuple[Path, int]:
     """A new file ``.<name>.<random>.<pid>.tmp`` beside ``path`` and its open descriptor.
 
     Created with ``O_EXCL | O_NOFOLLOW``: in a workspace folder others can write to, a link
@@ -236,7 +237,7 @@ def _new_temporary(path: Path) -> tuple[Path, int]:
     raise FileExistsError(f"no free temporary name beside {path}")
 
 
-def _open_for_reading(path: Path):
+def open_for_reading(path: Path):
     """``path`` opened for binary reading, refused (``ValueError``) unless it is a regular file
     itself: a derived file that is a link is rebuilt (the write replaces the link), never read
     through."""
@@ -383,7 +384,7 @@ def _members(path: Path, mapped: bool, only: str | None = None) -> dict[str, np.
     a member is not a ``.npy`` (or, mapped, is compressed), holds objects, is not the size its
     header says or has another name in its local header."""
     arrays = {}
-    with _open_for_reading(path) as raw, zipfile.ZipFile(raw) as archive:
+    with open_for_reading(path) as raw, zipfile.ZipFile(raw) as archive:
         size = os.fstat(raw.fileno()).st_size
         for info in archive.infolist():
             if (mapped and info.compress_type != zipfile.ZIP_STORED) or not info.filename.endswith(".npy"):

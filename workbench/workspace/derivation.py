@@ -8,8 +8,10 @@ the snapshot's counts without loading the graph.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -22,6 +24,7 @@ from ..context_graph.canon import Canonicalizer, build_merges
 from ..context_graph.derivation_rows import rows_key
 from ..context_graph.graph import ContextGraph
 from ..context_graph.graph_state import GraphState, follow_record
+from ..context_graph.graph_state_file import StateUnusable, load_graph_state, save_graph_state
 from ..context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot
 from ..context_graph.name_scan import load_name_scan, save_name_scan
 from ..context_graph.passages import LINK_RULES_VERSION, NameScan
@@ -85,6 +88,17 @@ def assemble_from_record(store: Store, settings: Settings, canonicalizer: Canoni
     )
 
 
+def _detach_from_terminal() -> None:
+    """A forked child's: a session of its own (a Ctrl-C meant for the shell's next command is not
+    its), and standard streams on the null device (a caller reading the parent's output through a
+    pipe gets its end once the parent exits, not once the child does)."""
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):
+        os.dup2(null, stream)
+    os.close(null)
+
+
 class GraphDerivation:
     """The workspace's derived graph (see the module docstring)."""
 
@@ -103,6 +117,9 @@ class GraphDerivation:
         #: What this writer derived last, which its next write follows (workbench.context_graph.graph_state).
         self.state: GraphState | None = None
         self._state_version: int | None = None  # the record version self.state was derived for
+        self._state_saved: int | None = None  # the version of the state last kept on disk by this process
+        #: How the last writer's derivation of this process started: from its own state, the kept one, or none.
+        self.state_status: str | None = None
         #: The keys the last derivation of this process changed, when it followed the one before.
         self.keys_changed: KeysChanged | None = None
         #: Whether a derivation that followed the state leaves its names scan to :meth:`save_scan` (a watch).
@@ -184,6 +201,40 @@ class GraphDerivation:
         finally:
             self.lock.release()
 
+    def state_key(self) -> str:
+        """What a kept derivation state is valid for: the snapshot's key less the record version."""
+        _, options, impact = self.key()
+        return self.snapshot_key((None, options, impact))
+
+    def _kept_state(self, version: int) -> tuple[GraphState | None, int | None]:
+        """The state kept on disk (:mod:`~workbench.context_graph.graph_state_file`) and its
+        version, when it can be followed to record ``version``; else ``(None, None)``."""
+        try:
+            since, state = load_graph_state(self.path, self.state_key())
+        except StateUnusable as exc:
+            self.state_status = f"derived whole: {exc}"
+            return None, None
+        if since > version:  # a record restored from before the state: nothing to follow from
+            self.state_status = f"derived whole: the kept state is of version {since}, the record of {version}"
+            return None, None
+        self.state_status = f"followed the kept state of version {since}"
+        self._state_saved = since
+        return state, since
+
+    def save_state(self) -> bool:
+        """Keep the state this writer followed last on disk, for a later process's first write
+        (a watch's quiet moment, a command's saves after it returns); True when saved now.
+        A full disk leaves it: the next fresh process derives the graph whole."""
+        state, version = self.state, self._state_version
+        if state is None or version is None or self._state_saved == version:
+            return False
+        try:
+            save_graph_state(self.path, self.state_key(), version, state)
+        except OSError:
+            return False
+        self._state_saved = version
+        return True
+
     def forget(self) -> None:
         """Drop the graph held (its files were removed): the next read derives it again."""
         self.derived = None
@@ -225,6 +276,10 @@ class GraphDerivation:
             rows_file = rows_key(self.store.workspace_id, self.settings.canonicalization.model_dump(mode="json"))
             previous, self.state = self.state, None  # dropped should the derivation fail midway
             since, self._state_version, self.keys_changed = self._state_version, None, None
+            if previous is None:  # a fresh process: the state a process before it kept, if any
+                previous, since = self._kept_state(version[0])
+            else:
+                self.state_status = "held"
             followed = follow_record(self.store, self.path, rows_file, canonicalizer, version[1],
                                      self.settings.graph.impact_relations,
                                      LazyMapping(lambda: note_resolver(self.store.documents())), previous,
@@ -303,17 +358,53 @@ class GraphDerivation:
         pending, self._deferred = self._deferred, []
         if not pending:
             return 0
-        saved = 0
         with self.lock.hold():
-            for version, save in pending:
-                if self.store.version != version:
-                    continue
-                try:
-                    save()
-                    saved += 1
-                except (OSError, sqlite3.Error):
-                    pass
+            return self._saved(pending)
+
+    def _saved(self, pending: list[tuple[int, Callable[[], object]]]) -> int:
+        """Run the ``pending`` saves (under the write lock) made for the record's version now."""
+        saved = 0
+        for version, save in pending:
+            if self.store.version != version:
+                continue
+            try:
+                save()
+                saved += 1
+            except (OSError, sqlite3.Error):
+                pass
         return saved
+
+    def publish_detached(self) -> bool:
+        """What :meth:`publish` saves, and the state (:meth:`save_state`), saved by a forked child
+        once it holds the write lock after this step gives it back, so the command that wrote
+        returns meanwhile (git's automatic gc detaches the same way). Readers of the new version
+        wait for the child as for any writer that said its files follow (:meth:`wait_for_saves`);
+        a child that dies leaves them to be derived again, as a writer that died would. Where
+        there is no ``fork`` the saves are made here. True when a child took them."""
+        if not hasattr(os, "fork") or self.lock.read_only:
+            self.publish()
+            self.save_state()
+            return False
+        version = self.store.version
+        pending, self._deferred = self._deferred, []
+        if not pending and (self.state is None or self._state_saved == self._state_version):
+            return False  # nothing to save
+        gc.freeze()  # the child's collector would write to every page it shares with this process
+        child = os.fork()
+        if child:
+            gc.unfreeze()
+            return True
+        code = 1
+        try:
+            _detach_from_terminal()
+            self.store.connect_anew()
+            with self.lock.held_after_parent(WRITER_SAVE_WAIT_SECONDS) as had:
+                if had and self.store.version == version:  # else a later write saves its own
+                    self._saved(pending)
+                    self.save_state()
+            code = 0
+        finally:
+            os._exit(code)  # nothing of the parent's (atexit, open files' buffers) runs twice
 
     def wait_for_saves(self, version: int) -> bool:
         """Wait for the writer holding the lock when it said it saves the derived files of record

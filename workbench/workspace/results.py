@@ -38,9 +38,11 @@ def workspace_stats(ws: Workspace) -> WorkspaceStats:
     return WorkspaceStats.from_counts(ws.stats())
 
 
-def ingest(ws: Workspace, paths: Sequence[str | Path], progress: Progress | None = None) -> IngestOutcome:
-    """Bring the workspace up to date with the files under ``paths``; what it did and the counts after."""
-    report = ws.ingest(paths, progress=progress)
+def ingest(ws: Workspace, paths: Sequence[str | Path], progress: Progress | None = None,
+           detach_saves: bool = False) -> IngestOutcome:
+    """Bring the workspace up to date with the files under ``paths``; what it did and the counts
+    after. ``detach_saves``: see :meth:`Workspace.ingest <workbench.workspace.workspace.Workspace.ingest>`."""
+    report = ws.ingest(paths, progress=progress, detach_saves=detach_saves)
     wrote = report.chunks_written or report.documents_removed or report.vectors_repaired
     # read only after a write: an ingest that changed nothing never opens Chroma
     return IngestOutcome(report, workspace_stats(ws), ws.vectors.deleted(CHUNKS) if wrote else None)

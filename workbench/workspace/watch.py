@@ -233,7 +233,8 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
 def follow_candidates(ws: Workspace) -> bool:
     """What the batches left for a quiet moment: :meth:`Workspace.follow_candidates` (unless
     another process writes or the step fails: the next write does it then), and the names found in
-    the passages saved for a later process (:meth:`GraphDerivation.save_scan`). True when the
+    the passages and the derivation state saved for a later process (:meth:`GraphDerivation.save_scan`,
+    :meth:`GraphDerivation.save_state`). True when the
     candidates were brought up to date."""
     from ..ingest.failures import StepFailed
     from .workspace import WorkspaceBusy
@@ -245,6 +246,7 @@ def follow_candidates(ws: Workspace) -> bool:
     if ws.lock.try_take():
         try:
             ws.derivation.save_scan()
+            ws.derivation.save_state()  # what the next fresh process's first write follows
         except OSError:  # a full disk: the next full derivation reads more passages, nothing else
             pass
         finally:

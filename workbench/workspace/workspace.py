@@ -223,7 +223,8 @@ class Workspace:
     # -- writing -------------------------------------------------------------------------
     def ingest(self, paths: Sequence[str | Path], progress: Progress | None = None,
                within: Sequence[str | Path] | None = None, candidates: bool = True,
-               when_current: Callable[[IngestReport], object] | None = None) -> IngestReport:
+               when_current: Callable[[IngestReport], object] | None = None,
+               detach_saves: bool = False) -> IngestReport:
         """Bring the workspace up to date with the files under ``paths`` (see :mod:`workbench.workspace.ingest_pipeline`),
         and everything derived from the record with it, the keyword index included: a surface calls
         this and nothing after it. ``within``: only these files and folders under ``paths`` changed
@@ -233,7 +234,10 @@ class Workspace:
         before the files other processes load it from (the graph snapshot, the keyword index) are
         saved, still under the write lock, so that a reader of another process waits for them
         (:meth:`GraphDerivation.saves_deferred <workbench.workspace.derivation.GraphDerivation.saves_deferred>`):
-        a watch tells its batch written there."""
+        a watch tells its batch written there. With ``detach_saves`` (a command that exits once
+        it wrote), a forked child saves those files and the derivation state a later process
+        follows, once this step gave the lock back
+        (:meth:`GraphDerivation.publish_detached <workbench.workspace.derivation.GraphDerivation.publish_detached>`)."""
         with self.lock.hold():
             self._settle_home()
             self._mark_if_vectors_lost()
@@ -247,10 +251,14 @@ class Workspace:
             self.names.drop_legacy()
             if report.chunks_written > KEEP_VECTORS_OPEN_UP_TO or self.derivation.state is None:
                 self.vectors.release()
-            with self.derivation.saves_deferred() if when_current is not None else nullcontext():
+            deferred = when_current is not None or detach_saves
+            with self.derivation.saves_deferred() if deferred else nullcontext():
                 self.derive_after_write(progress, report.stage_seconds)
             if when_current is not None:
                 when_current(report)
+            if detach_saves:
+                self.derivation.publish_detached()
+            elif deferred:
                 self.derivation.publish()
         return report
 

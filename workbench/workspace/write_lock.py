@@ -8,7 +8,9 @@ and a read-only workspace never takes it.
 from __future__ import annotations
 
 import os
+import signal
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -69,6 +71,32 @@ class WriteLock:
                 return False
             time.sleep(_PROBE_SECONDS)
         return True
+
+    @contextmanager
+    def held_after_parent(self, timeout: float):
+        """In a forked child: the lock on a descriptor of its own, taken once the parent (whose
+        lock the child shares until the parent gives it back) and any writer queued before it are
+        done; yields whether it was had within ``timeout`` seconds. The parent's lock object is not
+        used: its release would give back the parent's lock. It waits in the kernel, so the lock
+        passes to the child as the parent gives it back."""
+        def waited_too_long(signum, frame):
+            raise TimeoutError
+
+        fd = os.open(self.path / "workspace.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        before = signal.signal(signal.SIGALRM, waited_too_long)
+        signal.alarm(max(1, int(timeout)))
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                had = True
+            except TimeoutError:
+                had = False
+            finally:
+                signal.alarm(0)
+                signal.signal(signal.SIGALRM, before)
+            yield had
+        finally:
+            os.close(fd)  # gives the lock back
 
     def _held_elsewhere(self) -> bool:
         """Whether another handle holds the lock: a shared lock on the file is refused while a
