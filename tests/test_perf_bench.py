@@ -268,6 +268,8 @@ def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_p
         assert list(writes[how])[-3:] == ["add", "edit", "remove"]
         assert all(run["seconds"] > 0 and run["per_stage_s"]["graph"] > 0 for run in list(writes[how].values())[-3:])
     assert all(writes["watch"][change]["derived"] != "everything" for change in ("add", "edit", "remove"))
+    # a fresh ingest returns once it wrote; its child's saves come after
+    assert all(run["saved_s"] >= run["seconds"] for run in writes["fresh_ingest"].values())
     assert not (tmp_path / "sizes-notes-25" / "notes" / "note-written.md").exists()
     big = bench_big_file(tmp_path, settings, 0.02)
     assert big["ingest"]["documents"] == 1 and big["ingest"]["chunks"] > 20

@@ -266,7 +266,8 @@ def _render_sizes(payload: dict) -> list[str]:
             for change, done in (("add", "added"), ("edit", "edited"), ("remove", "removed")):
                 run = (writes.get(how) or {}).get(change)
                 if run:
-                    lines.append(f"  one note {done}, {how.replace('_', ' ')}: {run['seconds']} s ({target}); stages "
+                    saved = f", saved {run['saved_s']} s" if "saved_s" in run else ""
+                    lines.append(f"  one note {done}, {how.replace('_', ' ')}: {run['seconds']} s ({target}){saved}; stages "
                                  + ", ".join(f"{k} {v}" for k, v in run["per_stage_s"].items() if v >= 0.005))
     big = payload.get("big_file")
     if big:
