@@ -174,3 +174,34 @@ def test_ingest_returns_and_its_child_saves_what_readers_and_the_next_ingest_use
         assert differences(writer) == []
     finally:
         writer.close()
+
+
+def test_a_watch_keeps_its_state_when_it_stops(make_workspace, tmp_path):
+    from tests.test_watch import watched_in_a_thread
+
+    corpus = _vault(tmp_path / "notes", notes=3)
+    ws = make_workspace()
+    with watched_in_a_thread(ws, corpus) as told:
+        (corpus / "note-7.md").write_text(note_text(31), encoding="utf-8")
+        deadline = time.monotonic() + 60
+        while not any(b.state == "written" and b.number == 1 for b in told):
+            assert time.monotonic() < deadline, told
+            time.sleep(0.05)
+    assert load_graph_state(ws.path, ws.derivation.state_key())[0] == ws.store.version
+
+
+def test_an_older_state_does_not_replace_a_later_writers(make_workspace, tmp_path):
+    """A process whose state is older than the one kept (another process wrote since) leaves the
+    kept one: the next fresh writer follows fewer changes from it."""
+    corpus = _vault(tmp_path / "notes", notes=3)
+    ws = make_workspace()
+    ws.ingest([corpus])
+    (corpus / "note-5.md").write_text(note_text(41), encoding="utf-8")
+    other = reopened(ws)
+    try:
+        other.ingest([corpus])
+        assert other.derivation.save_state()
+        assert not ws.derivation.save_state()  # older than the kept one
+        assert load_graph_state(ws.path, ws.derivation.state_key())[0] == other.store.version
+    finally:
+        other.close()

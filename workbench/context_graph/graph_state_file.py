@@ -18,10 +18,10 @@ from functools import cache
 from pathlib import Path
 
 from ..runtime.gc_paused import gc_paused
-from ..runtime.signed_pickle import SignedFileUnusable, dump_signed, load_signed
+from ..runtime.signed_pickle import SignedFileUnusable, dump_signed, load_signed, read_header
 from .graph_state import GraphState
 
-__all__ = ["FILE_NAME", "StateUnusable", "code_digest", "load_graph_state", "save_graph_state"]
+__all__ = ["FILE_NAME", "StateUnusable", "code_digest", "kept_version", "load_graph_state", "save_graph_state"]
 
 FILE_NAME = "graph_state.pickle"
 _LABEL = "graph derivation state"
@@ -53,6 +53,17 @@ def save_graph_state(folder: Path, key: str, version: int, state: GraphState) ->
     path = Path(folder) / FILE_NAME
     dump_signed(path, {"label": _LABEL, "key": _key(key), "version": version}, state)
     return path
+
+
+def kept_version(folder: Path, key: str) -> int | None:
+    """The record version of the state kept in ``folder`` for settings ``key``, as its header says
+    (not checked against its signature: enough to tell whether a save would go back in time)."""
+    try:
+        header = read_header(Path(folder) / FILE_NAME, _LABEL)
+    except SignedFileUnusable:
+        return None
+    version = header.get("version")
+    return version if header.get("key") == _key(key) and isinstance(version, int) else None
 
 
 def load_graph_state(folder: Path, key: str) -> tuple[int, GraphState]:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from .array_file import new_temporary, open_for_reading
 
-__all__ = ["MAGIC", "SignedFileUnusable", "dump_signed", "load_signed", "signing_key"]
+__all__ = ["MAGIC", "SignedFileUnusable", "dump_signed", "load_signed", "read_header", "signing_key"]
 
 MAGIC = b"workbench signed pickle 1\n"
 _KEY_BYTES = 32
@@ -94,6 +94,12 @@ def dump_signed(path: Path, header: dict, value: object) -> None:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def read_header(path: Path, label: str) -> dict:
+    """The header of the file at ``path`` alone, its signature not checked (nothing is unpickled)."""
+    with _opened(path) as raw:
+        return _header(raw, path, label)[0]
 
 
 def load_signed(path: Path, label: str, expect: dict | None = None) -> tuple[dict, object]:

@@ -24,7 +24,7 @@ from ..context_graph.canon import Canonicalizer, build_merges
 from ..context_graph.derivation_rows import rows_key
 from ..context_graph.graph import ContextGraph
 from ..context_graph.graph_state import GraphState, follow_record
-from ..context_graph.graph_state_file import StateUnusable, load_graph_state, save_graph_state
+from ..context_graph.graph_state_file import StateUnusable, kept_version, load_graph_state, save_graph_state
 from ..context_graph.graph_snapshot import SnapshotUnusable, load_snapshot, read_manifest, save_snapshot
 from ..context_graph.name_scan import load_name_scan, save_name_scan
 from ..context_graph.passages import LINK_RULES_VERSION, NameScan
@@ -228,6 +228,9 @@ class GraphDerivation:
         state, version = self.state, self._state_version
         if state is None or version is None or self._state_saved == version:
             return False
+        kept = kept_version(self.path, self.state_key())
+        if kept is not None and version <= kept <= self.store.version:
+            return False  # a later writer kept its own (a watch stopping after an ingest of another process)
         try:
             save_graph_state(self.path, self.state_key(), version, state)
         except OSError:

@@ -48,6 +48,9 @@ _TICK_MS = 400
 _CANDIDATES_AFTER_SECONDS = 2.0
 #: Seconds before a failed batch is written again when no change comes first.
 _RETRY_SECONDS = 5.0
+#: Least seconds between two saves of the derivation state at quiet moments (it is saved at stop
+#: too): pickling it costs about 0.5 s at 20,000 notes, more than a batch.
+_STATE_EVERY_SECONDS = 600.0
 
 
 @dataclass
@@ -203,11 +206,13 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
     events = 0
     since = time.perf_counter()
     retry_at = since + (0 if caught_up else _RETRY_SECONDS)
-    last_write = time.perf_counter()
+    last_write = state_kept = time.perf_counter()
     for found in changes:
         if not found and not pending and time.perf_counter() - last_write >= _CANDIDATES_AFTER_SECONDS:
-            follow_candidates(ws)  # the folder is quiet: the candidates the batches left behind
+            keep_state = time.perf_counter() - state_kept >= _STATE_EVERY_SECONDS
+            follow_candidates(ws, keep_state)  # the folder is quiet: the candidates the batches left behind
             last_write = float("inf")
+            state_kept = time.perf_counter() if keep_state else state_kept
         seen = [path for _, path in found if touched_roots(roots, [path], workspace)]
         touched = touched_roots(roots, seen, workspace)
         if touched and not pending:
@@ -226,15 +231,15 @@ def watch_workspace(ws: Workspace, paths: Sequence[str | Path], tell: Callable[[
                 retry_at = time.perf_counter() + _RETRY_SECONDS
         if stop.is_set():
             break
-    follow_candidates(ws)  # stopped: nothing is left behind (the next ingest would do it otherwise)
+    follow_candidates(ws, keep_state=True)  # stopped: nothing is left behind (the next ingest would do it otherwise)
     return written
 
 
-def follow_candidates(ws: Workspace) -> bool:
+def follow_candidates(ws: Workspace, keep_state: bool = False) -> bool:
     """What the batches left for a quiet moment: :meth:`Workspace.follow_candidates` (unless
     another process writes or the step fails: the next write does it then), and the names found in
-    the passages and the derivation state saved for a later process (:meth:`GraphDerivation.save_scan`,
-    :meth:`GraphDerivation.save_state`). True when the
+    the passages saved for a later process (:meth:`GraphDerivation.save_scan`); with
+    ``keep_state``, the derivation state too (:meth:`GraphDerivation.save_state`). True when the
     candidates were brought up to date."""
     from ..ingest.failures import StepFailed
     from .workspace import WorkspaceBusy
@@ -246,7 +251,8 @@ def follow_candidates(ws: Workspace) -> bool:
     if ws.lock.try_take():
         try:
             ws.derivation.save_scan()
-            ws.derivation.save_state()  # what the next fresh process's first write follows
+            if keep_state:
+                ws.derivation.save_state()  # what the next fresh process's first write follows
         except OSError:  # a full disk: the next full derivation reads more passages, nothing else
             pass
         finally:
