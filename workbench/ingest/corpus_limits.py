@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
-from .file_formats import resolved_path
-from .loaders import LoadError, iter_files
+from .loaders import CorpusWalk, LoadError
 
 __all__ = ["CorpusTooLarge", "MEMORY_FIXED_BYTES", "MEMORY_PER_TEXT_BYTE", "check_corpus_size", "file_sizes", "limit_bytes",
            "projected_text_bytes"]
@@ -56,26 +54,20 @@ def limit_bytes(max_corpus_mb: float | None) -> int | None:
     return max(0, int((memory * MEMORY_SHARE - MEMORY_FIXED_BYTES) / MEMORY_PER_TEXT_BYTE)) if memory else None
 
 
-def file_sizes(paths: Sequence[str | Path], within: Sequence[str | Path] | None = None) -> dict[str, int]:
-    """``real path -> size`` of every file the load would walk under ``paths`` (only the files and
-    folders ``within`` them, given those) (:func:`~workbench.ingest.loaders.iter_files`, so hidden
-    names, a workspace folder inside the notes and links out of them are left out as the load
-    leaves them out): a bound, unsupported files counting too, at a stat per file. A file that
-    cannot be read counts nothing; the load reports it.
+def file_sizes(walk: CorpusWalk) -> dict[str, int]:
+    """``real path -> size`` of every file the load walks (the same
+    :class:`~workbench.ingest.loaders.CorpusWalk`, so hidden names, a workspace folder inside the
+    notes and links out of them are left out as the load leaves them out): a bound, unsupported
+    files counting too, from the walk's stats. A file that cannot be read counts nothing; the load
+    reports it.
 
-    >>> import tempfile
-    >>> folder = Path(tempfile.mkdtemp())
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (folder / "a.md").write_text("hello")
-    >>> list(file_sizes([folder]).values())
+    >>> list(file_sizes(CorpusWalk([folder])).values())
     [5]
     """
-    sizes: dict[str, int] = {}
-    for file, _ in iter_files(paths, within):
-        try:
-            sizes[resolved_path(file)] = os.path.getsize(file)
-        except OSError:
-            continue
-    return sizes
+    return {file.source: file.stat.st_size for file in walk.files if file.stat is not None}
 
 
 def projected_text_bytes(sizes: Mapping[str, int], stored: Iterable[tuple[str, int]]) -> int:

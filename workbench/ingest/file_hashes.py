@@ -58,17 +58,30 @@ class HashedFile(NamedTuple):
     digest: str
 
 
-def loadable_stat(path: Path) -> os.stat_result | None:
-    """The ``stat`` of a file an ingest can load; None for anything else (missing, unreadable,
-    not a regular file, such as a FIFO that would block, an unsupported extension, too large)."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(info.st_mode) or path.suffix.lower() not in SUPPORTED_EXTENSIONS \
+def loadable_stat(path: str | Path, info: os.stat_result | None = None) -> os.stat_result | None:
+    """The ``stat`` of a file an ingest can load (``info``: one taken already); None for anything
+    else (missing, unreadable, not a regular file, such as a FIFO that would block, an unsupported
+    extension, too large)."""
+    if info is None:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+    if not stat.S_ISREG(info.st_mode) or _extension(os.fspath(path)) not in SUPPORTED_EXTENSIONS \
             or info.st_size > MAX_FILE_BYTES:
         return None
     return info
+
+
+def _extension(path: str) -> str:
+    """``Path(path).suffix.lower()``, without making a path object for each of many files.
+
+    >>> [_extension(p) for p in ("a/b.MD", "a/.md", "a/b.", "a/b.tar.gz")]
+    ['.md', '', '', '.gz']
+    """
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:].lower() if 0 < dot < len(name) - 1 else ""
 
 
 class FileHashes:
@@ -76,21 +89,23 @@ class FileHashes:
     file's ``stat`` is unchanged and safely old, else read now (:attr:`reads` counts them)."""
 
     def __init__(self, known: Mapping[str, tuple[int, int, int, str]], clock: Callable[[], int] = time.time_ns) -> None:
-        self._known = {source: HashedFile(*row) for source, row in known.items()}
+        self._known = known  # the rows as given, unpacked where read: a HashedFile made per row cost more than the lookups
         self._clock = clock
         self._hashed: dict[str, HashedFile] = {}
         self.reads = 0
 
-    def digest(self, path: Path, source: str) -> str | None:
+    def digest(self, path: str | Path, source: str, info: os.stat_result | None = None) -> str | None:
         """The SHA-256 of the file at ``path`` (stored under ``source``, its resolved path), or
-        None when it is not a loadable file (:func:`loadable_stat`) or cannot be read."""
-        info = loadable_stat(path)
+        None when it is not a loadable file (:func:`loadable_stat`) or cannot be read; ``info``:
+        its ``stat`` when the caller took one (the walk of an ingest did), else it is taken here."""
+        info = loadable_stat(path, info)
         if info is None:
             return None
         before = self._known.get(source)
-        if (before is not None and before.size == info.st_size and before.mtime_ns == info.st_mtime_ns
-                and info.st_mtime_ns <= before.hashed_ns - RACY_WINDOW_NS):
-            return before.digest
+        if before is not None:
+            size, mtime_ns, hashed_ns, kept = before
+            if size == info.st_size and mtime_ns == info.st_mtime_ns and info.st_mtime_ns <= hashed_ns - RACY_WINDOW_NS:
+                return kept
         hashed_ns = self._clock()
         try:
             with open(path, "rb") as handle:
@@ -105,7 +120,7 @@ class FileHashes:
     def known_digest(self, source: str) -> str | None:
         """The digest an earlier ingest kept for ``source``, or None."""
         before = self._known.get(source)
-        return before.digest if before is not None else None
+        return HashedFile(*before).digest if before is not None else None
 
     def read_now(self) -> dict[str, HashedFile]:
         """The files this object read, to keep for the next ingest."""

@@ -29,6 +29,7 @@ notes/logo.png: skipped: unsupported extension .png
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import stat
 from dataclasses import dataclass, field
@@ -44,10 +45,12 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_FRONT_MATTER_BYTES",
     "SUPPORTED_EXTENSIONS",
+    "CorpusWalk",
     "LoadError",
     "LoadProblem",
     "LoadResult",
     "SPECIAL_FOLDERS",
+    "WalkedFile",
     "check_paths",
     "iter_files",
     "load_file",
@@ -75,9 +78,9 @@ class LoadResult:
 
     documents: list[Document] = field(default_factory=list)
     problems: list[LoadProblem] = field(default_factory=list)
-    clean_files: list[Path] = field(default_factory=list)
+    clean_files: list[WalkedFile] = field(default_factory=list)
     """Files loaded without any problem (their fingerprint can stand for their documents)."""
-    skipped_files: list[Path] = field(default_factory=list)
+    skipped_files: list[WalkedFile] = field(default_factory=list)
     """Files the caller's ``skip`` said it already has, not loaded."""
 
 
@@ -129,9 +132,57 @@ def _is_workspace(folder: str) -> bool:
     return os.path.isfile(os.path.join(folder, RECORD_FILE))
 
 
-def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem],
-          within: Sequence[str | Path] | None = None) -> Iterator[tuple[Path, Path]]:
-    """Yield ``(file, root)`` under ``paths``; every path left out gets one problem line.
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
+    """One file the walk found, with what every step of an ingest asks of it."""
+
+    path: str
+    """The file as the walk reached it under its root (absolute): its document ids are made from it."""
+    root: str
+    """The folder given, or the file itself when it was given directly."""
+    source: str
+    """Its real path (:func:`resolved_path`), by which the record names it."""
+    stat: os.stat_result | None
+    """Its ``stat`` (a link followed), taken by the walk; None when that failed."""
+
+
+class CorpusWalk:
+    """The files under ``paths`` (only those ``within``, given those; see :func:`_walk`), walked once,
+    when first asked: an ingest's size limit, load and removals all read this one listing and its
+    stats, instead of each walking the folders and asking for every file's size or real path again.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "notes"
+    >>> folder.mkdir()
+    >>> _ = (folder / "a.md").write_text("hello")
+    >>> [(Path(f.path).name, f.stat.st_size) for f in CorpusWalk([folder]).files]
+    [('a.md', 5)]
+    """
+
+    def __init__(self, paths: Sequence[str | Path], within: Sequence[str | Path] | None = None) -> None:
+        self.paths, self.within = list(paths), within
+
+    @functools.cached_property
+    def entries(self) -> list[WalkedFile | LoadProblem]:
+        """The files found and the paths left out (a problem line each), in the walk's order."""
+        return list(_walk(self.paths, self.within))
+
+    @functools.cached_property
+    def files(self) -> list[WalkedFile]:
+        """The files found, in the walk's order."""
+        return [entry for entry in self.entries if isinstance(entry, WalkedFile)]
+
+
+def _stat_or_none(stat_of: Callable[[], os.stat_result]) -> os.stat_result | None:
+    try:
+        return stat_of()
+    except OSError:  # gone since it was listed: the load reports it when it tries to read it
+        return None
+
+
+def _walk(paths: Sequence[str | Path], within: Sequence[str | Path] | None = None
+          ) -> Iterator[WalkedFile | LoadProblem]:
+    """Yield every file under ``paths``, and a problem line for every path left out.
 
     Only what lies under the given paths is read: a symbolic link is never followed out of
     them; one to a file inside them yields that file by its real place (read once); one to a
@@ -142,56 +193,63 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem],
     ``within``: only these files and folders under ``paths`` (those a watched folder changed) are
     read, each by the same rules and with its id still relative to its root; one that is gone,
     hidden below its root or outside every path is left out. The rest of ``paths`` is not listed.
+
+    Each folder is listed once (:func:`os.scandir`, whose entries tell files from folders and links
+    without asking the system again), and a file's real path is its folder's and its name: the
+    cost per file is its ``stat``.
     """
     roots = check_paths(paths)
 
-    def root_of(real: str) -> tuple[Path, str] | None:
-        found = [(p, r) for p, r in roots if os.path.isdir(r) and _under(real, r)]
+    def root_of(real: str) -> tuple[str, str] | None:
+        found = [(str(p), r) for p, r in roots if os.path.isdir(r) and _under(real, r)]
         return max(found, key=lambda pr: len(pr[1])) if found else None
 
-    def skip(file: Path, root: Path, message: str) -> None:
-        walk_errors.append(LoadProblem(_relative_id(file, root), message))
+    def skipped(item: str, root: str, message: str) -> LoadProblem:
+        return LoadProblem(_relative_id(Path(item), Path(root)), message)
 
-    def visit(item: Path, path: Path, link: bool, folder: bool, seen: set[str], subfolders: list[Path]
-              ) -> Iterator[tuple[Path, Path]]:
-        """One entry of a folder under the root ``path``: a file yielded, a folder to enter kept."""
+    def visit(item: str, real: str, root: str, link: bool, folder: bool, stat_of: Callable[[], os.stat_result],
+              seen: set[str], subfolders: list[tuple[str, str]]) -> WalkedFile | LoadProblem | None:
+        """One entry of a folder under ``root`` (``real``: its real path, unless it is a link): a file
+        or a problem returned, a folder to enter kept in ``subfolders``."""
         if link:
             target = os.path.realpath(item)
             inside = root_of(target)
             if not os.path.exists(target):
-                skip(item, path, "cannot read file (dangling or looping symbolic link), skipped")
-            elif inside is None or _special_folder(target):
-                skip(item, path, f"symbolic link to {target}, outside the folders being ingested: "
-                                 "not followed, skipped")
-            elif os.path.isdir(target):
-                skip(item, path, "symbolic link to a folder: not followed (a folder inside the ingest "
-                                 "is read where it lies), skipped")
-            else:
-                home, home_real = inside
-                yield home / os.path.relpath(target, home_real), home
-        elif folder:
+                return skipped(item, root, "cannot read file (dangling or looping symbolic link), skipped")
+            if inside is None or _special_folder(target):
+                return skipped(item, root, f"symbolic link to {target}, outside the folders being ingested: "
+                                           "not followed, skipped")
+            if os.path.isdir(target):
+                return skipped(item, root, "symbolic link to a folder: not followed (a folder inside the ingest "
+                                           "is read where it lies), skipped")
+            home, home_real = inside
+            return WalkedFile(os.path.join(home, os.path.relpath(target, home_real)), home, target,
+                              _stat_or_none(functools.partial(os.stat, target)))
+        if folder:
             real_sub = os.path.realpath(item)
             special = _special_folder(real_sub)
             if special:
-                skip(item, path, f"lies in {special}, a special filesystem: not read, skipped")
-            elif _is_workspace(real_sub):
-                skip(item, path, _WORKSPACE_SKIPPED)
-            elif real_sub not in seen:
+                return skipped(item, root, f"lies in {special}, a special filesystem: not read, skipped")
+            if _is_workspace(real_sub):
+                return skipped(item, root, _WORKSPACE_SKIPPED)
+            if real_sub not in seen:
                 seen.add(real_sub)
-                subfolders.append(item)
-        else:
-            yield item, path
+                subfolders.append((item, real_sub))
+            return None
+        return WalkedFile(item, root, real, _stat_or_none(stat_of))
 
     for path, real in roots:
+        top = str(path)
         if not os.path.isdir(real):
             if within is None or path in {Path(os.path.abspath(changed)) for changed in within}:
-                yield path, path  # a file given directly is read even through a link: it was named
+                # a file given directly is read even through a link: it was named
+                yield WalkedFile(top, top, real, _stat_or_none(functools.partial(os.stat, top)))
             continue
         if _is_workspace(real):
-            skip(path, path, _WORKSPACE_SKIPPED)
+            yield skipped(top, top, _WORKSPACE_SKIPPED)
             continue
         seen: set[str] = {real}
-        stack = [path]
+        stack = [(top, real)]
         if within is not None:  # the changed items under this root, each as an entry of its folder
             stack = []
             for changed in within:
@@ -203,25 +261,36 @@ def _walk(paths: Sequence[str | Path], walk_errors: list[LoadProblem],
                 if os.path.realpath(item.parent) != os.path.join(real, *inside[:-1]) or any(map(_is_workspace, folders)):
                     continue  # reached through a linked folder, or inside a workspace: the walk never enters them
                 try:
-                    yield from visit(item, path, item.is_symlink(), item.is_dir(), seen, stack)
+                    found = visit(str(item), os.path.join(real, *inside), top, item.is_symlink(), item.is_dir(),
+                                  functools.partial(os.stat, item), seen, stack)
                 except OSError as exc:
-                    skip(item, path, f"cannot read ({exc.strerror or exc}; it changed while the folder was read), skipped")
+                    found = skipped(str(item), top, f"cannot read ({exc.strerror or exc}; it changed while the "
+                                                    "folder was read), skipped")
+                if found is not None:
+                    yield found
         while stack:
-            folder = stack.pop()
+            folder, folder_real = stack.pop()
             try:
                 with os.scandir(folder) as listing:
                     entries = sorted((e for e in listing if not e.name.startswith(".")), key=lambda e: e.name)
             except OSError as exc:
-                skip(folder, path, f"cannot read folder ({exc.strerror or exc}), skipped")
+                yield skipped(folder, top, f"cannot read folder ({exc.strerror or exc}), skipped")
                 continue
-            subfolders: list[Path] = []
+            subfolders: list[tuple[str, str]] = []
+            inside_real = os.path.join(folder_real, "")
             for entry in entries:
-                item = Path(folder) / entry.name
                 try:
-                    yield from visit(item, path, entry.is_symlink(), entry.is_dir(follow_symlinks=False), seen,
-                                     subfolders)
+                    link, subfolder = entry.is_symlink(), entry.is_dir(follow_symlinks=False)
+                    if link or subfolder:
+                        found = visit(entry.path, inside_real + entry.name, top, link, subfolder, entry.stat, seen,
+                                      subfolders)
+                    else:  # most entries: a file, made here without a call per file
+                        found = WalkedFile(entry.path, top, inside_real + entry.name, _stat_or_none(entry.stat))
                 except OSError as exc:  # gone, or changed, between the listing and now
-                    skip(item, path, f"cannot read ({exc.strerror or exc}; it changed while the folder was read), skipped")
+                    found = skipped(os.path.join(folder, entry.name), top, f"cannot read ({exc.strerror or exc}; "
+                                                                           "it changed while the folder was read), skipped")
+                if found is not None:
+                    yield found
             stack.extend(reversed(subfolders))  # depth first, in name order
 
 
@@ -238,7 +307,8 @@ def iter_files(paths: Sequence[str | Path], within: Sequence[str | Path] | None 
     LoadError
         When a path does not exist, or lies in ``/proc``, ``/sys`` or ``/dev``.
     """
-    yield from _walk(paths, [], within)
+    for file in CorpusWalk(paths, within).files:
+        yield Path(file.path), Path(file.root)
 
 
 def _relative_id(path: Path, root: Path) -> str:
@@ -248,8 +318,8 @@ def _relative_id(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None = None,
-               within: Sequence[str | Path] | None = None) -> LoadResult:
+def load_paths(paths: Sequence[str | Path], skip: Callable[[WalkedFile], bool] | None = None,
+               within: Sequence[str | Path] | None = None, *, walk: CorpusWalk | None = None) -> LoadResult:
     """Load every supported file under ``paths``.
 
     Parameters
@@ -261,6 +331,9 @@ def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None 
         (an ingest passes the files whose content it already holds).
     within
         Only these files and folders under ``paths`` are loaded (see :func:`_walk`).
+    walk
+        The :class:`CorpusWalk` of these ``paths`` and ``within`` when the caller has one (an
+        ingest, which read the files' sizes from it first): its files and stats are used.
 
     Returns
     -------
@@ -277,16 +350,19 @@ def load_paths(paths: Sequence[str | Path], skip: Callable[[Path], bool] | None 
     if missing:
         raise LoadError(f"no such file or folder: {', '.join(missing)}; give existing files or folders to load")
     result = LoadResult()
-    seen_files: set[Path] = set()
+    seen_files: set[str] = set()
     seen_ids: dict[str, str] = {}
-    for file, root in _walk(paths, result.problems, within):
-        if file in seen_files:
+    for file in (walk or CorpusWalk(paths, within)).entries:
+        if isinstance(file, LoadProblem):
+            result.problems.append(file)
             continue
-        seen_files.add(file)
+        if file.path in seen_files:
+            continue
+        seen_files.add(file.path)
         if skip is not None and skip(file):
             result.skipped_files.append(file)
             continue
-        documents, problems = load_file(file, root)
+        documents, problems = load_file(Path(file.path), Path(file.root))
         result.problems.extend(problems)
         if not problems:
             result.clean_files.append(file)

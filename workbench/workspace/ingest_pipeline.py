@@ -53,7 +53,7 @@ from ..ingest.chunking import chunk_document, packs
 from ..ingest.corpus_limits import check_corpus_size, file_sizes, limit_bytes, projected_text_bytes
 from ..vectors.embedding_cache import embed_cached
 from ..ingest.file_hashes import FileHashes
-from ..ingest.loaders import LoadError, LoadProblem, load_paths, resolved_path
+from ..ingest.loaders import CorpusWalk, LoadError, LoadProblem, WalkedFile, load_paths
 from ..vectors.in_step import VECTORS_IN_FLIGHT, VECTORS_SPACE, vector_writes, vectors_behind
 from .note_links import CANDIDATES_BEHIND, NOTE_KINDS, discover_typed_relations, refresh_candidates, unresolved_note_targets
 
@@ -155,14 +155,15 @@ def remove_documents(ids: Sequence[str], store: Store, vectors: VectorIndex) -> 
     return len(ids)
 
 
-def _removed_sources(paths: Sequence[Path], store: Store, source_of: Mapping[str, str]) -> list[str]:
+def _removed_sources(paths: Sequence[Path], store: Store, source_of: Mapping[str, str], found: set[str]) -> list[str]:
     """Stored documents under the given paths whose file no longer exists (``source_of``: each
-    stored document's file)."""
+    stored document's file; ``found``: the real paths of the files the walk just found there,
+    which exist without asking again)."""
     gone = []
     for p in paths:
         for doc_id in store.documents_under(str(p.resolve())):
             gone.append(doc_id)
-    missing = {source for source in {source_of[d] for d in gone} if not Path(source).exists()}
+    missing = {source for source in {source_of[d] for d in gone} if source not in found and not Path(source).exists()}
     return sorted(d for d in set(gone) if source_of[d] in missing)
 
 
@@ -188,7 +189,8 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             raise LLMError("extraction.typed_relations is on but no language model is configured: set "
                            f"{settings.llm.base_url_env} and {settings.llm.model_env}, or turn extraction.typed_relations off")
 
-    refuse_too_large(paths, store, settings.ingest.max_corpus_mb, within)
+    walk = CorpusWalk(paths, within)  # walked once: the size limit, the load and the removals read it
+    refuse_too_large(walk, store, settings.ingest.max_corpus_mb)
     t = time.perf_counter()
     interrupted = vectors_behind(store, embedder)  # a write died midway, none ever ran, or the embedder changed
     leftovers: set[str] = set()  # vectors a write killed before its commit sent: read back, not embedded again
@@ -207,9 +209,9 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
     digests: dict[str, str] = {}
     hashes = FileHashes(store.file_hashes())  # a file whose stat is unchanged is not read again
 
-    def already_stored(file: Path) -> bool:
-        source = resolved_path(file)
-        digest = hashes.digest(file, source)
+    def already_stored(file: WalkedFile) -> bool:
+        source = file.source
+        digest = hashes.digest(file.path, source, file.stat)
         if digest is None:
             return False
         digests[source] = keyed(digest)
@@ -219,16 +221,17 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
             report.files_redone_for_settings += 1  # the same bytes, another chunking or extraction
         return False
 
-    loaded = load_paths([Path(p) for p in paths], skip=already_stored, within=within)
+    loaded = load_paths([Path(p) for p in paths], skip=already_stored, within=within, walk=walk)
     report.problems.extend(loaded.problems)
     stage["load"] += time.perf_counter() - t
     source_of = store.document_sources()
     refuse_id_collisions(loaded.documents, source_of)
 
-    removed = _removed_sources([Path(p) for p in (paths if within is None else within)], store, source_of)
+    found = {file.source for file in walk.files if file.stat is not None}
+    removed = _removed_sources([Path(p) for p in (paths if within is None else within)], store, source_of, found)
     known = store.document_hashes()
     if loaded.skipped_files:
-        skipped = {resolved_path(f) for f in loaded.skipped_files}
+        skipped = {file.source for file in loaded.skipped_files}
         unchanged = sum(1 for source in source_of.values() if source in skipped)
         report.documents_seen += unchanged
         report.documents_unchanged += unchanged
@@ -263,7 +266,7 @@ def ingest_paths(paths: Sequence[str | Path], store: Store, vectors: VectorIndex
                 store.set_meta(CANDIDATES_BEHIND, "1")
             stage["candidates"] += time.perf_counter() - t
     # A file stands for its documents once all of them are stored from a problem-free load.
-    clean = {resolved_path(f) for f in loaded.clean_files}
+    clean = {file.source for file in loaded.clean_files}
     fresh = {path: digest for path, digest in digests.items() if path in clean and stored_digests.get(path) != digest}
     if fresh or removed:
         store.record_file_digests(fresh)
@@ -277,16 +280,14 @@ class DocumentIdCollision(LoadError):
     """Files of this ingest would take the ids of documents another file still holds."""
 
 
-def refuse_too_large(paths: Sequence[str | Path], store: Store, max_corpus_mb: float | None,
-                     within: Sequence[str | Path] | None = None) -> None:
+def refuse_too_large(walk: CorpusWalk, store: Store, max_corpus_mb: float | None) -> None:
     """:class:`~workbench.ingest.corpus_limits.CorpusTooLarge` when the text the workspace would hold
-    after ingesting ``paths`` (their files ``within``, given those) is over the limit; reads only the
-    files' sizes and the record."""
+    after ingesting the files of ``walk`` is over the limit; reads only the files' sizes and the record."""
     limit = limit_bytes(max_corpus_mb)
     if limit is None:
         return
     stored = store.text_bytes_by_source()
-    check_corpus_size([str(p) for p in paths], projected_text_bytes(file_sizes(paths, within), stored),
+    check_corpus_size([str(p) for p in walk.paths], projected_text_bytes(file_sizes(walk), stored),
                       sum(n for _, n in stored), limit)
 
 
