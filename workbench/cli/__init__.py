@@ -12,16 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from types import ModuleType
+from typing import Iterator, Sequence
 
 from ..text.safe_text import printable
 from .render import CommandError, emit, for_people, invoked_as
 
-__all__ = ["main", "build_parser", "invoked_as", "CommandError", "emit", "for_people"]
+__all__ = ["main", "build_parser", "command_named", "invoked_as", "CommandError", "emit", "for_people"]
 
 
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+def _common(exit_on_error: bool = True) -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False, exit_on_error=exit_on_error)
     # SUPPRESS keeps a value given before the command from being reset by the subparser.
     common.add_argument("--workspace", type=Path, default=argparse.SUPPRESS,
                         help="workspace folder (default: ./workspace)")
@@ -31,20 +32,60 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; ``prog`` (default: :func:`invoked_as`) starts its usage lines."""
-    # Imported here: a command module imports its libraries, which takes time, and only one runs.
-    from . import benchmarks, core, docs, evaluation, models, retrieval, serve, temporal, watch
+def _command_modules() -> Iterator[ModuleType]:
+    """The modules that add commands, in help order, each imported only when reached: a command
+    module imports its libraries (the retrievers, the benchmarks...), which takes time."""
+    from . import core
+    yield core
+    from . import watch
+    yield watch
+    from . import retrieval
+    yield retrieval
+    from . import temporal
+    yield temporal
+    from . import evaluation
+    yield evaluation
+    from . import benchmarks
+    yield benchmarks
+    from . import serve
+    yield serve
+    from . import models
+    yield models
+    from . import docs
+    yield docs
 
+
+def build_parser(prog: str | None = None, command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; ``prog`` (default: :func:`invoked_as`) starts its usage lines.
+
+    Given ``command`` (:func:`command_named`), the modules stop adding commands once one has added
+    it: that parser reads a line of this command as the whole one does, and ``ingest`` starts
+    without importing the retrievers or the benchmarks."""
     common = _common()
     parser = argparse.ArgumentParser(prog=prog or invoked_as(), parents=[common],
                                      description="Context Graph Workbench: a cited context graph beside a vector store.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (core, watch, retrieval, temporal, evaluation, benchmarks, serve, models, docs):  # each adds its commands, in help order
+    for module in _command_modules():
         module.register(subparsers, common)
+        if command in subparsers.choices:
+            break
     # `docs` writes the reference of this very parser; handed the builder here, cli.docs need not import this package.
     parser.set_defaults(build_parser=build_parser)
     return parser
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The word that names the command in ``argv``, past the options every command shares; None
+    when anything else comes first (``-h``, a mistake): the whole parser answers those.
+
+    >>> command_named(["--workspace", "stats", "ingest", "notes", "--json"]), command_named(["-h", "ingest"])
+    ('ingest', None)
+    """
+    try:
+        _, rest = _common(exit_on_error=False).parse_known_args(argv)
+    except argparse.ArgumentError:  # a shared option without its value: the whole parser says so
+        return None
+    return rest[0] if rest and not rest[0].startswith("-") else None
 
 
 def _say_error(message: object) -> None:
@@ -64,8 +105,8 @@ BROKEN_PIPE_EXIT = 141
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(command=command_named(argv)).parse_args(argv)
     for attr, default in (("workspace", Path("workspace")), ("settings", None), ("json", False)):
         if not hasattr(args, attr):
             setattr(args, attr, default)
