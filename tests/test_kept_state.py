@@ -20,6 +20,8 @@ import pytest
 from tests.conftest import reopened, run_cli
 from tests.test_incremental_derivation import differences, note_text
 from workbench.context_graph.graph_state_file import FILE_NAME as STATE_FILE
+from workbench.corpus.keyword_index import KeywordIndex
+from workbench.workspace.workspace import KEYWORD_INDEX_FILE
 from workbench.context_graph.graph_state_file import StateUnusable, load_graph_state
 from workbench.runtime.signed_pickle import MAGIC, SignedFileUnusable, dump_signed, load_signed, signing_key
 
@@ -162,6 +164,9 @@ def test_ingest_returns_and_its_child_saves_what_readers_and_the_next_ingest_use
         graph = reader.graph  # waits for the child when it has not saved yet
         assert reader.derivation.snapshot_status in ("loaded", "loaded, once its writer saved it")
         assert sorted(e.key for e in graph.entities()) == sorted(e.key for e in reader.derivation.assemble().entities())
+        assert reader.lock.wait_free(120)  # the child done: it built the keyword index too
+        key = f"{reader.store.workspace_id}:{reader.store.version}"
+        assert KeywordIndex.kept_for(folder / KEYWORD_INDEX_FILE, key)
     finally:
         reader.close()
     writer = Workspace(folder, settings=settings, embedder=embedder)

@@ -64,8 +64,12 @@ def test_remove_and_an_alias_leave_the_keyword_index_current(make_workspace, tmp
     assert keyword_builds == [True, True]
 
 
-def test_the_command_line_ingest_builds_the_keyword_index_once_in_the_write_step(tmp_path, monkeypatch, embedder,
-                                                                             keyword_builds, capsys):
+def test_the_command_line_ingest_leaves_the_keyword_index_to_its_child(tmp_path, monkeypatch, embedder,
+                                                                       keyword_builds, capsys):
+    """The command returns once it wrote: the keyword index is built, once, by the child it forks
+    to save the derived files, not in the command's process (nor read back there)."""
+    from workbench.workspace.write_lock import WriteLock
+
     monkeypatch.setattr("workbench.workspace.workspace.embedder_from_settings", lambda settings: embedder)
     loads: list[str] = []
     load = KeywordIndex.load.__func__  # type: ignore[attr-defined]
@@ -73,8 +77,15 @@ def test_the_command_line_ingest_builds_the_keyword_index_once_in_the_write_step
     corpus = make_corpus(tmp_path / "notes", 3)
     assert main(["--workspace", str(tmp_path / "ws"), "ingest", str(corpus), "--json"]) == 0
     capsys.readouterr()
-    assert keyword_builds == [True]  # built by the write step, not a second time after it
-    assert loads == []  # nor read back by the command
+    assert keyword_builds == [] and loads == []  # not in this process
+    assert WriteLock(tmp_path / "ws", timeout=0).wait_free(120)  # the child done
+    from workbench.record.store import Store
+
+    store = Store(tmp_path / "ws" / "workspace.sqlite")
+    try:
+        assert KeywordIndex.kept_for(tmp_path / "ws" / KEYWORD_INDEX_FILE, f"{store.workspace_id}:{store.version}")
+    finally:
+        store.close()
 
 
 def test_an_accepted_candidate_leaves_nothing_unfinished(sample_private):

@@ -377,21 +377,24 @@ class GraphDerivation:
                 pass
         return saved
 
-    def publish_detached(self) -> bool:
+    def publish_detached(self, then: Callable[[], object] | None = None) -> bool:
         """What :meth:`publish` saves, and the state (:meth:`save_state`), saved by a forked child
         once it holds the write lock after this step gives it back, so the command that wrote
-        returns meanwhile (git's automatic gc detaches the same way). Readers of the new version
-        wait for the child as for any writer that said its files follow (:meth:`wait_for_saves`);
-        a child that dies leaves them to be derived again, as a writer that died would. Where
-        there is no ``fork`` the saves are made here. True when a child took them."""
-        if not hasattr(os, "fork") or self.lock.read_only:
+        returns meanwhile (git's automatic gc detaches the same way); ``then()`` is called there
+        after them (the keyword index's build). Readers of the new version wait for the child as
+        for any writer that said its files follow (:meth:`wait_for_saves`); a child that dies
+        leaves them to be derived again, as a writer that died would. Where there is no ``fork``,
+        or nothing to save, they are made here. True when a child took them."""
+        pending = self._deferred
+        unsaved = self.state is not None and self._state_saved != self._state_version
+        if not hasattr(os, "fork") or self.lock.read_only or not (pending or unsaved):
             self.publish()
             self.save_state()
+            if then is not None:
+                then()
             return False
         version = self.store.version
-        pending, self._deferred = self._deferred, []
-        if not pending and (self.state is None or self._state_saved == self._state_version):
-            return False  # nothing to save
+        self._deferred = []
         gc.freeze()  # the child's collector would write to every page it shares with this process
         child = os.fork()
         if child:
@@ -405,6 +408,8 @@ class GraphDerivation:
                 if had and self.store.version == version:  # else a later write saves its own
                     self._saved(pending)
                     self.save_state()
+                    if then is not None:
+                        then()
             code = 0
         finally:
             os._exit(code)  # nothing of the parent's (atexit, open files' buffers) runs twice

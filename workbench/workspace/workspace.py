@@ -236,7 +236,7 @@ class Workspace:
         (:meth:`GraphDerivation.saves_deferred <workbench.workspace.derivation.GraphDerivation.saves_deferred>`):
         a watch tells its batch written there. With ``detach_saves`` (a command that exits once
         it wrote), a forked child saves those files and the derivation state a later process
-        follows, once this step gave the lock back
+        follows, and builds the keyword index, once this step gave the lock back
         (:meth:`GraphDerivation.publish_detached <workbench.workspace.derivation.GraphDerivation.publish_detached>`)."""
         with self.lock.hold():
             self._settle_home()
@@ -253,11 +253,12 @@ class Workspace:
                 self.vectors.release()
             deferred = when_current is not None or detach_saves
             with self.derivation.saves_deferred() if deferred else nullcontext():
-                self.derive_after_write(progress, report.stage_seconds)
+                # a command that exits leaves the keyword index (only a search needs it) to its child
+                self.derive_after_write(progress, report.stage_seconds, keywords=not detach_saves)
             if when_current is not None:
                 when_current(report)
             if detach_saves:
-                self.derivation.publish_detached()
+                self.derivation.publish_detached(then=self.sync_keyword_index)
             elif deferred:
                 self.derivation.publish()
         return report
@@ -275,11 +276,13 @@ class Workspace:
             self.derive_after_write()
         return True
 
-    def derive_after_write(self, progress: Progress | None = None, stage: dict[str, float] | None = None) -> None:
+    def derive_after_write(self, progress: Progress | None = None, stage: dict[str, float] | None = None,
+                           keywords: bool = True) -> None:
         """The end of every write step, under its lock: the graph (and its snapshot), the
         entity-name index, the summaries and the keyword index made for the record as it is now,
         so that no surface derives anything after a write and no reader pays for it. Each stage
-        is told to ``progress`` and timed into ``stage``."""
+        is told to ``progress`` and timed into ``stage``. Without ``keywords`` the keyword index
+        is left to the caller (a command's child, which builds it after the command returned)."""
         totals: dict[str, int] = {}
 
         def tell(label: str, done: int, total: int) -> None:
@@ -292,7 +295,7 @@ class Workspace:
                   lambda: self.names.sync(progress=lambda done, total: tell(ENTITY_NAMES, done, total))),
                  ("summaries", SUMMARIES, self.sync_summaries),
                  ("keywords", KEYWORDS, self.sync_keyword_index))
-        for name, label, step in steps:  # each one told, so a long one is not taken for a hang
+        for name, label, step in steps if keywords else steps[:-1]:  # each one told, so a long one is not taken for a hang
             tell(label, 0, 1)
             started = time.perf_counter()
             step()

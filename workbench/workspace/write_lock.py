@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from filelock import FileLock, Timeout
@@ -28,6 +28,19 @@ __all__ = ["WorkspaceBusy", "WriteLock"]
 
 class WorkspaceBusy(RuntimeError):
     """Another process is writing to the workspace."""
+
+
+class _HeldByThisProcess:
+    """The lock object of a forked child that holds the lock on a descriptor of its own
+    (:meth:`WriteLock.held_after_parent`): taking it again and giving it back change nothing."""
+
+    is_locked = True
+
+    def acquire(self, timeout: float = -1):
+        return nullcontext()
+
+    def release(self) -> None:
+        pass
 
 
 class WriteLock:
@@ -76,9 +89,10 @@ class WriteLock:
     def held_after_parent(self, timeout: float):
         """In a forked child: the lock on a descriptor of its own, taken once the parent (whose
         lock the child shares until the parent gives it back) and any writer queued before it are
-        done; yields whether it was had within ``timeout`` seconds. The parent's lock object is not
-        used: its release would give back the parent's lock. It waits in the kernel, so the lock
-        passes to the child as the parent gives it back."""
+        done; yields whether it was had within ``timeout`` seconds. Within the block every take of
+        this object is the child's hold, and nothing gives it back before the block ends (the
+        parent's lock object refuses a child: filelock tells an inherited lock). It waits in the
+        kernel, so the lock passes to the child as the parent gives it back."""
         def waited_too_long(signum, frame):
             raise TimeoutError
 
@@ -94,6 +108,8 @@ class WriteLock:
             finally:
                 signal.alarm(0)
                 signal.signal(signal.SIGALRM, before)
+            if had:
+                self._lock = _HeldByThisProcess()  # type: ignore[assignment]
             yield had
         finally:
             os.close(fd)  # gives the lock back
