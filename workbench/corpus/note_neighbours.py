@@ -9,66 +9,99 @@ Here the record keeps, beside the documents:
 - ``note_vectors``: each note's mean chunk vector (float32), the content hash it was made from,
   and the note's first chunk (the one a candidate cites);
 - ``note_neighbours``: each note's nearest notes above the threshold (at most ``k``), with the
-  float32 similarity they were ranked by.
+  float32 similarity they were ranked by;
+- ``note_candidates``: the pairs kept as candidates, by their notes' ids, with their titles and
+  similarity;
+
+and a file beside it holds every note's unit vector (:mod:`workbench.corpus.note_matrix`), so a
+write reads one array rather than a row per note.
 
 A write then touches only what changed. Notes removed or changed leave every list they were in;
 a list that was full (``k`` entries) and lost one is computed again, since its next neighbour is
 not known. Notes added or changed get their own list from one row of products against every
-note, and enter the lists of the notes they are near. The candidates are then read from the
-lists exactly as the whole-corpus search gives them: a pair of notes at least ``threshold``
-similar, one of which has the other among its ``k`` nearest, then at most
-``max_per_note`` candidates a note, best pairs first (tested equal to the whole-corpus search
-after random sequences of additions, changes and removals).
+note, and enter the lists of the notes they are near. The candidates are the pairs of notes at
+least ``threshold`` similar one of which has the other among its ``k`` nearest, then at most
+``max_per_note`` a title, best pairs first: only the titles whose pairs the write changed, and
+those the change reaches along kept pairs, are decided again
+(:func:`~workbench.corpus.note_pairs.rekeep`), and only their rows written (tested equal to the
+whole-corpus search after random sequences of additions, changes and removals).
 
-The lists are kept for one embedder, threshold and ``k`` (the meta key
+The lists are kept for one embedder, threshold, ``k`` and ``max_per_note`` (the meta key
 :data:`NEIGHBOURS_KEY`); when any of them changes, every list is made again. Everything a
-refresh writes (vectors, lists, candidates and that key) is one transaction, so a refresh that
-fails leaves the record as it was and the next one finds the same work to do.
+refresh writes to the record (vectors, lists, kept pairs, candidates and that key) is one
+transaction, so a refresh that fails leaves the record as it was and the next one finds the same
+work to do.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..extract.notes import BLOCK_ELEMENTS, NEAREST_NOTES, SLACK, unit_rows
 from ..model import Triple
-from ..record.store import Store
+from ..record.note_rows import NOTE_MATRIX_KEY, NeighbourWrites, NoteRows, StoredNoteVectors
 from ..record.note_rows import NOTE_NEIGHBOURS_KEY as NEIGHBOURS_KEY
+from ..record.store import Store
+from ..runtime.gc_paused import gc_paused
+from .note_matrix import HeldMatrix, NoteMatrix, read_note_matrix, write_note_matrix
+from .note_pairs import CandidateRow, Pair, keep_best, rekeep
 
-__all__ = ["NEIGHBOURS_KEY", "NeighbourRefresh", "refresh_note_neighbours", "best_per_note", "nearest_in_rows"]
+__all__ = ["NEIGHBOURS_KEY", "NeighbourRefresh", "NoteChanges", "refresh_note_neighbours", "best_per_note",
+           "nearest_in_rows"]
 
-_FORMAT = 1
+_FORMAT = 2
 #: Chunks (and their vectors) read at once while averaging the notes' vectors.
 MEAN_PAGE_CHUNKS = 1000
 #: Note pairs whose exact cosine is computed at once: small enough that their two gathered rows
 #: stay in the CPU cache for the products (larger slices were slower, with the same cosines).
 PAIRS_AT_ONCE = 1024
+#: Notes whose unit vectors are made at once (a block's float64 copy stays in the CPU cache).
+UNIT_BLOCK = 2048
 
 VectorsOf = Callable[[Sequence[str]], np.ndarray]
 """``vectors_of(texts)``: the chunk vectors of ``texts`` (float32 rows), cached or computed."""
 
 
+@dataclass(frozen=True)
+class NoteChanges:
+    """The notes a refresh found changed since the stored vectors' last state."""
+
+    before: str | None
+    """The token of the state it started from (None when unknown: every note counts as changed)."""
+    after: str | None
+    """The token of the state it left."""
+    leaving: frozenset[str] = frozenset()
+    """Notes whose chunks went: removed or changed."""
+    fresh: tuple[str, ...] = ()
+    """Notes whose chunks are new: added or changed."""
+
+
 @dataclass
 class NeighbourRefresh:
-    """What one refresh did: the candidates it stored and how much it had to compute."""
+    """What one refresh did and how much it had to compute."""
 
-    candidates: list[Triple] | None
-    """The candidates stored; None when no note changed (the stored ones stand)."""
     notes: int
     """Notes in the record."""
+    removed: int
+    """Notes whose stored vector went (removed or changed; 0 when every list was made again)."""
     embedded: int
     """Notes whose mean vector was made (added, changed, or every note after a key change)."""
     rows: int
     """Notes whose nearest-note list was computed against every note."""
+    decided: int
+    """Note pairs above the threshold whose keeping was decided (only those of the titles touched)."""
     full: bool
-    """Whether every list was made again (no lists yet, or another embedder, threshold or k)."""
+    """Whether every list was made again (no lists yet, or another embedder, threshold, k or cap)."""
+    changes: NoteChanges
+    """The notes found changed."""
 
 
+@gc_paused()  # tens of thousands of acyclic rows read: collecting them only cost time
 def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, threshold: float,
                             kinds: Sequence[str], max_per_note: int, k: int = NEAREST_NOTES,
                             full: bool = False) -> NeighbourRefresh:
@@ -76,67 +109,222 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
     notes (documents of ``kinds``) in the record; ``full`` makes every list again.
 
     ``space`` names the embedder whose vectors ``vectors_of`` gives; ``threshold`` and ``k``
-    are those of :func:`~workbench.extract.notes.similar_note_candidates`.
+    are those of :func:`~workbench.extract.notes.similar_note_candidates`, ``max_per_note``
+    the candidates a title takes part in at most.
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, not {k}")
-    key = json.dumps([_FORMAT, space, repr(float(threshold)), k, sorted(kinds)])
-    notes = store.notes.note_documents(kinds)  # id -> (title, content hash)
-    full = full or store.meta(NEIGHBOURS_KEY) != key
-    stored = {} if full else store.notes.note_vector_hashes()
-    gone = {i for i, digest in stored.items() if i not in notes or notes[i][1] != digest}
-    fresh = sorted(i for i, (_, digest) in notes.items() if stored.get(i) != digest)
-    if not (full or gone or fresh):
-        return NeighbourRefresh(None, len(notes), 0, 0, False)
+    key = json.dumps([_FORMAT, space, repr(float(threshold)), k, sorted(kinds), max_per_note])
+    if full or store.meta(NEIGHBOURS_KEY) != key:
+        return _refresh_all(store, vectors_of, key, threshold, kinds, max_per_note, k)
+    docs = store.notes.all_note_documents(kinds)  # id -> (title, content hash)
+    token = store.meta(NOTE_MATRIX_KEY)
+    held_matrix = read_note_matrix(store.path, token, store.notes.note_vector_count()) or \
+        _matrix_of(store.notes.stored_note_vectors())
+    held = held_matrix.hashes()
+    # A note whose document kept its hash kept its chunks: only the others are asked for one.
+    gone = {note for note, digest in held.items() if note not in docs or docs[note][1] != digest}
+    fresh = sorted(store.notes.with_chunks([note for note, (_, digest) in docs.items() if held.get(note) != digest]))
+    if not (gone or fresh):
+        after = token if held_matrix.token else store.notes.write_matrix_token(write_note_matrix(store.path,
+                                                                                                  held_matrix.base))
+        return NeighbourRefresh(len(held), 0, 0, 0, 0, False, NoteChanges(token, after))
 
-    lists = {} if full else store.notes.note_neighbour_lists()
-    dirty: set[str] = set()  # notes whose list is written again
-    refill: set[str] = set()  # notes whose list is computed again against every note
-    valid = stored.keys() - gone  # notes whose stored vector stands (a list never names another)
-    for note in list(lists):
-        if note not in valid:
-            del lists[note]
-            continue
-        kept = [(other, s) for other, s in lists[note] if other in valid]
-        if len(kept) < len(lists[note]):
-            dirty.add(note)
-            if len(lists[note]) >= k:
-                refill.add(note)  # its next nearest note is not known
-            lists[note] = kept
-
+    leaving = gone | set(fresh)  # notes that leave every list and pair (a changed one comes back)
     made = _mean_vectors(store, vectors_of, fresh)
-    ids, means, firsts = ([], np.zeros((0, 0)), {}) if full else store.notes.note_vectors(exclude=gone | set(made))
-    if made:
-        ids += list(made)
-        firsts.update({note: first for note, (first, _) in made.items()})
-        means = np.vstack([*([means] if len(means) else []), *[mean for _, mean in made.values()]])
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    ids = [ids[i] for i in order]
-    position = {note: n for n, note in enumerate(ids)}
-    unit = unit_rows(np.asarray(means, dtype=np.float64)[order]) if ids else np.zeros((0, 1))
-    unit32 = unit.astype(np.float32)
-    floor = float(np.float32(threshold - SLACK))
+    unit = _unit32(np.vstack([mean for _, mean in made.values()])) if made else np.zeros((0, 1), np.float32)
+    matrix = held_matrix.after(leaving, {note: (docs[note][1], row) for note, row in zip(made, unit)})
+    notes = _Notes(matrix, made, store.notes)
+    lists, computed = _follow_lists(store.notes, notes, leaving, made, k, float(np.float32(threshold - SLACK)))
 
-    computed = sorted(position[i] for i in (set(made) | refill))
-    for row, (cols, sims) in nearest_in_rows(unit32, computed, k, floor).items():
-        lists[ids[row]] = [(ids[c], s) for c, s in zip(cols, sims)]
-        dirty.add(ids[row])
-    entering = sorted(position[i] for i in made)
-    for row, other, similarity in entries_beyond(unit32, entering, computed, floor):
-        note, entry = ids[other], (ids[row], similarity)  # a new or changed note enters a list it is near
-        entries = lists.get(note, [])
+    left = store.notes.note_candidates_of(leaving)  # kept pairs that go, under their titles before
+    book = _PairBook(store.notes, notes, lists, docs, threshold, left)
+    # Titles whose pairs may have changed: those of every list written again, of the entries it
+    # lost (a pair may have gone) and of the kept pairs of the notes that left.
+    touched = {book.title(note) for note in lists.now}
+    touched |= {book.title(other) for note in lists.now if note not in leaving
+                for other, _ in lists.before.get(note, ()) if other in notes.position}
+    touched |= {name for record in left for name in record[2:4]}
+    before, now = rekeep(book, touched, max_per_note)
+    dropped = sorted(pair for pair, row in before.items() if now.get(pair) != row)
+    kept = [(*pair, row.subject, row.object, row.confidence) for pair, row in sorted(now.items())
+            if before.get(pair) != row]
+    after = write_note_matrix(store.path, matrix, held_matrix, leaving)
+    store.notes.write_note_neighbours(NeighbourWrites(
+        key, False, removed=sorted(gone),
+        vectors=[(note, docs[note][1], first, mean) for note, (first, mean) in made.items()],
+        lists={note: lists.now[note] for note in sorted(lists.now)}, dropped=dropped, kept=kept, matrix=after))
+    return NeighbourRefresh(len(notes.ids), len(gone), len(made), len(computed), book.decided, False,
+                            NoteChanges(token, after, frozenset(leaving), tuple(fresh)))
+
+
+def _follow_lists(rows: NoteRows, notes: _Notes, leaving: set[str], made: Mapping[str, object], k: int,
+                  floor: float) -> tuple[_Lists, list[int]]:
+    """The lists after a write, and the rows computed against every note: ``leaving`` notes leave
+    every list (a list that was full and lost one is computed again, since its next neighbour is
+    not known); ``made`` notes get their own list and enter the lists they are near."""
+    lists = _Lists(rows, leaving)
+    refill: set[str] = set()
+    holders = {note for note, _ in rows.naming(leaving)} - leaving
+    lists.read(holders)
+    for note in holders:
+        entries = lists.get(note)
+        lists.set(note, [(other, s) for other, s in entries if other not in leaving])
+        if len(entries) >= k:
+            refill.add(note)
+    computed = sorted(notes.position[i] for i in made.keys() | refill)
+    for row, (cols, sims) in nearest_in_rows(notes.unit32, computed, k, floor).items():
+        lists.set(notes.ids[row], [(notes.ids[c], s) for c, s in zip(cols, sims)])
+    entering = entries_beyond(notes.unit32, sorted(notes.position[i] for i in made), computed, floor)
+    lists.read({notes.ids[other] for _, other, _ in entering})
+    for row, other, similarity in entering:
+        note, entry = notes.ids[other], (notes.ids[row], similarity)
+        entries = lists.get(note)
         if len(entries) >= k and _rank(entry) > _rank(entries[-1]):
             continue
-        lists[note] = sorted([*entries, entry], key=_rank)[:k]
-        dirty.add(note)
+        lists.set(note, sorted([*entries, entry], key=_rank)[:k])
+    return lists, computed
 
-    titles = {note: notes[note][0] for note in ids}
-    candidates = candidate_triples(lists, position, unit, threshold, titles, firsts, max_per_note)
-    store.notes.write_note_neighbours(
-        key, full, removed=sorted(gone),
-        vectors=[(note, notes[note][1], first, mean) for note, (first, mean) in made.items()],
-        lists={note: lists.get(note, []) for note in sorted(dirty)}, candidates=candidates)
-    return NeighbourRefresh(candidates, len(notes), len(made), len(computed), full)
+
+def _refresh_all(store: Store, vectors_of: VectorsOf, key: str, threshold: float, kinds: Sequence[str],
+                 max_per_note: int, k: int) -> NeighbourRefresh:
+    """Every note's vector, list and kept pairs made again, as a write of them all."""
+    docs = store.notes.note_documents(kinds)  # id -> (title, content hash)
+    made = _mean_vectors(store, vectors_of, sorted(docs))
+    ids = sorted(made)
+    matrix = NoteMatrix(ids, [docs[note][1] for note in ids],
+                        _unit32(np.vstack([made[note][1] for note in ids])) if ids else np.zeros((0, 1), np.float32))
+    notes = _Notes(matrix, made, store.notes)
+    floor = float(np.float32(threshold - SLACK))
+    lists = {notes.ids[row]: [(notes.ids[c], s) for c, s in zip(cols, sims)]
+             for row, (cols, sims) in nearest_in_rows(notes.unit32, range(len(notes.ids)), k, floor).items()}
+    pairs = _pairs(((note, other) for note, entries in lists.items() for other, _ in entries), notes,
+                   lambda note: docs[note][0], threshold)
+    kept = keep_best(pairs, max_per_note)
+    after = write_note_matrix(store.path, matrix)
+    store.notes.write_note_neighbours(NeighbourWrites(
+        key, True, vectors=[(note, docs[note][1], first, mean) for note, (first, mean) in made.items()],
+        lists=lists, kept=[(*pair, row.subject, row.object, row.confidence) for pair, row in sorted(kept.items())],
+        matrix=after))
+    return NeighbourRefresh(len(notes.ids), 0, len(made), len(notes.ids), len(pairs), True, NoteChanges(None, after))
+
+
+def _matrix_of(stored: StoredNoteVectors) -> HeldMatrix:
+    """The matrix of the vectors read from the record."""
+    return HeldMatrix(NoteMatrix(stored.ids, stored.hashes, _unit32(stored.means)))
+
+
+class _Notes:
+    """The notes a refresh leaves in the record: sorted ids, unit vectors, and mean vectors read
+    from the record when first asked."""
+
+    def __init__(self, matrix: NoteMatrix, made: Mapping[str, tuple[str, np.ndarray]], rows: NoteRows) -> None:
+        self.ids, self.unit32, self.rows = matrix.ids, matrix.unit32, rows
+        self.position = matrix.position or {note: n for n, note in enumerate(matrix.ids)}
+        self.means: dict[str, np.ndarray] = {note: mean for note, (_, mean) in made.items()}
+
+    def means_of(self, notes: Sequence[str]) -> np.ndarray:
+        """The mean vectors of ``notes`` (float32 rows, in that order)."""
+        missing = {note for note in notes if note not in self.means}
+        if missing:
+            self.means.update(self.rows.note_means(missing))
+        return np.vstack([self.means[note] for note in notes])
+
+
+def _unit32(means: np.ndarray) -> np.ndarray:
+    """``means`` as unit rows: made in float64, a block at a time (each row is made alone, so
+    blocks change nothing), kept in float32."""
+    unit = np.empty(means.shape, dtype=np.float32)
+    for lo in range(0, len(means), UNIT_BLOCK):
+        unit[lo:lo + UNIT_BLOCK] = unit_rows(means[lo:lo + UNIT_BLOCK].astype(np.float64))
+    return unit
+
+
+def _pairs(near: Iterable[tuple[str, str]], notes: _Notes, title: Callable[[str], str],
+           threshold: float) -> dict[Pair, CandidateRow]:
+    """The pairs of ``near`` (two notes, one listing the other) at least ``threshold`` similar in
+    float64, as candidate rows (confidence at most 1). Each note's vector is made a unit vector
+    alone, so a pair's cosine is the same whichever pairs come with it."""
+    pairs = list(dict.fromkeys((min(x, y), max(x, y)) for x, y in near if x != y))
+    similarity = np.empty(len(pairs))
+    for lo in range(0, len(pairs), PAIRS_AT_ONCE):  # a slice of pairs at a time, in the CPU cache
+        part = pairs[lo:lo + PAIRS_AT_ONCE]
+        similarity[lo:lo + len(part)] = np.einsum(
+            "ij,ij->i", unit_rows(notes.means_of([a for a, _ in part]).astype(np.float64)),
+            unit_rows(notes.means_of([b for _, b in part]).astype(np.float64)))
+    return {(a, b): CandidateRow(title(a), title(b), min(s, 1.0))
+            for (a, b), s in zip(pairs, similarity.tolist()) if s >= threshold}
+
+
+class _Lists:
+    """The neighbour lists as a write leaves them: those it writes again, the others read from
+    the record when first asked (a leaving note's list is empty unless written again)."""
+
+    def __init__(self, rows: NoteRows, leaving: set[str]) -> None:
+        self.rows, self.leaving = rows, leaving
+        self.before: dict[str, list[tuple[str, float]]] = {}  # stored lists read
+        self.now: dict[str, list[tuple[str, float]]] = {}  # lists written again
+
+    def read(self, notes: Iterable[str]) -> None:
+        """Read the stored lists of ``notes`` not read yet, at once."""
+        missing = {note for note in notes if note not in self.before and note not in self.leaving}
+        if missing:
+            found = self.rows.note_neighbour_lists(missing)
+            self.before.update({note: found.get(note, []) for note in missing})
+
+    def get(self, note: str) -> list[tuple[str, float]]:
+        if note in self.now:
+            return self.now[note]
+        if note in self.leaving:
+            return []
+        self.read([note])
+        return self.before[note]
+
+    def set(self, note: str, entries: list[tuple[str, float]]) -> None:
+        self.now[note] = entries
+
+
+class _PairBook:
+    """The pairs :func:`~workbench.corpus.note_pairs.rekeep` reads: now from the lists and the
+    vectors, before from the record's kept pairs (``left``: those of the leaving notes)."""
+
+    def __init__(self, rows: NoteRows, notes: _Notes, lists: _Lists, docs: Mapping[str, tuple[str, str]],
+                 threshold: float, left: Sequence[tuple[str, str, str, str, float]]) -> None:
+        self.rows, self.notes, self.lists, self.docs, self.threshold, self.left = rows, notes, lists, docs, threshold, left
+        titles = [docs[note][0] for note in notes.ids]
+        self.members = {title: [note] for title, note in zip(titles, notes.ids)}  # title -> its notes
+        if len(self.members) < len(titles):  # titles that several notes share: each with all of them
+            for title, count in Counter(titles).items():
+                if count > 1:
+                    self.members[title] = [note for note in notes.ids if docs[note][0] == title]
+        self.named_now: defaultdict[str, set[str]] = defaultdict(set)  # note -> notes whose rewritten list names it
+        for note, entries in lists.now.items():
+            for other, _ in entries:
+                self.named_now[other].add(note)
+        self.kept: dict[str, dict[Pair, CandidateRow]] = {}
+        self.decided = 0
+
+    def title(self, note: str) -> str:
+        return self.docs[note][0]
+
+    def pairs_of(self, title: str) -> dict[Pair, CandidateRow]:
+        members = self.members.get(title, [])
+        self.lists.read(members)
+        holders = {note: set(self.named_now.get(note, ())) for note in members}
+        for holder, named in self.rows.naming(members):
+            if holder not in self.lists.now and holder not in self.lists.leaving:
+                holders[named].add(holder)
+        near = [(note, other) for note in members
+                for other in {o for o, _ in self.lists.get(note)} | holders[note] if other in self.notes.position]
+        found = _pairs(near, self.notes, self.title, self.threshold)
+        self.decided += len(found)
+        return found
+
+    def kept_before(self, title: str) -> dict[Pair, CandidateRow]:
+        if title not in self.kept:
+            records = [*self.rows.note_candidates_of(self.members.get(title, [])), *self.left]
+            self.kept[title] = {(a, b): CandidateRow(s, o, c) for a, b, s, o, c in records if title in (s, o)}
+        return self.kept[title]
 
 
 def _rank(entry: tuple[str, float]) -> tuple[float, str]:
@@ -191,60 +379,15 @@ def entries_beyond(unit32: np.ndarray, rows: Sequence[int], computed: Sequence[i
     n = len(unit32)
     if not rows or len(computed) >= n:
         return []
-    outside = np.ones(n, dtype=bool)
-    outside[list(computed)] = False
-    columns = np.flatnonzero(outside)
-    step = max(1, min(1024, BLOCK_ELEMENTS // len(columns)))
+    step = max(1, min(1024, BLOCK_ELEMENTS // n))
     found: list[tuple[int, int, float]] = []
     for lo in range(0, len(rows), step):
         part = np.asarray(rows[lo:lo + step])
-        block = unit32[part] @ unit32[columns].T
+        block = unit32[part] @ unit32.T  # every column, not a gathered copy of the others
+        block[:, list(computed)] = -np.inf
         r, c = np.nonzero(block >= floor)
-        found += zip(part[r].tolist(), columns[c].tolist(), block[r, c].tolist())
+        found += zip(part[r].tolist(), c.tolist(), block[r, c].tolist())
     return found
-
-
-def candidate_triples(lists: Mapping[str, Sequence[tuple[str, float]]], position: Mapping[str, int],
-                      unit: np.ndarray, threshold: float, titles: Mapping[str, str], firsts: Mapping[str, str],
-                      max_per_note: int) -> list[Triple]:
-    """The candidates of the lists: every pair one of whose notes lists the other, at least
-    ``threshold`` similar in float64, subject the note first by id, best pairs first (ties by
-    subject's then object's title), each title in at most ``max_per_note`` of them, as
-    :func:`best_per_note` keeps them. Only the pairs kept become triples."""
-    n = len(position)
-    firsts_of: list[int] = []
-    seconds_of: list[int] = []
-    for note, entries in lists.items():
-        if (at := position.get(note)) is not None:
-            for neighbour, _ in entries:
-                if (other := position.get(neighbour)) is not None:
-                    firsts_of.append(at)
-                    seconds_of.append(other)
-    if not firsts_of:
-        return []
-    a, b = np.array(firsts_of, dtype=np.int64), np.array(seconds_of, dtype=np.int64)
-    codes = np.sort(np.minimum(a, b) * n + np.maximum(a, b))  # distinct by sorting: np.unique's hash path is slower
-    pairs = codes[np.r_[True, codes[1:] != codes[:-1]]]
-    i_of, j_of = pairs // n, pairs % n
-    similarity = np.empty(len(pairs))
-    for lo in range(0, len(pairs), PAIRS_AT_ONCE):  # exact cosines, a slice of pairs at a time
-        part = slice(lo, lo + PAIRS_AT_ONCE)
-        similarity[part] = np.einsum("ij,ij->i", unit[i_of[part]], unit[j_of[part]])
-    above = similarity >= threshold
-    i_of, j_of, confidence = i_of[above], j_of[above], np.minimum(similarity[above], 1.0)
-    ids = sorted(position, key=position.__getitem__)
-    shown = [titles.get(note, note) for note in ids]
-    _, title_rank = np.unique(np.array(shown, dtype=object), return_inverse=True)  # equal titles, equal rank
-    order = np.lexsort((title_rank[j_of], title_rank[i_of], -confidence))
-    used = [0] * len(shown)
-    kept = []
-    for i, j, s, ti, tj in zip(i_of[order].tolist(), j_of[order].tolist(), confidence[order].tolist(),
-                               title_rank[i_of[order]].tolist(), title_rank[j_of[order]].tolist()):
-        if used[ti] < max_per_note and used[tj] < max_per_note:
-            used[ti] += 1
-            used[tj] += 1
-            kept.append(Triple(shown[i], "SIMILAR_TO", shown[j], firsts.get(ids[i], ""), s, "candidate", "note", "note"))
-    return kept
 
 
 def best_per_note(found: Sequence[Triple], max_per_note: int) -> list[Triple]:

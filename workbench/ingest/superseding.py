@@ -29,14 +29,15 @@ Examples
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ..model import Triple
 from ..text.sentences import split_sentences
 
-__all__ = ["NoteRecord", "SUPERSEDES", "superseding_candidates", "cue_chunks", "notes_for_superseding"]
+__all__ = ["CUES_KEY", "NoteRecord", "SUPERSEDES", "chunk_texts", "cue_chunks", "notes_for_superseding",
+           "superseding_candidates"]
 
 #: The relation a candidate proposes.
 SUPERSEDES = "SUPERSEDES"
@@ -59,6 +60,9 @@ _STOP = frozenset({"the", "and", "for", "this", "that", "with", "from", "which",
                    "will", "into", "all", "any", *_MONTHS})
 #: The kinds of document that are notes (chat logs and records say other things).
 NOTE_KINDS = ("markdown", "text")
+#: Meta key: the notes' chunks that use a superseding verb, for the state of the notes they were
+#: read in, and how many candidates they made (kept by :mod:`workbench.workspace.note_links`).
+CUES_KEY = "superseding_cues"
 
 
 @dataclass(frozen=True)
@@ -141,14 +145,33 @@ def superseding_candidates(notes: Sequence[NoteRecord], chunks: Iterable[tuple[s
     return sorted(found.values(), key=lambda t: (-t.confidence, t.subject, t.object))
 
 
-def cue_chunks(db) -> list[tuple[str, str, str]]:
-    """``(chunk id, document id, text)`` of the notes' chunks that use a superseding verb (SQLite's
-    ``LIKE`` narrows them before any sentence is read)."""
+def cue_chunks(db, documents: Collection[str] | None = None) -> list[tuple[str, int, str]]:
+    """``(document id, ordinal, chunk id)`` of the notes' chunks that use a superseding verb, in
+    that order (SQLite's ``LIKE`` narrows them before any sentence is read): of every note, or of
+    ``documents`` only."""
     marks = " OR ".join("c.text LIKE ?" for _ in range(4))
-    return list(db.execute(
-        "SELECT c.id, c.document_id, c.text FROM chunks c JOIN documents d ON d.id = c.document_id "
-        f"WHERE d.kind IN ({', '.join('?' for _ in NOTE_KINDS)}) AND ({marks}) ORDER BY c.document_id, c.ordinal",
-        (*NOTE_KINDS, "%replac%", "%supersed%", "%overrid%", "%overrode%")))
+    query = ("SELECT c.document_id, c.ordinal, c.id FROM chunks c JOIN documents d ON d.id = c.document_id "
+             f"WHERE d.kind IN ({', '.join('?' for _ in NOTE_KINDS)}) AND ({marks})")
+    cues = ("%replac%", "%supersed%", "%overrid%", "%overrode%")
+    if documents is None:
+        return list(db.execute(f"{query} ORDER BY c.document_id, c.ordinal", (*NOTE_KINDS, *cues)))
+    found: list[tuple[str, int, str]] = []
+    ids = sorted(documents)
+    for lo in range(0, len(ids), 500):
+        part = ids[lo:lo + 500]
+        found += db.execute(f"{query} AND c.document_id IN ({', '.join('?' * len(part))}) "
+                            "ORDER BY c.document_id, c.ordinal", (*NOTE_KINDS, *cues, *part))
+    return found
+
+
+def chunk_texts(db, cues: Sequence[tuple[str, int, str]]) -> list[tuple[str, str, str]]:
+    """``(chunk id, document id, text)`` of ``cues`` (as :func:`cue_chunks` gives them), in their order."""
+    texts: dict[str, str] = {}
+    ids = [chunk for _, _, chunk in cues]
+    for lo in range(0, len(ids), 500):
+        part = ids[lo:lo + 500]
+        texts.update(db.execute(f"SELECT id, text FROM chunks WHERE id IN ({', '.join('?' * len(part))})", part))
+    return [(chunk, document, texts[chunk]) for document, _, chunk in cues if chunk in texts]
 
 
 def notes_for_superseding(db) -> list[NoteRecord]:

@@ -131,6 +131,11 @@ CREATE TABLE IF NOT EXISTS note_vectors (
     note TEXT PRIMARY KEY, content_hash TEXT NOT NULL, first_chunk TEXT NOT NULL, vector BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS note_neighbours (
     note TEXT NOT NULL, neighbour TEXT NOT NULL, similarity REAL NOT NULL, PRIMARY KEY (note, neighbour));
+CREATE INDEX IF NOT EXISTS note_neighbours_neighbour ON note_neighbours(neighbour);
+CREATE TABLE IF NOT EXISTS note_candidates (
+    a TEXT NOT NULL, b TEXT NOT NULL, subject TEXT NOT NULL, object TEXT NOT NULL, confidence REAL NOT NULL,
+    PRIMARY KEY (a, b));
+CREATE INDEX IF NOT EXISTS note_candidates_b ON note_candidates(b);
 CREATE TABLE IF NOT EXISTS summaries (
     kind TEXT NOT NULL, id TEXT NOT NULL, signature TEXT NOT NULL, body TEXT NOT NULL, vector BLOB,
     PRIMARY KEY (kind, id));

@@ -5,6 +5,7 @@ suggests, and the declared links whose target is no stored note.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import defaultdict
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..text.name_keys import name_key
 from ..corpus import note_neighbours
-from ..corpus.note_neighbours import refresh_note_neighbours
+from ..corpus.note_neighbours import NoteChanges, refresh_note_neighbours
 from ..embedding import Embedder
 from ..extract import similar_note_candidates
 from ..extract.llm import LLMError
@@ -56,9 +57,9 @@ def refresh_candidates(store: Store, vectors: VectorIndex, embedder: Embedder, t
         what failed and how to finish the step.
     """
     try:
-        refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder, vectors)[0], embedder.name,
-                                threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
-        refresh_superseding(store)
+        done = refresh_note_neighbours(store, lambda texts: embed_cached(texts, store, embedder, vectors)[0],
+                                       embedder.name, threshold, NOTE_KINDS, MAX_CANDIDATES_PER_NOTE, full=full)
+        refresh_superseding(store, done.changes)
         if store.meta(CANDIDATES_BEHIND) == "1":
             store.set_meta(CANDIDATES_BEHIND, "0")
     except (MemoryError, OSError, sqlite3.OperationalError) as exc:
@@ -70,15 +71,30 @@ def refresh_candidates(store: Store, vectors: VectorIndex, embedder: Embedder, t
             "`python -m workbench repair` (the next ingest or remove finishes it too)") from exc
 
 
-def refresh_superseding(store: Store) -> bool:
+def refresh_superseding(store: Store, changes: NoteChanges) -> bool:
     """Read the ``SUPERSEDES`` candidates from the notes' text again
     (:mod:`workbench.ingest.superseding`); only the chunks that use a superseding verb are read,
-    and the notes' titles and dates only when there is one. True when the candidates changed."""
-    from ..ingest.superseding import cue_chunks, notes_for_superseding, superseding_candidates
+    and the notes' titles and dates only when there is one. The chunks that use one are kept in
+    the record for the state of the notes they were found in: when ``changes`` starts from that
+    state, only the chunks of the notes it names are searched again. True when the candidates changed."""
+    from ..ingest.superseding import CUES_KEY, chunk_texts, cue_chunks, notes_for_superseding, superseding_candidates
 
-    chunks = cue_chunks(store.db)
+    held = json.loads(store.meta(CUES_KEY) or "{}")
+    cues: list[tuple[str, int, str]] | None = None
+    if changes.before is not None and held.get("state") == changes.before:
+        cues = sorted([*(tuple(cue) for cue in held["cues"] if cue[0] not in changes.leaving),
+                       *cue_chunks(store.db, changes.fresh)])
+        chunks = chunk_texts(store.db, cues)
+        if len(chunks) < len(cues):
+            cues = None  # a chunk went that no change named: search every chunk
+    if cues is None:
+        cues = cue_chunks(store.db)
+        chunks = chunk_texts(store.db, cues)
     found = superseding_candidates(notes_for_superseding(store.db), chunks) if chunks else []
-    return store.replace_superseding_candidates(found)
+    # None found now nor last time: the stored ones are none already (only this step writes them).
+    changed = bool(found or held.get("found", 1)) and store.replace_superseding_candidates(found)
+    store.set_meta(CUES_KEY, json.dumps({"state": changes.after, "cues": cues, "found": len(found)}))
+    return changed
 
 
 def unresolved_note_targets(documents: Sequence[Document], store: Store) -> list[str]:
