@@ -61,8 +61,11 @@ class NoteMatrix:
     unit32: np.ndarray
     """Each note's mean chunk vector as a unit vector (made in float64, kept in float32), in
     ``ids``' order."""
-    position: dict[str, int] = field(default_factory=dict)
-    """``note -> row`` (filled by :meth:`HeldMatrix.after`)."""
+
+    def row(self, note: str) -> int | None:
+        """The row of ``note``, None when it is not held (found by bisection in the sorted ids)."""
+        n = bisect_left(self.ids, note)
+        return n if n < len(self.ids) and self.ids[n] == note else None
 
 
 @dataclass
@@ -92,30 +95,35 @@ class HeldMatrix:
 
     def after(self, leaving: Collection[str], made: Mapping[str, tuple[str, np.ndarray]]) -> NoteMatrix:
         """The notes held less ``leaving``, with the ``made`` ones (``note -> (content hash, unit
-        row)``), in one pass over the rows."""
-        replaced = self.over_base | set(leaving) | set(made)
+        row)``): the base's rows copied once, a run at a time between the notes that leave or come."""
         extra = {} if self.delta is None else {note: (digest, self.delta.unit32[n]) for n, (note, digest) in
                                                 enumerate(zip(self.delta.ids, self.delta.hashes)) if note not in leaving}
         extra.update(made)
-        kept = [n for n, note in enumerate(self.base.ids) if note not in replaced] if replaced else None
-        staying = self.base.ids if kept is None else [self.base.ids[n] for n in kept]
-        if not extra:
-            unit = self.base.unit32 if kept is None else self.base.unit32[kept]
-            hashes = self.base.hashes if kept is None else [self.base.hashes[n] for n in kept]
-            return NoteMatrix(staying, hashes, unit, {note: n for n, note in enumerate(staying)})
-        ids = sorted([*staying, *extra])
-        position = {note: n for n, note in enumerate(ids)}
-        at = np.array([position[note] for note in extra], dtype=np.intp)
-        unit = np.empty((len(ids), len(next(iter(extra.values()))[1])), dtype=np.float32)
-        unit[at] = np.vstack([row for _, row in extra.values()])
-        if staying:
-            others = np.ones(len(ids), dtype=bool)
-            others[at] = False
-            unit[others] = self.base.unit32 if kept is None else self.base.unit32[kept]
-        hashes = list(self.base.hashes if kept is None else [self.base.hashes[n] for n in kept])
-        for note in sorted(extra):  # each at its place, those before it already in theirs
-            hashes.insert(position[note], extra[note][0])
-        return NoteMatrix(ids, hashes, unit, position)
+        base = self.base
+        drops = {n for note in {*self.over_base, *leaving, *made} if (n := base.row(note)) is not None}
+        # At one position of the base, a note coming goes before the base's note leaving there.
+        events = sorted([*((bisect_left(base.ids, note), 0, note) for note in extra), *((n, 1, "") for n in drops)])
+        if not events:
+            return base
+        ids: list[str] = []
+        hashes: list[str] = []
+        runs: list[np.ndarray] = []
+        at = 0
+        for n, leaves, note in events:
+            ids += base.ids[at:n]
+            hashes += base.hashes[at:n]
+            runs.append(base.unit32[at:n])
+            at = n
+            if leaves:
+                at = n + 1
+            else:
+                ids.append(note)
+                hashes.append(extra[note][0])
+                runs.append(np.asarray(extra[note][1], dtype=np.float32)[None, :])
+        ids += base.ids[at:]
+        hashes += base.hashes[at:]
+        runs.append(base.unit32[at:])
+        return NoteMatrix(ids, hashes, np.concatenate(runs))
 
 
 def matrix_files(record: Path) -> tuple[Path, Path]:
@@ -149,8 +157,8 @@ def write_note_matrix(record: Path, matrix: NoteMatrix, held: HeldMatrix | None 
     if held is not None and held.token:
         over = sorted(held.over_base | set(changed))
         if len(over) <= DELTA_SHARE * len(held.base.ids):
-            at = matrix.position or {note: n for n, note in enumerate(matrix.ids)}
-            rows = [at[note] for note in over if note in at]
+            at = {note: n for note in over if (n := matrix.row(note)) is not None}
+            rows = list(at.values())
             base = held.base.ids
             delta = _write(matrix_files(record)[1], {
                 "base": held.token, "ids": [matrix.ids[n] for n in rows], "hashes": [matrix.hashes[n] for n in rows],

@@ -117,33 +117,34 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
     key = json.dumps([_FORMAT, space, repr(float(threshold)), k, sorted(kinds), max_per_note])
     if full or store.meta(NEIGHBOURS_KEY) != key:
         return _refresh_all(store, vectors_of, key, threshold, kinds, max_per_note, k)
-    docs = store.notes.all_note_documents(kinds)  # id -> (title, content hash)
-    token = store.meta(NOTE_MATRIX_KEY)
-    held_matrix = read_note_matrix(store.path, token, store.notes.note_vector_count()) or \
-        _matrix_of(store.notes.stored_note_vectors())
-    held = held_matrix.hashes()
-    # A note whose document kept its hash kept its chunks: only the others are asked for one.
-    gone = {note for note, digest in held.items() if note not in docs or docs[note][1] != digest}
-    fresh = sorted(store.notes.with_chunks([note for note, (_, digest) in docs.items() if held.get(note) != digest]))
+    ids, titles, hashes = store.notes.all_note_documents(kinds)
+    token, count = store.meta(NOTE_MATRIX_KEY), store.notes.note_vector_count()
+    held_matrix = read_note_matrix(store.path, token, count) or _matrix_of(store.notes.stored_note_vectors())
+    # Notes and hashes compared as sets of pairs (a note changed is in both differences). A note
+    # whose document kept its hash kept its chunks: only the others are asked for one.
+    held, present = held_matrix.hashes(), dict(zip(ids, hashes))
+    gone = {note for note, _ in held.items() - present.items()}
+    digest_of = dict(present.items() - held.items())
+    fresh = sorted(store.notes.with_chunks(digest_of))
     if not (gone or fresh):
         after = token if held_matrix.token else store.notes.write_matrix_token(write_note_matrix(store.path,
                                                                                                   held_matrix.base))
-        return NeighbourRefresh(len(held), 0, 0, 0, 0, False, NoteChanges(token, after))
+        return NeighbourRefresh(count, 0, 0, 0, 0, False, NoteChanges(token, after))
 
     leaving = gone | set(fresh)  # notes that leave every list and pair (a changed one comes back)
     made = _mean_vectors(store, vectors_of, fresh)
     unit = _unit32(np.vstack([mean for _, mean in made.values()])) if made else np.zeros((0, 1), np.float32)
-    matrix = held_matrix.after(leaving, {note: (docs[note][1], row) for note, row in zip(made, unit)})
-    notes = _Notes(matrix, made, store.notes)
+    matrix = held_matrix.after(leaving, {note: (digest_of[note], row) for note, row in zip(made, unit)})
+    notes = _Notes(matrix, made, store.notes, keep_units=True)
     lists, computed = _follow_lists(store.notes, notes, leaving, made, k, float(np.float32(threshold - SLACK)))
 
     left = store.notes.note_candidates_of(leaving)  # kept pairs that go, under their titles before
-    book = _PairBook(store.notes, notes, lists, docs, threshold, left)
+    book = _PairBook(store.notes, notes, lists, dict(zip(ids, titles)), threshold, left)
     # Titles whose pairs may have changed: those of every list written again, of the entries it
     # lost (a pair may have gone) and of the kept pairs of the notes that left.
     touched = {book.title(note) for note in lists.now}
     touched |= {book.title(other) for note in lists.now if note not in leaving
-                for other, _ in lists.before.get(note, ()) if other in notes.position}
+                for other, _ in lists.before.get(note, ()) if notes.has(other)}
     touched |= {name for record in left for name in record[2:4]}
     before, now = rekeep(book, touched, max_per_note)
     dropped = sorted(pair for pair, row in before.items() if now.get(pair) != row)
@@ -152,7 +153,7 @@ def refresh_note_neighbours(store: Store, vectors_of: VectorsOf, space: str, thr
     after = write_note_matrix(store.path, matrix, held_matrix, leaving)
     store.notes.write_note_neighbours(NeighbourWrites(
         key, False, removed=sorted(gone),
-        vectors=[(note, docs[note][1], first, mean) for note, (first, mean) in made.items()],
+        vectors=[(note, digest_of[note], first, mean) for note, (first, mean) in made.items()],
         lists={note: lists.now[note] for note in sorted(lists.now)}, dropped=dropped, kept=kept, matrix=after))
     return NeighbourRefresh(len(notes.ids), len(gone), len(made), len(computed), book.decided, False,
                             NoteChanges(token, after, frozenset(leaving), tuple(fresh)))
@@ -172,10 +173,10 @@ def _follow_lists(rows: NoteRows, notes: _Notes, leaving: set[str], made: Mappin
         lists.set(note, [(other, s) for other, s in entries if other not in leaving])
         if len(entries) >= k:
             refill.add(note)
-    computed = sorted(notes.position[i] for i in made.keys() | refill)
+    computed = sorted(notes.row(i) for i in made.keys() | refill)
     for row, (cols, sims) in nearest_in_rows(notes.unit32, computed, k, floor).items():
         lists.set(notes.ids[row], [(notes.ids[c], s) for c, s in zip(cols, sims)])
-    entering = entries_beyond(notes.unit32, sorted(notes.position[i] for i in made), computed, floor)
+    entering = entries_beyond(notes.unit32, sorted(notes.row(i) for i in made), computed, floor)
     lists.read({notes.ids[other] for _, other, _ in entering})
     for row, other, similarity in entering:
         note, entry = notes.ids[other], (notes.ids[row], similarity)
@@ -216,14 +217,39 @@ def _matrix_of(stored: StoredNoteVectors) -> HeldMatrix:
 
 class _Notes:
     """The notes a refresh leaves in the record: sorted ids, unit vectors, and mean vectors read
-    from the record when first asked."""
+    from the record when first asked. With ``keep_units`` (a write of a few notes, whose chain
+    of titles meets the same notes again and again) each note's float64 unit vector is kept once
+    made."""
 
-    def __init__(self, matrix: NoteMatrix, made: Mapping[str, tuple[str, np.ndarray]], rows: NoteRows) -> None:
-        self.ids, self.unit32, self.rows = matrix.ids, matrix.unit32, rows
-        self.position = matrix.position or {note: n for n, note in enumerate(matrix.ids)}
+    def __init__(self, matrix: NoteMatrix, made: Mapping[str, tuple[str, np.ndarray]], rows: NoteRows,
+                 keep_units: bool = False) -> None:
+        self.matrix, self.ids, self.unit32, self.rows = matrix, matrix.ids, matrix.unit32, rows
         self.means: dict[str, np.ndarray] = {note: mean for note, (_, mean) in made.items()}
+        self.units: dict[str, np.ndarray] | None = {} if keep_units else None
+        self.present: set[str] | None = None
 
-    def means_of(self, notes: Sequence[str]) -> np.ndarray:
+    def row(self, note: str) -> int:
+        """The row of a note that is in the record."""
+        n = self.matrix.row(note)
+        assert n is not None, note
+        return n
+
+    def has(self, note: str) -> bool:
+        if self.present is None:
+            self.present = set(self.ids)
+        return note in self.present
+
+    def unit64_of(self, notes: Sequence[str]) -> np.ndarray:
+        """The float64 unit vectors of ``notes`` (rows, in that order): each made alone from its
+        mean, so it is the same whichever notes come with it."""
+        if self.units is None:
+            return unit_rows(self._means_of(notes).astype(np.float64))
+        missing = list(dict.fromkeys(note for note in notes if note not in self.units))
+        if missing:
+            self.units.update(zip(missing, unit_rows(self._means_of(missing).astype(np.float64))))
+        return np.vstack([self.units[note] for note in notes])
+
+    def _means_of(self, notes: Sequence[str]) -> np.ndarray:
         """The mean vectors of ``notes`` (float32 rows, in that order)."""
         missing = {note for note in notes if note not in self.means}
         if missing:
@@ -249,9 +275,8 @@ def _pairs(near: Iterable[tuple[str, str]], notes: _Notes, title: Callable[[str]
     similarity = np.empty(len(pairs))
     for lo in range(0, len(pairs), PAIRS_AT_ONCE):  # a slice of pairs at a time, in the CPU cache
         part = pairs[lo:lo + PAIRS_AT_ONCE]
-        similarity[lo:lo + len(part)] = np.einsum(
-            "ij,ij->i", unit_rows(notes.means_of([a for a, _ in part]).astype(np.float64)),
-            unit_rows(notes.means_of([b for _, b in part]).astype(np.float64)))
+        similarity[lo:lo + len(part)] = np.einsum("ij,ij->i", notes.unit64_of([a for a, _ in part]),
+                                                  notes.unit64_of([b for _, b in part]))
     return {(a, b): CandidateRow(title(a), title(b), min(s, 1.0))
             for (a, b), s in zip(pairs, similarity.tolist()) if s >= threshold}
 
@@ -288,43 +313,62 @@ class _PairBook:
     """The pairs :func:`~workbench.corpus.note_pairs.rekeep` reads: now from the lists and the
     vectors, before from the record's kept pairs (``left``: those of the leaving notes)."""
 
-    def __init__(self, rows: NoteRows, notes: _Notes, lists: _Lists, docs: Mapping[str, tuple[str, str]],
+    def __init__(self, rows: NoteRows, notes: _Notes, lists: _Lists, titles: Mapping[str, str],
                  threshold: float, left: Sequence[tuple[str, str, str, str, float]]) -> None:
-        self.rows, self.notes, self.lists, self.docs, self.threshold, self.left = rows, notes, lists, docs, threshold, left
-        titles = [docs[note][0] for note in notes.ids]
-        self.members = {title: [note] for title, note in zip(titles, notes.ids)}  # title -> its notes
-        if len(self.members) < len(titles):  # titles that several notes share: each with all of them
-            for title, count in Counter(titles).items():
+        self.rows, self.notes, self.lists, self.titles, self.threshold, self.left = \
+            rows, notes, lists, titles, threshold, left
+        names = [titles[note] for note in notes.ids]
+        self.only: dict[str, str] = dict(zip(names, notes.ids))  # title -> its note
+        self.shared: dict[str, list[str]] = {}  # title -> its notes, when several notes have it
+        if len(self.only) < len(names):
+            for name, count in Counter(names).items():
                 if count > 1:
-                    self.members[title] = [note for note in notes.ids if docs[note][0] == title]
+                    self.shared[name] = [note for note in notes.ids if titles[note] == name]
         self.named_now: defaultdict[str, set[str]] = defaultdict(set)  # note -> notes whose rewritten list names it
         for note, entries in lists.now.items():
             for other, _ in entries:
                 self.named_now[other].add(note)
-        self.kept: dict[str, dict[Pair, CandidateRow]] = {}
+        self.kept: dict[str, dict[Pair, CandidateRow]] = {}  # title -> its pairs kept before
+        self.kept_of: dict[str, list[tuple[str, str, str, str, float]]] = {}  # note -> its pairs kept before
         self.decided = 0
 
     def title(self, note: str) -> str:
-        return self.docs[note][0]
+        return self.titles[note]
+
+    def members(self, title: str) -> list[str]:
+        """The notes of ``title``."""
+        return self.shared.get(title) or ([self.only[title]] if title in self.only else [])
 
     def pairs_of(self, title: str) -> dict[Pair, CandidateRow]:
-        members = self.members.get(title, [])
-        self.lists.read(members)
-        holders = {note: set(self.named_now.get(note, ())) for note in members}
-        for holder, named in self.rows.naming(members):
-            if holder not in self.lists.now and holder not in self.lists.leaving:
-                holders[named].add(holder)
-        near = [(note, other) for note in members
-                for other in {o for o, _ in self.lists.get(note)} | holders[note] if other in self.notes.position]
+        members = self.members(title)
+        now, leaving = self.lists.now, self.lists.leaving
+        # The stored lists of the members and those naming them, unless written again (or gone).
+        near = [(note, other) for note, other in self.rows.entries_of(members) if note not in now and note not in leaving]
+        near += [(note, other) for note in members if note in now for other, _ in now[note]]
+        near += [(holder, note) for note in members for holder in self.named_now.get(note, ())]
+        near = [(a, b) for a, b in near if self.notes.has(a) and self.notes.has(b)]
+        self._read_kept({note for pair in near for note in pair})  # the next titles the chain asks for
         found = _pairs(near, self.notes, self.title, self.threshold)
         self.decided += len(found)
         return found
 
     def kept_before(self, title: str) -> dict[Pair, CandidateRow]:
         if title not in self.kept:
-            records = [*self.rows.note_candidates_of(self.members.get(title, [])), *self.left]
+            members = self.members(title)
+            self._read_kept(members)
+            records = [*(record for note in members for record in self.kept_of[note]), *self.left]
             self.kept[title] = {(a, b): CandidateRow(s, o, c) for a, b, s, o, c in records if title in (s, o)}
         return self.kept[title]
+
+    def _read_kept(self, notes: Iterable[str]) -> None:
+        """Read the kept pairs of ``notes`` not read yet, at once."""
+        missing = {note for note in notes if note not in self.kept_of}
+        if missing:
+            self.kept_of.update({note: [] for note in missing})
+            for record in self.rows.note_candidates_of(missing):
+                for note in record[:2]:
+                    if note in missing:
+                        self.kept_of[note].append(record)
 
 
 def _rank(entry: tuple[str, float]) -> tuple[float, str]:

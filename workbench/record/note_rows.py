@@ -98,12 +98,12 @@ class NoteRows:
             "AND EXISTS (SELECT 1 FROM chunks c WHERE c.document_id = d.id)", kinds)
         return {r[0]: (r[1], r[2]) for r in rows}
 
-    def all_note_documents(self, kinds: Sequence[str]) -> dict[str, tuple[str, str]]:
-        """``id -> (title, content hash)`` of every document of ``kinds`` (with a chunk or not)."""
+    def all_note_documents(self, kinds: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """``(ids, titles, content hashes)`` of every document of ``kinds`` (with a chunk or not)."""
         kinds = list(kinds)
         rows = self.store.db.execute(
-            f"SELECT id, title, content_hash FROM documents WHERE kind IN ({','.join('?' * len(kinds))})", kinds)
-        return {r[0]: (r[1], r[2]) for r in rows}
+            f"SELECT id, title, content_hash FROM documents WHERE kind IN ({','.join('?' * len(kinds))})", kinds).fetchall()
+        return tuple(zip(*rows)) if rows else ((), (), ())  # type: ignore[return-value]
 
     def with_chunks(self, ids: Collection[str]) -> set[str]:
         """Those of ``ids`` that have a chunk."""
@@ -142,19 +142,24 @@ class NoteRows:
         """``(note, neighbour)`` of every stored list entry that names one of ``notes``."""
         return self._in_batches("SELECT note, neighbour FROM note_neighbours WHERE neighbour IN ({})", notes)
 
+    def entries_of(self, notes: Collection[str]) -> list[tuple[str, str]]:
+        """``(note, neighbour)`` of every stored list entry of or naming one of ``notes``."""
+        return self._in_batches("SELECT note, neighbour FROM note_neighbours WHERE note IN ({0}) UNION ALL "
+                                "SELECT note, neighbour FROM note_neighbours WHERE neighbour IN ({0})", notes, twice=True)
+
     def note_candidates_of(self, notes: Collection[str]) -> list[CandidateRecord]:
         """The kept pairs of ``notes`` (each once)."""
-        select = "SELECT a, b, subject, object, confidence FROM note_candidates WHERE {} IN ({{}})"
-        return list(dict.fromkeys([*self._in_batches(select.format("a"), notes),
-                                   *self._in_batches(select.format("b"), notes)]))
+        return self._in_batches("SELECT a, b, subject, object, confidence FROM note_candidates WHERE a IN ({0}) UNION "
+                                "SELECT a, b, subject, object, confidence FROM note_candidates WHERE b IN ({0})",
+                                notes, twice=True)
 
-    def _in_batches(self, query: str, values: Collection[str]) -> list[tuple]:
-        """``query`` (with one ``IN ({})``) over ``values``, :data:`IN_BATCH` at a time."""
+    def _in_batches(self, query: str, values: Collection[str], twice: bool = False) -> list[tuple]:
+        """``query`` (with ``IN ({0})``, once or ``twice``) over ``values``, :data:`IN_BATCH` at a time."""
         values = sorted(values)
         out: list[tuple] = []
         for lo in range(0, len(values), IN_BATCH):
             part = values[lo:lo + IN_BATCH]
-            out.extend(self.store.db.execute(query.format(",".join("?" * len(part))), part))
+            out.extend(self.store.db.execute(query.format(",".join("?" * len(part))), part * (1 + twice)))
         return out
 
     def chunks_of_documents(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
