@@ -41,7 +41,7 @@ def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder, chunks:
     if missing and chunks is not None and chunks.space == embedder.name:
         holders = store.chunks_with_texts(missing)
         holders.update((h, leaving[h]) for h in missing if leaving and h in leaving and h not in holders)
-        held = chunks.get_vectors(CHUNKS, sorted(set(holders.values())))
+        held = chunks.get_vectors(CHUNKS, sorted(set(holders.values()))) if holders else {}
         cached.update((h, held[i]) for h, i in holders.items() if i in held)
         missing = [h for h in missing if h not in cached]
     if missing:
