@@ -407,3 +407,18 @@ def test_a_pair_pushed_out_of_a_list_frees_its_note_for_its_next_pair(tmp_path):
     assert {(t.subject, t.object) for t in _stored_candidates(store)} == {("M", "X"), ("U", "W"), ("Y", "Z")}
     assert _candidate_rows(store) == _as_made_whole(store, embedder, 0.5, 1, tmp_path, 1)
     store.close()
+
+
+def test_the_first_notes_of_a_record_that_held_none_are_written_beside_its_empty_file(tmp_path):
+    """A record of passages and no note (a corpus of records), then notes: the file of no vectors
+    takes their rows (its empty rows have no width of theirs: this failed the write once)."""
+    store, embedder = vault(tmp_path, 0)
+    _refresh(store, embedder, 0.5, 4)  # no note: the file holds no row
+    _write(store, 1, 1)
+    _write(store, 2, 1)
+    _refresh(store, embedder, 0.5, 4)
+    assert _matrix_is_the_record(store)
+    _write(store, 3, 1)
+    _refresh(store, embedder, 0.5, 4)
+    assert _matrix_is_the_record(store)
+    store.close()

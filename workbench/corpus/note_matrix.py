@@ -123,7 +123,9 @@ class HeldMatrix:
         ids += base.ids[at:]
         hashes += base.hashes[at:]
         runs.append(base.unit32[at:])
-        return NoteMatrix(ids, hashes, np.concatenate(runs))
+        # runs of no rows left out: an empty base's rows have no width of the vectors' (no note yet)
+        rows = [run for run in runs if len(run)]
+        return NoteMatrix(ids, hashes, np.concatenate(rows) if rows else base.unit32[:0])
 
 
 def matrix_files(record: Path) -> tuple[Path, Path]:
