@@ -366,3 +366,23 @@ def test_a_served_benchmark_workspace_gets_its_chunk_vectors_from_chroma_cached_
     vectors = served.embed([c.text for c in chunks])
     assert served.missed == 0
     assert all(np.array_equal(v, held[c.id]) for v, c in zip(vectors, chunks))
+
+
+def test_a_note_series_restores_a_workspace_into_the_same_folder(tmp_path):
+    """A workspace put back in a new folder is a copy to its next write (it takes an id of its own
+    and derives everything again): the series restores the files into the folder itself."""
+    import os
+
+    from workbench.bench.note_writes import _restore
+
+    base, folder = tmp_path / "base", tmp_path / "ws"
+    (base / "chroma").mkdir(parents=True)
+    (base / "chroma" / "data.bin").write_bytes(b"kept")
+    (base / "workspace.sqlite").write_bytes(b"record")
+    (folder / "chroma").mkdir(parents=True)
+    (folder / "graph_state.pickle").write_bytes(b"written since")
+    inode = os.stat(folder).st_ino
+    _restore(base, folder)
+    assert os.stat(folder).st_ino == inode
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")) == \
+        ["chroma", "chroma/data.bin", "workspace.sqlite"]

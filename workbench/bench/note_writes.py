@@ -53,8 +53,15 @@ def _change(corpus: Path, change: str, text: str, name: str = NOTE) -> None:
 
 
 def _restore(base: Path, folder: Path) -> None:
-    shutil.rmtree(folder, ignore_errors=True)
-    shutil.copytree(base, folder, symlinks=True)
+    """``folder`` as ``base`` holds it, the folder itself kept: a new folder (another inode) is a
+    copy of the workspace to its next write, which takes an id of its own and derives every file
+    again (not a cost of the write measured)."""
+    for item in folder.iterdir():
+        if item.is_dir() and not item.is_symlink():
+            shutil.rmtree(item)
+        else:
+            item.unlink()
+    shutil.copytree(base, folder, symlinks=True, dirs_exist_ok=True)
 
 
 def _fresh_ingest(corpus: Path, folder: Path, settings_path: Path | None) -> dict[str, Any]:
