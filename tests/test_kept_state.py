@@ -33,6 +33,15 @@ def _vault(folder: Path, notes: int = 4, start: int = 0) -> Path:
     return folder
 
 
+def _kept_after_a_first_ingest(make_workspace, tmp_path) -> tuple:
+    """A workspace of a few notes, ingested, its state kept; and the notes' folder."""
+    corpus = _vault(tmp_path / "notes")
+    ws = make_workspace()
+    ws.ingest([corpus])
+    assert ws.derivation.save_state()
+    return ws, corpus
+
+
 class _Planted:
     """What a planted pickle would do when unpickled: write a marker file."""
 
@@ -44,10 +53,7 @@ class _Planted:
 
 
 def test_a_fresh_writer_follows_the_state_the_last_one_kept(make_workspace, tmp_path):
-    corpus = _vault(tmp_path / "notes")
-    ws = make_workspace()
-    ws.ingest([corpus])
-    assert ws.derivation.save_state()
+    ws, corpus = _kept_after_a_first_ingest(make_workspace, tmp_path)
     kept_at = ws.store.version
     (corpus / "note-9.md").write_text("# Quartz Scheduler\n\nQuartz Scheduler calls Redis.\n", encoding="utf-8")
     (corpus / "note-1.md").unlink()
@@ -62,10 +68,7 @@ def test_a_fresh_writer_follows_the_state_the_last_one_kept(make_workspace, tmp_
 
 
 def test_a_state_kept_for_other_graph_settings_is_not_followed(make_workspace, tmp_path):
-    corpus = _vault(tmp_path / "notes")
-    ws = make_workspace()
-    ws.ingest([corpus])
-    assert ws.derivation.save_state()
+    ws, corpus = _kept_after_a_first_ingest(make_workspace, tmp_path)
     (corpus / "note-0.md").write_text(note_text(77), encoding="utf-8")
     other = reopened(ws, graph__max_entity_passages=2)
     try:
@@ -80,10 +83,7 @@ def test_a_state_kept_for_other_graph_settings_is_not_followed(make_workspace, t
 
 def test_a_state_of_a_later_record_is_not_followed(make_workspace, tmp_path):
     """A record restored from before the state was kept (a backup put back): derived whole."""
-    corpus = _vault(tmp_path / "notes")
-    ws = make_workspace()
-    ws.ingest([corpus])
-    assert ws.derivation.save_state()
+    ws, corpus = _kept_after_a_first_ingest(make_workspace, tmp_path)
     since, state = load_graph_state(ws.path, ws.derivation.state_key())
     from workbench.context_graph.graph_state_file import save_graph_state
 
