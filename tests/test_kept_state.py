@@ -210,3 +210,13 @@ def test_an_older_state_does_not_replace_a_later_writers(make_workspace, tmp_pat
         assert load_graph_state(ws.path, ws.derivation.state_key())[0] == other.store.version
     finally:
         other.close()
+
+
+def test_repair_and_a_new_identity_drop_the_kept_state(make_workspace, tmp_path):
+    ws, _ = _kept_after_a_first_ingest(make_workspace, tmp_path)
+    assert (ws.path / STATE_FILE).exists()
+    ws.repair()  # every derived file made again from the record
+    assert not (ws.path / STATE_FILE).exists()
+    assert ws.derivation.save_state()
+    ws.new_identity()  # keyed by the old id: of no use to the copy
+    assert not (ws.path / STATE_FILE).exists()

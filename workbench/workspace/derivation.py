@@ -239,8 +239,10 @@ class GraphDerivation:
         return True
 
     def forget(self) -> None:
-        """Drop the graph held (its files were removed): the next read derives it again."""
+        """Drop the graph held (its files were removed): the next read derives it again, and
+        the state is saved again when asked."""
         self.derived = None
+        self._state_saved = None
 
     def _load_or_assemble(self, version: tuple) -> Derived:
         """The graph from the snapshot made for ``version``; else assembled from the record and,

@@ -19,6 +19,7 @@ from ..context_graph.derivation_rows import FILE_NAME as ROWS_FILE
 from ..context_graph.graph import ContextGraph
 from ..context_graph.graph_snapshot import FILE_NAME as SNAPSHOT_FILE
 from ..context_graph.graph_snapshot import snapshot_counts
+from ..context_graph.graph_state_file import FILE_NAME as STATE_FILE
 from ..context_graph.name_scan import FILE_NAME as NAME_SCAN_FILE
 from ..corpus.keyword_index import KeywordIndex, built_index, current_index
 from ..embedding import Embedder, embedder_from_settings
@@ -50,7 +51,7 @@ KEYWORD_INDEX_FILE = "keywords.npz"
 #: Chunks a write may add while the vector store stays open after it (a watch's batch of a few notes).
 KEEP_VECTORS_OPEN_UP_TO = 1000
 #: Files derived from the record that ``repair`` removes and makes again (see docs/workspace.md).
-DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE, ROWS_FILE)
+DERIVED_FILES = (SNAPSHOT_FILE, KEYWORD_INDEX_FILE, NAME_SCAN_FILE, ROWS_FILE, STATE_FILE)
 class WorkspaceError(Exception):
     """A workspace that cannot be opened: the message names the path, the problem and the fix."""
 
