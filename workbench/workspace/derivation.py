@@ -401,6 +401,8 @@ class GraphDerivation:
         child = os.fork()
         if child:
             gc.unfreeze()
+            # reaped once done when this process lives on (a notebook, a test); a command exits first
+            threading.Thread(target=os.waitpid, args=(child, 0), name="reap-saver", daemon=True).start()
             return True
         code = 1
         try:

@@ -235,9 +235,8 @@ class Workspace:
         before the files other processes load it from (the graph snapshot, the keyword index) are
         saved, still under the write lock, so that a reader of another process waits for them
         (:meth:`GraphDerivation.saves_deferred <workbench.workspace.derivation.GraphDerivation.saves_deferred>`):
-        a watch tells its batch written there. With ``detach_saves`` (a command that exits once
-        it wrote), a forked child saves those files and the derivation state a later process
-        follows, and builds the keyword index, once this step gave the lock back
+        a watch tells its batch written there. ``detach_saves`` (a command that exits once it
+        wrote): a forked child saves them, the derivation state too, and builds the keyword index
         (:meth:`GraphDerivation.publish_detached <workbench.workspace.derivation.GraphDerivation.publish_detached>`)."""
         with self.lock.hold():
             self._settle_home()
@@ -253,8 +252,7 @@ class Workspace:
             if report.chunks_written > KEEP_VECTORS_OPEN_UP_TO or self.derivation.state is None:
                 self.vectors.release()
             deferred = when_current is not None or detach_saves
-            with self.derivation.saves_deferred() if deferred else nullcontext():
-                # a command that exits leaves the keyword index (only a search needs it) to its child
+            with self.derivation.saves_deferred() if deferred else nullcontext():  # detached: keywords in the child
                 self.derive_after_write(progress, report.stage_seconds, keywords=not detach_saves)
             if when_current is not None:
                 when_current(report)
@@ -282,8 +280,7 @@ class Workspace:
         """The end of every write step, under its lock: the graph (and its snapshot), the
         entity-name index, the summaries and the keyword index made for the record as it is now,
         so that no surface derives anything after a write and no reader pays for it. Each stage
-        is told to ``progress`` and timed into ``stage``. Without ``keywords`` the keyword index
-        is left to the caller (a command's child, which builds it after the command returned)."""
+        is told to ``progress`` and timed into ``stage``; without ``keywords``, not that index."""
         totals: dict[str, int] = {}
 
         def tell(label: str, done: int, total: int) -> None:
