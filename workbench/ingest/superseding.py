@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from ..model import Triple
+from ..record.schema import rows_in
 from ..text.sentences import split_sentences
 
 __all__ = ["CUES_KEY", "NoteRecord", "SUPERSEDES", "chunk_texts", "cue_chunks", "notes_for_superseding",
@@ -155,22 +156,13 @@ def cue_chunks(db, documents: Collection[str] | None = None) -> list[tuple[str, 
     cues = ("%replac%", "%supersed%", "%overrid%", "%overrode%")
     if documents is None:
         return list(db.execute(f"{query} ORDER BY c.document_id, c.ordinal", (*NOTE_KINDS, *cues)))
-    found: list[tuple[str, int, str]] = []
-    ids = sorted(documents)
-    for lo in range(0, len(ids), 500):
-        part = ids[lo:lo + 500]
-        found += db.execute(f"{query} AND c.document_id IN ({', '.join('?' * len(part))}) "
-                            "ORDER BY c.document_id, c.ordinal", (*NOTE_KINDS, *cues, *part))
-    return found
+    return list(rows_in(db, query + " AND c.document_id IN ({marks}) ORDER BY c.document_id, c.ordinal",
+                        sorted(documents), *NOTE_KINDS, *cues))
 
 
 def chunk_texts(db, cues: Sequence[tuple[str, int, str]]) -> list[tuple[str, str, str]]:
     """``(chunk id, document id, text)`` of ``cues`` (as :func:`cue_chunks` gives them), in their order."""
-    texts: dict[str, str] = {}
-    ids = [chunk for _, _, chunk in cues]
-    for lo in range(0, len(ids), 500):
-        part = ids[lo:lo + 500]
-        texts.update(db.execute(f"SELECT id, text FROM chunks WHERE id IN ({', '.join('?' * len(part))})", part))
+    texts = dict(rows_in(db, "SELECT id, text FROM chunks WHERE id IN ({marks})", [chunk for _, _, chunk in cues]))
     return [(chunk, document, texts[chunk]) for document, _, chunk in cues if chunk in texts]
 
 

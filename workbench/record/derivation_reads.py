@@ -13,6 +13,8 @@ from typing import Protocol
 
 import numpy as np
 
+from .schema import rows_in
+
 __all__ = ["DerivationRowReads", "ROWS_PAGE"]
 
 #: Rows a derivation reads from the record at a time.
@@ -66,6 +68,5 @@ class DerivationRowReads:
             return
         for at in range(0, len(rowids), ROWS_PAGE):
             wanted = [int(i) for i in rowids[at:at + ROWS_PAGE]]
-            yield sorted(row for lo in range(0, len(wanted), 500) for row in self.store.db.execute(
-                f"SELECT rowid, {columns} FROM {table} WHERE rowid IN ({','.join('?' * len(wanted[lo:lo + 500]))})",
-                wanted[lo:lo + 500]))
+            yield sorted(rows_in(self.store.db, f"SELECT rowid, {columns} FROM {table} WHERE rowid IN ({{marks}})",
+                                 wanted))

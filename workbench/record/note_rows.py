@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from ..model import Triple
-from .schema import IN_BATCH
+from .schema import IN_BATCH, rows_in
 
 __all__ = ["NOTE_MATRIX_KEY", "NOTE_NEIGHBOURS_KEY", "CandidateRecord", "NeighbourWrites", "NoteRows", "StoredNoteVectors", "triple_row"]
 
@@ -107,7 +107,7 @@ class NoteRows:
 
     def with_chunks(self, ids: Collection[str]) -> set[str]:
         """Those of ``ids`` that have a chunk."""
-        return {row[0] for row in self._in_batches("SELECT DISTINCT document_id FROM chunks WHERE document_id IN ({})",
+        return {row[0] for row in self._in_batches("SELECT DISTINCT document_id FROM chunks WHERE document_id IN ({marks})",
                                                    ids)}
 
     def stored_note_vectors(self) -> StoredNoteVectors:
@@ -124,13 +124,13 @@ class NoteRows:
     def note_means(self, notes: Collection[str]) -> dict[str, np.ndarray]:
         """``note -> mean vector`` (float32) of the stored ``notes``."""
         return {note: np.frombuffer(blob, dtype=np.float32)
-                for note, blob in self._in_batches("SELECT note, vector FROM note_vectors WHERE note IN ({})", notes)}
+                for note, blob in self._in_batches("SELECT note, vector FROM note_vectors WHERE note IN ({marks})", notes)}
 
     def note_neighbour_lists(self, notes: Collection[str] | None = None) -> dict[str, list[tuple[str, float]]]:
         """``note -> [(neighbour, similarity)]`` of ``notes`` (every note when None), most similar
         first, ties by neighbour id (each short list sorted here, cheaper than SQLite sorting every row)."""
         select = "SELECT note, neighbour, similarity FROM note_neighbours"
-        rows = self.store.db.execute(select) if notes is None else self._in_batches(select + " WHERE note IN ({})", notes)
+        rows = self.store.db.execute(select) if notes is None else self._in_batches(select + " WHERE note IN ({marks})", notes)
         lists: dict[str, list[tuple[str, float]]] = {}
         for note, neighbour, similarity in rows:
             lists.setdefault(note, []).append((neighbour, similarity))
@@ -140,45 +140,35 @@ class NoteRows:
 
     def naming(self, notes: Collection[str]) -> list[tuple[str, str]]:
         """``(note, neighbour)`` of every stored list entry that names one of ``notes``."""
-        return self._in_batches("SELECT note, neighbour FROM note_neighbours WHERE neighbour IN ({})", notes)
+        return self._in_batches("SELECT note, neighbour FROM note_neighbours WHERE neighbour IN ({marks})", notes)
 
     def entries_of(self, notes: Collection[str]) -> list[tuple[str, str]]:
         """``(note, neighbour)`` of every stored list entry of or naming one of ``notes``."""
-        return self._in_batches("SELECT note, neighbour FROM note_neighbours WHERE note IN ({0}) UNION ALL "
-                                "SELECT note, neighbour FROM note_neighbours WHERE neighbour IN ({0})", notes, twice=True)
+        return self._in_batches("SELECT note, neighbour FROM note_neighbours WHERE note IN ({marks}) UNION ALL "
+                                "SELECT note, neighbour FROM note_neighbours WHERE neighbour IN ({marks})", notes, twice=True)
 
     def note_candidates_of(self, notes: Collection[str]) -> list[CandidateRecord]:
         """The kept pairs of ``notes`` (each once)."""
-        return self._in_batches("SELECT a, b, subject, object, confidence FROM note_candidates WHERE a IN ({0}) UNION "
-                                "SELECT a, b, subject, object, confidence FROM note_candidates WHERE b IN ({0})",
+        return self._in_batches("SELECT a, b, subject, object, confidence FROM note_candidates WHERE a IN ({marks}) UNION "
+                                "SELECT a, b, subject, object, confidence FROM note_candidates WHERE b IN ({marks})",
                                 notes, twice=True)
 
     def _in_batches(self, query: str, values: Collection[str], twice: bool = False) -> list[tuple]:
-        """``query`` (with ``IN ({0})``, once or ``twice``) over ``values``, :data:`IN_BATCH` at a time."""
-        values = sorted(values)
-        out: list[tuple] = []
-        for lo in range(0, len(values), IN_BATCH):
-            part = values[lo:lo + IN_BATCH]
-            out.extend(self.store.db.execute(query.format(",".join("?" * len(part))), part * (1 + twice)))
-        return out
+        """``query`` (with ``IN ({marks})``, once or ``twice``) over ``values`` in sorted order
+        (:func:`~workbench.record.schema.rows_in`)."""
+        return list(rows_in(self.store.db, query, sorted(values), repeat=1 + twice))
 
     def chunks_of_documents(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """``(document id, chunk id, text)`` of the chunks of ``ids``, by document then ordinal."""
-        ids = sorted(ids)
-        out: list[tuple[str, str, str]] = []
-        for lo in range(0, len(ids), 500):
-            part = ids[lo:lo + 500]
-            out.extend(self.store.db.execute(
-                f"SELECT document_id, id, text FROM chunks WHERE document_id IN ({','.join('?' * len(part))}) "
-                "ORDER BY document_id, ordinal", part))
-        return out
+        return self._in_batches("SELECT document_id, id, text FROM chunks WHERE document_id IN ({marks}) "
+                                "ORDER BY document_id, ordinal", ids)
 
     def chunk_pages_of_documents(self, ids: Sequence[str], limit: int = 1000) -> Iterator[list[tuple[str, str, str]]]:
         """:meth:`chunks_of_documents` a page of at most ``limit`` chunks at a time (a large
         document's chunks are never read at once), in the same order."""
         ids = sorted(ids)
-        for lo in range(0, len(ids), 500):
-            part = ids[lo:lo + 500]
+        for lo in range(0, len(ids), IN_BATCH):
+            part = ids[lo:lo + IN_BATCH]
             after: tuple[str, int] = ("", -1)
             while True:
                 rows = self.store.db.execute(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 __all__ = ["IN_BATCH", "LOCK_WAIT_S", "RECORD_FILE", "SCHEMA", "SCHEMA_VERSION", "StoreUnusable", "WAL_LIMIT_BYTES",
-           "bump_version", "database_error_message", "passes_check", "write_ahead_logged"]
+           "bump_version", "database_error_message", "passes_check", "rows_in", "write_ahead_logged"]
 
 #: The version of the tables below; a workspace written by a newer workbench is refused.
 SCHEMA_VERSION = 2
@@ -40,6 +41,16 @@ _CAUSES = (("disk is full", "the disk is full"),
            ("readonly", "the file or its folder is read-only"),
            ("locked", "another process holds it locked"),
            ("out of memory", "the machine is out of memory"))
+
+
+def rows_in(db: sqlite3.Connection, sql: str, values: Sequence, *leading, repeat: int = 1) -> Iterator[tuple]:
+    """The rows of ``sql``, whose ``{marks}`` stands for the list of an ``IN`` (``repeat`` times in
+    it), for ``values`` asked :data:`IN_BATCH` at a time, the ``leading`` parameters bound before
+    each batch's (SQLite caps the parameters of a statement)."""
+    values = list(values)
+    for lo in range(0, len(values), IN_BATCH):
+        part = values[lo:lo + IN_BATCH]
+        yield from db.execute(sql.format(marks=",".join("?" * len(part))), [*leading, *part * repeat])
 
 
 def passes_check(path: Path) -> bool | None:

@@ -27,8 +27,8 @@ from .packed_rows import (pack_comentions, pack_mentions, unpack_comentions,
 from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Chunk, DeclaredRelation, Document, Mention, Triple
 from .document_writes import DocumentWrites
 from .note_rows import NoteRows, triple_row
-from .schema import (IN_BATCH, LOCK_WAIT_S, RECORD_FILE, SCHEMA, SCHEMA_VERSION, WAL_LIMIT_BYTES, StoreUnusable,
-                     bump_version, database_error_message, passes_check, write_ahead_logged)
+from .schema import (LOCK_WAIT_S, RECORD_FILE, SCHEMA, SCHEMA_VERSION, WAL_LIMIT_BYTES, StoreUnusable,
+                     bump_version, database_error_message, passes_check, rows_in, write_ahead_logged)
 from .derivation_reads import DerivationRowReads
 
 __all__ = ["Store", "DocumentRecord", "RECORD_FILE", "StoreUnusable", "SCHEMA_VERSION", "database_error_message",
@@ -305,12 +305,8 @@ class Store:
         return [chunk_id for chunk_id, _ in self.chunk_hashes_of(document_ids)]
 
     def _rows_in(self, sql: str, values: Sequence, *leading) -> Iterator[tuple]:
-        """The rows of ``sql``, whose ``{marks}`` stands for the list of an ``IN``, for ``values``
-        asked :data:`IN_BATCH` at a time, the ``leading`` parameters bound before each batch's."""
-        values = list(values)
-        for lo in range(0, len(values), IN_BATCH):
-            part = values[lo:lo + IN_BATCH]
-            yield from self.db.execute(sql.format(marks=",".join("?" * len(part))), [*leading, *part])
+        """:func:`~workbench.record.schema.rows_in` on this record."""
+        return rows_in(self.db, sql, values, *leading)
 
     def opening_chunks(self) -> dict[str, str]:
         """Document id -> the id of its first chunk (lowest ordinal)."""
