@@ -82,14 +82,12 @@ def dump_signed(path: Path, header: dict, value: object) -> None:
         raise PermissionError(f"no private signing key at {_key_path()}: nothing is pickled")
     head = json.dumps(header, sort_keys=True).encode()
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    mac = hmac.new(key, struct.pack("<Q", len(head)) + head, hashlib.sha256)
-    mac.update(payload)
     path = Path(path)
     temporary, handle = new_temporary(path)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(MAGIC + struct.pack("<Q", len(head)) + head)
-            out.write(mac.digest())
+            out.write(_signature(key, head, payload))
             out.write(payload)
         os.replace(temporary, path)
     finally:
@@ -120,14 +118,19 @@ def load_signed(path: Path, label: str, expect: dict | None = None) -> tuple[dic
             raise SignedFileUnusable(f"{Path(path).name} was made for another key")
         signature = raw.read(_MAC_BYTES)
         payload = raw.read()
-    mac = hmac.new(key, struct.pack("<Q", len(head)) + head, hashlib.sha256)
-    mac.update(payload)
-    if not hmac.compare_digest(mac.digest(), signature):
+    if not hmac.compare_digest(_signature(key, head, payload), signature):
         raise SignedFileUnusable(f"{Path(path).name} is not signed by this user's key (or is damaged)")
     try:
         return header, pickle.loads(payload)
     except Exception as exc:  # noqa: BLE001 - signed but unreadable: classes changed without the key saying so
         raise SignedFileUnusable(f"{Path(path).name} cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def _signature(key: bytes, head: bytes, payload: bytes) -> bytes:
+    """The HMAC-SHA256 of a file's header (its length first) and payload."""
+    mac = hmac.new(key, struct.pack("<Q", len(head)) + head, hashlib.sha256)
+    mac.update(payload)
+    return mac.digest()
 
 
 def _opened(path: Path):

@@ -228,11 +228,12 @@ class GraphDerivation:
         state, version = self.state, self._state_version
         if state is None or version is None or self._state_saved == version:
             return False
-        kept = kept_version(self.path, self.state_key())
+        key = self.state_key()
+        kept = kept_version(self.path, key)
         if kept is not None and version <= kept <= self.store.version:
             return False  # a later writer kept its own (a watch stopping after an ingest of another process)
         try:
-            save_graph_state(self.path, self.state_key(), version, state)
+            save_graph_state(self.path, key, version, state)
         except OSError:
             return False
         self._state_saved = version
