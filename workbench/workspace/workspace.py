@@ -293,7 +293,7 @@ class Workspace:
                   lambda: self.names.sync(progress=lambda done, total: tell(ENTITY_NAMES, done, total))),
                  ("summaries", SUMMARIES, self.sync_summaries),
                  ("keywords", KEYWORDS, self.sync_keyword_index))
-        for name, label, step in steps if keywords else steps[:-1]:  # each one told, so a long one is not taken for a hang
+        for name, label, step in (step for step in steps if keywords or step[0] != "keywords"):  # each one told, so a long one is not taken for a hang
             tell(label, 0, 1)
             started = time.perf_counter()
             step()
