@@ -47,7 +47,7 @@ __all__ = ["FILE_NAME", "DerivationRows", "RowsStale", "Strings", "followed_rows
 
 FILE_NAME = "rows.npz"
 KIND = "derivation rows"
-FORMAT = 2  # 2: mentions and co-mention pairs also read from their packed rows (schema 2)
+FORMAT = 3  # 2: mentions and co-mention pairs also read from their packed rows (schema 2); 3: marks made by SQLite
 
 #: Chunk ids the tables may hold past twice the record's before the rows are read whole to compact them.
 TABLE_SLACK = 1000

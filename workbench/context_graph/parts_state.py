@@ -16,8 +16,7 @@ are aggregated again:
 
 Everything else is the previous derivation's: a write's cost follows the keys and chunks it
 touched, not the corpus. A state made from no previous one aggregates every key: the full
-derivation, which :func:`~workbench.context_graph.assemble.graph_parts` is the reference of
-(tested equal after random sequences of writes).
+derivation (:func:`~workbench.context_graph.assemble.graph_parts`'s, tested equal after random writes).
 
 Examples
 --------
@@ -485,10 +484,12 @@ class PartsState:
         # entities and forms of the touched keys, from every entry they have now
         # a state is followed once: the next one takes its containers over (no copy of every entity)
         entities, forms, entity_order = previous.entities, previous.forms, previous.entity_order
+        first_before: dict[str, int] = {}  # touched key -> its first identity before
         for k in touched_keys.tolist():
             forms.pop(keys[k], None)
             was = entities.pop(keys[k], None)
             if was is not None:
+                first_before[keys[k]] = was[0]
                 del entity_order[bisect.bisect_left(entity_order, (was[0], keys[k]))]
         made, made_forms = context.entities(_of_keys(self.stream, "key", touched_keys, size))
         for key, (ident, entity) in made.items():
@@ -496,17 +497,7 @@ class PartsState:
             bisect.insort(entity_order, (ident, key))
         forms.update(made_forms)
         self.entities, self.forms, self.entity_order = entities, forms, entity_order
-        tail = entity_order[len(entity_order) - len(made):]
-        if len(tail) == len(made) and all(key in made for _, key in tail):
-            # what the write made comes after every other entity (a new note, the last one edited):
-            # moved to the end, the rest kept in place
-            in_order = previous.in_order
-            for k in touched_keys.tolist():
-                in_order.pop(keys[k], None)
-            in_order.update((key, made[key][1]) for _, key in tail)
-        else:
-            in_order = {key: entities[key][1] for _, key in entity_order}
-        self.in_order = in_order
+        self.in_order = self._in_order(previous.in_order, first_before, made)
 
         # edges of the touched groups
         codes = (self.triples["subject"] * relations + self.triples["relation"]) * size + self.triples["object"]
@@ -548,6 +539,24 @@ class PartsState:
         self.merges = merges
         self.touched = Touched(frozenset(keys[k] for k in touched_keys.tolist()),
                                frozenset(chunk_ids[c] for c in touched_chunks.tolist()), len(touched_groups))
+
+    def _in_order(self, in_order: dict[str, Entity], first_before: Mapping[str, int],
+                  made: Mapping[str, tuple[int, Entity]]) -> dict[str, Entity]:
+        """The entities in :attr:`entity_order`, from the dict held before the write (taken over):
+        a touched key whose first identity stands keeps its place; keys that came or moved go to
+        the end when they end the order (a new note's: their first mention is the newest), else
+        the dict of every entity is made again."""
+        moved = {key for key, (ident, _) in made.items() if first_before.get(key) != ident}
+        tail = self.entity_order[len(self.entity_order) - len(moved):] if moved else []
+        if len(tail) != len(moved) or any(key not in moved for _, key in tail):
+            return {key: self.entities[key][1] for _, key in self.entity_order}
+        for key in [key for key in first_before if key not in made or key in moved]:
+            del in_order[key]
+        for key, (_, entity) in made.items():
+            if key not in moved:
+                in_order[key] = entity  # an existing key: its place in the dict is kept
+        in_order.update((key, made[key][1]) for _, key in tail)
+        return in_order
 
     # -- what it makes ----------------------------------------------------------------------------
     def parts(self) -> GraphParts:

@@ -41,8 +41,10 @@ class DerivationRowReads:
 
 
     def document_marks(self) -> dict[str, str]:
-        """``document id -> content hash and write time``: a document written again gets a new mark."""
-        return {r[0]: f"{r[1]}|{r[2]!r}" for r in self.store.db.execute("SELECT id, content_hash, ingested_at FROM documents")}
+        """``document id -> content hash and write time``: a document written again gets a new mark
+        (made by SQLite: formatting them in Python was half of the read at 61,000 documents)."""
+        return dict(self.store.db.execute(
+            "SELECT id, content_hash || '|' || printf('%.17g', ingested_at) FROM documents"))
 
     def row_ids(self, table: str, above: int = -1) -> np.ndarray:
         """The sorted rowids above ``above`` of the rows :meth:`row_batches` reads (``"mentions"``,
