@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from workbench.context_graph import synonyms as synonyms_module
 from workbench.context_graph.name_scan import FILE_NAME, load_name_scan, save_name_scan
 from workbench.context_graph.passages import NameScan, link_passages
-from workbench.context_graph.synonyms import GROUP_LIMIT, synonym_scan
+from workbench.context_graph.synonyms import GROUP_LIMIT, first_word_groups, synonym_scan, synonyms_changed
 
 WORDS = ["Wiley", "Blackwell", "Blackwel", "Ann", "Anne", "Lee", "Lees", "Oslo", "Bank", "of", "the", "X-Ray"]
 
@@ -114,3 +114,27 @@ def test_synonym_columns_that_do_not_fit_make_the_scan_unusable(tmp_path, monkey
     monkeypatch.setattr(name_scan, "_synonym_columns", lambda _: columns)
     save_name_scan(tmp_path, scan)
     assert (tmp_path / FILE_NAME).exists() and load_name_scan(tmp_path) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(before=names, after=names, threshold=st.sampled_from([0.3, 0.5, 0.8]), limit=st.sampled_from([2, 3, 300]))
+def test_names_changed_compare_again_with_their_group_alone_and_equal_a_full_comparison(before, after, threshold,
+                                                                                       limit):
+    # a small limit makes groups cross it both ways: their pairs go, or are compared whole
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(synonyms_module, "GROUP_LIMIT", limit)
+        first = synonym_scan(before, threshold)
+        groups = first_word_groups(first.words)
+        changes = {key: after.get(key) for key in before.keys() | after.keys()}
+        followed = synonyms_changed(first, changes, groups)
+        full = synonym_scan(after, threshold)
+        assert followed == full
+        assert groups == first_word_groups(full.words)
+
+
+def test_a_group_back_under_the_limit_compares_its_unchanged_names_again(monkeypatch):
+    monkeypatch.setattr(synonyms_module, "GROUP_LIMIT", 2)
+    first = synonym_scan({"a": "Ann Lee", "b": "Ann Lees", "c": "Ann Bo"}, 0.6)
+    assert first.pairs == ()  # three names of one first word: past the limit, not compared
+    followed = synonyms_changed(first, {"c": None}, first_word_groups(first.words))
+    assert followed.pairs == (("a", "b", 0.7),) == synonym_scan({"a": "Ann Lee", "b": "Ann Lees"}, 0.6).pairs

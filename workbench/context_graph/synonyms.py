@@ -136,8 +136,9 @@ def synonyms_changed(previous: SynonymScan, changes: Mapping[str, str | None],
                      groups: dict[str, frozenset[str]]) -> SynonymScan:
     """What :func:`synonym_scan` gives for ``previous.names`` with ``changes`` made (key -> its
     name now; None: no longer compared), at ``previous``'s threshold, comparing again only the
-    groups a changed name joined, left or changed in. ``groups`` (:func:`first_word_groups` of
-    ``previous.words``) is brought up to date in place.
+    names that changed, with the others of the group they are in now (the pairs of two unchanged
+    names stand; a group that grew past :data:`GROUP_LIMIT` and came back under it is compared
+    whole). ``groups`` (:func:`first_word_groups` of ``previous.words``) is brought up to date in place.
 
     >>> first = synonym_scan({"a": "Ann Lee", "c": "Bob"}, 0.6)
     >>> groups = first_word_groups(first.words)
@@ -145,14 +146,16 @@ def synonyms_changed(previous: SynonymScan, changes: Mapping[str, str | None],
     ((('a', 'b', 0.7),), ['ann'])
     """
     names, words = dict(previous.names), dict(previous.words)
-    touched: set[str] = set()
+    size_before: dict[str, int] = {}  # first word of a touched group -> its size before
+    changed: set[str] = set()
     for key, name in changes.items():
         if previous.names.get(key) == name:
             continue
+        changed.add(key)
         old = previous.words.get(key)
         if old:
             first = _first(old)
-            touched.add(first)
+            size_before.setdefault(first, len(groups[first]))
             left = groups[first] - {key}
             if left:
                 groups[first] = left
@@ -166,11 +169,34 @@ def synonyms_changed(previous: SynonymScan, changes: Mapping[str, str | None],
         words[key] = text = _words(name)
         if text:
             first = _first(text)
-            touched.add(first)
+            size_before.setdefault(first, len(groups.get(first, ())))
             groups[first] = groups.get(first, frozenset()) | {key}
-    pairs = [pair for pair in previous.pairs if _first(previous.words[pair[0]]) not in touched]
-    for first in touched:
-        group = groups.get(first, frozenset())
-        if 2 <= len(group) <= GROUP_LIMIT:
+    # a pair of two unchanged names stands while their group is compared (at most GROUP_LIMIT names)
+    compared = {first for first in size_before if 2 <= len(groups.get(first, ())) <= GROUP_LIMIT}
+    pairs = [pair for pair in previous.pairs if _first(previous.words[pair[0]]) not in size_before
+             or (_first(previous.words[pair[0]]) in compared and pair[0] not in changed and pair[1] not in changed)]
+    for first in compared:
+        group = groups[first]
+        if size_before[first] > GROUP_LIMIT:  # it had no pairs: compared whole
             pairs.extend(_group_pairs(((key, words[key]) for key in group), previous.threshold))
+        else:
+            pairs.extend(_pairs_with(sorted(changed & group), group, words, previous.threshold))
     return SynonymScan(previous.threshold, names, words, tuple(sorted(pairs)))
+
+
+def _pairs_with(keys: list[str], group: frozenset[str], words: Mapping[str, str],
+                threshold: float) -> list[tuple[str, str, float]]:
+    """The pairs at or above ``threshold`` of each of ``keys`` with every other name of its ``group``."""
+    grams = {key: _trigrams(words[key]) for key in group}
+    pairs = []
+    for n, a in enumerate(keys):
+        ga = grams[a]
+        for b in group:
+            if b == a or (b in keys[:n]):
+                continue
+            gb = grams[b]
+            shared = len(ga & gb)
+            similarity = shared / (len(ga) + len(gb) - shared)
+            if similarity >= threshold:
+                pairs.append((min(a, b), max(a, b), round(similarity, 3)))
+    return pairs
