@@ -516,7 +516,7 @@ class PartsState:
 
         # the touched chunks' entities and titles
         chunk_ids = context.chunk_ids
-        chunk_entities, titles, title_order = dict(previous.chunk_entities), dict(previous.titles), \
+        chunk_entities, titles, title_order = previous.chunk_entities.copy(), previous.titles.copy(), \
             list(previous.title_order)
         for c in touched_chunks.tolist():
             chunk_entities.pop(chunk_ids[c], None)
@@ -561,7 +561,7 @@ class PartsState:
     # -- what it makes ----------------------------------------------------------------------------
     def parts(self) -> GraphParts:
         """The graph's parts, as :func:`derive_parts` gives them."""
-        return GraphParts(dict(self.in_order), [self.edges[name] for name in self.edge_order], self.chunk_entities,
+        return GraphParts(self.in_order.copy(), [self.edges[name] for name in self.edge_order], self.chunk_entities,
                           self.forms,
                           {chunk: self.titles[chunk][1] for _, chunk in self.title_order})
 

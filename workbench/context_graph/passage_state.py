@@ -132,7 +132,7 @@ class PassageState:
         state.strings = self.strings  # strings only gain what they give: shared
         for name, value in vars(self).items():
             if isinstance(value, dict) and name not in self._TAKEN_OVER | self._MADE_AGAIN:
-                setattr(state, name, dict(value))  # values are replaced, never changed: a shallow copy
+                setattr(state, name, value.copy())  # values are replaced, never changed: a shallow copy
             elif name not in ("options", "strings"):
                 setattr(state, name, value)
         return state
@@ -258,7 +258,7 @@ class PassageState:
         """Take the title, short forms and form words of the title ``keys`` (None: every title) now,
         then make the matcher's table: the names, then each usable short form where no name stands;
         and the titles a passage naming each key links to (what ``_titles_by_alias`` makes)."""
-        self.key_of, self.linked, self.short_names = dict(self.names), {}, frozenset()
+        self.key_of, self.linked, self.short_names = self.names.copy(), {}, frozenset()
         if self.options.title_link_weight <= 0:
             return
         for key in self.titled if keys is None else keys:
