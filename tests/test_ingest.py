@@ -321,6 +321,34 @@ def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded
     assert all(np.allclose(moved[after[t]], stored[before[t]], rtol=0, atol=1e-6) for t in paragraphs)
 
 
+def test_a_fresh_process_embeds_a_few_moved_chunks_with_a_new_one_rather_than_load_chromas_vectors(make_workspace,
+                                                                                                  tmp_path):
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    paragraphs = ["The portal depends on the auth service for every login.",
+                  "The auth service runs on Kubernetes in both regions.",
+                  "The token cache is backed by Redis with one replica."]
+    (corpus / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    first = make_workspace()
+    first.ingest([corpus])
+    stored = first.vectors.get_vectors(CHUNKS, [c.id for c in first.chunks()])
+    before = {c.text: stored[c.id] for c in first.chunks()}
+    first.close()
+
+    (corpus / "a.md").write_text("\n\n".join(["Billing calls the portal for each invoice it sends.", *paragraphs]) + "\n")
+    fresh = make_workspace()  # a new process's workspace: it has read no vector
+    report = fresh.ingest([corpus])
+    assert report.documents_updated == 1 and report.chunks_embedded == 4  # the three moved ones with the new one
+    after = {c.text: c.id for c in fresh.chunks()}
+    assert fresh.vectors.ids(CHUNKS) == set(after.values())
+    again = fresh.vectors.get_vectors(CHUNKS, [after[t] for t in paragraphs])
+    assert all(np.allclose(again[after[t]], before[t], rtol=0, atol=1e-5) for t in paragraphs)  # the same model
+
+    # the collection read (above), a moved chunk is read back again
+    (corpus / "a.md").write_text("\n\n".join(["Invoices wait in the queue overnight.", *paragraphs]) + "\n")
+    assert fresh.ingest([corpus]).chunks_embedded == 1
+
+
 def test_repair_drops_the_chunk_vectors_an_earlier_version_cached_and_gives_the_space_back(make_workspace, tmp_path,
                                                                                           capsys):
     import json

@@ -4,7 +4,8 @@ A chunk's vector is kept in one place, the chunk collection of its embedder's sp
 (a second copy in the record doubled a workspace). A chunk text
 ingested again, in another document or after a re-chunking, is read back from the Chroma copy
 of a stored chunk with the same text (found by the record's text-hash index), not embedded
-again. Other texts (community reports, episodes) are kept in the record's embedding cache, by
+again (unless a few of them come with texts the model computes anyway, in a process that has
+not read the collection yet: then they are computed too, cheaper than Chroma's first read). Other texts (community reports, episodes) are kept in the record's embedding cache, by
 text hash and embedder name; so are chunk vectors written there by earlier versions, read first.
 What is lost with a lost vector store (a deleted ``chroma`` folder) is embedded again by
 ``repair``. Entity names are not cached here: their index
@@ -22,7 +23,13 @@ from .entity_vectors import EntityVectors
 from ..record.store import Store
 from .index import CHUNKS, VectorIndex
 
-__all__ = ["CacheFirstEmbedder", "embed_cached"]
+__all__ = ["RECOMPUTE_AT_MOST", "CacheFirstEmbedder", "embed_cached"]
+
+#: Texts held by stored chunks that are embedded again, not read back, when the model runs for
+#: others anyway and this process has not read the chunk collection yet: Chroma's first read loads
+#: every vector of it (0.25-0.35 s at 20,000 chunks), more than the model takes for a few texts more
+#: (an edited note's unchanged paragraphs, in a fresh ``ingest`` or a watch's first batches).
+RECOMPUTE_AT_MOST = 8
 
 
 def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder, chunks: VectorIndex | None = None,
@@ -34,13 +41,16 @@ def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder, chunks:
     ``leaving`` (text hash -> chunk id: the chunks of documents being replaced, which the open
     write has taken out of the record and Chroma holds until it commits). With ``chunks`` the
     texts are chunk texts whose vectors Chroma keeps, so what is computed is not cached; without
-    it, computed vectors go to the record's cache."""
+    it, computed vectors go to the record's cache. A few held texts are computed with the
+    others instead while Chroma has not loaded the collection (:data:`RECOMPUTE_AT_MOST`)."""
     hashes = [text_hash(t) for t in texts]
     cached = store.cached_embeddings(sorted(set(hashes)), embedder.name)
     missing = sorted({h for h in hashes if h not in cached})
     if missing and chunks is not None and chunks.space == embedder.name:
         holders = store.chunks_with_texts(missing)
         holders.update((h, leaving[h]) for h in missing if leaving and h in leaving and h not in holders)
+        if len(holders) <= RECOMPUTE_AT_MOST and len(holders) < len(missing) and not chunks.vectors_loaded(CHUNKS):
+            holders = {}  # the model runs anyway: a few texts more cost less than Chroma's first read
         held = chunks.get_vectors(CHUNKS, sorted(set(holders.values()))) if holders else {}
         cached.update((h, held[i]) for h, i in holders.items() if i in held)
         missing = [h for h in missing if h not in cached]
