@@ -256,9 +256,11 @@ def test_the_scale_run_without_its_corpus_says_so_before_any_other_run(tmp_path,
         bench_scale(missing, tmp_path / "cache", None)
 
 
-def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_path, settings):
+def test_bench_scale_sizes_ingests_notes_adds_one_and_ingests_one_big_file(tmp_path, settings, monkeypatch):
+    from workbench.bench import note_writes
     from workbench.bench.sizes import bench_big_file, bench_notes, write_big_markdown
 
+    monkeypatch.setattr(note_writes, "QUIET_SECONDS", 0)  # the idle wait before a timed command: none here
     notes = bench_notes(tmp_path, settings, 25)
     first, added = notes["first_ingest"], notes["add_one_note"]
     assert first["documents"] == 25 and first["peak_rss_mb"] > 0 and first["workspace_mb"] > 0

@@ -3,7 +3,7 @@ the folder, and as ``ingest`` run again in a fresh process.
 
 Each is measured on a copy of the vault's workspace made once (``cp -r``) and settled at its own
 path (its first write gives it an id of its own and derives its files again: not a cost of the
-write measured), restored before each series. The watch is
+write measured), restored before each series and written out to disk before it is timed. The watch is
 :func:`~workbench.workspace.watch.watch_workspace` in a child process with the model loaded and the
 folder caught up; each change is timed from the file written to the batch written (``seconds``:
 the file events' debounce included; the watch's process answers with it from then on), to the
@@ -11,7 +11,8 @@ files other processes load it from saved (``saved_s``), and the write step alone
 :meth:`~workbench.workspace.workspace.Workspace.ingest` of the batch up to its telling), with its stages. A first
 series on another note comes before (``first``): a process's first writes to the vector store
 cost more than the ones after. The fresh
-series runs ``python -m workbench ingest --json`` as a user does, timed end to end (the
+series runs ``python -m workbench ingest --json`` as a user does, the machine left idle for
+:data:`QUIET_SECONDS` before, timed end to end (the
 interpreter, the imports and the model's load included), with the stages the ingest reports, and
 to its files saved by the child it leaves them to (``saved_s``, waited for before the next change).
 """
@@ -32,6 +33,11 @@ from typing import Any
 from ..workspace.write_lock import WriteLock
 
 __all__ = ["CHANGES", "bench_note_writes"]
+
+#: Seconds the machine is left idle before each fresh ingest, as a user's command finds it: one
+#: started at once after the last command's saves or a copy of the workspace ran 0.3 to 0.8 s
+#: slower at 20,000 notes (3.1 to 3.6 s against 2.7), in every stage alike.
+QUIET_SECONDS = 10
 
 #: The changes measured, in order: the note added, then edited, then removed.
 CHANGES = ("add", "edit", "remove")
@@ -62,6 +68,14 @@ def _restore(base: Path, folder: Path) -> None:
         else:
             item.unlink()
     shutil.copytree(base, folder, symlinks=True, dirs_exist_ok=True)
+    _written_out()
+
+
+def _written_out() -> None:
+    """What was written so far on disk before a write is timed (the system does it within 30 s):
+    else the write's first fsync of the record also flushes a copy just made (109 MB of
+    ``workspace.sqlite`` at 20,000 notes) or the last write's saves, a cost of the harness's pace."""
+    getattr(os, "sync", lambda: None)()
 
 
 def _fresh_ingest(corpus: Path, folder: Path, settings_path: Path | None) -> dict[str, Any]:
@@ -78,6 +92,7 @@ def _fresh_ingest(corpus: Path, folder: Path, settings_path: Path | None) -> dic
     # state under the write lock: saved once the lock is free (the next change waits for that too).
     WriteLock(folder, timeout=0).wait_free(600)
     saved = time.perf_counter() - started
+    _written_out()
     report = json.loads(done.stdout)
     return {"seconds": round(seconds, 2), "saved_s": round(saved, 2), "ingest_s": report["seconds"],
             "per_stage_s": {k: round(v, 2) for k, v in report["stage_seconds"].items()}}
@@ -152,6 +167,7 @@ def bench_note_writes(corpus: Path, built: Path, settings, text: str, settings_p
     progress("settling the copy of the workspace")
     _fresh_ingest(corpus, folder, settings_path)  # a copy takes an id of its own at its first write
     shutil.copytree(folder, base, symlinks=True)
+    _written_out()
     out: dict[str, Any] = {}
     try:
         progress("the watch: add, edit, remove")
@@ -162,6 +178,7 @@ def bench_note_writes(corpus: Path, built: Path, settings, text: str, settings_p
         for change in CHANGES:
             progress(f"a fresh ingest: {change}")
             _change(corpus, change, text)
+            time.sleep(QUIET_SECONDS)
             fresh[change] = _fresh_ingest(corpus, folder, settings_path)
         out["fresh_ingest"] = fresh
     finally:
