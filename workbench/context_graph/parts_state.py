@@ -37,6 +37,7 @@ import numpy as np
 from ..model import COMENTION_ORIGIN, COMENTION_RELATION, Edge, Entity, Merge
 from ..runtime.gc_paused import gc_paused
 from ..text.name_keys import display_form, name_key
+from .array_sets import distinct, distinct_sorted, first_order
 from .assemble import GraphParts, type_rank
 from .canon import Canonicalizer, FormTally
 from .derivation_rows import DerivationRows
@@ -161,9 +162,10 @@ class _Context:
         key, form = own_key.copy(), rows.surface["form"][m["surface"]]
         if self.note_type >= 0:  # note-typed surfaces go through the notes' titles, which change with them
             noted = np.flatnonzero(m["type"] == self.note_type)
-            distinct, which = np.unique(m["surface"][noted], return_inverse=True)
+            noted_surfaces, which = np.unique(m["surface"][noted], return_inverse=True)
             surfaces = rows.tables["surfaces"].values
-            resolved = np.array([self.lookup(surfaces[s], True) for s in distinct.tolist()], dtype=np.int64).reshape(-1, 2)
+            resolved = np.array([self.lookup(surfaces[s], True) for s in noted_surfaces.tolist()],
+                                dtype=np.int64).reshape(-1, 2)
             key[noted], form[noted] = resolved[which, 0], resolved[which, 1]
         valid = key != self.empty
         stream = {"ident": ident[valid], "key": key[valid], "form": form[valid], "type": m["type"][valid],
@@ -180,8 +182,8 @@ class _Context:
         written: list[str | None] = [None] * len(surfaces)
         names = rows.tables["surfaces"].values
         via = np.flatnonzero(via_notes)
-        distinct, which = np.unique(surfaces[via], return_inverse=True)
-        titles = [self.notes.get(name_key(names[s]), names[s]) for s in distinct.tolist()]
+        via_surfaces, which = np.unique(surfaces[via], return_inverse=True)
+        titles = [self.notes.get(name_key(names[s]), names[s]) for s in via_surfaces.tolist()]
         title_keys = _ids(self.keys.id(self.canonicalizer.key(title)) for title in titles)
         keys[via] = title_keys[which] if len(via) else keys[via]
         for i, w in zip(via.tolist(), which.tolist()):
@@ -246,17 +248,17 @@ class _Context:
         if not len(stream["key"]):
             return {}, {}
         width = max(len(form_names), len(types), 1)
-        order, first_at, mentions = _first_order(stream["key"])
-        pairs, _, counts = _first_order(stream["key"] * width + stream["form"])
+        order, first_at, mentions = first_order(stream["key"])
+        pairs, _, counts = first_order(stream["key"] * width + stream["form"])
         forms: dict[str, dict[str, int]] = {}
         for pair, count in zip(pairs.tolist(), counts.tolist()):
             forms.setdefault(keys[pair // width], {})[form_names[pair % width]] = count
         written_rows = stream["type"] != self.title_type
-        written_pairs, _, written_counts = _first_order(stream["key"][written_rows] * width + stream["form"][written_rows])
+        written_pairs, _, written_counts = first_order(stream["key"][written_rows] * width + stream["form"][written_rows])
         written: dict[int, list[tuple[str, int]]] = {}
         for pair, count in zip(written_pairs.tolist(), written_counts.tolist()):
             written.setdefault(pair // width, []).append((form_names[pair % width], count))
-        type_pairs, _, type_counts = _first_order(stream["key"] * width + stream["type"])
+        type_pairs, _, type_counts = first_order(stream["key"] * width + stream["type"])
         typed: dict[int, list[tuple[str, int]]] = {}
         for pair, count in zip(type_pairs.tolist(), type_counts.tolist()):
             typed.setdefault(pair // width, []).append((types[pair % width], count))
@@ -303,12 +305,12 @@ class _Context:
         big = len(self.times)
         first = np.minimum.reduceat(np.where(times >= 0, times, big), starts)
         last = np.maximum.reduceat(times, starts)
-        chunk_ranks, chunk_bounds = _distinct_sorted(group, self.chunk_rank[chunk], len(groups))
+        chunk_ranks, chunk_bounds = distinct_sorted(group, self.chunk_rank[chunk], len(groups))
         by_rank = np.argsort(self.chunk_rank)
         chunk_names = [self.chunk_ids[c] for c in by_rank[chunk_ranks].tolist()]
         docs = self.chunk_doc[chunk]
         has_doc = docs >= 0
-        doc_values, doc_bounds = _distinct_sorted(group[has_doc], docs[has_doc], len(groups))
+        doc_values, doc_bounds = distinct_sorted(group[has_doc], docs[has_doc], len(groups))
         doc_names = [self.documents[d] for d in doc_values.tolist()]
         chunk_at, doc_at = chunk_bounds.tolist(), doc_bounds.tolist()
         origins = self.rows.tables["origins"].values
@@ -329,7 +331,7 @@ class _Context:
         """Chunk id -> the keys its entries in ``stream`` name."""
         found: dict[str, set[str]] = {}
         width = max(len(self.keys.values), 1)
-        pairs = _distinct(stream["chunk"] * width + stream["key"])
+        pairs = distinct(stream["chunk"] * width + stream["key"])
         for chunk, k in zip((pairs // width).tolist(), (pairs % width).tolist()):
             found.setdefault(self.chunk_ids[chunk], set()).add(self.keys.values[k])
         return found
@@ -338,7 +340,7 @@ class _Context:
         """Chunk id -> (identity of its first title mention, key of its last) of ``stream``'s title rows."""
         rows = stream["type"] == self.title_type
         chunks, keys, idents = stream["chunk"][rows], stream["key"][rows], stream["ident"][rows]
-        order, first_at, _ = _first_order(chunks)
+        order, first_at, _ = first_order(chunks)
         last = {c: k for c, k in zip(chunks.tolist(), keys.tolist())}
         return {self.chunk_ids[c]: (ident, self.keys.values[last[c]])
                 for c, ident in zip(order.tolist(), idents[first_at].tolist())}
@@ -347,7 +349,7 @@ class _Context:
         """The merge entry of each key of ``tally`` (whole keys, identity order) written in two or more forms."""
         width = max(len(self.forms.values), 1)
         key, form, chunk = tally["key"], tally["form"], tally["chunk"]
-        pairs = _distinct(key * width + form)
+        pairs = distinct(key * width + form)
         pair_keys, per_key = np.unique(pairs // width, return_counts=True)
         merged = pair_keys[per_key >= 2]
         counter = FormTally(self.canonicalizer)
@@ -365,42 +367,11 @@ class _Context:
             counter.groups[self.keys.values[pair // width]][self.forms.values[pair % width]] = entries[u]
         for u, count in zip(*np.unique(use_of, return_counts=True)):
             entries[u][0] = int(count)
-        seen, _, _ = _first_order(use_of.astype(np.int64) * chunks + chunk)
+        seen, _, _ = first_order(use_of.astype(np.int64) * chunks + chunk)
         for code in seen.tolist():
             u, c = divmod(code, chunks)
             entries[u][1][self.chunk_ids[c]] = None
         return {merge.key: merge for merge in counter.merges()}
-
-
-def _first_order(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct ``codes`` in order of first appearance, each with its first index and count."""
-    unique, first, counts = np.unique(codes, return_index=True, return_counts=True)
-    order = np.argsort(first, kind="stable")
-    return unique[order], first[order], counts[order]
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct ``values``, ascending (``np.unique`` by sorting: its hash path took 50 times as
-    long on 300,000 integers with numpy 2.4).
-
-    >>> _distinct(np.array([3, 1, 3])).tolist()
-    [1, 3]
-    """
-    ordered = np.sort(values)
-    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if len(ordered) else ordered
-
-
-def _distinct_sorted(group: np.ndarray, values: np.ndarray, groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each group's distinct ``values`` in ascending order, one after another, and where each
-    group's begin (``bounds[g]:bounds[g + 1]``).
-
-    >>> values, bounds = _distinct_sorted(np.array([0, 1, 0, 0]), np.array([5, 2, 3, 5]), 2)
-    >>> values.tolist(), bounds.tolist()
-    ([3, 5, 2], [0, 2, 3])
-    """
-    width = int(values.max()) + 1 if len(values) else 1
-    codes = _distinct(group * width + values)
-    return codes % width, np.searchsorted(codes // width, np.arange(groups + 1))
 
 
 def _of_keys(stream: dict[str, np.ndarray], field: str, wanted: np.ndarray, size: int) -> dict[str, np.ndarray]:
@@ -443,7 +414,7 @@ class PartsState:
         aggregated again."""
         context = _Context(rows, chunk_context, canonicalizer, notes)
         stream, tally = context.mention_stream()
-        triples, extra = context.triple_stream(_distinct(stream["key"]))
+        triples, extra = context.triple_stream(distinct(stream["key"], below=len(context.keys.values)))
         stream = {name: np.concatenate([stream[name], extra[name]]) for name in _STREAM}
         state = cls(rows)
         state.stream, state.tally, state.triples = stream, tally, triples
@@ -468,18 +439,18 @@ class PartsState:
     def _aggregate_changes(self, context: _Context, previous: PartsState) -> None:
         keys, size = context.keys.values, len(context.keys.values)
         gone, came = _changed(previous.stream, self.stream, ("key", "form", "type", "chunk"))
-        touched_keys = _distinct(np.concatenate([gone["key"], came["key"]]))
-        touched_chunks = _distinct(np.concatenate([gone["chunk"], came["chunk"]]))
+        touched_keys = distinct(np.concatenate([gone["key"], came["key"]]))
+        touched_chunks = distinct(np.concatenate([gone["chunk"], came["chunk"]]))
         gone_tally, came_tally = _changed(previous.tally, self.tally, ("key", "form", "chunk"))
-        tally_keys = _distinct(np.concatenate([gone_tally["key"], came_tally["key"]]))
+        tally_keys = distinct(np.concatenate([gone_tally["key"], came_tally["key"]]))
         if (previous.aliases, previous.splits) != (self.aliases, self.splits):
-            tally_keys = _distinct(np.concatenate([tally_keys, self.tally["key"]]))  # a form's reasons may have changed
+            tally_keys = distinct(np.concatenate([tally_keys, self.tally["key"]]))  # a form's reasons may have changed
         gone_t, came_t = _changed(previous.triples, self.triples,
                                   ("subject", "relation", "object", "chunk", "origin", "confidence"))
         relations = len(context.rows.tables["relations"].values)
         old_codes = (gone_t["subject"] * relations + gone_t["relation"]) * size + gone_t["object"]
         new_codes = (came_t["subject"] * relations + came_t["relation"]) * size + came_t["object"]
-        touched_groups = _distinct(np.concatenate([old_codes, new_codes]))
+        touched_groups = distinct(np.concatenate([old_codes, new_codes]))
 
         # entities and forms of the touched keys, from every entry they have now
         # a state is followed once: the next one takes its containers over (no copy of every entity)
