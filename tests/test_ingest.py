@@ -290,15 +290,23 @@ def test_the_terminal_bar_starts_again_for_each_stage(monkeypatch):
     assert "entity names:  46%" in drawn and "9000/9000 [" in drawn
 
 
+#: Three paragraphs, a chunk each, in one file; a paragraph put first moves every chunk (new ids).
+PARAGRAPHS = ["The portal depends on the auth service for every login.",
+              "The auth service runs on Kubernetes in both regions.",
+              "The token cache is backed by Redis with one replica."]
+
+
+def _written(corpus: Path, *paragraphs: str) -> Path:
+    corpus.mkdir(exist_ok=True)
+    (corpus / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    return corpus
+
+
 def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded(make_workspace, tmp_path):
     from workbench.embedding import text_hash
 
-    corpus = tmp_path / "c"
-    corpus.mkdir()
-    paragraphs = ["The portal depends on the auth service for every login.",
-                  "The auth service runs on Kubernetes in both regions.",
-                  "The token cache is backed by Redis with one replica."]
-    (corpus / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    paragraphs = PARAGRAPHS
+    corpus = _written(tmp_path / "c", *paragraphs)
     ws = make_workspace()
     ws.ingest([corpus])
     before = {c.text: c.id for c in ws.chunks()}
@@ -308,7 +316,7 @@ def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded
     stored = ws.vectors.get_vectors(CHUNKS, list(before.values()))
 
     # a paragraph put first moves every chunk (new ordinals, new ids): only the new one is embedded
-    (corpus / "a.md").write_text("\n\n".join(["Billing calls the portal for each invoice it sends.", *paragraphs]) + "\n")
+    _written(corpus, "Billing calls the portal for each invoice it sends.", *paragraphs)
     report = ws.ingest([corpus])
     after = {c.text: c.id for c in ws.chunks()}
     assert report.documents_updated == 1 and report.chunks_embedded == 1
@@ -323,19 +331,15 @@ def test_a_chunk_vector_is_kept_once_and_a_moved_chunk_is_read_back_not_embedded
 
 def test_a_fresh_process_embeds_a_few_moved_chunks_with_a_new_one_rather_than_load_chromas_vectors(make_workspace,
                                                                                                   tmp_path):
-    corpus = tmp_path / "c"
-    corpus.mkdir()
-    paragraphs = ["The portal depends on the auth service for every login.",
-                  "The auth service runs on Kubernetes in both regions.",
-                  "The token cache is backed by Redis with one replica."]
-    (corpus / "a.md").write_text("\n\n".join(paragraphs) + "\n")
+    paragraphs = PARAGRAPHS
+    corpus = _written(tmp_path / "c", *paragraphs)
     first = make_workspace()
     first.ingest([corpus])
     stored = first.vectors.get_vectors(CHUNKS, [c.id for c in first.chunks()])
     before = {c.text: stored[c.id] for c in first.chunks()}
     first.close()
 
-    (corpus / "a.md").write_text("\n\n".join(["Billing calls the portal for each invoice it sends.", *paragraphs]) + "\n")
+    _written(corpus, "Billing calls the portal for each invoice it sends.", *paragraphs)
     fresh = make_workspace()  # a new process's workspace: it has read no vector
     report = fresh.ingest([corpus])
     assert report.documents_updated == 1 and report.chunks_embedded == 4  # the three moved ones with the new one
@@ -345,7 +349,7 @@ def test_a_fresh_process_embeds_a_few_moved_chunks_with_a_new_one_rather_than_lo
     assert all(np.allclose(again[after[t]], before[t], rtol=0, atol=1e-5) for t in paragraphs)  # the same model
 
     # the collection read (above), a moved chunk is read back again
-    (corpus / "a.md").write_text("\n\n".join(["Invoices wait in the queue overnight.", *paragraphs]) + "\n")
+    _written(corpus, "Invoices wait in the queue overnight.", *paragraphs)
     assert fresh.ingest([corpus]).chunks_embedded == 1
 
 
