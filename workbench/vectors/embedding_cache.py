@@ -1,14 +1,14 @@
 """Where every write step gets a text's vector: computed once per embedder, kept once.
 
 A chunk's vector is kept in one place, the chunk collection of its embedder's space in Chroma
-(a second copy in the record doubled a workspace). A chunk text
-ingested again, in another document or after a re-chunking, is read back from the Chroma copy
-of a stored chunk with the same text (found by the record's text-hash index), not embedded
-again (unless a few of them come with texts the model computes anyway, in a process that has
-not read the collection yet: then they are computed too, cheaper than Chroma's first read). Other texts (community reports, episodes) are kept in the record's embedding cache, by
-text hash and embedder name; so are chunk vectors written there by earlier versions, read first.
-What is lost with a lost vector store (a deleted ``chroma`` folder) is embedded again by
-``repair``. Entity names are not cached here: their index
+(a second copy in the record doubled a workspace). A chunk text ingested again, in another
+document or after a re-chunking, is read back from the Chroma copy of a stored chunk with the
+same text (found by the record's text-hash index), not embedded again, unless a few come with
+texts the model computes anyway in a process that has not read the collection yet
+(:data:`RECOMPUTE_AT_MOST`). Other texts (community reports, episodes) are kept in the record's
+embedding cache, by text hash and embedder name; so are chunk vectors written there by earlier
+versions, read first. What is lost with a lost vector store (a deleted ``chroma`` folder) is
+embedded again by ``repair``. Entity names are not cached here: their index
 (:mod:`workbench.vectors.entity_vectors`) is their store.
 """
 
@@ -26,9 +26,11 @@ from .index import CHUNKS, VectorIndex
 __all__ = ["RECOMPUTE_AT_MOST", "CacheFirstEmbedder", "embed_cached"]
 
 #: Texts held by stored chunks that are embedded again, not read back, when the model runs for
-#: others anyway and this process has not read the chunk collection yet: Chroma's first read loads
-#: every vector of it (0.25-0.35 s at 20,000 chunks), more than the model takes for a few texts more
-#: (an edited note's unchanged paragraphs, in a fresh ``ingest`` or a watch's first batches).
+#: others anyway, the documents the write replaces had no more chunks than this (a document of
+#: many windows reads them back: its later windows would load the collection all the same), and
+#: this process has not read the chunk collection yet: Chroma's first read loads every vector of
+#: it (0.25-0.35 s at 20,000 chunks), more than the model takes for a few texts more (an edited
+#: note's unchanged paragraphs, in a fresh ``ingest`` or a watch's first batches).
 RECOMPUTE_AT_MOST = 8
 
 
@@ -49,7 +51,8 @@ def embed_cached(texts: Sequence[str], store: Store, embedder: Embedder, chunks:
     if missing and chunks is not None and chunks.space == embedder.name:
         holders = store.chunks_with_texts(missing)
         holders.update((h, leaving[h]) for h in missing if leaving and h in leaving and h not in holders)
-        if len(holders) <= RECOMPUTE_AT_MOST and len(holders) < len(missing) and not chunks.vectors_loaded(CHUNKS):
+        few = len(holders) <= RECOMPUTE_AT_MOST and len(leaving or ()) <= RECOMPUTE_AT_MOST  # here and in the write
+        if few and len(holders) < len(missing) and not chunks.vectors_loaded(CHUNKS):
             holders = {}  # the model runs anyway: a few texts more cost less than Chroma's first read
         held = chunks.get_vectors(CHUNKS, sorted(set(holders.values()))) if holders else {}
         cached.update((h, held[i]) for h, i in holders.items() if i in held)
