@@ -35,8 +35,8 @@ from ..workspace.write_lock import WriteLock
 __all__ = ["CHANGES", "bench_note_writes"]
 
 #: Seconds the machine is left idle before each fresh ingest, as a user's command finds it: one
-#: started at once after the last command's saves or a copy of the workspace ran 0.3 to 0.8 s
-#: slower at 20,000 notes (3.1 to 3.6 s against 2.7), in every stage alike.
+#: started at once after the last command's saves or a copy of the workspace ran slower in every
+#: stage alike (3.1 to 3.7 s at 20,000 notes, where the same add after 15 s idle took 2.7 s).
 QUIET_SECONDS = 10
 
 #: The changes measured, in order: the note added, then edited, then removed.

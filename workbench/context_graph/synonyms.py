@@ -190,11 +190,12 @@ def _pairs_with(keys: list[str], group: frozenset[str], words: Mapping[str, str]
                 threshold: float) -> list[tuple[str, str, float]]:
     """The pairs at or above ``threshold`` of each of ``keys`` with every other name of its ``group``."""
     grams = {key: _trigrams(words[key]) for key in group}
-    pairs = []
-    for n, a in enumerate(keys):
+    pairs, done = [], set()
+    for a in keys:
         ga = grams[a]
+        done.add(a)  # a pair of two of ``keys`` is made once, by the first of them
         for b in group:
-            if b == a or (b in keys[:n]):
+            if b in done:
                 continue
             gb = grams[b]
             shared = len(ga & gb)
