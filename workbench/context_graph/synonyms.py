@@ -173,10 +173,14 @@ def synonyms_changed(previous: SynonymScan, changes: Mapping[str, str | None],
             first = _first(text)
             size_before.setdefault(first, len(groups.get(first, ())))
             groups[first] = groups.get(first, frozenset()) | {key}
-    # a pair of two unchanged names stands while their group is compared (at most GROUP_LIMIT names)
     compared = {first for first in size_before if 2 <= len(groups.get(first, ())) <= GROUP_LIMIT}
-    pairs = [pair for pair in previous.pairs if _first(previous.words[pair[0]]) not in size_before
-             or (_first(previous.words[pair[0]]) in compared and pair[0] not in changed and pair[1] not in changed)]
+
+    def stands(pair: tuple[str, str, float]) -> bool:
+        """An untouched group's pair, or one of two unchanged names in a group still compared."""
+        first = _first(previous.words[pair[0]])
+        return first not in size_before or (first in compared and pair[0] not in changed and pair[1] not in changed)
+
+    pairs = [pair for pair in previous.pairs if stands(pair)]
     for first in compared:
         group = groups[first]
         if size_before[first] > GROUP_LIMIT:  # it had no pairs: compared whole
