@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..context_graph.graph_questions import IMPACT_READINGS, comentions, impact, neighborhood, paths_between
 from ..runtime.progress import tqdm_progress
@@ -13,6 +15,7 @@ from .render import CommandError, emit, table
 MAX_NEIGHBOR_HOPS = 10
 
 if TYPE_CHECKING:
+    from ..vectors.chroma_subprocess import ChromaSubprocess
     from ..workspace.workspace import Workspace
 
 __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
@@ -22,8 +25,9 @@ __all__ = ["register", "open_workspace", "LOCK_TIMEOUT_ENV"]
 LOCK_TIMEOUT_ENV = "WORKBENCH_LOCK_TIMEOUT"
 
 
-def open_workspace(args, create: bool = False):
-    """The workspace named by ``--workspace`` with the settings named by ``--settings``.
+def open_workspace(args, create: bool = False, settings=None, chroma=None):
+    """The workspace named by ``--workspace`` with the settings named by ``--settings`` (or
+    ``settings``, loaded from them already), its Chroma client ``chroma`` when given.
 
     Only ``ingest`` passes ``create=True``: every other command needs an existing workspace,
     so a mistyped ``--workspace`` stops with one line instead of creating an empty one. A
@@ -39,19 +43,46 @@ def open_workspace(args, create: bool = False):
         lock_timeout = float(raw) if raw else 10.0
     except ValueError:
         raise CommandError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds", code=2) from None
-    ws = Workspace(args.workspace, settings=load_settings(args.settings), lock_timeout=lock_timeout, create=create)
+    ws = Workspace(args.workspace, settings=settings or load_settings(args.settings), chroma=chroma,
+                   lock_timeout=lock_timeout, create=create)
     getattr(args, "opened_workspaces", []).append(ws)  # closed by main on the way out
     return ws
 
 
-def cmd_ingest(args):
-    from ..ingest.loaders import SUPPORTED_EXTENSIONS, check_paths
-    from ..views.wording import counted, redone_for_settings
-    from ..workspace.results import ingest
+@contextmanager
+def chroma_beside(args) -> Iterator[tuple[Any, ChromaSubprocess | None]]:
+    """The command's settings, and a helper process holding its embedded Chroma store
+    (:mod:`workbench.vectors.chroma_subprocess`), which imports chromadb on another core while
+    the command reads and embeds; None (opened in this process) where none can be used
+    (:meth:`~workbench.vectors.chroma_subprocess.ChromaSubprocess.usable_for`: a server, or a
+    process that imported chromadb already, as a test does). Stopped on the way out."""
+    from ..settings import load_settings
+    from ..vectors.chroma_subprocess import ChromaSubprocess
 
-    check_paths(args.paths)  # a bad path stops before a workspace is created for it
-    # The derived files other processes load are saved by a child once this command has its answer.
-    outcome = ingest(open_workspace(args, create=True), args.paths, progress=tqdm_progress(), detach_saves=True)
+    settings = load_settings(args.settings)
+    if not ChromaSubprocess.usable_for(settings.vector_store.backend):
+        yield settings, None
+        return
+    helper = ChromaSubprocess(Path(args.workspace) / "chroma")
+    try:
+        yield settings, helper
+    finally:
+        helper.stop()
+
+
+def cmd_ingest(args):
+    with chroma_beside(args) as (settings, helper):  # first: the helper imports chromadb while this imports the rest
+        from ..ingest.loaders import SUPPORTED_EXTENSIONS, check_paths
+        from ..vectors.index import CHUNKS
+        from ..workspace.results import ingest
+
+        check_paths(args.paths)  # a bad path stops before a workspace is created for it
+        ws = open_workspace(args, create=True, settings=settings, chroma=helper and helper.client)
+        if helper is not None:
+            helper.warm(ws.vectors.collection_name(CHUNKS))
+        # The derived files other processes load are saved by a child once this command has its answer.
+        outcome = ingest(ws, args.paths, progress=tqdm_progress(), detach_saves=True)
+    from ..views.wording import counted, redone_for_settings
 
     def render(p):
         lines = [

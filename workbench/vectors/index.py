@@ -66,8 +66,9 @@ class VectorStoreMissing(NeedsRepair):
 
 
 def _is_missing(exc: Exception) -> bool:
-    """Whether Chroma said the collection does not exist (its NotFoundError moved between versions)."""
-    return "does not exist" in str(exc) or type(exc).__name__ == "NotFoundError"
+    """Whether Chroma said the collection does not exist (its NotFoundError moved between versions;
+    a helper process's error names it as its ``kind``)."""
+    return "does not exist" in str(exc) or "NotFoundError" in (type(exc).__name__, getattr(exc, "kind", None))
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,10 @@ class VectorIndex:
         """The same store's collections of another vector space, through the same client."""
         return VectorIndex(self._shared, self._prefix, self._workspace_id, space, self._guard, self._verify,
                            self._exists)
+
+    def collection_name(self, kind: str) -> str:
+        """The name of the collection of ``kind`` (:data:`CHUNKS`) in this vector space."""
+        return self._names[kind]
 
     @property
     def client(self):
