@@ -218,20 +218,19 @@ class _Held:
         self._next = 1
 
     def plain(self, value: Any) -> Any:
-        """``value`` as the requesting side reads it without chromadb: collections as handles,
-        in lists and dicts too (Chroma answers with plain lists, dicts, numbers and arrays else)."""
-        if isinstance(value, self._collection_type):
-            for handle, held in self.objects.items():
-                if held is value:
-                    return _Handle(handle)
-            self.objects[self._next] = value
-            self._next += 1
-            return _Handle(self._next - 1)
-        if isinstance(value, dict):
-            return {key: self.plain(item) for key, item in value.items()}
-        if isinstance(value, (list, tuple)):
+        """``value`` as the requesting side reads it without chromadb: a collection, or a list of
+        them (``list_collections``), as handles; Chroma answers with plain values else (dicts of
+        lists, numbers, arrays)."""
+        if isinstance(value, list):
             return [self.plain(item) for item in value]
-        return value
+        if not isinstance(value, self._collection_type):
+            return value
+        for handle, held in self.objects.items():
+            if held is value:
+                return _Handle(handle)
+        self.objects[self._next] = value
+        self._next += 1
+        return _Handle(self._next - 1)
 
 
 def serve(requests: Connection, answers: Connection, path: Path) -> None:
