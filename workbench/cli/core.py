@@ -43,7 +43,7 @@ def open_workspace(args, create: bool = False, settings=None, chroma=None):
         lock_timeout = float(raw) if raw else 10.0
     except ValueError:
         raise CommandError(f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number of seconds", code=2) from None
-    ws = Workspace(args.workspace, settings=settings or load_settings(args.settings), chroma=chroma,
+    ws = Workspace(args.workspace, settings=settings if settings is not None else load_settings(args.settings), chroma=chroma,
                    lock_timeout=lock_timeout, create=create)
     getattr(args, "opened_workspaces", []).append(ws)  # closed by main on the way out
     return ws
