@@ -35,6 +35,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from ..runtime.detached import detach_from_terminal
+
 __all__ = ["ChromaError", "ChromaSubprocess", "RemoteObject"]
 
 #: The attributes of a Chroma collection read as values; any other name is a method.
@@ -197,12 +199,11 @@ if hasattr(os, "register_at_fork"):
 
 
 def _quiet_helper() -> None:
-    """Ctrl-C is the command's to handle (it stops the helper); nothing the helper prints reaches
-    the command's output (its ``--json``)."""
+    """Ctrl-C is the command's to handle (it stops the helper), even one sent to the helper
+    itself; nothing the helper prints reaches the command's output (its ``--json``), and a caller
+    reading that output through a pipe is not kept waiting by the helper of a killed command."""
+    detach_from_terminal()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
 
 
 class _StoreUnopened(Exception):

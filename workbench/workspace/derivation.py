@@ -30,6 +30,7 @@ from ..context_graph.name_scan import load_name_scan, save_name_scan
 from ..context_graph.passages import LINK_RULES_VERSION, NameScan
 from ..model import Merge, Mention
 from ..record.store import Store
+from ..runtime.detached import detach_from_terminal
 from ..runtime.gc_paused import skip_exit_collection
 from ..settings import Settings
 from ..text.name_keys import NAME_KEY_VERSION
@@ -86,17 +87,6 @@ def assemble_from_record(store: Store, settings: Settings, canonicalizer: Canoni
         rejected=store.rejected_suggestions(),
         previous_scan=previous_scan,
     )
-
-
-def _detach_from_terminal() -> None:
-    """A forked child's: a session of its own (a Ctrl-C meant for the shell's next command is not
-    its), and standard streams on the null device (a caller reading the parent's output through a
-    pipe gets its end once the parent exits, not once the child does)."""
-    os.setsid()
-    null = os.open(os.devnull, os.O_RDWR)
-    for stream in (0, 1, 2):
-        os.dup2(null, stream)
-    os.close(null)
 
 
 class GraphDerivation:
@@ -407,7 +397,7 @@ class GraphDerivation:
             return True
         code = 1
         try:
-            _detach_from_terminal()
+            detach_from_terminal()
             self.store.connect_anew()
             with self.lock.held_after_parent(WRITER_SAVE_WAIT_SECONDS) as had:
                 if had and self.store.version == version:  # else a later write saves its own
